@@ -1,0 +1,145 @@
+//! `wright ls` and `wright show`: reading conversations back from their logs.
+
+use crate::progress::clip;
+use crate::progress::describe_arguments;
+use anyhow::bail;
+use anyhow::Context;
+use anyhow::Result;
+use std::path::PathBuf;
+use wright_core::conversations_dir;
+use wright_protocol::read_log;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+
+fn conversation_ids() -> Result<Vec<String>> {
+    let dir = conversations_dir();
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut ids: Vec<String> = std::fs::read_dir(&dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .flatten()
+        .filter(|e| e.path().join("events.jsonl").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids.reverse();
+    Ok(ids)
+}
+
+fn log_path(id: &str) -> PathBuf {
+    conversations_dir().join(id).join("events.jsonl")
+}
+
+pub fn list() -> Result<()> {
+    let ids = conversation_ids()?;
+    if ids.is_empty() {
+        println!("no conversations yet in {}", conversations_dir().display());
+        return Ok(());
+    }
+    for id in ids {
+        let parsed = match read_log(&log_path(&id)) {
+            Ok(parsed) => parsed,
+            Err(err) => {
+                println!("{id}  (unreadable: {err})");
+                continue;
+            }
+        };
+        let mut state = "running".to_string();
+        let mut task = String::new();
+        let mut steps = 0;
+        for event in &parsed.events {
+            match &event.body {
+                EventBody::State { state: s, .. } => state = s.as_str().to_string(),
+                EventBody::Message { text, .. }
+                    if event.source == Source::User && task.is_empty() =>
+                {
+                    task = text.lines().next().unwrap_or("").to_string();
+                }
+                EventBody::Usage(_) => steps += 1,
+                _ => {}
+            }
+        }
+        let torn = if parsed.torn.is_some() {
+            " (log torn at the end)"
+        } else {
+            ""
+        };
+        println!(
+            "{id}  {state:<9} {steps:>3} steps  {}{torn}",
+            clip(&task, 70)
+        );
+    }
+    Ok(())
+}
+
+pub fn show(prefix: &str) -> Result<()> {
+    let matches: Vec<String> = conversation_ids()?
+        .into_iter()
+        .filter(|id| id.starts_with(prefix))
+        .collect();
+    let id = match matches.as_slice() {
+        [one] => one.clone(),
+        [] => bail!(
+            "no conversation '{prefix}' in {}; `wright ls` lists them",
+            conversations_dir().display()
+        ),
+        many => bail!(
+            "'{prefix}' matches several conversations: {}",
+            many.join(", ")
+        ),
+    };
+    let parsed = read_log(&log_path(&id))?;
+    for event in &parsed.events {
+        match &event.body {
+            EventBody::Start(start) => println!(
+                "conversation {} · model {} on {} · workspace {}",
+                start.conversation, start.model, start.base_url, start.workspace
+            ),
+            EventBody::Message { text, .. } => {
+                let who = match event.source {
+                    Source::User => "user",
+                    Source::Agent => "agent",
+                    Source::Environment => "note",
+                };
+                println!("\n{who}: {}", text.trim());
+            }
+            EventBody::Action {
+                tool, arguments, ..
+            } => {
+                println!("  → {tool} {}", describe_arguments(tool, arguments));
+            }
+            EventBody::Observation {
+                output,
+                is_error,
+                exit_code,
+                ..
+            } => {
+                let tag = if *is_error {
+                    " (error)".to_string()
+                } else {
+                    exit_code
+                        .filter(|c| *c != 0)
+                        .map(|c| format!(" (exit {c})"))
+                        .unwrap_or_default()
+                };
+                let lines: Vec<&str> = output.lines().take(6).collect();
+                println!("    {}{tag}", lines.join("\n    "));
+            }
+            EventBody::Error { message } => println!("error: {message}"),
+            EventBody::State { state, reason } => {
+                if let Some(reason) = reason {
+                    println!("[{}: {reason}]", state.as_str());
+                }
+            }
+            EventBody::Usage(usage) => println!(
+                "  [step {} · {} prompt tokens · {} generated]",
+                usage.step, usage.prompt_tokens, usage.completion_tokens
+            ),
+        }
+    }
+    if let Some(torn) = parsed.torn {
+        println!("[the log ends in a torn line ({} bytes at line {}): the process was killed while writing]", torn.bytes, torn.line);
+    }
+    Ok(())
+}

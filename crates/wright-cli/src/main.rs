@@ -1,0 +1,57 @@
+//! `wright`: a coding agent for local models. This file only parses the command line and
+//! hands over to one module per subcommand; errors reach the user as one sentence.
+
+mod connect;
+mod history_cmds;
+mod progress;
+mod report;
+mod run;
+
+use clap::Parser;
+use clap::Subcommand;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "wright", version, about = "A coding agent for local models", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Do a task in the workspace and stop: `wright run "the test test_x fails, fix it"`.
+    Run(run::RunArgs),
+    /// List conversations, newest first.
+    Ls,
+    /// Print a conversation readably (an id, or a unique prefix of one).
+    Show { id: String },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("wright: cannot start the async runtime: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => run::run(args).await,
+            Command::Ls => history_cmds::list().map(|()| 0),
+            Command::Show { id } => history_cmds::show(&id).map(|()| 0),
+        }
+    });
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("wright: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! `wright run TASK`: connect to the model, set up the workspace's tools, run the loop to
+//! its end, print the outcome. Ctrl-C stops cleanly (a second one exits at once).
+
+use crate::connect::connect;
+use crate::connect::ServerChoice;
+use crate::progress::JsonLines;
+use crate::progress::Progress;
+use crate::report::print_report;
+use anyhow::Context;
+use anyhow::Result;
+use clap::Args;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use wright_core::conversations_dir;
+use wright_core::new_conversation_id;
+use wright_core::system_prompt;
+use wright_core::Conversation;
+use wright_core::Limits;
+use wright_core::Observer;
+use wright_llm::ClientConfig;
+use wright_protocol::AgentState;
+use wright_sandbox::shell_environment;
+use wright_sandbox::SandboxMode;
+use wright_tools::FileEditorTool;
+use wright_tools::FinishTool;
+use wright_tools::TerminalTool;
+use wright_tools::ThinkTool;
+use wright_tools::Tool;
+use wright_tools::Toolbox;
+use wright_tools::Workspace;
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// What to do, in plain words, in any language.
+    task: String,
+    /// Model server URL (default: $OPENAI_BASE_URL, $OLLAMA_HOST, else the local servers that answer).
+    #[arg(long, env = "OPENAI_BASE_URL")]
+    base_url: Option<String>,
+    /// Model name (default: $OPENAI_MODEL, else the server's only model).
+    #[arg(long, env = "OPENAI_MODEL")]
+    model: Option<String>,
+    /// API key, if the server wants one (any value works for local servers).
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// The repository to work in.
+    #[arg(short = 'C', long, default_value = ".")]
+    workspace: PathBuf,
+    /// Stop after this many model steps.
+    #[arg(long, default_value_t = 50)]
+    max_steps: u32,
+    /// Confinement of the model's commands: auto, landlock, namespaces, docker or none.
+    #[arg(long, default_value = "auto")]
+    sandbox: String,
+    /// Print the event log's lines on stdout instead of progress on stderr.
+    #[arg(long)]
+    json: bool,
+    /// Ask for whole replies instead of streamed ones.
+    #[arg(long)]
+    no_stream: bool,
+    /// Sampling temperature sent to the server (default: the server's).
+    #[arg(long)]
+    temperature: Option<f32>,
+    /// Seconds of silence from the server before a request is given up.
+    #[arg(long, default_value_t = 600)]
+    idle_timeout: u64,
+}
+
+pub async fn run(args: RunArgs) -> Result<u8> {
+    let started = Instant::now();
+    let mode: SandboxMode = args.sandbox.parse()?;
+    mode.ensure_available()?;
+    let workspace = Workspace::new(&args.workspace)
+        .map_err(|err| anyhow::anyhow!("{err}"))
+        .context("the workspace (-C) must be an existing directory")?;
+
+    let mut config = ClientConfig::new("", "");
+    config.stream = !args.no_stream;
+    config.temperature = args.temperature;
+    config.idle_timeout = Duration::from_secs(args.idle_timeout.max(1));
+    let choice = ServerChoice {
+        base_url: args.base_url.filter(|v| !v.is_empty()),
+        model: args.model.filter(|v| !v.is_empty()),
+        api_key: args.api_key,
+    };
+
+    let env = shell_environment(std::env::vars());
+    let terminal = Arc::new(TerminalTool::new(workspace.clone(), env));
+    // The shell starts while the model server is asked about its models.
+    let warm = terminal.clone();
+    let warm_up = tokio::spawn(async move { warm.warm_up().await });
+    let client = connect(choice, config).await?;
+
+    let tools: Vec<Arc<dyn Tool>> = vec![
+        terminal.clone(),
+        Arc::new(FileEditorTool::new(workspace.clone())),
+        Arc::new(ThinkTool),
+        Arc::new(FinishTool),
+    ];
+    let id = new_conversation_id();
+    let log_path = conversations_dir().join(&id).join("events.jsonl");
+    let root = workspace.root().display().to_string();
+    let mut conversation = Conversation::create(
+        &id,
+        &log_path,
+        &root,
+        client.clone(),
+        Toolbox::new(tools),
+        system_prompt(&root),
+    )?;
+    if !args.json {
+        eprintln!(
+            "wright · conversation {id} · model {} on {}\n  workspace {root}\n  sandbox {}\n",
+            client.config().model,
+            client.config().base_url,
+            mode.describe()
+        );
+    }
+
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "\nwright: stopping after logging the current step (Ctrl-C again to quit at once)"
+            );
+            on_signal.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+
+    let mut observer: Box<dyn Observer> = if args.json {
+        Box::new(JsonLines)
+    } else {
+        Box::new(Progress::new())
+    };
+    for event in conversation.events() {
+        observer.event(event);
+    }
+    let limits = Limits {
+        max_steps: args.max_steps,
+    };
+    let outcome = conversation
+        .run(&args.task, limits, &cancel, observer.as_mut())
+        .await?;
+    warm_up.abort();
+    if !args.json {
+        eprintln!();
+        print_report(
+            &outcome,
+            started.elapsed(),
+            workspace.root(),
+            conversation.log_path(),
+        );
+    }
+    Ok(match outcome.state {
+        AgentState::Finished => 0,
+        AgentState::Stopped if cancel.is_cancelled() => 130,
+        AgentState::Stopped | AgentState::Stuck | AgentState::AwaitingConfirmation => 3,
+        AgentState::Failed | AgentState::Running => 1,
+    })
+}

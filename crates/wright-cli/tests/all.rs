@@ -1,0 +1,9 @@
+//! End-to-end tests of the `wright` binary against the scripted model server, real tools,
+//! real files and real git repositories. One test binary keeps link time low.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod e2e_fix;
+mod faults;
+mod history;

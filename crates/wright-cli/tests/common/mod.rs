@@ -1,0 +1,118 @@
+//! The harness: a temporary data home and repository, and `wright` run as a subprocess.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Output;
+use tempfile::TempDir;
+use wright_protocol::parse_log;
+use wright_protocol::Event;
+
+pub struct Harness {
+    pub data: TempDir,
+    pub repo: TempDir,
+}
+
+impl Harness {
+    pub fn new() -> Self {
+        Self {
+            data: tempfile::tempdir().unwrap(),
+            repo: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn repo(&self) -> &Path {
+        self.repo.path()
+    }
+
+    /// Runs `wright ARGS` with the repository as workspace and an environment holding only
+    /// what the test gives it (plus PATH and HOME).
+    pub async fn wright(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+        command
+            .args(args)
+            .current_dir(self.repo.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.data.path())
+            .env("XDG_DATA_HOME", self.data.path());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        command.kill_on_drop(true);
+        tokio::time::timeout(std::time::Duration::from_secs(120), command.output())
+            .await
+            .expect("wright did not finish within 120 s")
+            .expect("cannot start wright")
+    }
+
+    /// `wright run --sandbox none --base-url URL --model test-model TASK EXTRA...`
+    pub async fn run(&self, url: &str, task: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "run",
+            "--sandbox",
+            "none",
+            "--base-url",
+            url,
+            "--model",
+            "test-model",
+        ];
+        args.extend_from_slice(extra);
+        args.push(task);
+        self.wright(&args, &[]).await
+    }
+
+    /// The one conversation's log file.
+    pub fn log_path(&self) -> PathBuf {
+        let dir = self.data.path().join("wright/conversations");
+        let mut entries: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+        assert_eq!(
+            entries.len(),
+            1,
+            "expected one conversation in {}",
+            dir.display()
+        );
+        entries.remove(0).path().join("events.jsonl")
+    }
+
+    pub fn events(&self) -> Vec<Event> {
+        let text = std::fs::read_to_string(self.log_path()).unwrap();
+        let parsed = parse_log(&text).unwrap();
+        assert!(parsed.torn.is_none());
+        parsed.events
+    }
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Each event as `kind` or `kind:tool` for actions and observations: the run's shape.
+pub fn shape(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|event| {
+            let value = serde_json::to_value(event).unwrap();
+            let kind = value["kind"].as_str().unwrap().to_string();
+            match value.get("tool").and_then(|t| t.as_str()) {
+                Some(tool) => format!("{kind}:{tool}"),
+                None => match value.get("state").and_then(|s| s.as_str()) {
+                    Some(state) => format!("{kind}:{state}"),
+                    None => kind,
+                },
+            }
+        })
+        .collect()
+}
+
+/// Observations, in order, as JSON values.
+pub fn observations(events: &[Event]) -> Vec<serde_json::Value> {
+    events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|v| v["kind"] == "observation")
+        .collect()
+}

@@ -1,0 +1,206 @@
+//! Bad input gets one clear sentence and loses nothing.
+
+use crate::common::observations;
+use crate::common::shape;
+use crate::common::stderr;
+use crate::common::Harness;
+use serde_json::json;
+use wright_testkit::reply;
+use wright_testkit::Reply;
+use wright_testkit::ScriptedServer;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_connection_says_what_to_do() {
+    let h = Harness::new();
+    let output = h.run("http://127.0.0.1:9", "anything", &[]).await;
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains("cannot reach the model server at http://127.0.0.1:9/v1 (connection refused)"),
+        "{err}"
+    );
+    assert!(err.contains("--base-url"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_model_lists_the_available_ones() {
+    let h = Harness::new();
+    let server = ScriptedServer::start_with_models(
+        vec![],
+        vec!["qwen2.5-coder:7b".into(), "llama3.2:latest".into()],
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let output = h
+        .wright(
+            &[
+                "run",
+                "--sandbox",
+                "none",
+                "--base-url",
+                &url,
+                "--model",
+                "qwen2.5-codr:7b",
+                "x",
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains("model 'qwen2.5-codr:7b' not found")
+            && err.contains("available: qwen2.5-coder:7b, llama3.2:latest")
+            && err.contains("Did you mean 'qwen2.5-coder:7b'?"),
+        "{err}"
+    );
+    assert!(server.chat_requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_models_and_none_chosen_asks_for_one() {
+    let h = Harness::new();
+    let server = ScriptedServer::start_with_models(vec![], vec!["a".into(), "b".into()])
+        .await
+        .unwrap();
+    let url = server.url();
+    let output = h
+        .wright(&["run", "--sandbox", "none", "--base-url", &url, "x"], &[])
+        .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("serves several models (a, b); choose one with --model NAME"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_sandbox_means_no_run_unless_asked() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let url = server.url();
+    let output = h
+        .wright(
+            &["run", "--base-url", &url, "--model", "test-model", "x"],
+            &[],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("Pass --sandbox none"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(server.chat_requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        reply().call_raw("terminal", "{\"command\": \"echo hi\""),
+        reply().call("run_shell", json!({"command": "ls"})),
+        reply().call("file_editor", json!({"command": "view"})),
+        reply().call("execute_bash", json!({"command": "echo alias-ok"})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    assert_eq!(obs[0]["is_error"], true);
+    assert!(
+        obs[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{}",
+        obs[0]
+    );
+    assert!(obs[1]["output"]
+        .as_str()
+        .unwrap()
+        .contains("unknown tool 'run_shell'; the tools are: terminal, file_editor, think, finish"));
+    assert!(obs[2]["output"]
+        .as_str()
+        .unwrap()
+        .contains("missing required parameter 'path'"));
+    assert_eq!(obs[3]["output"], "alias-ok");
+    // The malformed call is sent back as valid JSON, with the error beside it.
+    let second = server.chat_requests()[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    let call = &messages[messages.len() - 2]["tool_calls"][0]["function"]["arguments"];
+    let parsed: serde_json::Value = serde_json::from_str(call.as_str().unwrap()).unwrap();
+    assert_eq!(parsed["invalid_arguments"], "{\"command\": \"echo hi\"");
+    assert!(messages.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("ERROR: the arguments are not valid JSON"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_mid_call_is_retried_and_never_run() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        Reply::CutMidCall {
+            name: "terminal".into(),
+            arguments: json!({"command": "touch half-done"}).to_string(),
+        },
+        Reply::Status(503, json!({"error": {"message": "Loading model"}})),
+        reply().call("terminal", json!({"command": "touch whole"})),
+        reply().call("finish", json!({"message": "ok"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("[retry 1: the reply stream from"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!h.repo().join("half-done").exists());
+    assert!(h.repo().join("whole").exists());
+    let actions: Vec<String> = shape(&h.events())
+        .into_iter()
+        .filter(|s| s.starts_with("action"))
+        .collect();
+    assert_eq!(actions, vec!["action:terminal", "action:finish"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_error_fails_the_run_with_the_servers_words() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![Reply::Status(
+        400,
+        json!({"error": {"message": "the request exceeds the available context size (4096 tokens)"}}),
+    )])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert_eq!(output.status.code(), Some(1));
+    let events = h.events();
+    assert_eq!(shape(&events).last().unwrap(), "state:failed");
+    assert!(
+        stderr(&output).contains("HTTP 400: the request exceeds the available context size"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_step_limit_stops_cleanly() {
+    let h = Harness::new();
+    let script = (0..3)
+        .map(|i| reply().call("terminal", json!({"command": format!("echo {i}")})))
+        .collect();
+    let server = ScriptedServer::start(script).await.unwrap();
+    let output = h.run(&server.url(), "loop", &["--max-steps", "2"]).await;
+    assert_eq!(output.status.code(), Some(3));
+    let events = h.events();
+    assert_eq!(shape(&events).last().unwrap(), "state:stopped");
+    assert!(crate::common::stdout(&output).contains("the step limit (2) was reached"));
+}

@@ -1,0 +1,429 @@
+//! The loop: render the history, ask the model, log its reply, run each tool call (logged
+//! before it runs, its observation after), repeat until `finish`, a reply without tool
+//! calls, a limit, an interruption or an error the model cannot fix.
+
+use crate::history::render_history;
+use crate::store::EventLog;
+use crate::store::StoreError;
+use serde_json::Value;
+use std::path::Path;
+use tokio_util::sync::CancellationToken;
+use wright_llm::Client;
+use wright_llm::LlmError;
+use wright_llm::Response;
+use wright_llm::StreamDelta;
+use wright_llm::ToolCall;
+use wright_protocol::AgentState;
+use wright_protocol::Event;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+use wright_protocol::Start;
+use wright_protocol::Usage;
+use wright_protocol::LOG_FORMAT_VERSION;
+use wright_tools::ToolError;
+use wright_tools::ToolOutput;
+use wright_tools::Toolbox;
+
+/// Sees the conversation as it happens (front ends print from here).
+pub trait Observer: Send {
+    fn event(&mut self, event: &Event);
+    fn delta(&mut self, delta: &StreamDelta);
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_steps: u32,
+}
+
+/// Token use and time over the whole run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    pub steps: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+    pub model_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub state: AgentState,
+    pub reason: String,
+    /// The model's closing message (from `finish`, or its last reply).
+    pub summary: Option<String>,
+    pub totals: Totals,
+}
+
+pub struct Conversation {
+    id: String,
+    log: EventLog,
+    client: Client,
+    tools: Toolbox,
+    schemas: Vec<Value>,
+    step: u32,
+    totals: Totals,
+}
+
+enum StepEnd {
+    Continue,
+    Done(Outcome),
+}
+
+impl Conversation {
+    /// Starts a new conversation whose log is created at `log_path`.
+    pub fn create(
+        id: &str,
+        log_path: &Path,
+        workspace: &str,
+        client: Client,
+        tools: Toolbox,
+        system_prompt: String,
+    ) -> Result<Self, StoreError> {
+        let mut log = EventLog::create(log_path)?;
+        let schemas = tools.schemas();
+        log.append(
+            Source::Environment,
+            EventBody::Start(Start {
+                version: LOG_FORMAT_VERSION,
+                conversation: id.to_string(),
+                workspace: workspace.to_string(),
+                model: client.config().model.clone(),
+                base_url: client.config().base_url.clone(),
+                system_prompt,
+                tools: schemas.clone(),
+            }),
+        )?;
+        Ok(Self {
+            id: id.to_string(),
+            log,
+            client,
+            tools,
+            schemas,
+            step: 0,
+            totals: Totals::default(),
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn log_path(&self) -> &Path {
+        self.log.path()
+    }
+
+    pub fn events(&self) -> &[Event] {
+        self.log.events()
+    }
+
+    fn append(
+        &mut self,
+        observer: &mut dyn Observer,
+        source: Source,
+        body: EventBody,
+    ) -> Result<(), StoreError> {
+        let event = self.log.append(source, body)?;
+        observer.event(event);
+        Ok(())
+    }
+
+    fn set_state(
+        &mut self,
+        observer: &mut dyn Observer,
+        state: AgentState,
+        reason: Option<String>,
+    ) -> Result<(), StoreError> {
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::State { state, reason },
+        )
+    }
+
+    /// Runs a task to its end. Only a failure to write the log is an `Err`: everything
+    /// else, model errors included, is logged and reported in the `Outcome`.
+    pub async fn run(
+        &mut self,
+        task: &str,
+        limits: Limits,
+        cancel: &CancellationToken,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome, StoreError> {
+        self.append(
+            observer,
+            Source::User,
+            EventBody::Message {
+                text: task.to_string(),
+                step: None,
+                reasoning: None,
+            },
+        )?;
+        self.set_state(observer, AgentState::Running, None)?;
+        let outcome = loop {
+            if self.step >= limits.max_steps {
+                break self.end(
+                    observer,
+                    AgentState::Stopped,
+                    format!(
+                        "the step limit ({}) was reached; raise it with --max-steps",
+                        limits.max_steps
+                    ),
+                    None,
+                )?;
+            }
+            match self.step_once(cancel, observer).await? {
+                StepEnd::Continue => self.log.sync_step().await?,
+                StepEnd::Done(outcome) => break outcome,
+            }
+        };
+        self.log.wait_sync().await?;
+        Ok(outcome)
+    }
+
+    fn end(
+        &mut self,
+        observer: &mut dyn Observer,
+        state: AgentState,
+        reason: String,
+        summary: Option<String>,
+    ) -> Result<Outcome, StoreError> {
+        self.set_state(observer, state, Some(reason.clone()))?;
+        Ok(Outcome {
+            state,
+            reason,
+            summary,
+            totals: self.totals.clone(),
+        })
+    }
+
+    async fn step_once(
+        &mut self,
+        cancel: &CancellationToken,
+        observer: &mut dyn Observer,
+    ) -> Result<StepEnd, StoreError> {
+        self.step += 1;
+        self.totals.steps = self.step;
+        let step = self.step;
+        let messages = render_history(self.log.events());
+        let reply: Option<Result<Response, LlmError>> = {
+            let mut on_delta = |delta: StreamDelta| observer.delta(&delta);
+            let tag = step.to_string();
+            tokio::select! {
+                result = self.client.complete(&messages, &self.schemas, &tag, &mut on_delta) => Some(result),
+                _ = cancel.cancelled() => None,
+            }
+        };
+        let response = match reply {
+            None => return self.interrupted(observer).map(StepEnd::Done),
+            Some(Err(err)) => {
+                let message = err.to_string();
+                self.append(
+                    observer,
+                    Source::Environment,
+                    EventBody::Error {
+                        message: message.clone(),
+                    },
+                )?;
+                return self
+                    .end(observer, AgentState::Failed, message, None)
+                    .map(StepEnd::Done);
+            }
+            Some(Ok(response)) => response,
+        };
+        self.record_usage(observer, step, &response)?;
+        let text = response.text.trim().to_string();
+        if !text.is_empty() || !response.reasoning.is_empty() {
+            let reasoning = Some(response.reasoning.clone()).filter(|r| !r.is_empty());
+            self.append(
+                observer,
+                Source::Agent,
+                EventBody::Message {
+                    text: text.clone(),
+                    step: Some(step),
+                    reasoning,
+                },
+            )?;
+        }
+        if response.tool_calls.is_empty() {
+            let summary = Some(text).filter(|t| !t.is_empty());
+            return self
+                .end(
+                    observer,
+                    AgentState::Finished,
+                    "the model replied without a tool call".into(),
+                    summary,
+                )
+                .map(StepEnd::Done);
+        }
+        for call in &response.tool_calls {
+            if let Some(end) = self.run_call(observer, cancel, step, call).await? {
+                return Ok(StepEnd::Done(end));
+            }
+        }
+        Ok(StepEnd::Continue)
+    }
+
+    fn record_usage(
+        &mut self,
+        observer: &mut dyn Observer,
+        step: u32,
+        response: &Response,
+    ) -> Result<(), StoreError> {
+        let usage = response.usage.clone().unwrap_or_default();
+        self.totals.prompt_tokens += usage.prompt_tokens;
+        self.totals.completion_tokens += usage.completion_tokens;
+        self.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
+        self.totals.model_ms += response.first_byte_ms + response.generation_ms;
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Usage(Usage {
+                step,
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+                cached_tokens: usage.cached_tokens,
+                prefill_ms: Some(usage.prompt_ms.unwrap_or(response.first_byte_ms)),
+                generation_ms: Some(usage.predicted_ms.unwrap_or(response.generation_ms)),
+            }),
+        )
+    }
+
+    fn interrupted(&mut self, observer: &mut dyn Observer) -> Result<Outcome, StoreError> {
+        self.end(
+            observer,
+            AgentState::Stopped,
+            "interrupted by the user".into(),
+            None,
+        )
+    }
+
+    /// Logs and runs one tool call; returns an outcome when the run must end.
+    async fn run_call(
+        &mut self,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+        step: u32,
+        call: &ToolCall,
+    ) -> Result<Option<Outcome>, StoreError> {
+        let name = call.function.name.clone();
+        let parsed = parse_arguments(&call.function.arguments);
+        let logged_arguments = match &parsed {
+            Ok(value) => value.clone(),
+            Err(_) => Value::String(call.function.arguments.clone()),
+        };
+        self.append(
+            observer,
+            Source::Agent,
+            EventBody::Action {
+                step,
+                call_id: call.id.clone(),
+                tool: name.clone(),
+                arguments: logged_arguments,
+            },
+        )?;
+        let tool = self.tools.get(&name).cloned();
+        let result: Option<Result<ToolOutput, ToolError>> = match (tool, parsed) {
+            (None, _) => Some(Err(ToolError::Model(format!(
+                "unknown tool '{name}'; the tools are: {}",
+                self.tools.names().join(", ")
+            )))),
+            (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
+            (Some(tool), Ok(arguments)) => {
+                tokio::select! {
+                    result = tool.run(&arguments) => Some(result),
+                    _ = cancel.cancelled() => None,
+                }
+            }
+        };
+        let (output, end) = match result {
+            None => (
+                ToolOutput {
+                    text: "interrupted by the user before it finished".into(),
+                    is_error: true,
+                    ..ToolOutput::default()
+                },
+                Some((
+                    AgentState::Stopped,
+                    "interrupted by the user".to_string(),
+                    None,
+                )),
+            ),
+            Some(Ok(output)) => {
+                let end = output.finish.clone().map(|message| {
+                    (
+                        AgentState::Finished,
+                        "the model called finish".to_string(),
+                        Some(message),
+                    )
+                });
+                (output, end)
+            }
+            Some(Err(ToolError::Model(message))) => (
+                ToolOutput {
+                    text: message,
+                    is_error: true,
+                    ..ToolOutput::default()
+                },
+                None,
+            ),
+            Some(Err(ToolError::Fatal(message))) => (
+                ToolOutput {
+                    text: message.clone(),
+                    is_error: true,
+                    ..ToolOutput::default()
+                },
+                Some((
+                    AgentState::Failed,
+                    format!("{name} failed: {message}"),
+                    None,
+                )),
+            ),
+        };
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Observation {
+                call_id: call.id.clone(),
+                tool: name,
+                output: output.text,
+                is_error: output.is_error,
+                exit_code: output.exit_code,
+            },
+        )?;
+        match end {
+            None => Ok(None),
+            Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),
+        }
+    }
+}
+
+/// Tool arguments as a JSON object. Models sometimes send the object encoded twice (a JSON
+/// string holding JSON); that is accepted. Anything else is an error the model can fix.
+fn parse_arguments(raw: &str) -> Result<Value, String> {
+    let value: Value = serde_json::from_str(raw).map_err(|err| {
+        format!("the arguments are not valid JSON ({err}); send one JSON object, e.g. {{\"command\": \"ls\"}}")
+    })?;
+    match value {
+        Value::Object(_) => Ok(value),
+        Value::String(inner) => match serde_json::from_str::<Value>(&inner) {
+            Ok(object @ Value::Object(_)) => Ok(object),
+            _ => Err("the arguments must be a JSON object of parameter names and values".into()),
+        },
+        _ => Err("the arguments must be a JSON object of parameter names and values".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_must_be_an_object() {
+        assert!(parse_arguments("{\"a\":1}").is_ok());
+        assert!(parse_arguments("\"{\\\"a\\\":1}\"").is_ok());
+        assert!(parse_arguments("[1]").is_err());
+        assert!(parse_arguments("{\"a\":")
+            .unwrap_err()
+            .contains("not valid JSON"));
+    }
+}

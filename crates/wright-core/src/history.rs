@@ -1,0 +1,212 @@
+//! The history the model sees, as a pure function of the event log. Because it depends on
+//! nothing else, replaying a log gives the same bytes, and because events are only ever
+//! appended, each rendering extends the previous one.
+
+use wright_llm::ChatMessage;
+use wright_llm::ToolCall;
+use wright_protocol::Event;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+
+/// Renders the events into chat messages, system prompt first.
+pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
+    let mut messages = Vec::new();
+    // The assistant turn being assembled: (step, text, tool calls).
+    let mut turn: Option<(u32, String, Vec<ToolCall>)> = None;
+    let flush = |messages: &mut Vec<ChatMessage>,
+                 turn: &mut Option<(u32, String, Vec<ToolCall>)>| {
+        if let Some((_, content, tool_calls)) = turn.take() {
+            messages.push(ChatMessage::Assistant {
+                content,
+                tool_calls,
+            });
+        }
+    };
+    for event in events {
+        match &event.body {
+            EventBody::Start(start) => messages.push(ChatMessage::System {
+                content: start.system_prompt.clone(),
+            }),
+            EventBody::Message { text, step, .. } => match event.source {
+                Source::Agent => {
+                    flush(&mut messages, &mut turn);
+                    turn = Some((step.unwrap_or(0), text.clone(), Vec::new()));
+                }
+                Source::User | Source::Environment => {
+                    flush(&mut messages, &mut turn);
+                    messages.push(ChatMessage::User {
+                        content: text.clone(),
+                    });
+                }
+            },
+            EventBody::Action {
+                step,
+                call_id,
+                tool,
+                arguments,
+            } => {
+                if turn.as_ref().is_some_and(|(s, _, _)| s != step) {
+                    flush(&mut messages, &mut turn);
+                }
+                let (_, _, calls) = turn.get_or_insert_with(|| (*step, String::new(), Vec::new()));
+                calls.push(ToolCall::function(
+                    call_id.clone(),
+                    tool.clone(),
+                    render_arguments(arguments),
+                ));
+            }
+            EventBody::Observation {
+                call_id,
+                output,
+                is_error,
+                ..
+            } => {
+                flush(&mut messages, &mut turn);
+                let content = if *is_error {
+                    format!("ERROR: {output}")
+                } else {
+                    output.clone()
+                };
+                messages.push(ChatMessage::Tool {
+                    tool_call_id: call_id.clone(),
+                    content,
+                });
+            }
+            EventBody::Error { .. } | EventBody::State { .. } | EventBody::Usage(_) => {}
+        }
+    }
+    flush(&mut messages, &mut turn);
+    messages
+}
+
+/// Arguments as JSON text. Ones that did not parse were logged as a JSON string; they are
+/// sent back wrapped in an object, since servers reject a call whose arguments are not
+/// JSON, and the observation beside it already tells the model what was wrong.
+fn render_arguments(arguments: &serde_json::Value) -> String {
+    match arguments {
+        serde_json::Value::Object(_) => arguments.to_string(),
+        other => serde_json::json!({ "invalid_arguments": other }).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use wright_protocol::Start;
+
+    fn event(id: u64, source: Source, body: EventBody) -> Event {
+        Event {
+            id,
+            ts: String::new(),
+            source,
+            body,
+        }
+    }
+
+    #[test]
+    fn text_and_calls_of_a_step_form_one_assistant_turn() {
+        let events = vec![
+            event(
+                0,
+                Source::Environment,
+                EventBody::Start(Start {
+                    version: 1,
+                    conversation: "c".into(),
+                    workspace: "/w".into(),
+                    model: "m".into(),
+                    base_url: "u".into(),
+                    system_prompt: "sys".into(),
+                    tools: vec![],
+                }),
+            ),
+            event(
+                1,
+                Source::User,
+                EventBody::Message {
+                    text: "fix it".into(),
+                    step: None,
+                    reasoning: None,
+                },
+            ),
+            event(
+                2,
+                Source::Agent,
+                EventBody::Message {
+                    text: "Looking.".into(),
+                    step: Some(1),
+                    reasoning: None,
+                },
+            ),
+            event(
+                3,
+                Source::Agent,
+                EventBody::Action {
+                    step: 1,
+                    call_id: "a".into(),
+                    tool: "terminal".into(),
+                    arguments: json!({"command": "ls"}),
+                },
+            ),
+            event(
+                4,
+                Source::Agent,
+                EventBody::Action {
+                    step: 1,
+                    call_id: "b".into(),
+                    tool: "think".into(),
+                    arguments: json!("{bad"),
+                },
+            ),
+            event(
+                5,
+                Source::Environment,
+                EventBody::Observation {
+                    call_id: "a".into(),
+                    tool: "terminal".into(),
+                    output: "x.py".into(),
+                    is_error: false,
+                    exit_code: Some(0),
+                },
+            ),
+            event(
+                6,
+                Source::Environment,
+                EventBody::Observation {
+                    call_id: "b".into(),
+                    tool: "think".into(),
+                    output: "bad json".into(),
+                    is_error: true,
+                    exit_code: None,
+                },
+            ),
+        ];
+        assert_eq!(
+            render_history(&events),
+            vec![
+                ChatMessage::System {
+                    content: "sys".into()
+                },
+                ChatMessage::User {
+                    content: "fix it".into()
+                },
+                ChatMessage::Assistant {
+                    content: "Looking.".into(),
+                    tool_calls: vec![
+                        ToolCall::function("a", "terminal", "{\"command\":\"ls\"}".into()),
+                        ToolCall::function("b", "think", "{\"invalid_arguments\":\"{bad\"}".into()),
+                    ],
+                },
+                ChatMessage::Tool {
+                    tool_call_id: "a".into(),
+                    content: "x.py".into()
+                },
+                ChatMessage::Tool {
+                    tool_call_id: "b".into(),
+                    content: "ERROR: bad json".into()
+                },
+            ]
+        );
+    }
+}

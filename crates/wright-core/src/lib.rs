@@ -1,0 +1,25 @@
+//! The agent: a `Conversation` drives the loop — render the history, ask the model, run
+//! each tool call, log everything — and knows models, tools and the log only through
+//! `wright-llm`'s client, `wright-tools`' `Tool` trait and `wright-protocol`'s events.
+//!
+//! Guarantees: every event is appended to the log before it takes effect (an action
+//! before its tool runs); the history sent to the model is a pure function of the log and
+//! only ever grows, so request N+1 starts with the exact bytes of request N.
+
+mod agent;
+mod history;
+mod paths;
+mod prompt;
+mod store;
+
+pub use agent::Conversation;
+pub use agent::Limits;
+pub use agent::Observer;
+pub use agent::Outcome;
+pub use agent::Totals;
+pub use history::render_history;
+pub use paths::conversations_dir;
+pub use paths::new_conversation_id;
+pub use prompt::system_prompt;
+pub use store::EventLog;
+pub use store::StoreError;

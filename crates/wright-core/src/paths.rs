@@ -1,0 +1,31 @@
+//! Where conversations live: `$XDG_DATA_HOME/wright/conversations/<id>/` (by default
+//! `~/.local/share/wright/conversations/<id>/`).
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+pub fn conversations_dir() -> PathBuf {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from(".wright-data"));
+    data.join("wright").join("conversations")
+}
+
+/// `YYYYMMDD-HHMMSS-xxxx`: sorts by time, unique enough for one user's machine.
+pub fn new_conversation_id() -> String {
+    let now = SystemTime::now();
+    let stamp = humantime::format_rfc3339_seconds(now).to_string();
+    let digits: String = stamp.chars().filter(char::is_ascii_digit).collect();
+    let nanos = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let salt = (nanos ^ std::process::id().rotate_left(16)) & 0xffff;
+    format!(
+        "{}-{}-{salt:04x}",
+        &digits[..8.min(digits.len())],
+        &digits[8.min(digits.len())..]
+    )
+}

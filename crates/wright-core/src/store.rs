@@ -1,0 +1,105 @@
+//! The append-only event log of one conversation.
+//!
+//! Each event is written with one `write` call of a whole line, so a crash leaves at most
+//! one torn last line (which `wright_protocol::parse_log` reports). Data is synced to disk
+//! at every step boundary; the sync runs on a blocking thread while the model thinks, and
+//! the next boundary waits for it, so durability costs the loop almost nothing.
+
+use std::fs::File;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+use wright_protocol::Event;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot write the event log {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot encode an event: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+pub struct EventLog {
+    path: PathBuf,
+    file: File,
+    events: Vec<Event>,
+    pending_sync: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl EventLog {
+    /// Creates the log of a new conversation (its directory included).
+    pub fn create(path: &Path) -> Result<Self, StoreError> {
+        let io = |source| StoreError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            events: Vec::new(),
+            pending_sync: None,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Appends an event and returns it (with its id and time).
+    pub fn append(&mut self, source: Source, body: EventBody) -> Result<&Event, StoreError> {
+        let event = Event::new(self.events.len() as u64, source, body);
+        let line = event.to_line()?;
+        self.file
+            .write_all(line.as_bytes())
+            .map_err(|source| StoreError::Io {
+                path: self.path.display().to_string(),
+                source,
+            })?;
+        self.events.push(event);
+        let last = self.events.len() - 1;
+        Ok(&self.events[last])
+    }
+
+    /// Marks a step boundary: waits for the previous sync, starts a new one.
+    pub async fn sync_step(&mut self) -> Result<(), StoreError> {
+        self.wait_sync().await?;
+        let file = self.file.try_clone().map_err(|source| StoreError::Io {
+            path: self.path.display().to_string(),
+            source,
+        })?;
+        self.pending_sync = Some(tokio::task::spawn_blocking(move || file.sync_data()));
+        Ok(())
+    }
+
+    /// Waits until everything appended so far is on disk.
+    pub async fn wait_sync(&mut self) -> Result<(), StoreError> {
+        if let Some(handle) = self.pending_sync.take() {
+            let result = handle
+                .await
+                .unwrap_or_else(|join| Err(std::io::Error::other(join.to_string())));
+            result.map_err(|source| StoreError::Io {
+                path: self.path.display().to_string(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}

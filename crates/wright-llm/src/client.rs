@@ -1,0 +1,428 @@
+//! The HTTP side: one `reqwest` client per conversation, requests built once as bytes,
+//! transient failures retried with exponential backoff and jitter, every failure turned
+//! into an `LlmError` that names the server and the fix.
+
+use crate::accumulate::Accumulator;
+use crate::accumulate::Chunk;
+use crate::error::LlmError;
+use crate::names::closest_name;
+use crate::sse::SseDecoder;
+use crate::types::ChatMessage;
+use crate::types::ChatRequest;
+use crate::types::Response;
+use crate::types::StreamDelta;
+use crate::types::StreamOptions;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::time::Duration;
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Base URL ending in `/v1` (see `normalize_base_url`).
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub stream: bool,
+    pub temperature: Option<f32>,
+    pub connect_timeout: Duration,
+    /// Longest silence allowed while waiting for (more of) a reply. Long by default: a CPU
+    /// prefilling a long prompt at 40 tokens/s is silent for minutes and is not stuck.
+    pub idle_timeout: Duration,
+    pub max_retries: u32,
+}
+
+impl ClientConfig {
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            api_key: None,
+            model: model.into(),
+            stream: true,
+            temperature: None,
+            connect_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(600),
+            max_retries: 3,
+        }
+    }
+}
+
+/// Accepts `host:port`, `http://host:port` or a full base URL; returns one ending in a
+/// path, `/v1` when none was given.
+pub fn normalize_base_url(raw: &str) -> Result<String, LlmError> {
+    let with_scheme = if raw.contains("://") {
+        raw.to_string()
+    } else {
+        format!("http://{raw}")
+    };
+    let url = reqwest::Url::parse(&with_scheme).map_err(|err| LlmError::BadUrl {
+        url: raw.to_string(),
+        reason: err.to_string(),
+    })?;
+    if url.host_str().is_none() {
+        return Err(LlmError::BadUrl {
+            url: raw.to_string(),
+            reason: "no host".into(),
+        });
+    }
+    let trimmed = with_scheme.trim_end_matches('/').to_string();
+    if url.path() == "/" || url.path().is_empty() {
+        Ok(format!("{trimmed}/v1"))
+    } else {
+        Ok(trimmed)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    config: ClientConfig,
+}
+
+impl Client {
+    pub fn new(config: ClientConfig) -> Result<Self, LlmError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .build()
+            .map_err(|err| LlmError::BadUrl {
+                url: config.base_url.clone(),
+                reason: err.to_string(),
+            })?;
+        Ok(Self { http, config })
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// The request body exactly as `complete` sends it.
+    pub fn request_body(&self, messages: &[ChatMessage], tools: &[Value]) -> Vec<u8> {
+        let request = ChatRequest {
+            model: &self.config.model,
+            messages,
+            tools,
+            temperature: self.config.temperature,
+            stream: self.config.stream,
+            stream_options: self.config.stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
+        };
+        // Serializing plain data types cannot fail; an empty body would be refused loudly.
+        serde_json::to_vec(&request).unwrap_or_default()
+    }
+
+    /// Names of the models the server offers (`GET /models`).
+    pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
+        let url = format!("{}/models", self.config.base_url);
+        let mut request = self.http.get(&url).timeout(Duration::from_secs(10));
+        if let Some(key) = &self.config.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.map_err(|err| self.transport(err))?;
+        let status = response.status();
+        let body = response.bytes().await.map_err(|err| self.transport(err))?;
+        if !status.is_success() {
+            return Err(self.status_error(status.as_u16(), &body));
+        }
+        let value: Value = serde_json::from_slice(&body).map_err(|err| LlmError::Malformed {
+            url: url.clone(),
+            message: format!("model list is not JSON: {err}"),
+        })?;
+        let names = value
+            .get("data")
+            .or_else(|| value.get("models"))
+            .and_then(Value::as_array)
+            .map(|models| {
+                models
+                    .iter()
+                    .filter_map(|m| m.get("id").or_else(|| m.get("name")))
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(names)
+    }
+
+    /// Checks that the configured model exists, when the server can list its models.
+    pub async fn check_model(&self) -> Result<(), LlmError> {
+        let available = match self.list_models().await {
+            Ok(names) => names,
+            // Servers without a model list (HTTP 404 on /models) are not wrong, just quiet.
+            Err(LlmError::Http { status: 404, .. }) => return Ok(()),
+            Err(err) => return Err(err),
+        };
+        if available.is_empty() || available.iter().any(|m| m == &self.config.model) {
+            return Ok(());
+        }
+        Err(self.model_not_found(available))
+    }
+
+    fn model_not_found(&self, available: Vec<String>) -> LlmError {
+        LlmError::ModelNotFound {
+            model: self.config.model.clone(),
+            url: self.config.base_url.clone(),
+            closest: closest_name(&self.config.model, &available),
+            available,
+        }
+    }
+
+    /// Sends the history and returns the whole reply, streaming pieces to `on_delta`.
+    /// Transient failures are retried; a cut stream is never returned as a reply.
+    pub async fn complete(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[Value],
+        step_tag: &str,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<Response, LlmError> {
+        let body = bytes::Bytes::from(self.request_body(messages, tools));
+        let mut attempt = 0;
+        loop {
+            match self.attempt(body.clone(), step_tag, on_delta).await {
+                Ok(response) => return Ok(response),
+                Err(err) if err.is_transient() && attempt < self.config.max_retries => {
+                    attempt += 1;
+                    on_delta(StreamDelta::Retrying {
+                        attempt,
+                        reason: err.to_string(),
+                    });
+                    tokio::time::sleep(backoff(attempt)).await;
+                }
+                Err(err) => return Err(self.refine(err).await),
+            }
+        }
+    }
+
+    /// A 404 on the chat endpoint is usually an unknown model: say which ones exist.
+    async fn refine(&self, err: LlmError) -> LlmError {
+        match &err {
+            LlmError::Http {
+                status: 400 | 404,
+                message,
+                ..
+            } if message.to_lowercase().contains("model") => match self.list_models().await {
+                Ok(available) if !available.iter().any(|m| m == &self.config.model) => {
+                    self.model_not_found(available)
+                }
+                _ => err,
+            },
+            _ => err,
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: bytes::Bytes,
+        step_tag: &str,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<Response, LlmError> {
+        let url = format!("{}/chat/completions", self.config.base_url);
+        let mut request = self
+            .http
+            .post(&url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        if let Some(key) = &self.config.api_key {
+            request = request.bearer_auth(key);
+        }
+        let started = Instant::now();
+        let idle = self.config.idle_timeout;
+        let response = tokio::time::timeout(idle, request.send())
+            .await
+            .map_err(|_| self.idle_error())?
+            .map_err(|err| self.transport(err))?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.bytes().await.unwrap_or_default();
+            return Err(self.status_error(status.as_u16(), &body));
+        }
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/event-stream"));
+        let mut accumulator = Accumulator::new();
+        let mut first_byte: Option<Instant> = None;
+        if is_sse {
+            let mut decoder = SseDecoder::new();
+            let mut stream = response.bytes_stream();
+            let mut done = false;
+            while !done {
+                let next = tokio::time::timeout(idle, stream.next())
+                    .await
+                    .map_err(|_| self.idle_error())?;
+                let payloads = match next {
+                    Some(Ok(bytes)) => {
+                        first_byte.get_or_insert_with(Instant::now);
+                        decoder.push(&bytes)
+                    }
+                    Some(Err(_)) => return Err(self.cut(&accumulator)),
+                    None => {
+                        done = true;
+                        decoder.finish().into_iter().collect()
+                    }
+                };
+                for payload in payloads {
+                    if payload.trim() == "[DONE]" {
+                        done = true;
+                        break;
+                    }
+                    let chunk = self.parse_chunk(&payload)?;
+                    accumulator.push_chunk(chunk, on_delta);
+                }
+            }
+            if !accumulator.saw_finish() {
+                return Err(self.cut(&accumulator));
+            }
+        } else {
+            let bytes = tokio::time::timeout(idle, response.bytes())
+                .await
+                .map_err(|_| self.idle_error())?
+                .map_err(|_| self.cut(&accumulator))?;
+            first_byte = Some(Instant::now());
+            let chunk = self.parse_chunk(&String::from_utf8_lossy(&bytes))?;
+            accumulator.push_chunk(chunk, on_delta);
+        }
+        let end = Instant::now();
+        let first = first_byte.unwrap_or(end);
+        let mut response = accumulator.finish(step_tag);
+        response.first_byte_ms = first.duration_since(started).as_secs_f64() * 1000.0;
+        response.generation_ms = end.duration_since(first).as_secs_f64() * 1000.0;
+        Ok(response)
+    }
+
+    fn parse_chunk(&self, payload: &str) -> Result<Chunk, LlmError> {
+        if let Ok(value) = serde_json::from_str::<Value>(payload) {
+            if let Some(error) = value.get("error") {
+                return Err(LlmError::Http {
+                    url: self.config.base_url.clone(),
+                    status: 500,
+                    message: error_text(error),
+                });
+            }
+            if let Ok(chunk) = serde_json::from_value(value) {
+                return Ok(chunk);
+            }
+        }
+        Err(LlmError::Malformed {
+            url: self.config.base_url.clone(),
+            message: format!("not a chat completion: {}", clip(payload, 200)),
+        })
+    }
+
+    fn cut(&self, accumulator: &Accumulator) -> LlmError {
+        LlmError::StreamCut {
+            url: self.config.base_url.clone(),
+            partial_tool_call: accumulator.has_tool_calls(),
+        }
+    }
+
+    fn idle_error(&self) -> LlmError {
+        LlmError::IdleTimeout {
+            url: self.config.base_url.clone(),
+            secs: self.config.idle_timeout.as_secs(),
+        }
+    }
+
+    fn transport(&self, err: reqwest::Error) -> LlmError {
+        let reason = if err.is_connect() {
+            let text = format!("{err:?}");
+            if text.contains("ConnectionRefused") || text.contains("Connection refused") {
+                "connection refused".to_string()
+            } else {
+                "cannot connect".to_string()
+            }
+        } else if err.is_timeout() {
+            "timed out".to_string()
+        } else {
+            root_cause(&err)
+        };
+        LlmError::Unreachable {
+            url: self.config.base_url.clone(),
+            reason,
+        }
+    }
+
+    fn status_error(&self, status: u16, body: &[u8]) -> LlmError {
+        let message = serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|v| v.get("error").map(error_text))
+            .unwrap_or_else(|| clip(&String::from_utf8_lossy(body), 300));
+        let url = self.config.base_url.clone();
+        match status {
+            401 | 403 => LlmError::Unauthorized {
+                url,
+                status,
+                message,
+            },
+            _ => LlmError::Http {
+                url,
+                status,
+                message,
+            },
+        }
+    }
+}
+
+fn error_text(error: &Value) -> String {
+    match error {
+        Value::String(text) => text.clone(),
+        other => other
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| other.to_string()),
+    }
+}
+
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = err;
+    while let Some(next) = current.source() {
+        current = next;
+    }
+    current.to_string()
+}
+
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// 0.5 s, 1 s, 2 s … capped at 8 s, each with up to 25 % jitter so retries from several
+/// agents do not hit a recovering server in lockstep.
+fn backoff(attempt: u32) -> Duration {
+    let base_ms = 500u64
+        .saturating_mul(1 << attempt.saturating_sub(1).min(4))
+        .min(8000);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = u64::from(nanos) % (base_ms / 4 + 1);
+    Duration::from_millis(base_ms + jitter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_are_normalized() {
+        assert_eq!(
+            normalize_base_url("localhost:11434").unwrap(),
+            "http://localhost:11434/v1"
+        );
+        assert_eq!(
+            normalize_base_url("http://h:1/v1/").unwrap(),
+            "http://h:1/v1"
+        );
+        assert_eq!(
+            normalize_base_url("https://h/api/v1").unwrap(),
+            "https://h/api/v1"
+        );
+        assert!(normalize_base_url("http://").is_err());
+    }
+}

@@ -1,0 +1,180 @@
+//! The event types. Field names are the documented log format (README, "Event log"):
+//! renaming one is a format change and needs `LOG_FORMAT_VERSION` bumped.
+
+use serde::Deserialize;
+use serde::Serialize;
+use serde_json::Value;
+use std::time::SystemTime;
+
+/// Version of the JSONL format, written in every log's first (`start`) event.
+pub const LOG_FORMAT_VERSION: u32 = 1;
+
+/// One line of the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Dense sequence number within the conversation, from 0.
+    pub id: u64,
+    /// RFC 3339 UTC time with milliseconds.
+    pub ts: String,
+    pub source: Source,
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+impl Event {
+    pub fn new(id: u64, source: Source, body: EventBody) -> Self {
+        let ts = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
+        Self {
+            id,
+            ts,
+            source,
+            body,
+        }
+    }
+
+    /// The event as one log line, newline included.
+    pub fn to_line(&self) -> Result<String, serde_json::Error> {
+        let mut line = serde_json::to_string(self)?;
+        line.push('\n');
+        Ok(line)
+    }
+}
+
+/// Who caused the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    User,
+    Agent,
+    Environment,
+}
+
+/// What happened. Serialized with a `kind` tag next to the common fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventBody {
+    /// First event of every log: what the conversation was started with.
+    Start(Start),
+    /// Text from the user (the task, a follow-up) or from the agent (its reply text).
+    Message {
+        text: String,
+        /// The model step this text belongs to (agent messages only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<u32>,
+        /// Reasoning the model returned apart from its answer; shown, never sent back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning: Option<String>,
+    },
+    /// A tool call the model made, logged before it runs.
+    Action {
+        step: u32,
+        call_id: String,
+        tool: String,
+        /// The parsed arguments, or the raw text as a JSON string when they did not parse.
+        arguments: Value,
+    },
+    /// What a tool call produced, logged after it ran.
+    Observation {
+        call_id: String,
+        tool: String,
+        output: String,
+        is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+    },
+    /// Something went wrong outside a tool (model server, limits, internal).
+    Error { message: String },
+    /// The agent's state changed.
+    State {
+        state: AgentState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Token use and timing of one model request.
+    Usage(Usage),
+}
+
+/// The conversation's fixed frame: everything the model sees before the first user turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Start {
+    pub version: u32,
+    pub conversation: String,
+    pub workspace: String,
+    pub model: String,
+    pub base_url: String,
+    pub system_prompt: String,
+    /// Tool schemas exactly as sent in each request's `tools` field.
+    pub tools: Vec<Value>,
+}
+
+/// Lifecycle of the agent. `Stopped` covers limits and interruptions: resumable, not failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentState {
+    Running,
+    AwaitingConfirmation,
+    Finished,
+    Stopped,
+    Stuck,
+    Failed,
+}
+
+impl AgentState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentState::Running => "running",
+            AgentState::AwaitingConfirmation => "awaiting_confirmation",
+            AgentState::Finished => "finished",
+            AgentState::Stopped => "stopped",
+            AgentState::Stuck => "stuck",
+            AgentState::Failed => "failed",
+        }
+    }
+}
+
+/// One model request's cost, as the server reported it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub step: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Prompt tokens the server served from its cache, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// Wall time from sending the request to the first streamed byte of the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_ms: Option<f64>,
+    /// Wall time from the first streamed byte to the end of the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_ms: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn action_serializes_flat_with_kind_tag() {
+        let event = Event {
+            id: 3,
+            ts: "2026-11-30T18:00:00.000Z".into(),
+            source: Source::Agent,
+            body: EventBody::Action {
+                step: 1,
+                call_id: "call_1".into(),
+                tool: "terminal".into(),
+                arguments: json!({"command": "ls"}),
+            },
+        };
+        let value: Value = serde_json::from_str(&event.to_line().unwrap()).unwrap();
+        assert_eq!(
+            value,
+            json!({"id": 3, "ts": "2026-11-30T18:00:00.000Z", "source": "agent", "kind": "action",
+                   "step": 1, "call_id": "call_1", "tool": "terminal", "arguments": {"command": "ls"}})
+        );
+        let back: Event = serde_json::from_value(value).unwrap();
+        assert_eq!(back, event);
+    }
+}

@@ -1,0 +1,23 @@
+//! The vocabulary every other wright crate speaks: the typed events of a conversation and
+//! the JSONL format they are stored in.
+//!
+//! A conversation is nothing but its events. Each is one JSON object on one line, appended
+//! before it takes effect (an action before it runs, its observation after), so the log
+//! can always be replayed into exactly the history the model saw. This crate only knows
+//! serde: no I/O policy, no model, no tools.
+
+mod event;
+mod log;
+
+pub use event::AgentState;
+pub use event::Event;
+pub use event::EventBody;
+pub use event::Source;
+pub use event::Start;
+pub use event::Usage;
+pub use event::LOG_FORMAT_VERSION;
+pub use log::parse_log;
+pub use log::read_log;
+pub use log::LogError;
+pub use log::ParsedLog;
+pub use log::TornLine;

@@ -1,0 +1,95 @@
+//! The environment a command sees: built from an allowlist of the host's variables plus
+//! settings that make tools quiet and non-interactive. Anything not listed — API keys,
+//! tokens, cloud credentials — never reaches the shell.
+
+/// Host variables passed through unchanged when set.
+const PASSED_THROUGH: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "TZ",
+    // Toolchains people install in their home or elsewhere.
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "GOPATH",
+    "GOROOT",
+    "JAVA_HOME",
+    "NVM_DIR",
+    "NODE_PATH",
+    "PKG_CONFIG_PATH",
+    "CC",
+    "CXX",
+];
+
+/// Settings every command gets: no pagers, no colours, no prompts for credentials,
+/// unbuffered Python so output streams as it happens.
+const FIXED: &[(&str, &str)] = &[
+    ("TERM", "dumb"),
+    ("NO_COLOR", "1"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_EDITOR", "true"),
+    ("PIP_NO_INPUT", "1"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+    ("PYTHONUNBUFFERED", "1"),
+    ("PYTHONDONTWRITEBYTECODE", "1"),
+];
+
+/// The environment for a command, from the host's variables.
+pub fn shell_environment<I>(host: I) -> Vec<(String, String)>
+where
+    I: IntoIterator<Item = (String, String)>,
+{
+    let mut env: Vec<(String, String)> = host
+        .into_iter()
+        .filter(|(key, _)| PASSED_THROUGH.contains(&key.as_str()))
+        .collect();
+    if !env.iter().any(|(key, _)| key == "PATH") {
+        env.push((
+            "PATH".into(),
+            "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin".into(),
+        ));
+    }
+    for (key, value) in FIXED {
+        env.push(((*key).into(), (*value).into()));
+    }
+    env.sort();
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_dropped_and_toolchains_kept() {
+        let host = vec![
+            ("OPENAI_API_KEY".to_string(), "sk-secret".to_string()),
+            ("AWS_SECRET_ACCESS_KEY".to_string(), "x".to_string()),
+            ("CARGO_HOME".to_string(), "/root/.cargo".to_string()),
+            ("PATH".to_string(), "/bin".to_string()),
+        ];
+        let env = shell_environment(host);
+        assert!(env
+            .iter()
+            .all(|(_, value)| value != "sk-secret" && value != "x"));
+        assert!(env.contains(&("CARGO_HOME".into(), "/root/.cargo".into())));
+        assert!(env.contains(&("PATH".into(), "/bin".into())));
+        assert!(env.contains(&("TERM".into(), "dumb".into())));
+    }
+}

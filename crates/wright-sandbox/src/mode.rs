@@ -1,0 +1,81 @@
+//! Confinement levels, and the rule that wright never runs unconfined by accident.
+
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// The best level this machine supports.
+    Auto,
+    Landlock,
+    Namespaces,
+    Docker,
+    /// No confinement: commands run as the user. Only when asked for by name.
+    None,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("unknown sandbox '{0}'; choose one of auto, landlock, namespaces, docker, none")]
+    Unknown(String),
+    #[error("sandbox '{0}' is not available in this build of wright yet, and wright does not run commands unconfined unless told to. Pass --sandbox none to run the model's commands as yourself, in the workspace, with a scrubbed environment")]
+    Unavailable(SandboxMode),
+    #[error("cannot start a terminal: {0}")]
+    Spawn(String),
+    #[error("terminal I/O failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl SandboxMode {
+    /// Fails closed: a level that cannot be had is an error, never a silent downgrade.
+    pub fn ensure_available(self) -> Result<(), SandboxError> {
+        match self {
+            SandboxMode::None => Ok(()),
+            SandboxMode::Auto
+            | SandboxMode::Landlock
+            | SandboxMode::Namespaces
+            | SandboxMode::Docker => Err(SandboxError::Unavailable(self)),
+        }
+    }
+
+    /// What is enforced, in one line for the run's header.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SandboxMode::None => {
+                "none: commands run as you in the workspace, with a scrubbed environment"
+            }
+            SandboxMode::Auto => "auto",
+            SandboxMode::Landlock => "landlock",
+            SandboxMode::Namespaces => "namespaces",
+            SandboxMode::Docker => "docker",
+        }
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            SandboxMode::Auto => "auto",
+            SandboxMode::Landlock => "landlock",
+            SandboxMode::Namespaces => "namespaces",
+            SandboxMode::Docker => "docker",
+            SandboxMode::None => "none",
+        };
+        f.write_str(name)
+    }
+}
+
+impl FromStr for SandboxMode {
+    type Err = SandboxError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "auto" => Ok(SandboxMode::Auto),
+            "landlock" => Ok(SandboxMode::Landlock),
+            "namespaces" => Ok(SandboxMode::Namespaces),
+            "docker" => Ok(SandboxMode::Docker),
+            "none" => Ok(SandboxMode::None),
+            other => Err(SandboxError::Unknown(other.to_string())),
+        }
+    }
+}

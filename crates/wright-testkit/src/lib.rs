@@ -1,0 +1,19 @@
+//! Test support for wright: a scripted OpenAI-compatible model server and fixtures.
+//!
+//! The server is a real HTTP server on an ephemeral 127.0.0.1 port speaking the real wire
+//! format, streamed (SSE, arguments split across deltas) and not. It replays a script of
+//! replies in order and records every request byte for byte, so a test reads like the
+//! conversation it scripts and can assert on exactly what the agent sent.
+
+mod fixtures;
+mod reply;
+mod server;
+
+pub use fixtures::failing_python_repo;
+pub use fixtures::git;
+pub use fixtures::BUG;
+pub use fixtures::FIX;
+pub use reply::reply;
+pub use reply::Reply;
+pub use server::Recorded;
+pub use server::ScriptedServer;

@@ -1,0 +1,46 @@
+//! The script's vocabulary: what the model answers at one step.
+
+use serde_json::Value;
+
+/// One scripted model reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// An assistant turn: optional text, then tool calls (name, raw argument text).
+    Turn {
+        text: String,
+        calls: Vec<(String, String)>,
+    },
+    /// An HTTP error with this status and JSON body.
+    Status(u16, Value),
+    /// A streamed reply that stops after the first half of a tool call's arguments.
+    CutMidCall { name: String, arguments: String },
+}
+
+/// Starts a reply: `reply().text("Let me look.").call("terminal", json!({...}))`.
+pub fn reply() -> Reply {
+    Reply::Turn {
+        text: String::new(),
+        calls: Vec::new(),
+    }
+}
+
+impl Reply {
+    pub fn text(mut self, new_text: &str) -> Self {
+        if let Reply::Turn { text, .. } = &mut self {
+            text.push_str(new_text);
+        }
+        self
+    }
+
+    pub fn call(self, name: &str, arguments: Value) -> Self {
+        self.call_raw(name, &arguments.to_string())
+    }
+
+    /// A call whose argument text is sent exactly as given (for malformed JSON).
+    pub fn call_raw(mut self, name: &str, arguments: &str) -> Self {
+        if let Reply::Turn { calls, .. } = &mut self {
+            calls.push((name.to_string(), arguments.to_string()));
+        }
+        self
+    }
+}

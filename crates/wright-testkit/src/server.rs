@@ -1,0 +1,262 @@
+//! The scripted server itself (axum on 127.0.0.1:0).
+
+use crate::reply::Reply;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::header;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::response::Response;
+use axum::routing::get;
+use axum::routing::post;
+use axum::serve::ListenerExt;
+use axum::Json;
+use axum::Router;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde_json::json;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// One request the agent sent.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub body: Vec<u8>,
+    pub at: Instant,
+}
+
+impl Recorded {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Recorded>>,
+    models: Vec<String>,
+    /// Argument text is sent in pieces of this many characters.
+    piece: usize,
+}
+
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+impl ScriptedServer {
+    /// Serves `script` to whoever asks, in order, as model `test-model`.
+    pub async fn start(script: Vec<Reply>) -> std::io::Result<Self> {
+        Self::start_with_models(script, vec!["test-model".to_string()]).await
+    }
+
+    pub async fn start_with_models(
+        script: Vec<Reply>,
+        models: Vec<String>,
+    ) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared {
+            script: Mutex::new(script.into()),
+            requests: Mutex::new(Vec::new()),
+            models,
+            piece: 7,
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/models", get(list_models))
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let task = tokio::spawn(async move {
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Self {
+            addr,
+            shared,
+            _task: task,
+        })
+    }
+
+    /// Base URL, `/v1` included.
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The chat requests received so far, in order.
+    pub fn chat_requests(&self) -> Vec<Recorded> {
+        lock(&self.shared.requests)
+            .iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .cloned()
+            .collect()
+    }
+
+    /// Replies not yet served.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared.script).len()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+async fn list_models(State(shared): State<Arc<Shared>>) -> Json<Value> {
+    lock(&shared.requests).push(Recorded {
+        path: "/v1/models".into(),
+        body: Vec::new(),
+        at: Instant::now(),
+    });
+    let data: Vec<Value> = shared
+        .models
+        .iter()
+        .map(|id| json!({"id": id, "object": "model", "owned_by": "wright-testkit"}))
+        .collect();
+    Json(json!({"object": "list", "data": data}))
+}
+
+async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let at = Instant::now();
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    lock(&shared.requests).push(Recorded {
+        path: "/v1/chat/completions".into(),
+        body: body.to_vec(),
+        at,
+    });
+    let prompt_tokens = (body.len() / 4) as u64;
+    let stream = request
+        .get("stream")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let next = lock(&shared.script).pop_front();
+    let Some(reply) = next else {
+        return error(500, "the test script has no more replies");
+    };
+    match reply {
+        Reply::Status(status, body) => {
+            let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            (code, Json(body)).into_response()
+        }
+        Reply::Turn { text, calls } if stream => sse(
+            turn_chunks(&text, &calls, shared.piece, prompt_tokens),
+            false,
+        ),
+        Reply::Turn { text, calls } => {
+            Json(whole_reply(&text, &calls, prompt_tokens)).into_response()
+        }
+        Reply::CutMidCall { name, arguments } => {
+            let half = &arguments[..arguments.len() / 2];
+            let calls = vec![(name, half.to_string())];
+            let mut chunks = turn_chunks("", &calls, shared.piece, prompt_tokens);
+            chunks.truncate(chunks.len().saturating_sub(3));
+            sse(chunks, true)
+        }
+    }
+}
+
+fn error(status: u16, message: &str) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        code,
+        Json(json!({"error": {"message": message, "type": "test_error"}})),
+    )
+        .into_response()
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> Value {
+    json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+/// The SSE chunks of a turn: text in word pieces, each call's arguments in small pieces,
+/// then the finish reason, usage, and `[DONE]`.
+fn turn_chunks(
+    text: &str,
+    calls: &[(String, String)],
+    piece: usize,
+    prompt_tokens: u64,
+) -> Vec<Value> {
+    let mut chunks = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    for word in text.split_inclusive(' ') {
+        chunks.push(chunk(json!({"content": word}), None));
+    }
+    for (index, (name, arguments)) in calls.iter().enumerate() {
+        chunks.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": format!("call_{index}_{}", name), "type": "function",
+                                   "function": {"name": name, "arguments": ""}}]}),
+            None,
+        ));
+        let chars: Vec<char> = arguments.chars().collect();
+        for part in chars.chunks(piece.max(1)) {
+            let part: String = part.iter().collect();
+            chunks.push(chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": part}}]}),
+                None,
+            ));
+        }
+    }
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    chunks.push(chunk(json!({}), Some(finish)));
+    chunks.push(json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 10, "total_tokens": prompt_tokens + 10}}));
+    chunks
+}
+
+fn sse(chunks: Vec<Value>, cut: bool) -> Response {
+    let mut frames: Vec<Result<Bytes, std::io::Error>> = chunks
+        .into_iter()
+        .map(|c| Ok(Bytes::from(format!("data: {c}\n\n"))))
+        .collect();
+    if !cut {
+        frames.push(Ok(Bytes::from_static(b"data: [DONE]\n\n")));
+    }
+    let frames = futures_util::stream::iter(frames);
+    // A cut comes after the frames went out, as when a server dies mid-reply.
+    let tail = futures_util::stream::iter(cut.then_some(())).then(|()| async {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        Err(std::io::Error::other("connection cut by the test script"))
+    });
+    let body = Body::from_stream(frames.chain(tail));
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body)
+        .unwrap_or_else(|_| error(500, "cannot build the SSE response"))
+}
+
+fn whole_reply(text: &str, calls: &[(String, String)], prompt_tokens: u64) -> Value {
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(index, (name, arguments))| {
+            json!({"id": format!("call_{index}_{name}"), "type": "function",
+                   "function": {"name": name, "arguments": arguments}})
+        })
+        .collect();
+    let mut message = json!({"role": "assistant", "content": text});
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = Value::Array(tool_calls);
+    }
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    json!({"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test-model",
+           "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+           "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 10, "total_tokens": prompt_tokens + 10}})
+}

@@ -1,0 +1,165 @@
+//! The text operations of the editor, on strings only: exact replacement that must match
+//! once, insertion after a line, and the numbered snippet shown after a change.
+
+use super::view::numbered;
+use crate::ToolError;
+
+/// Lines of context shown around a change.
+const CONTEXT: usize = 4;
+
+pub struct Edited {
+    pub text: String,
+    /// First and last line (1-based) of the changed region in the new text.
+    pub first_line: usize,
+    pub last_line: usize,
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    text[..byte].matches('\n').count() + 1
+}
+
+pub fn str_replace(text: &str, old: &str, new: &str, shown: &str) -> Result<Edited, ToolError> {
+    if old.is_empty() {
+        return Err(ToolError::Model(
+            "old_str is empty; give the exact text to replace (use insert to add text)".into(),
+        ));
+    }
+    let hits: Vec<usize> = text.match_indices(old).map(|(at, _)| at).collect();
+    match hits.as_slice() {
+        [] => Err(no_match(text, old, shown)),
+        [at] => {
+            let mut out = String::with_capacity(text.len() + new.len());
+            out.push_str(&text[..*at]);
+            out.push_str(new);
+            out.push_str(&text[at + old.len()..]);
+            let first_line = line_of(text, *at);
+            let last_line = first_line + new.matches('\n').count();
+            Ok(Edited {
+                text: out,
+                first_line,
+                last_line,
+            })
+        }
+        many => {
+            let lines: Vec<String> = many
+                .iter()
+                .map(|at| line_of(text, *at).to_string())
+                .collect();
+            Err(ToolError::Model(format!(
+                "old_str occurs {} times in {shown} (lines {}); include more surrounding lines so it matches exactly once",
+                many.len(),
+                lines.join(", ")
+            )))
+        }
+    }
+}
+
+/// No exact match: say whether it would match if whitespace were ignored, and where.
+fn no_match(text: &str, old: &str, shown: &str) -> ToolError {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let wanted = squash(old);
+    let old_lines = old.trim_matches('\n').split('\n').count().max(1);
+    let lines: Vec<&str> = text.split('\n').collect();
+    let near = (0..lines.len().saturating_sub(old_lines - 1))
+        .find(|&i| squash(&lines[i..i + old_lines].join("\n")) == wanted);
+    match near {
+        Some(i) => ToolError::Model(format!(
+            "old_str was not found exactly in {shown}, but lines {}-{} match it apart from whitespace or indentation. View those lines and copy them exactly",
+            i + 1,
+            i + old_lines
+        )),
+        None => ToolError::Model(format!(
+            "old_str was not found in {shown}. View the file and copy the text to replace exactly, including indentation"
+        )),
+    }
+}
+
+/// Inserts `new` after line `after` (0 = at the top).
+pub fn insert(text: &str, after: i64, new: &str, shown: &str) -> Result<Edited, ToolError> {
+    let had_final_newline = text.ends_with('\n') || text.is_empty();
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let mut lines: Vec<&str> = if body.is_empty() && text.len() <= 1 {
+        Vec::new()
+    } else {
+        body.split('\n').collect()
+    };
+    let after = usize::try_from(after)
+        .ok()
+        .filter(|&n| n <= lines.len())
+        .ok_or_else(|| {
+            ToolError::Model(format!(
+                "insert_line {after} is out of range: {shown} has {} lines; use 0 to insert at the top, {} for the end",
+                lines.len(),
+                lines.len()
+            ))
+        })?;
+    let new_body = new.strip_suffix('\n').unwrap_or(new);
+    let new_lines: Vec<&str> = new_body.split('\n').collect();
+    let count = new_lines.len();
+    lines.splice(after..after, new_lines);
+    let mut out = lines.join("\n");
+    if had_final_newline {
+        out.push('\n');
+    }
+    Ok(Edited {
+        text: out,
+        first_line: after + 1,
+        last_line: after + count,
+    })
+}
+
+/// The changed lines with a few lines of context, numbered as in the file.
+pub fn snippet(text: &str, first_line: usize, last_line: usize) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let start = first_line.saturating_sub(CONTEXT).max(1);
+    let end = (last_line + CONTEXT).min(lines.len());
+    if start > end {
+        return String::new();
+    }
+    numbered(&lines[start - 1..end].join("\n"), start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replace_needs_exactly_one_match() {
+        let text = "a = 1\nb = 2\na = 1\n";
+        let err = str_replace(text, "a = 1", "x", "f.py")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("occurs 2 times in f.py (lines 1, 3)"), "{err}");
+        let err = str_replace(text, "c", "x", "f.py")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("not found"), "{err}");
+        let edited = str_replace(text, "b = 2", "b = 3\nc = 4", "f.py").unwrap();
+        assert_eq!(edited.text, "a = 1\nb = 3\nc = 4\na = 1\n");
+        assert_eq!((edited.first_line, edited.last_line), (2, 3));
+    }
+
+    #[test]
+    fn whitespace_near_miss_is_located() {
+        let text = "def f():\n    return 1\n";
+        let err = str_replace(text, "def f():\n  return 1", "x", "f.py")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("lines 1-2 match it apart from whitespace"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn insert_keeps_final_newline_state() {
+        assert_eq!(insert("a\nb\n", 1, "x", "f").unwrap().text, "a\nx\nb\n");
+        assert_eq!(insert("a\nb", 2, "x\n", "f").unwrap().text, "a\nb\nx");
+        assert_eq!(insert("a\n", 0, "x", "f").unwrap().text, "x\na\n");
+        assert_eq!(insert("", 0, "x", "f").unwrap().text, "x\n");
+        assert!(insert("a\n", 5, "x", "f").is_err());
+    }
+}

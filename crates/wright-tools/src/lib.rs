@@ -1,0 +1,75 @@
+//! The tools a model calls, behind one `Tool` trait the agent core drives.
+//!
+//! Names and parameters follow OpenHands (`terminal`, `file_editor`, `think`, `finish`,
+//! with the aliases `execute_bash`, `bash`, `str_replace_editor`) so models trained on its
+//! trajectories feel at home; descriptions are short because every schema token is
+//! prefilled on the user's hardware at every uncached step.
+//!
+//! Failures come in two kinds (`ToolError`): what the model can fix (bad arguments, no
+//! match, a path outside the workspace) goes back to it as an error observation; what it
+//! cannot (the terminal cannot start, the disk is full) stops the turn.
+
+mod args;
+mod file_editor;
+mod finish;
+mod registry;
+mod terminal;
+mod text;
+mod think;
+mod workspace;
+
+pub use file_editor::FileEditorTool;
+pub use finish::FinishTool;
+pub use registry::Toolbox;
+pub use terminal::TerminalTool;
+pub use text::clean_terminal_output;
+pub use think::ThinkTool;
+pub use workspace::Workspace;
+
+use serde_json::Value;
+
+/// What a tool call produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    pub text: String,
+    /// The call did not do what was asked (shown to the model as an error).
+    pub is_error: bool,
+    pub exit_code: Option<i32>,
+    /// Set by `finish`: the task is over, with this message for the user.
+    pub finish: Option<String>,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The model can fix this: it goes back to the model as an error observation.
+    #[error("{0}")]
+    Model(String),
+    /// Nothing the model does can fix this: the turn stops.
+    #[error("{0}")]
+    Fatal(String),
+}
+
+/// A tool the model can call.
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// Other names models use for the same tool.
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The OpenAI `tools` entry: `{"type":"function","function":{...}}`.
+    fn schema(&self) -> Value;
+
+    async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError>;
+}

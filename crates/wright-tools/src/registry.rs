@@ -1,0 +1,31 @@
+//! The set of tools of one conversation, looked up by name or alias.
+
+use crate::Tool;
+use serde_json::Value;
+use std::sync::Arc;
+
+#[derive(Clone, Default)]
+pub struct Toolbox {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Toolbox {
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
+        Self { tools }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools
+            .iter()
+            .find(|tool| tool.name() == name || tool.aliases().contains(&name))
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|tool| tool.name()).collect()
+    }
+
+    /// The `tools` array of a request, in a fixed order.
+    pub fn schemas(&self) -> Vec<Value> {
+        self.tools.iter().map(|tool| tool.schema()).collect()
+    }
+}

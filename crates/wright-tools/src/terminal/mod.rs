@@ -1,0 +1,239 @@
+//! The `terminal` tool: commands in one persistent bash session, with a timeout that
+//! kills the command's process group, early return when a program waits for input
+//! (answered with `is_input`), and long output cut to head and tail with the whole text
+//! saved in the scratch area.
+
+mod collector;
+mod shell;
+mod waiting;
+
+use crate::args;
+use crate::text::clean_terminal_output;
+use crate::text::head_and_tail;
+use crate::Tool;
+use crate::ToolError;
+use crate::ToolOutput;
+use crate::Workspace;
+use serde_json::json;
+use serde_json::Value;
+use shell::Outcome;
+use shell::ShellSession;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
+const MAX_TIMEOUT_SECS: f64 = 3600.0;
+/// Characters of output the model sees: the head and the tail, where errors usually are.
+const SHOWN_HEAD: usize = 3000;
+const SHOWN_TAIL: usize = 5000;
+
+pub struct TerminalTool {
+    workspace: Workspace,
+    env: Vec<(String, String)>,
+    session: Mutex<Option<ShellSession>>,
+    /// The directory last reported to the model, to mention it only when it changes.
+    last_cwd: Mutex<Option<PathBuf>>,
+    outputs: AtomicU32,
+}
+
+impl TerminalTool {
+    pub fn new(workspace: Workspace, env: Vec<(String, String)>) -> Self {
+        let root = workspace.root().to_path_buf();
+        Self {
+            workspace,
+            env,
+            session: Mutex::new(None),
+            last_cwd: Mutex::new(Some(root)),
+            outputs: AtomicU32::new(0),
+        }
+    }
+
+    /// Starts the shell ahead of the first command, so that call does not pay for it.
+    pub async fn warm_up(&self) -> Result<(), ToolError> {
+        let mut guard = self.session.lock().await;
+        if guard.is_none() {
+            *guard = Some(ShellSession::start(&self.workspace, &self.env).await?);
+        }
+        Ok(())
+    }
+
+    fn spill_path(&self) -> Result<PathBuf, ToolError> {
+        let n = self.outputs.fetch_add(1, Ordering::Relaxed) + 1;
+        Ok(self.workspace.scratch()?.join(format!("output-{n}.txt")))
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for TerminalTool {
+    fn name(&self) -> &'static str {
+        "terminal"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["execute_bash", "bash"]
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "function", "function": {
+            "name": "terminal",
+            "description": "Run a bash command in a persistent shell (cwd and exports persist). Long output keeps its head and tail; the full text is saved to a file. If a program waits for input, the call returns: answer with is_input=true.",
+            "parameters": {"type": "object", "properties": {
+                "command": {"type": "string", "description": "Bash command. With is_input=true: text to type, or C-c / C-d."},
+                "is_input": {"type": "boolean", "description": "Send command as input to the running program."},
+                "timeout": {"type": "number", "description": "Seconds before the command is killed (default 120)."},
+                "reset": {"type": "boolean", "description": "Restart the shell first."}
+            }, "required": ["command"]}
+        }})
+    }
+
+    async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError> {
+        let command = args::optional_str(arguments, "command")?.unwrap_or("");
+        let is_input = args::optional_bool(arguments, "is_input")?.unwrap_or(false);
+        let reset = args::optional_bool(arguments, "reset")?.unwrap_or(false);
+        let timeout_secs = args::optional_number(arguments, "timeout")?
+            .unwrap_or(DEFAULT_TIMEOUT_SECS)
+            .clamp(1.0, MAX_TIMEOUT_SECS);
+        let timeout = Duration::from_secs_f64(timeout_secs);
+
+        let mut guard = self.session.lock().await;
+        let mut notes = Vec::new();
+        if reset {
+            if let Some(mut old) = guard.take() {
+                old.kill();
+            }
+            if command.trim().is_empty() {
+                return Ok(ToolOutput::text("The shell was restarted."));
+            }
+            notes.push("[The shell was restarted.]".to_string());
+        }
+        if let Some(session) = guard.as_mut() {
+            if !session.is_alive() {
+                *guard = None;
+            }
+        }
+        if is_input {
+            let Some(session) = guard.as_mut().filter(|s| s.is_busy()) else {
+                return Err(ToolError::Model(
+                    "no command is running, so there is nothing to send input to; run it without is_input".into(),
+                ));
+            };
+            let bytes = keys(command);
+            let result = session
+                .send_input(&bytes, timeout, self.spill_path()?)
+                .await?;
+            return self.report(&mut guard, result, timeout_secs, notes).await;
+        }
+        if command.trim().is_empty() {
+            return Err(ToolError::Model("the command is empty".into()));
+        }
+        if guard.as_ref().is_some_and(|s| s.is_busy()) {
+            return Err(ToolError::Model(
+                "the previous command is still running and waits for input: answer it with is_input=true (C-c stops it), or pass reset=true to restart the shell".into(),
+            ));
+        }
+        let session = match guard.as_mut() {
+            Some(session) => session,
+            None => guard.insert(ShellSession::start(&self.workspace, &self.env).await?),
+        };
+        let result = session.run(command, timeout, self.spill_path()?).await?;
+        self.report(&mut guard, result, timeout_secs, notes).await
+    }
+}
+
+impl TerminalTool {
+    async fn report(
+        &self,
+        session: &mut Option<ShellSession>,
+        result: shell::CommandResult,
+        timeout_secs: f64,
+        mut notes: Vec<String>,
+    ) -> Result<ToolOutput, ToolError> {
+        let text = clean_terminal_output(&result.output.bytes);
+        let text = text.trim_end_matches(['\n', ' ']);
+        let mut shown = if let Some(path) = &result.output.spilled_to {
+            let note = format!(
+                "; {} bytes in all, saved to {}",
+                result.output.total,
+                path.display()
+            );
+            head_and_tail(text, SHOWN_HEAD, SHOWN_TAIL, &note)
+        } else if text.chars().count() > SHOWN_HEAD + SHOWN_TAIL {
+            let path = self.spill_path()?;
+            std::fs::write(&path, text).map_err(|err| {
+                ToolError::Fatal(format!("cannot save output to {}: {err}", path.display()))
+            })?;
+            head_and_tail(
+                text,
+                SHOWN_HEAD,
+                SHOWN_TAIL,
+                &format!("; full output in {}", path.display()),
+            )
+        } else {
+            text.to_string()
+        };
+        let mut exit_code = None;
+        match result.outcome {
+            Outcome::Exited(code) => {
+                exit_code = Some(code);
+                if code != 0 {
+                    notes.push(format!("[exit code {code}]"));
+                }
+            }
+            Outcome::WaitingForInput => notes.push(
+                "[The command is waiting for input. Send it with is_input=true (Enter is added), or C-c to stop it.]".into(),
+            ),
+            Outcome::TimedOut => notes.push(format!(
+                "[The command did not finish within {timeout_secs} s and was killed. Raise timeout, or run it in the background: cmd > log.txt 2>&1 &]"
+            )),
+            Outcome::ShellDied => {
+                if let Some(mut old) = session.take() {
+                    old.kill();
+                }
+                notes.push("[The shell exited; the next command starts a fresh one (directory and variables are reset).]".into());
+            }
+        }
+        if let Some(cwd) = session.as_ref().and_then(|s| s.cwd()) {
+            let mut last = self.last_cwd.lock().await;
+            if last.as_ref() != Some(&cwd) {
+                notes.push(format!("[cwd: {}]", cwd.display()));
+                *last = Some(cwd);
+            }
+        }
+        if shown.is_empty() && notes.is_empty() {
+            shown = "(no output)".into();
+        }
+        for note in notes {
+            if !shown.is_empty() {
+                shown.push('\n');
+            }
+            shown.push_str(&note);
+        }
+        Ok(ToolOutput {
+            text: shown,
+            is_error: false,
+            exit_code,
+            finish: None,
+        })
+    }
+}
+
+/// Translates what the model wants typed: `C-c`, `C-d`, `C-z` as those keys; text with
+/// Enter appended; nothing for an empty string (just wait for more output).
+fn keys(input: &str) -> Vec<u8> {
+    match input.trim() {
+        "C-c" | "^C" => vec![0x03],
+        "C-d" | "^D" => vec![0x04],
+        "C-z" | "^Z" => vec![0x1a],
+        "" => Vec::new(),
+        _ => {
+            let mut bytes = input.as_bytes().to_vec();
+            if !input.ends_with('\n') {
+                bytes.push(b'\n');
+            }
+            bytes
+        }
+    }
+}

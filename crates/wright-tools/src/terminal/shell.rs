@@ -1,0 +1,295 @@
+//! One persistent bash per conversation, on its own PTY.
+//!
+//! Each command is written to a file in the scratch area and run with `. FILE`, so any
+//! length and any quoting reach bash intact (a terminal line is cut at 4 KB) and `cd` and
+//! `export` persist. The prompt is set to a marker carrying a per-session nonce and `$?`:
+//! seeing it means the command is over and gives its exit code. Terminal echo is off, so
+//! the output is only what the command printed.
+
+use super::collector::Collected;
+use super::collector::Collector;
+use super::waiting::group_waits_for_input;
+use crate::ToolError;
+use crate::Workspace;
+use nix::sys::signal::Signal;
+use std::path::PathBuf;
+use std::time::Duration;
+use std::time::Instant;
+use wright_sandbox::PtyProcess;
+
+/// Silence after which we look whether the command waits for keyboard input.
+const INPUT_CHECK_AFTER: Duration = Duration::from_millis(400);
+const POLL: Duration = Duration::from_millis(200);
+/// How long a killed command gets to hand the prompt back before the shell is replaced.
+const KILL_GRACE: Duration = Duration::from_secs(3);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Exited(i32),
+    WaitingForInput,
+    TimedOut,
+    ShellDied,
+}
+
+pub struct CommandResult {
+    pub outcome: Outcome,
+    pub output: Collected,
+}
+
+pub struct ShellSession {
+    pty: PtyProcess,
+    marker: Vec<u8>,
+    command_file: PathBuf,
+    busy: bool,
+}
+
+impl ShellSession {
+    pub async fn start(workspace: &Workspace, env: &[(String, String)]) -> Result<Self, ToolError> {
+        let nonce = nonce();
+        let scratch = workspace.scratch()?.to_path_buf();
+        let pty = PtyProcess::spawn(
+            "bash",
+            &["--noprofile", "--norc", "--noediting", "-i"],
+            env,
+            workspace.root(),
+        )
+        .map_err(|err| ToolError::Fatal(err.to_string()))?;
+        let marker = format!("__WRIGHT_{nonce}_").into_bytes();
+        let mut session = Self {
+            pty,
+            marker,
+            command_file: scratch.join(format!("command-{nonce}.sh")),
+            busy: false,
+        };
+        let init = format!(
+            "stty -echo -onlcr 2>/dev/null; unset HISTFILE; PROMPT_COMMAND=''; PS2=''; PS1='__WRIGHT_{nonce}_$?__'\n"
+        );
+        session.write(init.as_bytes())?;
+        session.busy = true;
+        let ready = session
+            .wait(Duration::from_secs(10), scratch.join("startup.txt"), false)
+            .await?;
+        match ready.outcome {
+            Outcome::Exited(_) => Ok(session),
+            Outcome::WaitingForInput | Outcome::TimedOut | Outcome::ShellDied => Err(
+                ToolError::Fatal("the terminal's bash did not start within 10 s".into()),
+            ),
+        }
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy
+    }
+
+    pub fn is_alive(&mut self) -> bool {
+        self.pty.is_alive()
+    }
+
+    /// The shell's current directory.
+    pub fn cwd(&self) -> Option<PathBuf> {
+        std::fs::read_link(format!("/proc/{}/cwd", self.pty.pid()?)).ok()
+    }
+
+    pub async fn run(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        spill_path: PathBuf,
+    ) -> Result<CommandResult, ToolError> {
+        if let Some(parent) = self.command_file.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|err| ToolError::Fatal(format!("{}: {err}", parent.display())))?;
+        }
+        let mut script = command.to_string();
+        if !script.ends_with('\n') {
+            script.push('\n');
+        }
+        std::fs::write(&self.command_file, script)
+            .map_err(|err| ToolError::Fatal(format!("{}: {err}", self.command_file.display())))?;
+        let line = format!(". '{}'\n", self.command_file.display());
+        self.write(line.as_bytes())?;
+        self.busy = true;
+        self.wait(timeout, spill_path, true).await
+    }
+
+    /// Types into the running command (keys already translated to bytes).
+    pub async fn send_input(
+        &mut self,
+        bytes: &[u8],
+        timeout: Duration,
+        spill_path: PathBuf,
+    ) -> Result<CommandResult, ToolError> {
+        self.write(bytes)?;
+        self.wait(timeout, spill_path, true).await
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), ToolError> {
+        self.pty
+            .write_all(bytes)
+            .map_err(|err| ToolError::Fatal(format!("cannot write to the terminal: {err}")))
+    }
+
+    async fn wait(
+        &mut self,
+        timeout: Duration,
+        spill_path: PathBuf,
+        detect_input: bool,
+    ) -> Result<CommandResult, ToolError> {
+        let mut collector = Collector::new(spill_path);
+        let deadline = Instant::now() + timeout;
+        let mut last_output = Instant::now();
+        let outcome = loop {
+            let now = Instant::now();
+            if now >= deadline {
+                break self.interrupt(&mut collector).await?;
+            }
+            let poll = POLL.min(deadline - now);
+            match tokio::time::timeout(poll, self.pty.read()).await {
+                Ok(Some(chunk)) => {
+                    last_output = Instant::now();
+                    if let Some(code) = self.take_chunk(&mut collector, &chunk)? {
+                        break Outcome::Exited(code);
+                    }
+                }
+                Ok(None) => break Outcome::ShellDied,
+                Err(_) => {
+                    if detect_input
+                        && last_output.elapsed() >= INPUT_CHECK_AFTER
+                        && self.waits_for_input()
+                    {
+                        // The prompt may be in flight: give it a moment before saying so.
+                        if let Some(code) = self
+                            .drain(&mut collector, Duration::from_millis(50))
+                            .await?
+                        {
+                            break Outcome::Exited(code);
+                        }
+                        break Outcome::WaitingForInput;
+                    }
+                }
+            }
+        };
+        self.busy = matches!(outcome, Outcome::WaitingForInput);
+        let output = collector.finish().map_err(spill_error)?;
+        Ok(CommandResult { outcome, output })
+    }
+
+    /// Adds a chunk; returns the exit code if it completed the prompt marker.
+    fn take_chunk(
+        &mut self,
+        collector: &mut Collector,
+        chunk: &[u8],
+    ) -> Result<Option<i32>, ToolError> {
+        collector.push(chunk).map_err(spill_error)?;
+        let window = collector.last_bytes(self.marker.len() + chunk.len().min(4096) + 16);
+        let Some((start, code)) = find_marker(&window, &self.marker) else {
+            return Ok(None);
+        };
+        collector
+            .drop_last(window.len() - start)
+            .map_err(spill_error)?;
+        Ok(Some(code))
+    }
+
+    async fn drain(
+        &mut self,
+        collector: &mut Collector,
+        within: Duration,
+    ) -> Result<Option<i32>, ToolError> {
+        let until = Instant::now() + within;
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match tokio::time::timeout(left, self.pty.read()).await {
+                Ok(Some(chunk)) => {
+                    if let Some(code) = self.take_chunk(collector, &chunk)? {
+                        return Ok(Some(code));
+                    }
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        Ok(None)
+    }
+
+    fn waits_for_input(&self) -> bool {
+        self.pty
+            .foreground_group()
+            .is_some_and(group_waits_for_input)
+    }
+
+    /// Stops the running command: its process group is killed (a shell builtin gets
+    /// SIGINT, as Ctrl-C would). If the prompt does not come back, the shell is killed.
+    async fn interrupt(&mut self, collector: &mut Collector) -> Result<Outcome, ToolError> {
+        let shell = self.pty.pid();
+        match self.pty.foreground_group() {
+            Some(group) if Some(group) != shell => self.pty.signal_group(group, Signal::SIGKILL),
+            _ => {
+                if let Some(shell) = shell {
+                    self.pty.signal_group(shell, Signal::SIGINT);
+                }
+            }
+        }
+        if self.drain(collector, KILL_GRACE).await?.is_none() {
+            self.pty.kill();
+            return Ok(Outcome::ShellDied);
+        }
+        Ok(Outcome::TimedOut)
+    }
+
+    /// Ends the shell and everything it started.
+    pub fn kill(&mut self) {
+        self.pty.kill();
+        let _ = std::fs::remove_file(&self.command_file);
+    }
+}
+
+impl Drop for ShellSession {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.command_file);
+    }
+}
+
+fn spill_error(err: std::io::Error) -> ToolError {
+    ToolError::Fatal(format!("cannot save command output: {err}"))
+}
+
+/// Finds the last `MARKER<digits>__` in `window`; returns where it starts and the code.
+fn find_marker(window: &[u8], marker: &[u8]) -> Option<(usize, i32)> {
+    let mut search_end = window.len();
+    while let Some(start) = window[..search_end]
+        .windows(marker.len())
+        .rposition(|w| w == marker)
+    {
+        let rest = &window[start + marker.len()..];
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits > 0 && rest[digits..].starts_with(b"__") {
+            let code = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+            return Some((start, code));
+        }
+        search_end = start;
+    }
+    None
+}
+
+fn nonce() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{:x}{:x}", nanos & 0xffff_ffff_ffff, std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_needs_digits_and_closing() {
+        let marker = b"__WRIGHT_ab_";
+        assert_eq!(find_marker(b"out\n__WRIGHT_ab_0__", marker), Some((4, 0)));
+        assert_eq!(
+            find_marker(b"PS1='__WRIGHT_ab_$?__'\n__WRIGHT_ab_127__", marker),
+            Some((23, 127))
+        );
+        assert_eq!(find_marker(b"__WRIGHT_ab_12", marker), None);
+    }
+}
