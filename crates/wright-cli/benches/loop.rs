@@ -1,1 +1,210 @@
-fn main() {}
+//! `cargo bench -p wright-cli --bench loop`: the harness's own cost, measured against the
+//! scripted model server (which answers at once), so every millisecond is wright's.
+//!
+//! Prints: per-step overhead over a 30-step run of `echo` commands (median, p90), process
+//! start to first model request, peak RSS of the fix-a-test run, the size of the system
+//! prompt plus tool schemas, the terminal tool's `echo` round trip, and a 100 MB output.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::json;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+use std::time::Instant;
+use wright_testkit::failing_python_repo;
+use wright_testkit::reply;
+use wright_testkit::Reply;
+use wright_testkit::ScriptedServer;
+use wright_testkit::BUG;
+use wright_testkit::FIX;
+use wright_tools::TerminalTool;
+use wright_tools::Tool;
+use wright_tools::Workspace;
+
+const WRIGHT: &str = env!("CARGO_BIN_EXE_wright");
+
+struct RunStats {
+    spawn_to_first_request: Duration,
+    request_gaps: Vec<Duration>,
+    peak_rss_kb: u64,
+    wall: Duration,
+}
+
+/// Runs `wright run` on `repo` against a server playing `script`; samples the process's
+/// high-water RSS (VmHWM never decreases, so the last sample is the peak).
+async fn run_wright(repo: &Path, data: &Path, script: Vec<Reply>) -> (RunStats, ScriptedServer) {
+    let server = ScriptedServer::start(script).await.unwrap();
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(WRIGHT)
+        .args([
+            "run",
+            "--sandbox",
+            "none",
+            "--base-url",
+            &server.url(),
+            "--model",
+            "test-model",
+            "--max-steps",
+            "100",
+            "--json",
+            "do the task",
+        ])
+        .current_dir(repo)
+        .env("XDG_DATA_HOME", data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    let mut peak_rss_kb = 0;
+    loop {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            if let Some(kb) = status
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+            {
+                peak_rss_kb = kb;
+            }
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            assert!(status.success(), "wright failed: {status}");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let wall = started.elapsed();
+    let requests = server.chat_requests();
+    let spawn_to_first_request = requests[0].at.duration_since(started);
+    let request_gaps = requests
+        .windows(2)
+        .map(|w| w[1].at.duration_since(w[0].at))
+        .collect();
+    (
+        RunStats {
+            spawn_to_first_request,
+            request_gaps,
+            peak_rss_kb,
+            wall,
+        },
+        server,
+    )
+}
+
+fn percentile(values: &mut [Duration], p: f64) -> Duration {
+    values.sort();
+    values[((values.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    // `cargo bench` passes --bench; nothing else to parse.
+    let data = tempfile::tempdir().unwrap();
+
+    // 1. Thirty echo steps, answered at once: the gap between requests is wright's time.
+    let mut gaps = Vec::new();
+    let mut starts = Vec::new();
+    for round in 0..5 {
+        let repo = tempfile::tempdir().unwrap();
+        let mut script: Vec<Reply> = (0..30)
+            .map(|i| reply().call("terminal", json!({"command": format!("echo step {i}")})))
+            .collect();
+        script.push(reply().call("finish", json!({"message": "done"})));
+        let (stats, _) = run_wright(repo.path(), data.path(), script).await;
+        if round > 0 {
+            gaps.extend(stats.request_gaps);
+        }
+        starts.push(stats.spawn_to_first_request);
+    }
+    let median_gap = percentile(&mut gaps, 0.5);
+    let p90_gap = percentile(&mut gaps, 0.9);
+    let median_start = percentile(&mut starts, 0.5);
+
+    // 2. The fix-a-test run: peak RSS, and the prompt's fixed size.
+    let repo = tempfile::tempdir().unwrap();
+    failing_python_repo(repo.path());
+    let script = vec![
+        reply().call("terminal", json!({"command": "python3 -m unittest"})),
+        reply().call(
+            "file_editor",
+            json!({"command": "view", "path": "export.py"}),
+        ),
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": BUG, "new_str": FIX}),
+        ),
+        reply().call("terminal", json!({"command": "python3 -m unittest"})),
+        reply().call("finish", json!({"message": "fixed"})),
+    ];
+    let (fix, server) = run_wright(repo.path(), data.path(), script).await;
+    let first = server.chat_requests()[0].json();
+    let system_chars = first["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .count();
+    let tools_chars = serde_json::to_string(&first["tools"])
+        .unwrap()
+        .chars()
+        .count();
+
+    // 3. The terminal tool's round trip for `echo` in its persistent shell.
+    let ws = tempfile::tempdir().unwrap();
+    let env = wright_sandbox::shell_environment(std::env::vars());
+    let terminal = TerminalTool::new(Workspace::new(ws.path()).unwrap(), env);
+    terminal.warm_up().await.unwrap();
+    let mut round_trips = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        terminal.run(&json!({"command": "echo hi"})).await.unwrap();
+        round_trips.push(t.elapsed());
+    }
+    let median_echo = percentile(&mut round_trips, 0.5);
+
+    // 4. A command printing 100 MB, through the whole binary.
+    let repo = tempfile::tempdir().unwrap();
+    let script = vec![
+        reply().call(
+            "terminal",
+            json!({"command": "head -c 100000000 /dev/zero | tr '\\0' 'a'; echo"}),
+        ),
+        reply().call("finish", json!({"message": "done"})),
+    ];
+    let (huge, _) = run_wright(repo.path(), data.path(), script).await;
+
+    println!("wright loop benchmark (scripted server answering at once)");
+    println!(
+        "  per-step overhead, 30-step echo run (4 runs): median {:.2} ms, p90 {:.2} ms",
+        ms(median_gap),
+        ms(p90_gap)
+    );
+    println!(
+        "  process start to first model request: median {:.1} ms (5 runs)",
+        ms(median_start)
+    );
+    println!(
+        "  peak RSS, fix-a-test run: {:.1} MB",
+        fix.peak_rss_kb as f64 / 1024.0
+    );
+    println!(
+        "  system prompt + tool schemas: {} + {} characters = {} tokens (chars/4)",
+        system_chars,
+        tools_chars,
+        (system_chars + tools_chars) / 4
+    );
+    println!(
+        "  terminal round trip for `echo` (200 runs): median {:.2} ms",
+        ms(median_echo)
+    );
+    println!(
+        "  100 MB command output: {:.1} s for the run, peak RSS {:.1} MB",
+        huge.wall.as_secs_f64(),
+        huge.peak_rss_kb as f64 / 1024.0
+    );
+}

@@ -20,6 +20,8 @@ use wright_sandbox::PtyProcess;
 /// Silence after which we look whether the command waits for keyboard input.
 const INPUT_CHECK_AFTER: Duration = Duration::from_millis(400);
 const POLL: Duration = Duration::from_millis(200);
+/// How long an interrupted command gets to stop before it is killed.
+const SIGINT_GRACE: Duration = Duration::from_millis(500);
 /// How long a killed command gets to hand the prompt back before the shell is replaced.
 const KILL_GRACE: Duration = Duration::from_secs(3);
 
@@ -216,16 +218,19 @@ impl ShellSession {
             .is_some_and(group_waits_for_input)
     }
 
-    /// Stops the running command: its process group is killed (a shell builtin gets
-    /// SIGINT, as Ctrl-C would). If the prompt does not come back, the shell is killed.
+    /// Stops the running command as Ctrl-C would (SIGINT to its process group, which also
+    /// makes bash drop the rest of the command list); a group that ignores SIGINT is
+    /// killed. If the prompt still does not come back, the shell itself is killed.
     async fn interrupt(&mut self, collector: &mut Collector) -> Result<Outcome, ToolError> {
         let shell = self.pty.pid();
-        match self.pty.foreground_group() {
-            Some(group) if Some(group) != shell => self.pty.signal_group(group, Signal::SIGKILL),
-            _ => {
-                if let Some(shell) = shell {
-                    self.pty.signal_group(shell, Signal::SIGINT);
-                }
+        let group = self.pty.foreground_group().or(shell);
+        if let Some(group) = group {
+            self.pty.signal_group(group, Signal::SIGINT);
+            if self.drain(collector, SIGINT_GRACE).await?.is_some() {
+                return Ok(Outcome::TimedOut);
+            }
+            if Some(group) != shell {
+                self.pty.signal_group(group, Signal::SIGKILL);
             }
         }
         if self.drain(collector, KILL_GRACE).await?.is_none() {

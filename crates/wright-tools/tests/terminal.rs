@@ -1,0 +1,175 @@
+use serde_json::json;
+use std::time::Instant;
+use tempfile::TempDir;
+use wright_tools::TerminalTool;
+use wright_tools::Tool;
+use wright_tools::ToolError;
+use wright_tools::ToolOutput;
+use wright_tools::Workspace;
+
+fn terminal() -> (TempDir, TerminalTool) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = wright_sandbox::shell_environment(std::env::vars());
+    let tool = TerminalTool::new(Workspace::new(dir.path()).unwrap(), env);
+    (dir, tool)
+}
+
+async fn run(tool: &TerminalTool, args: serde_json::Value) -> ToolOutput {
+    tool.run(&args)
+        .await
+        .unwrap_or_else(|err| panic!("{args}: {err}"))
+}
+
+#[tokio::test]
+async fn directory_and_exports_persist_and_exit_codes_are_reported() {
+    let (dir, t) = terminal();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let out = run(&t, json!({"command": "cd sub && export GREETING=hello"})).await;
+    assert_eq!(out.exit_code, Some(0));
+    assert!(
+        out.text.contains("[cwd: ") && out.text.contains("/sub]"),
+        "{}",
+        out.text
+    );
+    let out = run(
+        &t,
+        json!({"command": "echo $GREETING from $(basename $PWD)"}),
+    )
+    .await;
+    assert_eq!(out.text, "hello from sub");
+    let out = run(&t, json!({"command": "ls missing-file"})).await;
+    assert_eq!(out.exit_code, Some(2));
+    assert!(out.text.ends_with("[exit code 2]"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn long_and_multi_line_commands_arrive_intact() {
+    let (_dir, t) = terminal();
+    let long = "x".repeat(10_000);
+    let out = run(&t, json!({"command": format!("s='{long}'\necho ${{#s}}\ncat <<'EOF'\nquote ' and \" and $HOME\nEOF")})).await;
+    assert_eq!(out.text, "10000\nquote ' and \" and $HOME");
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_process_group_and_the_shell_lives_on() {
+    let (_dir, t) = terminal();
+    let started = Instant::now();
+    let out = run(
+        &t,
+        json!({"command": "echo started; sleep 30 | cat; echo never", "timeout": 1}),
+    )
+    .await;
+    assert!(started.elapsed().as_secs() < 10);
+    assert!(out.text.starts_with("started"), "{}", out.text);
+    assert!(!out.text.contains("never"));
+    assert!(
+        out.text
+            .contains("did not finish within 1 s and was killed"),
+        "{}",
+        out.text
+    );
+    let after = run(&t, json!({"command": "echo still here"})).await;
+    assert_eq!(after.text, "still here");
+    // A loop inside the shell itself is interrupted like Ctrl-C would.
+    let out = run(
+        &t,
+        json!({"command": "while true; do :; done", "timeout": "1"}),
+    )
+    .await;
+    assert!(out.text.contains("was killed"), "{}", out.text);
+    assert_eq!(run(&t, json!({"command": "echo ok"})).await.text, "ok");
+}
+
+#[tokio::test]
+async fn huge_output_keeps_head_and_tail_and_saves_the_rest() {
+    let (_dir, t) = terminal();
+    let out = run(&t, json!({"command": "seq 1 2000000"})).await;
+    assert!(out.text.starts_with("1\n2\n3\n"), "{}", &out.text[..50]);
+    assert!(
+        out.text.contains("\n2000000\n[cwd") || out.text.ends_with("\n2000000"),
+        "{}",
+        &out.text[out.text.len() - 100..]
+    );
+    assert!(
+        out.text.len() < 10_000,
+        "{} characters shown",
+        out.text.len()
+    );
+    let saved = out
+        .text
+        .split("saved to ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    let full = std::fs::read_to_string(saved).unwrap();
+    assert_eq!(
+        full.len(),
+        (1..=2_000_000)
+            .map(|n: u32| n.to_string().len() + 1)
+            .sum::<usize>()
+    );
+}
+
+#[tokio::test]
+async fn a_program_waiting_for_input_returns_and_gets_its_answer() {
+    let (_dir, t) = terminal();
+    let started = Instant::now();
+    let out = run(
+        &t,
+        json!({"command": "python3 -c \"name = input('Name? '); print('hello', name)\""}),
+    )
+    .await;
+    assert!(started.elapsed().as_secs() < 10);
+    assert!(out.text.starts_with("Name?"), "{}", out.text);
+    assert!(out.text.contains("waiting for input"), "{}", out.text);
+    assert_eq!(out.exit_code, None);
+    let busy = t.run(&json!({"command": "echo other"})).await;
+    assert!(matches!(busy, Err(ToolError::Model(m)) if m.contains("still running")));
+    let answered = run(&t, json!({"command": "Ada", "is_input": true})).await;
+    assert_eq!(answered.text, "hello Ada");
+    assert_eq!(answered.exit_code, Some(0));
+    // C-c stops a program that waits.
+    run(
+        &t,
+        json!({"command": "read -p 'continue? ' x; echo got $x"}),
+    )
+    .await;
+    let stopped = run(&t, json!({"command": "C-c", "is_input": "true"})).await;
+    assert_eq!(stopped.exit_code, Some(130), "{}", stopped.text);
+}
+
+#[tokio::test]
+async fn exiting_the_shell_starts_a_fresh_one() {
+    let (_dir, t) = terminal();
+    let out = run(&t, json!({"command": "exit 3"})).await;
+    assert!(out.text.contains("The shell exited"), "{}", out.text);
+    assert_eq!(
+        run(&t, json!({"command": "echo again"})).await.text,
+        "again"
+    );
+    let reset = run(&t, json!({"command": "", "reset": true})).await;
+    assert_eq!(reset.text, "The shell was restarted.");
+    let nothing = t.run(&json!({"command": "x", "is_input": true})).await;
+    assert!(matches!(nothing, Err(ToolError::Model(m)) if m.contains("no command is running")));
+}
+
+#[tokio::test]
+async fn the_environment_is_scrubbed() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = vec![
+        ("PATH".to_string(), std::env::var("PATH").unwrap()),
+        (
+            "OPENAI_API_KEY".to_string(),
+            "sk-should-not-leak".to_string(),
+        ),
+    ];
+    let t = TerminalTool::new(
+        Workspace::new(dir.path()).unwrap(),
+        wright_sandbox::shell_environment(host),
+    );
+    let out = run(&t, json!({"command": "env"})).await;
+    assert!(!out.text.contains("sk-should-not-leak"));
+    assert!(out.text.contains("TERM=dumb"));
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs wright's whole test suite. Installs what the tests need when it is missing
+# (Rust via rustup; git, python3 and a C compiler via apt). No model and no network needed.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+need_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+missing=()
+command -v cc >/dev/null 2>&1 || missing+=(build-essential)
+command -v git >/dev/null 2>&1 || missing+=(git)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+command -v bash >/dev/null 2>&1 || missing+=(bash)
+if [ ${#missing[@]} -gt 0 ]; then
+  need_root apt-get update -q >/dev/null
+  need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  [ -x "$HOME/.cargo/bin/cargo" ] || curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+cargo test --workspace --locked "$@"
