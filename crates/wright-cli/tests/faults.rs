@@ -204,3 +204,121 @@ async fn the_step_limit_stops_cleanly() {
     assert_eq!(shape(&events).last().unwrap(), "state:stopped");
     assert!(crate::common::stdout(&output).contains("the step limit (2) was reached"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_cleanly_after_logging_the_step() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "sleep 60"}))
+    ])
+    .await
+    .unwrap();
+    let url = server.url();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+        .args([
+            "run",
+            "--sandbox",
+            "none",
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "wait",
+        ])
+        .current_dir(h.repo())
+        .env("XDG_DATA_HOME", h.data.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Wait until the action is in the log, then press Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let logged = std::fs::read_dir(h.data.path().join("wright/conversations"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::read_to_string(e.path().join("events.jsonl")).ok())
+            .is_some_and(|log| log.contains("\"kind\":\"action\""));
+        if logged {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the action was never logged"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+        .await
+        .expect("wright did not stop after Ctrl-C")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    let events = h.events();
+    assert_eq!(
+        shape(&events)[3..],
+        [
+            "usage",
+            "action:terminal",
+            "observation:terminal",
+            "state:stopped"
+        ]
+    );
+    let obs = observations(&events);
+    assert!(obs[0]["output"]
+        .as_str()
+        .unwrap()
+        .contains("interrupted by the user"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_calls_in_one_reply_run_in_order() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        reply()
+            .text("Three at once.")
+            .call("terminal", json!({"command": "echo one > order.txt"}))
+            .call("terminal", json!({"command": "echo two >> order.txt"}))
+            .call(
+                "file_editor",
+                json!({"command": "view", "path": "order.txt"}),
+            ),
+        reply().call("finish", json!({"message": "ok"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = h.events();
+    assert_eq!(
+        shape(&events)[3..10],
+        [
+            "usage",
+            "message",
+            "action:terminal",
+            "observation:terminal",
+            "action:terminal",
+            "observation:terminal",
+            "action:file_editor"
+        ]
+    );
+    assert_eq!(
+        observations(&events)[2]["output"],
+        "     1\tone\n     2\ttwo\n"
+    );
+    // The next request carries the three calls in one assistant turn, then three results.
+    let second = server.chat_requests()[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[2]["tool_calls"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        messages[3..]
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["tool", "tool", "tool"]
+    );
+}

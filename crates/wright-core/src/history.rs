@@ -8,20 +8,13 @@ use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
 
-/// Renders the events into chat messages, system prompt first.
+/// Renders the events into chat messages, system prompt first. All tool calls of one
+/// step form one assistant turn, followed by their results in order, even though the log
+/// interleaves each action with its observation.
 pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
     let mut messages = Vec::new();
-    // The assistant turn being assembled: (step, text, tool calls).
-    let mut turn: Option<(u32, String, Vec<ToolCall>)> = None;
-    let flush = |messages: &mut Vec<ChatMessage>,
-                 turn: &mut Option<(u32, String, Vec<ToolCall>)>| {
-        if let Some((_, content, tool_calls)) = turn.take() {
-            messages.push(ChatMessage::Assistant {
-                content,
-                tool_calls,
-            });
-        }
-    };
+    // The step whose assistant turn is open, and where that turn is in `messages`.
+    let mut open: Option<(u32, usize)> = None;
     for event in events {
         match &event.body {
             EventBody::Start(start) => messages.push(ChatMessage::System {
@@ -29,14 +22,17 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
             }),
             EventBody::Message { text, step, .. } => match event.source {
                 Source::Agent => {
-                    flush(&mut messages, &mut turn);
-                    turn = Some((step.unwrap_or(0), text.clone(), Vec::new()));
+                    messages.push(ChatMessage::Assistant {
+                        content: text.clone(),
+                        tool_calls: Vec::new(),
+                    });
+                    open = Some((step.unwrap_or(0), messages.len() - 1));
                 }
                 Source::User | Source::Environment => {
-                    flush(&mut messages, &mut turn);
                     messages.push(ChatMessage::User {
                         content: text.clone(),
                     });
+                    open = None;
                 }
             },
             EventBody::Action {
@@ -45,15 +41,24 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
                 tool,
                 arguments,
             } => {
-                if turn.as_ref().is_some_and(|(s, _, _)| s != step) {
-                    flush(&mut messages, &mut turn);
+                let call =
+                    ToolCall::function(call_id.clone(), tool.clone(), render_arguments(arguments));
+                match open {
+                    Some((open_step, at)) if open_step == *step => {
+                        if let Some(ChatMessage::Assistant { tool_calls, .. }) =
+                            messages.get_mut(at)
+                        {
+                            tool_calls.push(call);
+                        }
+                    }
+                    _ => {
+                        messages.push(ChatMessage::Assistant {
+                            content: String::new(),
+                            tool_calls: vec![call],
+                        });
+                        open = Some((*step, messages.len() - 1));
+                    }
                 }
-                let (_, _, calls) = turn.get_or_insert_with(|| (*step, String::new(), Vec::new()));
-                calls.push(ToolCall::function(
-                    call_id.clone(),
-                    tool.clone(),
-                    render_arguments(arguments),
-                ));
             }
             EventBody::Observation {
                 call_id,
@@ -61,7 +66,6 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
                 is_error,
                 ..
             } => {
-                flush(&mut messages, &mut turn);
                 let content = if *is_error {
                     format!("ERROR: {output}")
                 } else {
@@ -75,7 +79,6 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
             EventBody::Error { .. } | EventBody::State { .. } | EventBody::Usage(_) => {}
         }
     }
-    flush(&mut messages, &mut turn);
     messages
 }
 
