@@ -157,7 +157,11 @@ async fn main() {
     // 3. The terminal tool's round trip for `echo` in its persistent shell.
     let ws = tempfile::tempdir().unwrap();
     let env = wright_sandbox::shell_environment(std::env::vars());
-    let terminal = TerminalTool::new(Workspace::new(ws.path()).unwrap(), env);
+    let terminal = TerminalTool::new(
+        Workspace::new(ws.path()).unwrap(),
+        env,
+        wright_sandbox::Sandbox::unconfined(),
+    );
     terminal.warm_up().await.unwrap();
     let mut round_trips = Vec::new();
     for _ in 0..200 {

@@ -6,6 +6,7 @@ mod history_cmds;
 mod progress;
 mod report;
 mod run;
+mod sandbox_setup;
 
 use clap::Parser;
 use clap::Subcommand;
@@ -29,6 +30,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The sandbox launcher: single-threaded, before anything else starts.
+    let mut args = std::env::args_os().skip(1);
+    if args
+        .next()
+        .is_some_and(|first| first == wright_sandbox::confine::SANDBOX_EXEC_ARG)
+    {
+        wright_sandbox::confine::launcher_main(args.collect());
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

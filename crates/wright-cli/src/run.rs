@@ -6,6 +6,7 @@ use crate::connect::ServerChoice;
 use crate::progress::JsonLines;
 use crate::progress::Progress;
 use crate::report::print_report;
+use crate::sandbox_setup::SandboxSetup;
 use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
@@ -22,7 +23,6 @@ use wright_core::Limits;
 use wright_core::Observer;
 use wright_llm::ClientConfig;
 use wright_protocol::AgentState;
-use wright_sandbox::shell_environment;
 use wright_sandbox::SandboxMode;
 use wright_tools::FileEditorTool;
 use wright_tools::FinishTool;
@@ -70,11 +70,15 @@ pub struct RunArgs {
 
 pub async fn run(args: RunArgs) -> Result<u8> {
     let started = Instant::now();
+    // Not dumpable: the model's commands (no capabilities) cannot read this process's
+    // memory or /proc/PID/environ, where the API key may be.
+    let _ = nix::sys::prctl::set_dumpable(false);
     let mode: SandboxMode = args.sandbox.parse()?;
-    mode.ensure_available()?;
     let workspace = Workspace::new(&args.workspace)
         .map_err(|err| anyhow::anyhow!("{err}"))
         .context("the workspace (-C) must be an existing directory")?;
+    let id = new_conversation_id();
+    let setup = SandboxSetup::new(mode, &workspace, &id)?;
 
     let mut config = ClientConfig::new("", "");
     config.stream = !args.no_stream;
@@ -86,8 +90,11 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         api_key: args.api_key,
     };
 
-    let env = shell_environment(std::env::vars());
-    let terminal = Arc::new(TerminalTool::new(workspace.clone(), env));
+    let terminal = Arc::new(TerminalTool::new(
+        workspace.clone(),
+        setup.env.clone(),
+        setup.sandbox.clone(),
+    ));
     // The shell starts while the model server is asked about its models.
     let warm = terminal.clone();
     let warm_up = tokio::spawn(async move { warm.warm_up().await });
@@ -99,7 +106,6 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         Arc::new(ThinkTool),
         Arc::new(FinishTool),
     ];
-    let id = new_conversation_id();
     let log_path = conversations_dir().join(&id).join("events.jsonl");
     let root = workspace.root().display().to_string();
     let mut conversation = Conversation::create(
@@ -115,7 +121,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
             "wright · conversation {id} · model {} on {}\n  workspace {root}\n  sandbox {}\n",
             client.config().model,
             client.config().base_url,
-            mode.describe()
+            setup.describe()
         );
     }
 

@@ -162,6 +162,11 @@ async fn fixes_a_failing_test_without_streaming() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixes_a_failing_test_unconfined() {
+    fixes_the_failing_test(&["--sandbox", "none"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_mode_prints_the_log_lines() {
     let h = Harness::new();
     failing_python_repo(h.repo());

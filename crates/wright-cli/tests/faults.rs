@@ -77,19 +77,15 @@ async fn several_models_and_none_chosen_asks_for_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_sandbox_means_no_run_unless_asked() {
+async fn unavailable_sandbox_levels_fail_closed() {
     let h = Harness::new();
     let server = ScriptedServer::start(vec![]).await.unwrap();
-    let url = server.url();
     let output = h
-        .wright(
-            &["run", "--base-url", &url, "--model", "test-model", "x"],
-            &[],
-        )
+        .run(&server.url(), "x", &["--sandbox", "namespaces"])
         .await;
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("Pass --sandbox none"),
+        stderr(&output).contains("sandbox 'namespaces' is not available"),
         "{}",
         stderr(&output)
     );

@@ -2,6 +2,8 @@
 //! settings that make tools quiet and non-interactive. Anything not listed — API keys,
 //! tokens, cloud credentials — never reaches the shell.
 
+use std::path::Path;
+
 /// Host variables passed through unchanged when set.
 const PASSED_THROUGH: &[&str] = &[
     "PATH",
@@ -71,6 +73,44 @@ where
     env.sort();
     env
 }
+
+/// The environment of a confined command: as `shell_environment`, but HOME and TMPDIR
+/// point into the conversation's private directory, and the toolchains installed in the
+/// real home are found through their own variables.
+pub fn confined_environment<I>(
+    host: I,
+    private: &Path,
+    real_home: Option<&Path>,
+) -> Vec<(String, String)>
+where
+    I: IntoIterator<Item = (String, String)>,
+{
+    let mut env = shell_environment(host);
+    env.retain(|(k, _)| k != "HOME" && k != "TMPDIR");
+    env.push(("HOME".into(), private.join("home").display().to_string()));
+    env.push(("TMPDIR".into(), private.join("tmp").display().to_string()));
+    if let Some(home) = real_home {
+        for (key, dir) in TOOLCHAIN_HOMES {
+            let path = home.join(dir);
+            if path.exists() && !env.iter().any(|(k, _)| k == key) {
+                env.push((key.to_string(), path.display().to_string()));
+            }
+        }
+    }
+    env.sort();
+    env
+}
+
+/// Variables that let toolchains in the real home work with a private HOME.
+const TOOLCHAIN_HOMES: &[(&str, &str)] = &[
+    ("CARGO_HOME", ".cargo"),
+    ("RUSTUP_HOME", ".rustup"),
+    ("PYENV_ROOT", ".pyenv"),
+    ("NVM_DIR", ".nvm"),
+    ("PIP_CACHE_DIR", ".cache/pip"),
+    ("npm_config_cache", ".npm"),
+    ("GOPATH", "go"),
+];
 
 #[cfg(test)]
 mod tests {

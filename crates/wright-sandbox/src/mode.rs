@@ -18,38 +18,14 @@ pub enum SandboxMode {
 pub enum SandboxError {
     #[error("unknown sandbox '{0}'; choose one of auto, landlock, namespaces, docker, none")]
     Unknown(String),
-    #[error("sandbox '{0}' is not available in this build of wright yet, and wright does not run commands unconfined unless told to. Pass --sandbox none to run the model's commands as yourself, in the workspace, with a scrubbed environment")]
+    #[error("sandbox '{0}' is not available in this build of wright yet; use --sandbox landlock (the default), or --sandbox none to run the model's commands unconfined")]
     Unavailable(SandboxMode),
+    #[error("the sandbox cannot be set up here, so wright will not run commands: {0}. Pass --sandbox none to run them unconfined")]
+    Refused(String),
     #[error("cannot start a terminal: {0}")]
     Spawn(String),
     #[error("terminal I/O failed: {0}")]
     Io(#[from] std::io::Error),
-}
-
-impl SandboxMode {
-    /// Fails closed: a level that cannot be had is an error, never a silent downgrade.
-    pub fn ensure_available(self) -> Result<(), SandboxError> {
-        match self {
-            SandboxMode::None => Ok(()),
-            SandboxMode::Auto
-            | SandboxMode::Landlock
-            | SandboxMode::Namespaces
-            | SandboxMode::Docker => Err(SandboxError::Unavailable(self)),
-        }
-    }
-
-    /// What is enforced, in one line for the run's header.
-    pub fn describe(self) -> &'static str {
-        match self {
-            SandboxMode::None => {
-                "none: commands run as you in the workspace, with a scrubbed environment"
-            }
-            SandboxMode::Auto => "auto",
-            SandboxMode::Landlock => "landlock",
-            SandboxMode::Namespaces => "namespaces",
-            SandboxMode::Docker => "docker",
-        }
-    }
 }
 
 impl fmt::Display for SandboxMode {

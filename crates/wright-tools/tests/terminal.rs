@@ -10,7 +10,11 @@ use wright_tools::Workspace;
 fn terminal() -> (TempDir, TerminalTool) {
     let dir = tempfile::tempdir().unwrap();
     let env = wright_sandbox::shell_environment(std::env::vars());
-    let tool = TerminalTool::new(Workspace::new(dir.path()).unwrap(), env);
+    let tool = TerminalTool::new(
+        Workspace::new(dir.path()).unwrap(),
+        env,
+        wright_sandbox::Sandbox::unconfined(),
+    );
     (dir, tool)
 }
 
@@ -168,6 +172,7 @@ async fn the_environment_is_scrubbed() {
     let t = TerminalTool::new(
         Workspace::new(dir.path()).unwrap(),
         wright_sandbox::shell_environment(host),
+        wright_sandbox::Sandbox::unconfined(),
     );
     let out = run(&t, json!({"command": "env"})).await;
     assert!(!out.text.contains("sk-should-not-leak"));

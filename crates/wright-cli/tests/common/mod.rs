@@ -33,7 +33,7 @@ impl Harness {
             .current_dir(self.repo.path())
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.data.path())
+            .env("HOME", std::env::var("HOME").unwrap_or_default())
             .env("XDG_DATA_HOME", self.data.path());
         for (key, value) in env {
             command.env(key, value);
@@ -45,17 +45,9 @@ impl Harness {
             .expect("cannot start wright")
     }
 
-    /// `wright run --sandbox none --base-url URL --model test-model TASK EXTRA...`
+    /// `wright run --base-url URL --model test-model EXTRA... TASK` (sandboxed by default).
     pub async fn run(&self, url: &str, task: &str, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "run",
-            "--sandbox",
-            "none",
-            "--base-url",
-            url,
-            "--model",
-            "test-model",
-        ];
+        let mut args = vec!["run", "--base-url", url, "--model", "test-model"];
         args.extend_from_slice(extra);
         args.push(task);
         self.wright(&args, &[]).await

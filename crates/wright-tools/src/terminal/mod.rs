@@ -23,6 +23,7 @@ use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::Mutex;
+use wright_sandbox::Sandbox;
 
 const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
 const MAX_TIMEOUT_SECS: f64 = 3600.0;
@@ -33,6 +34,7 @@ const SHOWN_TAIL: usize = 5000;
 pub struct TerminalTool {
     workspace: Workspace,
     env: Vec<(String, String)>,
+    sandbox: Sandbox,
     session: Mutex<Option<ShellSession>>,
     /// The directory last reported to the model, to mention it only when it changes.
     last_cwd: Mutex<Option<PathBuf>>,
@@ -40,11 +42,13 @@ pub struct TerminalTool {
 }
 
 impl TerminalTool {
-    pub fn new(workspace: Workspace, env: Vec<(String, String)>) -> Self {
+    /// A terminal whose shell runs under `sandbox` with exactly `env`.
+    pub fn new(workspace: Workspace, env: Vec<(String, String)>, sandbox: Sandbox) -> Self {
         let root = workspace.root().to_path_buf();
         Self {
             workspace,
             env,
+            sandbox,
             session: Mutex::new(None),
             last_cwd: Mutex::new(Some(root)),
             outputs: AtomicU32::new(0),
@@ -55,7 +59,7 @@ impl TerminalTool {
     pub async fn warm_up(&self) -> Result<(), ToolError> {
         let mut guard = self.session.lock().await;
         if guard.is_none() {
-            *guard = Some(ShellSession::start(&self.workspace, &self.env).await?);
+            *guard = Some(ShellSession::start(&self.workspace, &self.env, &self.sandbox).await?);
         }
         Ok(())
     }
@@ -136,7 +140,9 @@ impl Tool for TerminalTool {
         }
         let session = match guard.as_mut() {
             Some(session) => session,
-            None => guard.insert(ShellSession::start(&self.workspace, &self.env).await?),
+            None => {
+                guard.insert(ShellSession::start(&self.workspace, &self.env, &self.sandbox).await?)
+            }
         };
         let result = session.run(command, timeout, self.spill_path()?).await?;
         self.report(&mut guard, result, timeout_secs, notes).await

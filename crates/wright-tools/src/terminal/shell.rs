@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use std::time::Instant;
 use wright_sandbox::PtyProcess;
+use wright_sandbox::Sandbox;
 
 /// Silence after which we look whether the command waits for keyboard input.
 const INPUT_CHECK_AFTER: Duration = Duration::from_millis(400);
@@ -46,16 +47,17 @@ pub struct ShellSession {
 }
 
 impl ShellSession {
-    pub async fn start(workspace: &Workspace, env: &[(String, String)]) -> Result<Self, ToolError> {
+    pub async fn start(
+        workspace: &Workspace,
+        env: &[(String, String)],
+        sandbox: &Sandbox,
+    ) -> Result<Self, ToolError> {
         let nonce = nonce();
         let scratch = workspace.scratch()?.to_path_buf();
-        let pty = PtyProcess::spawn(
-            "bash",
-            &["--noprofile", "--norc", "--noediting", "-i"],
-            env,
-            workspace.root(),
-        )
-        .map_err(|err| ToolError::Fatal(err.to_string()))?;
+        let (program, args) = sandbox.wrap("bash", &["--noprofile", "--norc", "--noediting", "-i"]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let pty = PtyProcess::spawn(&program, &args, env, workspace.root())
+            .map_err(|err| ToolError::Fatal(err.to_string()))?;
         let marker = format!("__WRIGHT_{nonce}_").into_bytes();
         let mut session = Self {
             pty,
@@ -73,9 +75,13 @@ impl ShellSession {
             .await?;
         match ready.outcome {
             Outcome::Exited(_) => Ok(session),
-            Outcome::WaitingForInput | Outcome::TimedOut | Outcome::ShellDied => Err(
-                ToolError::Fatal("the terminal's bash did not start within 10 s".into()),
-            ),
+            Outcome::WaitingForInput | Outcome::TimedOut | Outcome::ShellDied => {
+                let said = super::super::clean_terminal_output(&ready.output.bytes);
+                Err(ToolError::Fatal(format!(
+                    "the terminal's bash did not start: {}",
+                    said.trim()
+                )))
+            }
         }
     }
 

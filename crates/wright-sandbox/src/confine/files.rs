@@ -1,0 +1,85 @@
+//! Landlock: the file system rules (and TCP, where the kernel's Landlock has it).
+
+use super::policy::Policy;
+use landlock::Access;
+use landlock::AccessFs;
+use landlock::AccessNet;
+use landlock::CompatLevel;
+use landlock::Compatible;
+use landlock::PathBeneath;
+use landlock::PathFd;
+use landlock::Ruleset;
+use landlock::RulesetAttr;
+use landlock::RulesetCreated;
+use landlock::RulesetCreatedAttr;
+use landlock::RulesetStatus;
+use landlock::Scope;
+use landlock::ABI;
+
+/// The newest ABI wright knows how to use; older kernels get what they support.
+const TARGET: ABI = ABI::V6;
+
+pub struct Prepared {
+    ruleset: RulesetCreated,
+    handles_net: bool,
+}
+
+/// Builds the ruleset (opening every allowed path now, before anything is restricted).
+pub fn prepare(policy: &Policy) -> Result<Prepared, String> {
+    let all_fs = AccessFs::from_all(TARGET);
+    let read_fs = AccessFs::from_read(TARGET);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(all_fs)
+        .map_err(|e| format!("Landlock: {e}"))?;
+    let abi_net = AccessNet::from_all(TARGET);
+    let handles_net = !policy.network && !abi_net.is_empty();
+    if handles_net {
+        ruleset = ruleset
+            .handle_access(abi_net)
+            .map_err(|e| format!("Landlock: {e}"))?;
+    }
+    ruleset = ruleset
+        .scope(Scope::from_all(TARGET))
+        .map_err(|e| format!("Landlock: {e}"))?;
+    let mut created = ruleset.create().map_err(|e| format!("Landlock: {e}"))?;
+    for (paths, access) in [(&policy.read_only, read_fs), (&policy.read_write, all_fs)] {
+        for path in paths {
+            // A path that vanished since the policy was made is simply not granted.
+            let Ok(fd) = PathFd::new(path) else { continue };
+            let access = if path.is_dir() {
+                access
+            } else {
+                access & AccessFs::from_file(TARGET)
+            };
+            created = created
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(|e| format!("Landlock rule for {}: {e}", path.display()))?;
+        }
+    }
+    Ok(Prepared {
+        ruleset: created,
+        handles_net,
+    })
+}
+
+/// Restricts this process (and what it execs). Fails unless files are fully confined.
+pub fn enforce(prepared: Prepared) -> Result<(String, bool), String> {
+    let handles_net = prepared.handles_net;
+    let status = prepared
+        .ruleset
+        .restrict_self()
+        .map_err(|e| format!("Landlock: {e}"))?;
+    let words = match status.ruleset {
+        RulesetStatus::FullyEnforced => "Landlock, fully enforced",
+        RulesetStatus::PartiallyEnforced => "Landlock, partially enforced (older kernel)",
+        RulesetStatus::NotEnforced => {
+            return Err("this kernel does not enforce Landlock (Linux 5.13+ with Landlock enabled is needed); use --sandbox docker, or --sandbox none to run unconfined".into())
+        }
+    };
+    if !status.no_new_privs {
+        return Err("cannot set no_new_privs".into());
+    }
+    let tcp_blocked = handles_net && status.ruleset == RulesetStatus::FullyEnforced;
+    Ok((words.to_string(), tcp_blocked))
+}

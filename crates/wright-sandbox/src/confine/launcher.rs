@@ -1,0 +1,84 @@
+//! The launcher: `wright __sandbox-exec POLICY_JSON -- PROGRAM ARGS…`.
+//! `wright __sandbox-exec POLICY_JSON --report` applies everything, then prints the
+//! `Report` as JSON instead of running a program: how wright checks, before a run, that
+//! confinement really works on this machine.
+
+use super::files;
+use super::limits;
+use super::policy::Policy;
+use super::policy::Report;
+use super::syscalls;
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+
+/// The first argument that turns the `wright` binary into the launcher.
+pub const SANDBOX_EXEC_ARG: &str = "__sandbox-exec";
+
+/// Runs the launcher with the arguments after `__sandbox-exec`. Never returns: it execs
+/// the program or exits (126 when confinement cannot be had, with the reason on stderr).
+pub fn launcher_main(args: Vec<OsString>) -> ! {
+    match confine_and_run(args) {
+        Ok(never) => match never {},
+        Err(reason) => {
+            eprintln!("wright sandbox: {reason}");
+            std::process::exit(126);
+        }
+    }
+}
+
+enum Never {}
+
+fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
+    let mut args = args.into_iter();
+    let policy_json = args.next().ok_or("missing policy")?;
+    let policy: Policy = serde_json::from_str(&policy_json.to_string_lossy())
+        .map_err(|e| format!("bad policy: {e}"))?;
+    let mode = args.next().ok_or("missing -- or --report")?;
+    let report_only = mode == "--report";
+    if !report_only && mode != "--" {
+        return Err(format!(
+            "expected -- before the program, got {}",
+            mode.to_string_lossy()
+        ));
+    }
+
+    let limits_words = limits::apply_rlimits(&policy)?;
+    let prepared = files::prepare(&policy)?;
+    let program = syscalls::program(policy.network)?;
+    let capabilities = limits::drop_capabilities()?;
+    let (landlock, tcp_blocked) = files::enforce(prepared)?;
+    syscalls::apply(&program)?;
+
+    let report = Report {
+        landlock: format!(
+            "{landlock}: read-write {}; read-only toolchains",
+            policy
+                .read_write
+                .iter()
+                .filter(|p| !p.starts_with("/dev"))
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        network: if policy.network {
+            "allowed".into()
+        } else if tcp_blocked {
+            "off (seccomp: no IP sockets; Landlock: no TCP)".into()
+        } else {
+            "off (seccomp: no IP sockets)".into()
+        },
+        seccomp: "io_uring, ptrace, process memory, keyrings and TIOCSTI refused".into(),
+        capabilities,
+        limits: limits_words,
+    };
+    if report_only {
+        println!(
+            "{}",
+            serde_json::to_string(&report).map_err(|e| e.to_string())?
+        );
+        std::process::exit(0);
+    }
+    let program = args.next().ok_or("missing program")?;
+    let error = std::process::Command::new(&program).args(args).exec();
+    Err(format!("cannot run {}: {error}", program.to_string_lossy()))
+}

@@ -1,0 +1,78 @@
+//! seccomp: system calls a confined command is refused (with EPERM, so programs see an
+//! ordinary error), whatever Landlock covers or not.
+//!
+//! - sockets other than Unix ones, unless the network is allowed (Landlock does not cover
+//!   UDP or raw sockets);
+//! - io_uring (it can perform I/O without the system calls filtered here);
+//! - ptrace and reading or writing other processes' memory;
+//! - the kernel keyrings;
+//! - TIOCSTI and TIOCLINUX, which push keystrokes into a terminal.
+
+use seccompiler::BpfProgram;
+use seccompiler::SeccompAction;
+use seccompiler::SeccompCmpArgLen;
+use seccompiler::SeccompCmpOp;
+use seccompiler::SeccompCondition;
+use seccompiler::SeccompFilter;
+use seccompiler::SeccompRule;
+use seccompiler::TargetArch;
+use std::collections::BTreeMap;
+
+#[cfg(target_arch = "x86_64")]
+const ARCH: TargetArch = TargetArch::x86_64;
+#[cfg(target_arch = "aarch64")]
+const ARCH: TargetArch = TargetArch::aarch64;
+
+const TIOCSTI: u64 = 0x5412;
+const TIOCLINUX: u64 = 0x541C;
+
+fn condition(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, String> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(|e| e.to_string())
+}
+
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
+    SeccompRule::new(conditions).map_err(|e| e.to_string())
+}
+
+/// Compiles the filter (done before any restriction; applying it is one system call).
+pub fn program(network: bool) -> Result<BpfProgram, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    // An empty rule list refuses the call whatever its arguments.
+    for syscall in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_keyctl,
+    ] {
+        rules.insert(syscall, Vec::new());
+    }
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![
+            rule(vec![condition(1, SeccompCmpOp::Eq, TIOCSTI)?])?,
+            rule(vec![condition(1, SeccompCmpOp::Eq, TIOCLINUX)?])?,
+        ],
+    );
+    if !network {
+        let not_unix = || condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64);
+        rules.insert(libc::SYS_socket, vec![rule(vec![not_unix()?])?]);
+        rules.insert(libc::SYS_socketpair, vec![rule(vec![not_unix()?])?]);
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        ARCH,
+    )
+    .map_err(|e| e.to_string())?;
+    BpfProgram::try_from(filter).map_err(|e| e.to_string())
+}
+
+pub fn apply(program: &BpfProgram) -> Result<(), String> {
+    seccompiler::apply_filter(program).map_err(|e| format!("seccomp: {e}"))
+}
