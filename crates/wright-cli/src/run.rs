@@ -6,6 +6,7 @@ use crate::connect::ServerChoice;
 use crate::progress::JsonLines;
 use crate::progress::Progress;
 use crate::report::print_report;
+use crate::sandbox_setup::SandboxOptions;
 use crate::sandbox_setup::SandboxSetup;
 use anyhow::Context;
 use anyhow::Result;
@@ -54,6 +55,18 @@ pub struct RunArgs {
     /// Confinement of the model's commands: auto, landlock, namespaces, docker or none.
     #[arg(long, default_value = "auto")]
     sandbox: String,
+    /// Let the model's commands use the network (off by default).
+    #[arg(long)]
+    network: bool,
+    /// Most processes the model's commands may run at once.
+    #[arg(long, default_value_t = 512)]
+    max_processes: u64,
+    /// Memory limit for all the model's commands together, in MiB (default: half the RAM, at most 16 GiB).
+    #[arg(long)]
+    max_memory: Option<u64>,
+    /// Largest file a command may write, in MiB.
+    #[arg(long, default_value_t = 4096)]
+    max_file_size: u64,
     /// Print the event log's lines on stdout instead of progress on stderr.
     #[arg(long)]
     json: bool,
@@ -78,7 +91,13 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         .map_err(|err| anyhow::anyhow!("{err}"))
         .context("the workspace (-C) must be an existing directory")?;
     let id = new_conversation_id();
-    let setup = SandboxSetup::new(mode, &workspace, &id)?;
+    let options = SandboxOptions {
+        network: args.network,
+        max_processes: args.max_processes,
+        max_memory_mb: args.max_memory,
+        max_file_mb: args.max_file_size,
+    };
+    let setup = SandboxSetup::new(mode, options, &workspace, &id)?;
 
     let mut config = ClientConfig::new("", "");
     config.stream = !args.no_stream;

@@ -5,6 +5,7 @@
 use anyhow::Context;
 use anyhow::Result;
 use std::path::PathBuf;
+use wright_sandbox::confine::Cgroup;
 use wright_sandbox::confine::Policy;
 use wright_sandbox::confine::Report;
 use wright_sandbox::confined_environment;
@@ -19,22 +20,63 @@ pub struct SandboxSetup {
     pub env: Vec<(String, String)>,
     report: Option<Report>,
     private: Option<PathBuf>,
+    cgroup: Option<Cgroup>,
+}
+
+/// The limits and permissions given on the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct SandboxOptions {
+    pub network: bool,
+    pub max_processes: u64,
+    pub max_memory_mb: Option<u64>,
+    pub max_file_mb: u64,
+}
+
+/// Half the machine's memory, at most 16 GiB: room for builds, not for a runaway.
+fn default_memory_limit() -> u64 {
+    let total_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .unwrap_or(8 << 20);
+    (total_kb * 1024 / 2).min(16 << 30)
 }
 
 impl SandboxSetup {
-    pub fn new(mode: SandboxMode, workspace: &Workspace, conversation: &str) -> Result<Self> {
+    pub fn new(
+        mode: SandboxMode,
+        options: SandboxOptions,
+        workspace: &Workspace,
+        conversation: &str,
+    ) -> Result<Self> {
         if mode == SandboxMode::None {
             return Ok(Self {
                 sandbox: Sandbox::unconfined(),
                 env: shell_environment(std::env::vars()),
                 report: None,
                 private: None,
+                cgroup: None,
             });
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let private = private_dir(&std::env::temp_dir(), conversation)
             .context("cannot create the conversation's private directory")?;
-        let policy = Policy::for_workspace(workspace.root(), &private, home.as_deref());
+        let mut policy = Policy::for_workspace(workspace.root(), &private, home.as_deref());
+        policy.network = options.network;
+        policy.max_processes = options.max_processes;
+        policy.max_file_bytes = options.max_file_mb << 20;
+        let max_memory = options
+            .max_memory_mb
+            .map_or_else(default_memory_limit, |mb| mb << 20);
+        let cgroup = Cgroup::create(conversation, options.max_processes, max_memory);
+        if let Some(cgroup) = &cgroup {
+            policy.cgroup_procs = cgroup.procs_files();
+            policy.cgroup_description = cgroup.description.clone();
+        }
         let launcher = std::env::current_exe()
             .context("cannot find the wright binary to launch the sandbox")?;
         let setup = Sandbox::for_mode(mode, launcher, &policy);
@@ -42,6 +84,9 @@ impl SandboxSetup {
             Ok(ok) => ok,
             Err(err) => {
                 let _ = std::fs::remove_dir_all(&private);
+                if let Some(cgroup) = &cgroup {
+                    cgroup.remove();
+                }
                 return Err(err.into());
             }
         };
@@ -51,6 +96,7 @@ impl SandboxSetup {
             env,
             report,
             private: Some(private),
+            cgroup,
         })
     }
 
@@ -66,6 +112,9 @@ impl SandboxSetup {
 
 impl Drop for SandboxSetup {
     fn drop(&mut self) {
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.remove();
+        }
         if let Some(private) = &self.private {
             let _ = std::fs::remove_dir_all(private);
         }

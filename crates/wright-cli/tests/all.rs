@@ -7,3 +7,4 @@ mod common;
 mod e2e_fix;
 mod faults;
 mod history;
+mod sandbox_attacks;

@@ -80,12 +80,10 @@ async fn several_models_and_none_chosen_asks_for_one() {
 async fn unavailable_sandbox_levels_fail_closed() {
     let h = Harness::new();
     let server = ScriptedServer::start(vec![]).await.unwrap();
-    let output = h
-        .run(&server.url(), "x", &["--sandbox", "namespaces"])
-        .await;
+    let output = h.run(&server.url(), "x", &["--sandbox", "docker"]).await;
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("sandbox 'namespaces' is not available"),
+        stderr(&output).contains("sandbox 'docker' is not available"),
         "{}",
         stderr(&output)
     );

@@ -46,12 +46,14 @@ impl Sandbox {
     ) -> Result<(Self, Option<Report>), SandboxError> {
         match mode {
             SandboxMode::None => Ok((Self::unconfined(), None)),
-            SandboxMode::Auto | SandboxMode::Landlock => {
-                let sandbox = Self::confined(launcher, policy)?;
+            SandboxMode::Auto | SandboxMode::Landlock | SandboxMode::Namespaces => {
+                let mut policy = policy.clone();
+                policy.require_namespaces = mode == SandboxMode::Namespaces;
+                let sandbox = Self::confined(launcher, &policy)?;
                 let report = sandbox.check()?;
                 Ok((sandbox, Some(report)))
             }
-            SandboxMode::Namespaces | SandboxMode::Docker => Err(SandboxError::Unavailable(mode)),
+            SandboxMode::Docker => Err(SandboxError::Unavailable(mode)),
         }
     }
 

@@ -56,10 +56,19 @@ impl ScriptedServer {
         Self::start_with_models(script, vec!["test-model".to_string()]).await
     }
 
+    /// Like `start`, on a chosen port (for scripts that must name the server's own port).
+    pub async fn start_on_port(script: Vec<Reply>, port: u16) -> std::io::Result<Self> {
+        Self::serve(script, vec!["test-model".to_string()], port).await
+    }
+
     pub async fn start_with_models(
         script: Vec<Reply>,
         models: Vec<String>,
     ) -> std::io::Result<Self> {
+        Self::serve(script, models, 0).await
+    }
+
+    async fn serve(script: Vec<Reply>, models: Vec<String>, port: u16) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
@@ -70,7 +79,7 @@ impl ScriptedServer {
             .route("/v1/chat/completions", post(chat))
             .route("/v1/models", get(list_models))
             .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             let listener = listener.tap_io(|tcp| {
@@ -102,6 +111,12 @@ impl ScriptedServer {
     /// Replies not yet served.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.script).len()
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        self._task.abort();
     }
 }
 

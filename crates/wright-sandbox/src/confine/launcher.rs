@@ -3,8 +3,11 @@
 //! `Report` as JSON instead of running a program: how wright checks, before a run, that
 //! confinement really works on this machine.
 
+use super::cgroup;
 use super::files;
 use super::limits;
+use super::namespaces;
+use super::namespaces::Isolation;
 use super::policy::Policy;
 use super::policy::Report;
 use super::syscalls;
@@ -42,7 +45,19 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         ));
     }
 
-    let limits_words = limits::apply_rlimits(&policy)?;
+    cgroup::join(&policy.cgroup_procs)?;
+    let namespaces = match namespaces::isolate(&policy.read_write, policy.network) {
+        Ok(isolated) => isolated.words,
+        Err(Isolation::Refused(reason)) if !policy.require_namespaces => {
+            format!("no namespaces ({reason})")
+        }
+        Err(Isolation::Refused(reason)) | Err(Isolation::Broken(reason)) => return Err(reason),
+    };
+    let limits_words = format!(
+        "{}; {}",
+        limits::apply_rlimits(&policy)?,
+        policy.cgroup_description
+    );
     let prepared = files::prepare(&policy)?;
     let program = syscalls::program(policy.network)?;
     let capabilities = limits::drop_capabilities()?;
@@ -50,6 +65,7 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
     syscalls::apply(&program)?;
 
     let report = Report {
+        namespaces,
         landlock: format!(
             "{landlock}: read-write {}; read-only toolchains",
             policy

@@ -9,12 +9,15 @@
 //! io_uring, ptrace, other processes' memory, keyrings and terminal injection (TIOCSTI).
 //! Fail closed: if Landlock cannot be enforced, the launcher refuses to run anything.
 
+mod cgroup;
 mod files;
 mod launcher;
 mod limits;
+mod namespaces;
 mod policy;
 mod syscalls;
 
+pub use cgroup::Cgroup;
 pub use launcher::launcher_main;
 pub use launcher::SANDBOX_EXEC_ARG;
 pub use policy::Policy;

@@ -18,6 +18,16 @@ pub struct Policy {
     pub max_processes: u64,
     pub max_file_bytes: u64,
     pub max_open_files: u64,
+    /// `cgroup.procs` files to join (process and memory limits for root too).
+    #[serde(default)]
+    pub cgroup_procs: Vec<PathBuf>,
+    /// Fail when mount and network namespaces cannot be had (`--sandbox namespaces`);
+    /// otherwise they are used where the kernel allows and the report says so.
+    #[serde(default)]
+    pub require_namespaces: bool,
+    /// Words for the report about the cgroup limits, or why there are none.
+    #[serde(default)]
+    pub cgroup_description: String,
 }
 
 /// System locations a toolchain may live in: readable and executable.
@@ -101,6 +111,11 @@ impl Policy {
                     .filter_map(existing),
             );
         }
+        read_only.extend(
+            toolchains_named_by_environment(home)
+                .into_iter()
+                .filter_map(existing),
+        );
         read_write.push(workspace.to_path_buf());
         read_write.push(private.to_path_buf());
         Self {
@@ -110,13 +125,50 @@ impl Policy {
             max_processes: 512,
             max_file_bytes: 4 << 30,
             max_open_files: 4096,
+            cgroup_procs: Vec::new(),
+            require_namespaces: false,
+            cgroup_description: "no cgroup (the cgroup tree is not writable here)".into(),
         }
     }
+}
+
+/// Toolchain roots named by the user's variables, and the directories on PATH: where the
+/// user's own tools are. Never the home directory itself or `/`.
+fn toolchains_named_by_environment(home: Option<&Path>) -> Vec<PathBuf> {
+    const ROOTS: &[&str] = &[
+        "PYENV_ROOT",
+        "RUSTUP_HOME",
+        "NVM_DIR",
+        "GOROOT",
+        "JAVA_HOME",
+        "VIRTUAL_ENV",
+        "CONDA_PREFIX",
+    ];
+    let mut dirs: Vec<PathBuf> = ROOTS
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .collect();
+    if let Some(cargo) = std::env::var_os("CARGO_HOME") {
+        dirs.push(PathBuf::from(cargo).join("bin"));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    dirs.retain(|dir| {
+        dir.is_absolute()
+            && dir != Path::new("/")
+            && Some(dir.as_path()) != home
+            && dir.components().count() > 1
+    });
+    dirs
 }
 
 /// What the launcher enforced, in words for the run's header and `wright doctor`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    #[serde(default)]
+    pub namespaces: String,
     pub landlock: String,
     pub network: String,
     pub seccomp: String,
@@ -127,8 +179,13 @@ pub struct Report {
 impl Report {
     pub fn summary(&self) -> String {
         format!(
-            "files: {}; network: {}; syscalls: {}; capabilities: {}; limits: {}",
-            self.landlock, self.network, self.seccomp, self.capabilities, self.limits
+            "{}; files: {}; network: {}; syscalls: {}; capabilities: {}; limits: {}",
+            self.namespaces,
+            self.landlock,
+            self.network,
+            self.seccomp,
+            self.capabilities,
+            self.limits
         )
     }
 }
