@@ -11,7 +11,9 @@ mod client;
 mod discovery;
 mod error;
 mod names;
+pub mod probe;
 pub mod sse;
+pub mod textcall;
 mod types;
 
 pub use accumulate::Accumulator;

@@ -1,0 +1,98 @@
+//! gpt-oss harmony messages (openai/harmony `docs/format.md`). A reply is a run of
+//! messages `[<|start|>assistant]<|channel|>CHANNEL[ to=RECIPIENT][ <|constrain|>json]<|message|>BODY`
+//! ended by `<|end|>`, `<|call|>` or `<|return|>` (or by the next message, or the end of
+//! the text). The recipient may sit in the role part instead (`<|start|>assistant to=functions.f<|channel|>commentary`).
+//!
+//! - `analysis` is reasoning;
+//! - a message with `to=functions.NAME` is a call of NAME with the JSON body as arguments
+//!   (other recipients, such as the built-in `browser.search`, are calls of that name);
+//! - `final`, and `commentary` without a recipient (a preamble meant for the user), are content.
+
+use super::json;
+use super::scan::snippet;
+use super::scan::Src;
+use super::Out;
+
+const START: &str = "<|start|>";
+const CHANNEL: &str = "<|channel|>";
+const MESSAGE: &str = "<|message|>";
+const HEADS: &[&str] = &[START, CHANNEL, MESSAGE];
+const ENDS: &[&str] = &["<|end|>", "<|call|>", "<|return|>"];
+const BODY_LIMIT: &[&str] = &["<|end|>", "<|call|>", "<|return|>", START, CHANNEL];
+const FORM: &str =
+    "<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>";
+
+/// Whether `text` is written in harmony.
+pub(crate) fn detect(text: &str) -> bool {
+    text.contains(CHANNEL) || (text.contains(START) && text.contains(MESSAGE))
+}
+
+/// Reads all of `text` as harmony messages.
+pub(crate) fn parse(text: &str, out: &mut Out) {
+    let mut src = Src::new(text);
+    let mut pos = 0;
+    while pos < src.len() {
+        let Some((at, _)) = src.find_first(HEADS, pos) else {
+            out.text(src.tail(pos));
+            return;
+        };
+        out.text(src.slice(pos, at));
+        let Some(message) = src.find(MESSAGE, at) else {
+            // A header the model never finished.
+            let header = src.tail(at);
+            if let Some(recipient) = recipient(header) {
+                out.error(format!(
+                    "the call to `{}` is cut off before its `<|message|>` and arguments. Write it as {FORM}",
+                    recipient.strip_prefix("functions.").unwrap_or(recipient)
+                ));
+            }
+            return;
+        };
+        let header = src.slice(at, message);
+        let body_start = message + MESSAGE.len();
+        let body_end = src.find_first_or_end(BODY_LIMIT, body_start);
+        let body = src.slice(body_start, body_end);
+        pos = match src.starts_any(body_end, ENDS) {
+            Some(end) => body_end + end.len(),
+            None => body_end,
+        };
+        if let Some(recipient) = recipient(header) {
+            let name = recipient.strip_prefix("functions.").unwrap_or(recipient);
+            match json::arguments_from_text(body) {
+                Ok(arguments) => out.call(name, arguments),
+                Err(why) => out.error(format!(
+                    "the arguments of the call to `{name}` could not be read: {why}. The text was: {}. Write it as {FORM}",
+                    snippet(body)
+                )),
+            }
+        } else if channel(header) == Some("analysis") {
+            out.reason(body);
+        } else {
+            out.text(body);
+        }
+        // Keep separate messages apart in the content.
+        if !body.is_empty() {
+            out.text("\n");
+        }
+    }
+}
+
+/// The channel named in a header.
+fn channel(header: &str) -> Option<&str> {
+    let after = header.get(header.find(CHANNEL)? + CHANNEL.len()..)?;
+    let name = after
+        .split(|c: char| c.is_whitespace() || c == '<')
+        .next()
+        .unwrap_or("");
+    (!name.is_empty()).then_some(name)
+}
+
+/// The `to=` recipient in a header.
+fn recipient(header: &str) -> Option<&str> {
+    let after = header.get(header.find("to=")? + 3..)?;
+    let name = after
+        .split(|c: char| c.is_whitespace() || c == '<')
+        .next()
+        .unwrap_or("");
+    (!name.is_empty()).then_some(name)
+}
