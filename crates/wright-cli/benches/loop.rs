@@ -52,6 +52,7 @@ async fn run_wright(repo: &Path, data: &Path, script: Vec<Reply>) -> (RunStats, 
         ])
         .current_dir(repo)
         .env("XDG_DATA_HOME", data)
+        .env("XDG_CACHE_HOME", data.join("cache"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

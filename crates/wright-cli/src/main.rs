@@ -7,6 +7,7 @@ mod progress;
 mod report;
 mod run;
 mod sandbox_setup;
+mod tool_mode;
 
 use clap::Parser;
 use clap::Subcommand;

@@ -8,6 +8,7 @@ use crate::progress::Progress;
 use crate::report::print_report;
 use crate::sandbox_setup::SandboxOptions;
 use crate::sandbox_setup::SandboxSetup;
+use crate::tool_mode;
 use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
@@ -67,6 +68,10 @@ pub struct RunArgs {
     /// Largest file a command may write, in MiB.
     #[arg(long, default_value_t = 4096)]
     max_file_size: u64,
+    /// How tool calls travel: auto (probe the server once, remember), native, or text
+    /// (tools described in the prompt, calls read from the reply).
+    #[arg(long, default_value = "auto")]
+    tool_calling: String,
     /// Print the event log's lines on stdout instead of progress on stderr.
     #[arg(long)]
     json: bool,
@@ -118,6 +123,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
     let warm = terminal.clone();
     let warm_up = tokio::spawn(async move { warm.warm_up().await });
     let client = connect(choice, config).await?;
+    let (tool_calling, tool_calling_why) = tool_mode::decide(&args.tool_calling, &client).await?;
 
     let tools: Vec<Arc<dyn Tool>> = vec![
         terminal.clone(),
@@ -134,10 +140,11 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         client.clone(),
         Toolbox::new(tools),
         system_prompt(&root),
+        tool_calling,
     )?;
     if !args.json {
         eprintln!(
-            "wright · conversation {id} · model {} on {}\n  workspace {root}\n  sandbox {}\n",
+            "wright · conversation {id} · model {} on {}\n  workspace {root}\n  tool calls {tool_calling_why}\n  sandbox {}\n",
             client.config().model,
             client.config().base_url,
             setup.describe()

@@ -8,3 +8,4 @@ mod e2e_fix;
 mod faults;
 mod history;
 mod sandbox_attacks;
+mod text_mode;

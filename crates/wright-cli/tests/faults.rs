@@ -121,7 +121,7 @@ async fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
     assert!(obs[2]["output"]
         .as_str()
         .unwrap()
-        .contains("missing required parameter 'path'"));
+        .contains("required parameter `path` is missing"));
     assert_eq!(obs[3]["output"], "alias-ok");
     // The malformed call is sent back as valid JSON, with the error beside it.
     let second = server.chat_requests()[1].json();
@@ -221,6 +221,7 @@ async fn ctrl_c_stops_cleanly_after_logging_the_step() {
         ])
         .current_dir(h.repo())
         .env("XDG_DATA_HOME", h.data.path())
+        .env("XDG_CACHE_HOME", h.data.path().join("cache"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)

@@ -3,11 +3,14 @@
 //! calls, a limit, an interruption or an error the model cannot fix.
 
 use crate::history::render_history;
+use crate::prompt::text_tools_section;
 use crate::store::EventLog;
 use crate::store::StoreError;
 use serde_json::Value;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
+use wright_llm::textcall::coerce_arguments;
+use wright_llm::textcall::parse_text_calls;
 use wright_llm::Client;
 use wright_llm::LlmError;
 use wright_llm::Response;
@@ -18,6 +21,7 @@ use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
 use wright_protocol::Start;
+use wright_protocol::ToolCalling;
 use wright_protocol::Usage;
 use wright_protocol::LOG_FORMAT_VERSION;
 use wright_tools::ToolError;
@@ -59,7 +63,9 @@ pub struct Conversation {
     log: EventLog,
     client: Client,
     tools: Toolbox,
-    schemas: Vec<Value>,
+    /// The `tools` field of each request: the schemas in native mode, nothing in text mode.
+    request_tools: Vec<Value>,
+    tool_calling: ToolCalling,
     step: u32,
     totals: Totals,
 }
@@ -78,9 +84,14 @@ impl Conversation {
         client: Client,
         tools: Toolbox,
         system_prompt: String,
+        tool_calling: ToolCalling,
     ) -> Result<Self, StoreError> {
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
+        let (system_prompt, request_tools) = match tool_calling {
+            ToolCalling::Native => (system_prompt, schemas.clone()),
+            ToolCalling::Text => (system_prompt + &text_tools_section(&schemas), Vec::new()),
+        };
         log.append(
             Source::Environment,
             EventBody::Start(Start {
@@ -90,7 +101,8 @@ impl Conversation {
                 model: client.config().model.clone(),
                 base_url: client.config().base_url.clone(),
                 system_prompt,
-                tools: schemas.clone(),
+                tools: schemas,
+                tool_calling,
             }),
         )?;
         Ok(Self {
@@ -98,7 +110,8 @@ impl Conversation {
             log,
             client,
             tools,
-            schemas,
+            request_tools,
+            tool_calling,
             step: 0,
             totals: Totals::default(),
         })
@@ -156,6 +169,7 @@ impl Conversation {
                 text: task.to_string(),
                 step: None,
                 reasoning: None,
+                raw: None,
             },
         )?;
         self.set_state(observer, AgentState::Running, None)?;
@@ -209,7 +223,7 @@ impl Conversation {
             let mut on_delta = |delta: StreamDelta| observer.delta(&delta);
             let tag = step.to_string();
             tokio::select! {
-                result = self.client.complete(&messages, &self.schemas, &tag, &mut on_delta) => Some(result),
+                result = self.client.complete(&messages, &self.request_tools, &tag, &mut on_delta) => Some(result),
                 _ = cancel.cancelled() => None,
             }
         };
@@ -231,21 +245,21 @@ impl Conversation {
             Some(Ok(response)) => response,
         };
         self.record_usage(observer, step, &response)?;
-        let text = response.text.trim().to_string();
-        if !text.is_empty() || !response.reasoning.is_empty() {
-            let reasoning = Some(response.reasoning.clone()).filter(|r| !r.is_empty());
+        let reply = self.read_calls(response, step);
+        if !reply.text.is_empty() || !reply.reasoning.is_empty() || reply.raw.is_some() {
             self.append(
                 observer,
                 Source::Agent,
                 EventBody::Message {
-                    text: text.clone(),
+                    text: reply.text.clone(),
                     step: Some(step),
-                    reasoning,
+                    reasoning: Some(reply.reasoning.clone()).filter(|r| !r.is_empty()),
+                    raw: reply.raw.clone(),
                 },
             )?;
         }
-        if response.tool_calls.is_empty() {
-            let summary = Some(text).filter(|t| !t.is_empty());
+        if reply.calls.is_empty() && reply.errors.is_empty() {
+            let summary = Some(reply.text).filter(|t| !t.is_empty());
             return self
                 .end(
                     observer,
@@ -255,10 +269,26 @@ impl Conversation {
                 )
                 .map(StepEnd::Done);
         }
+        let response = Response {
+            tool_calls: reply.calls,
+            ..Response::default()
+        };
         for call in &response.tool_calls {
             if let Some(end) = self.run_call(observer, cancel, step, call).await? {
                 return Ok(StepEnd::Done(end));
             }
+        }
+        for error in reply.errors {
+            self.append(
+                observer,
+                Source::Environment,
+                EventBody::Message {
+                    text: format!("Your tool call could not be read: {error}"),
+                    step: Some(step),
+                    reasoning: None,
+                    raw: None,
+                },
+            )?;
         }
         Ok(StepEnd::Continue)
     }
@@ -328,10 +358,14 @@ impl Conversation {
                 self.tools.names().join(", ")
             )))),
             (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
-            (Some(tool), Ok(arguments)) => {
-                tokio::select! {
-                    result = tool.run(&arguments) => Some(result),
-                    _ = cancel.cancelled() => None,
+            (Some(tool), Ok(mut arguments)) => {
+                let schema = tool.schema();
+                match coerce_arguments(&mut arguments, &schema["function"]["parameters"]) {
+                    Err(message) => Some(Err(ToolError::Model(message))),
+                    Ok(()) => tokio::select! {
+                        result = tool.run(&arguments) => Some(result),
+                        _ = cancel.cancelled() => None,
+                    },
                 }
             }
         };
@@ -393,6 +427,72 @@ impl Conversation {
         match end {
             None => Ok(None),
             Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),
+        }
+    }
+}
+
+/// A reply once tool calls written as text have been read out of it.
+struct Reply {
+    /// The text without the calls (what people see).
+    text: String,
+    reasoning: String,
+    /// The reply as written, when calls were read from its text.
+    raw: Option<String>,
+    calls: Vec<ToolCall>,
+    /// Calls the model attempted that could not be read.
+    errors: Vec<String>,
+}
+
+impl Conversation {
+    /// Native calls are taken as they are. In text mode — or in native mode when a reply
+    /// has no native call but its text holds one — calls are read from the text.
+    fn read_calls(&self, response: Response, step: u32) -> Reply {
+        let text = response.text.trim().to_string();
+        let native = Reply {
+            text: text.clone(),
+            reasoning: response.reasoning.clone(),
+            raw: None,
+            calls: response.tool_calls.clone(),
+            errors: Vec::new(),
+        };
+        if self.tool_calling == ToolCalling::Native && !response.tool_calls.is_empty() {
+            return native;
+        }
+        let known = self.tools.all_names();
+        let parsed = parse_text_calls(&response.text, &known);
+        if parsed.calls.is_empty()
+            && parsed.errors.is_empty()
+            && self.tool_calling == ToolCalling::Native
+        {
+            return native;
+        }
+        let mut reasoning = response.reasoning;
+        if !parsed.reasoning.is_empty() {
+            if !reasoning.is_empty() {
+                reasoning.push('\n');
+            }
+            reasoning.push_str(&parsed.reasoning);
+        }
+        let calls = parsed
+            .calls
+            .into_iter()
+            .enumerate()
+            .map(|(n, call)| {
+                ToolCall::function(
+                    format!("call_{step}_{n}"),
+                    call.name,
+                    call.arguments.to_string(),
+                )
+            })
+            .collect();
+        let raw = (parsed.content != text || self.tool_calling == ToolCalling::Text)
+            .then(|| response.text.clone());
+        Reply {
+            text: parsed.content,
+            reasoning,
+            raw,
+            calls,
+            errors: parsed.errors,
         }
     }
 }

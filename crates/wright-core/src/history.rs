@@ -7,28 +7,58 @@ use wright_llm::ToolCall;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
+use wright_protocol::ToolCalling;
 
-/// Renders the events into chat messages, system prompt first. All tool calls of one
-/// step form one assistant turn, followed by their results in order, even though the log
-/// interleaves each action with its observation.
+/// Renders the events into chat messages, system prompt first.
+///
+/// Native mode: all tool calls of one step form one assistant turn with `tool_calls`,
+/// followed by one `tool` message per result, even though the log interleaves each action
+/// with its observation. Text mode: the assistant turn is the reply as the model wrote it,
+/// and the results (with any notes from wright) form one user message of
+/// `<tool_response>` blocks.
 pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
+    let mode = events
+        .iter()
+        .find_map(|e| match &e.body {
+            EventBody::Start(start) => Some(start.tool_calling),
+            _ => None,
+        })
+        .unwrap_or_default();
     let mut messages = Vec::new();
     // The step whose assistant turn is open, and where that turn is in `messages`.
     let mut open: Option<(u32, usize)> = None;
+    // Text mode: the user message of results being assembled.
+    let mut results: Option<String> = None;
+    let flush = |messages: &mut Vec<ChatMessage>, results: &mut Option<String>| {
+        if let Some(content) = results.take() {
+            messages.push(ChatMessage::User { content });
+        }
+    };
     for event in events {
         match &event.body {
             EventBody::Start(start) => messages.push(ChatMessage::System {
                 content: start.system_prompt.clone(),
             }),
-            EventBody::Message { text, step, .. } => match event.source {
-                Source::Agent => {
+            EventBody::Message {
+                text, step, raw, ..
+            } => match (event.source, mode) {
+                (Source::Agent, _) => {
+                    flush(&mut messages, &mut results);
+                    let content = match mode {
+                        ToolCalling::Text => raw.clone().unwrap_or_else(|| text.clone()),
+                        ToolCalling::Native => text.clone(),
+                    };
                     messages.push(ChatMessage::Assistant {
-                        content: text.clone(),
+                        content,
                         tool_calls: Vec::new(),
                     });
                     open = Some((step.unwrap_or(0), messages.len() - 1));
                 }
-                Source::User | Source::Environment => {
+                (Source::Environment, ToolCalling::Text) => {
+                    append_result(&mut results, text);
+                }
+                (Source::User, _) | (Source::Environment, ToolCalling::Native) => {
+                    flush(&mut messages, &mut results);
                     messages.push(ChatMessage::User {
                         content: text.clone(),
                     });
@@ -41,6 +71,18 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
                 tool,
                 arguments,
             } => {
+                if mode == ToolCalling::Text {
+                    // The call is already in the assistant's own text.
+                    if open.is_none_or(|(open_step, _)| open_step != *step) {
+                        flush(&mut messages, &mut results);
+                        messages.push(ChatMessage::Assistant {
+                            content: String::new(),
+                            tool_calls: Vec::new(),
+                        });
+                        open = Some((*step, messages.len() - 1));
+                    }
+                    continue;
+                }
                 let call =
                     ToolCall::function(call_id.clone(), tool.clone(), render_arguments(arguments));
                 match open {
@@ -62,6 +104,7 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
             }
             EventBody::Observation {
                 call_id,
+                tool,
                 output,
                 is_error,
                 ..
@@ -71,15 +114,32 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
                 } else {
                     output.clone()
                 };
-                messages.push(ChatMessage::Tool {
-                    tool_call_id: call_id.clone(),
-                    content,
-                });
+                match mode {
+                    ToolCalling::Native => messages.push(ChatMessage::Tool {
+                        tool_call_id: call_id.clone(),
+                        content,
+                    }),
+                    ToolCalling::Text => append_result(
+                        &mut results,
+                        &format!("<tool_response name=\"{tool}\">\n{content}\n</tool_response>"),
+                    ),
+                }
             }
             EventBody::Error { .. } | EventBody::State { .. } | EventBody::Usage(_) => {}
         }
     }
+    flush(&mut messages, &mut results);
     messages
+}
+
+fn append_result(results: &mut Option<String>, text: &str) {
+    match results {
+        Some(content) => {
+            content.push('\n');
+            content.push_str(text);
+        }
+        None => *results = Some(text.to_string()),
+    }
 }
 
 /// Arguments as JSON text. Ones that did not parse were logged as a JSON string; they are
@@ -122,6 +182,7 @@ mod tests {
                     base_url: "u".into(),
                     system_prompt: "sys".into(),
                     tools: vec![],
+                    tool_calling: ToolCalling::Native,
                 }),
             ),
             event(
@@ -131,6 +192,7 @@ mod tests {
                     text: "fix it".into(),
                     step: None,
                     reasoning: None,
+                    raw: None,
                 },
             ),
             event(
@@ -140,6 +202,7 @@ mod tests {
                     text: "Looking.".into(),
                     step: Some(1),
                     reasoning: None,
+                    raw: None,
                 },
             ),
             event(

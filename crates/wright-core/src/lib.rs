@@ -21,5 +21,6 @@ pub use history::render_history;
 pub use paths::conversations_dir;
 pub use paths::new_conversation_id;
 pub use prompt::system_prompt;
+pub use prompt::text_tools_section;
 pub use store::EventLog;
 pub use store::StoreError;

@@ -16,3 +16,63 @@ Work in this order:
 Commands must not wait for input. Answer in the language of the task."
     )
 }
+
+/// The tools as text, for models without native function calling: one call format (the
+/// Hermes/Qwen `<tool_call>` block most open models are trained on) and a compact
+/// signature per tool built from its JSON schema.
+pub fn text_tools_section(schemas: &[serde_json::Value]) -> String {
+    let mut out = String::from(
+        "\n\n# Tools\nTo use a tool, write one block per call, then stop and wait for the result:\n<tool_call>\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n",
+    );
+    for schema in schemas {
+        let function = &schema["function"];
+        let name = function["name"].as_str().unwrap_or("");
+        let parameters = &function["parameters"];
+        let required: Vec<&str> = parameters["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let mut signature = Vec::new();
+        let mut details = Vec::new();
+        if let Some(properties) = parameters["properties"].as_object() {
+            // Required parameters first, in the schema's order; then the optional ones.
+            let mut names: Vec<&String> = properties.keys().collect();
+            names.sort_by_key(|param| {
+                required
+                    .iter()
+                    .position(|r| r == param)
+                    .unwrap_or(required.len())
+            });
+            for param in names {
+                let spec = &properties[param];
+                let optional = if required.contains(&param.as_str()) {
+                    ""
+                } else {
+                    "?"
+                };
+                let kind = match spec["enum"].as_array() {
+                    Some(values) => values
+                        .iter()
+                        .filter_map(|v| v.as_str())
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                    None => spec["type"].as_str().unwrap_or("any").to_string(),
+                };
+                signature.push(format!("{param}{optional}: {kind}"));
+                if let Some(description) = spec["description"].as_str() {
+                    details.push(format!("  {param}: {description}"));
+                }
+            }
+        }
+        out.push_str(&format!(
+            "\n{name}({})\n  {}\n",
+            signature.join(", "),
+            function["description"].as_str().unwrap_or("")
+        ));
+        for line in details {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}

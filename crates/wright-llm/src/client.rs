@@ -25,6 +25,8 @@ pub struct ClientConfig {
     pub model: String,
     pub stream: bool,
     pub temperature: Option<f32>,
+    /// Cap on generated tokens per reply (default: the server's).
+    pub max_tokens: Option<u32>,
     pub connect_timeout: Duration,
     /// Longest silence allowed while waiting for (more of) a reply. Long by default: a CPU
     /// prefilling a long prompt at 40 tokens/s is silent for minutes and is not stuck.
@@ -40,6 +42,7 @@ impl ClientConfig {
             model: model.into(),
             stream: true,
             temperature: None,
+            max_tokens: None,
             connect_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(600),
             max_retries: 3,
@@ -73,6 +76,9 @@ pub fn normalize_base_url(raw: &str) -> Result<String, LlmError> {
     }
 }
 
+/// The one tool of the native tool-calling probe.
+pub const PROBE_TOOL: &str = "wright_probe";
+
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
@@ -102,6 +108,7 @@ impl Client {
             messages,
             tools,
             temperature: self.config.temperature,
+            max_tokens: self.config.max_tokens,
             stream: self.config.stream,
             stream_options: self.config.stream.then_some(StreamOptions {
                 include_usage: true,
@@ -165,6 +172,39 @@ impl Client {
             closest: closest_name(&self.config.model, &available),
             available,
         }
+    }
+
+    /// Whether the server turns this model's tool calls into native `tool_calls`: one tiny
+    /// request with one tool, answered in at most 64 tokens.
+    pub async fn probe_native_tool_calling(&self) -> Result<bool, LlmError> {
+        let mut config = self.config.clone();
+        config.stream = false;
+        config.temperature = Some(0.0);
+        config.max_tokens = Some(64);
+        let probe = Client {
+            http: self.http.clone(),
+            config,
+        };
+        let tools = [serde_json::json!({"type": "function", "function": {
+            "name": PROBE_TOOL,
+            "description": "Records a number.",
+            "parameters": {"type": "object", "properties": {"value": {"type": "integer"}}, "required": ["value"]}
+        }})];
+        let messages = [
+            ChatMessage::System {
+                content: "You call tools when asked.".into(),
+            },
+            ChatMessage::User {
+                content: format!("Call {PROBE_TOOL} with value 7."),
+            },
+        ];
+        let response = probe
+            .complete(&messages, &tools, "probe", &mut |_| {})
+            .await?;
+        Ok(response
+            .tool_calls
+            .iter()
+            .any(|call| call.function.name == PROBE_TOOL))
     }
 
     /// Sends the history and returns the whole reply, streaming pieces to `on_delta`.

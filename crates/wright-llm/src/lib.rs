@@ -20,6 +20,7 @@ pub use accumulate::Accumulator;
 pub use client::normalize_base_url;
 pub use client::Client;
 pub use client::ClientConfig;
+pub use client::PROBE_TOOL;
 pub use discovery::discover_local_server;
 pub use discovery::FoundServer;
 pub use discovery::LOCAL_SERVERS;

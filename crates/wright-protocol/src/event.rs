@@ -64,6 +64,10 @@ pub enum EventBody {
         /// Reasoning the model returned apart from its answer; shown, never sent back.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning: Option<String>,
+        /// The reply exactly as the model wrote it, when it held tool calls as text: sent
+        /// back verbatim in text mode, so the model sees its own words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw: Option<String>,
     },
     /// A tool call the model made, logged before it runs.
     Action {
@@ -103,8 +107,32 @@ pub struct Start {
     pub model: String,
     pub base_url: String,
     pub system_prompt: String,
-    /// Tool schemas exactly as sent in each request's `tools` field.
+    /// Tool schemas (sent in each request's `tools` field in native mode).
     pub tools: Vec<Value>,
+    /// How tool calls travel: the server's native function calling, or text.
+    #[serde(default)]
+    pub tool_calling: ToolCalling,
+}
+
+/// How the model calls tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCalling {
+    /// The request carries `tools` and the reply carries `tool_calls` (text calls are
+    /// still read from replies that have none).
+    #[default]
+    Native,
+    /// Tools are described in the system prompt and calls are read from the reply text.
+    Text,
+}
+
+impl ToolCalling {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolCalling::Native => "native",
+            ToolCalling::Text => "text",
+        }
+    }
 }
 
 /// Lifecycle of the agent. `Stopped` covers limits and interruptions: resumable, not failed.

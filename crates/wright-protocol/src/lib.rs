@@ -14,6 +14,7 @@ pub use event::Event;
 pub use event::EventBody;
 pub use event::Source;
 pub use event::Start;
+pub use event::ToolCalling;
 pub use event::Usage;
 pub use event::LOG_FORMAT_VERSION;
 pub use log::parse_log;

@@ -42,6 +42,10 @@ struct Shared {
     models: Vec<String>,
     /// Argument text is sent in pieces of this many characters.
     piece: usize,
+    /// Whether the emulated model/server produces native `tool_calls` (answers the
+    /// tool-calling probe natively); when false it writes calls as text, like small
+    /// models on llama.cpp do.
+    native_tools: bool,
 }
 
 pub struct ScriptedServer {
@@ -58,22 +62,34 @@ impl ScriptedServer {
 
     /// Like `start`, on a chosen port (for scripts that must name the server's own port).
     pub async fn start_on_port(script: Vec<Reply>, port: u16) -> std::io::Result<Self> {
-        Self::serve(script, vec!["test-model".to_string()], port).await
+        Self::serve(script, vec!["test-model".to_string()], port, true).await
+    }
+
+    /// A server whose model has no native function calling: the probe gets its call as
+    /// text in a ```json fence, as Qwen2.5-Coder on llama.cpp answers.
+    pub async fn start_text_only(script: Vec<Reply>) -> std::io::Result<Self> {
+        Self::serve(script, vec!["test-model".to_string()], 0, false).await
     }
 
     pub async fn start_with_models(
         script: Vec<Reply>,
         models: Vec<String>,
     ) -> std::io::Result<Self> {
-        Self::serve(script, models, 0).await
+        Self::serve(script, models, 0, true).await
     }
 
-    async fn serve(script: Vec<Reply>, models: Vec<String>, port: u16) -> std::io::Result<Self> {
+    async fn serve(
+        script: Vec<Reply>,
+        models: Vec<String>,
+        port: u16,
+        native_tools: bool,
+    ) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
             models,
             piece: 7,
+            native_tools,
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -106,6 +122,14 @@ impl ScriptedServer {
             .filter(|r| r.path.ends_with("/chat/completions"))
             .cloned()
             .collect()
+    }
+
+    /// How many tool-calling probes were received.
+    pub fn probes(&self) -> usize {
+        lock(&self.shared.requests)
+            .iter()
+            .filter(|r| r.path.ends_with("#probe"))
+            .count()
     }
 
     /// Replies not yet served.
@@ -149,6 +173,24 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         at,
     });
     let prompt_tokens = (body.len() / 4) as u64;
+    if is_probe(&request) {
+        if let Some(last) = lock(&shared.requests).last_mut() {
+            last.path = "/v1/chat/completions#probe".into();
+        }
+        let call = json!({"value": 7}).to_string();
+        return if shared.native_tools {
+            Json(whole_reply(
+                "",
+                &[("wright_probe".into(), call)],
+                prompt_tokens,
+            ))
+            .into_response()
+        } else {
+            let text =
+                format!("```json\n{{\"name\": \"wright_probe\", \"arguments\": {call}}}\n```");
+            Json(whole_reply(&text, &[], prompt_tokens)).into_response()
+        };
+    }
     let stream = request
         .get("stream")
         .and_then(Value::as_bool)
@@ -177,6 +219,13 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             sse(chunks, true)
         }
     }
+}
+
+/// The tool-calling probe: a request whose only tool is `wright_probe`.
+fn is_probe(request: &Value) -> bool {
+    request["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.len() == 1 && tools[0]["function"]["name"] == "wright_probe")
 }
 
 fn error(status: u16, message: &str) -> Response {

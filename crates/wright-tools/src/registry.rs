@@ -24,6 +24,14 @@ impl Toolbox {
         self.tools.iter().map(|tool| tool.name()).collect()
     }
 
+    /// Every name a tool answers to, aliases included.
+    pub fn all_names(&self) -> Vec<&'static str> {
+        self.tools
+            .iter()
+            .flat_map(|tool| std::iter::once(tool.name()).chain(tool.aliases().iter().copied()))
+            .collect()
+    }
+
     /// The `tools` array of a request, in a fixed order.
     pub fn schemas(&self) -> Vec<Value> {
         self.tools.iter().map(|tool| tool.schema()).collect()

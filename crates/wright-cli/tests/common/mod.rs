@@ -34,7 +34,8 @@ impl Harness {
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", std::env::var("HOME").unwrap_or_default())
-            .env("XDG_DATA_HOME", self.data.path());
+            .env("XDG_DATA_HOME", self.data.path())
+            .env("XDG_CACHE_HOME", self.data.path().join("cache"));
         for (key, value) in env {
             command.env(key, value);
         }

@@ -1,0 +1,149 @@
+//! Models without native function calling: calls written as text are read, run and
+//! answered, in text mode (chosen by the probe) and as a fallback in native mode.
+
+use crate::common::observations;
+use crate::common::shape;
+use crate::common::stderr;
+use crate::common::stdout;
+use crate::common::Harness;
+use serde_json::json;
+use wright_testkit::failing_python_repo;
+use wright_testkit::reply;
+use wright_testkit::ScriptedServer;
+use wright_testkit::BUG;
+use wright_testkit::FIX;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixes_the_failing_test_with_calls_written_as_text() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let script = vec![
+        // Qwen2.5-Coder on llama.cpp: a fenced JSON object.
+        reply().text("I will run the tests.\n```json\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"python3 -m unittest\"}}\n```"),
+        // Hermes, with a timeout given as a string.
+        reply().text("<tool_call>\n{\"name\": \"file_editor\", \"arguments\": {\"command\": \"view\", \"path\": \"export.py\", \"view_range\": \"[4, 5]\"}}\n</tool_call>"),
+        // Qwen3-Coder / OpenHands XML.
+        reply().text(&format!(
+            "The slice drops the last value.\n<tool_call>\n<function=str_replace_editor>\n<parameter=command>str_replace</parameter>\n<parameter=path>export.py</parameter>\n<parameter=old_str>{BUG}</parameter>\n<parameter=new_str>{FIX}</parameter>\n</function>\n</tool_call>"
+        )),
+        reply().text("<tool_call>{\"name\": \"execute_bash\", \"arguments\": {\"command\": \"python3 -m unittest\", \"timeout\": \"60\"}}</tool_call>"),
+        // Mistral.
+        reply().text("[TOOL_CALLS][{\"name\": \"finish\", \"arguments\": {\"message\": \"Fixed row_to_csv; the tests pass.\"}}]"),
+    ];
+    let server = ScriptedServer::start_text_only(script).await.unwrap();
+    let output = h.run(&server.url(), "fix the failing test", &[]).await;
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stderr(&output),
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("tool calls text (the model wrote its probe call as text"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.probes(), 1);
+    let source = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
+    assert!(source.contains(FIX), "{source}");
+
+    let events = h.events();
+    let obs = observations(&events);
+    assert_eq!(obs.len(), 5);
+    assert!(obs[0]["output"]
+        .as_str()
+        .unwrap()
+        .contains("FAIL: test_export_csv"));
+    assert_eq!(
+        obs[1]["output"].as_str().unwrap(),
+        "     4\tdef row_to_csv(row):\n     5\t    return \",\".join(str(v) for v in row[:-1])\n"
+    );
+    assert_eq!(obs[2]["is_error"], false, "{}", obs[2]);
+    assert!(obs[3]["output"].as_str().unwrap().contains("OK"));
+    assert_eq!(shape(&events).last().unwrap(), "state:finished");
+
+    let requests = server.chat_requests();
+    let first = requests[0].json();
+    assert!(
+        first.get("tools").is_none(),
+        "text mode sends no tools field"
+    );
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("# Tools")
+            && system.contains(
+                "file_editor(command: view|create|str_replace|insert|undo_edit, path: string"
+            ),
+        "{system}"
+    );
+    // The model sees its own words, and the results as one user message.
+    let second = requests[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[2]["role"], "assistant");
+    assert!(messages[2]["content"]
+        .as_str()
+        .unwrap()
+        .contains("```json\n{\"name\": \"terminal\""));
+    assert_eq!(messages[3]["role"], "user");
+    assert!(messages[3]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("<tool_response name=\"terminal\">\nF\n"));
+    for pair in requests.windows(2) {
+        let previous = &pair[0].body;
+        assert!(pair[1].body.starts_with(&previous[..previous.len() - 2]));
+    }
+
+    // A second run on the same server and model reuses the probe's answer.
+    let again = ScriptedServer::start_text_only(vec![reply().text("Nothing to do.")])
+        .await
+        .unwrap();
+    let url = again.url();
+    let out = h
+        .wright(
+            &["run", "--base-url", &url, "--model", "test-model", "say hi"],
+            &[],
+        )
+        .await;
+    assert!(out.status.success());
+    assert_eq!(again.probes(), 1, "a different URL is a different server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_mode_still_reads_calls_written_as_text() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        reply().text("```json\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"echo from-text\"}}\n```"),
+        reply().text("<tool_call>\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"echo cut\"\n"),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("tool calls native (the server returned a native tool call"));
+    let events = h.events();
+    assert_eq!(observations(&events)[0]["output"], "from-text");
+    // The unreadable call is not run, and the model is told why.
+    let third = server.chat_requests()[2].json();
+    let last = third["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Your tool call could not be read"),
+        "{last}"
+    );
+    // Natively, the call read from text is sent back as a native call.
+    let second = server.chat_requests()[1].json();
+    assert_eq!(
+        second["messages"][2]["tool_calls"][0]["function"]["name"],
+        "terminal"
+    );
+}
