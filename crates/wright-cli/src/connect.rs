@@ -69,3 +69,50 @@ fn only_model(url: &str, models: Vec<String>) -> Result<String, LlmError> {
         }),
     }
 }
+
+/// The context window to respect, and the header lines that say where it comes from.
+pub struct Window {
+    pub tokens: Option<u64>,
+    pub description: String,
+    pub warning: Option<String>,
+}
+
+/// The effective window: the smaller of what the server has and what the user set.
+pub async fn context_window(client: &Client, user_limit: Option<u64>) -> Window {
+    let info = client.probe_server().await;
+    let server = info.context.clone();
+    let tokens = match (&server, user_limit) {
+        (Some(context), Some(limit)) => Some(context.tokens.min(limit)),
+        (Some(context), None) => Some(context.tokens),
+        (None, limit) => limit,
+    };
+    let description = match (&server, user_limit) {
+        (Some(context), Some(limit)) if limit < context.tokens => {
+            format!("{limit} tokens (--context-window; the server has {})", context.tokens)
+        }
+        (Some(context), _) => format!("{} tokens ({})", context.tokens, context.source),
+        (None, Some(limit)) => format!("{limit} tokens (--context-window)"),
+        (None, None) => format!(
+            "unknown ({} did not say); pass --context-window N so wright never sends more than it holds",
+            info.kind.name()
+        ),
+    };
+    let warning = match (&server, tokens) {
+        (Some(context), Some(tokens)) if tokens < 16384 => {
+            let advice = wright_llm::probe::small_window_advice(info.kind, context)
+                .unwrap_or_else(|| "raise the server's context window".to_string());
+            Some(format!(
+                "the context window is only {tokens} tokens: an agent forgets its plan in a window this small. {advice}"
+            ))
+        }
+        (None, Some(tokens)) if tokens < 16384 => Some(format!(
+            "the context window is only {tokens} tokens: an agent forgets its plan in a window this small"
+        )),
+        _ => None,
+    };
+    Window {
+        tokens,
+        description,
+        warning,
+    }
+}

@@ -2,6 +2,7 @@
 //! its end, print the outcome. Ctrl-C stops cleanly (a second one exits at once).
 
 use crate::connect::connect;
+use crate::connect::context_window;
 use crate::connect::ServerChoice;
 use crate::progress::JsonLines;
 use crate::progress::Progress;
@@ -72,6 +73,9 @@ pub struct RunArgs {
     /// (tools described in the prompt, calls read from the reply).
     #[arg(long, default_value = "auto")]
     tool_calling: String,
+    /// Never send more than this many tokens, even if the server's window is larger.
+    #[arg(long)]
+    context_window: Option<u64>,
     /// Print the event log's lines on stdout instead of progress on stderr.
     #[arg(long)]
     json: bool,
@@ -124,6 +128,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
     let warm_up = tokio::spawn(async move { warm.warm_up().await });
     let client = connect(choice, config).await?;
     let (tool_calling, tool_calling_why) = tool_mode::decide(&args.tool_calling, &client).await?;
+    let window = context_window(&client, args.context_window).await;
 
     let tools: Vec<Arc<dyn Tool>> = vec![
         terminal.clone(),
@@ -142,13 +147,20 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         system_prompt(&root),
         tool_calling,
     )?;
+    if let Some(tokens) = window.tokens {
+        conversation.set_context_window(tokens);
+    }
     if !args.json {
         eprintln!(
-            "wright · conversation {id} · model {} on {}\n  workspace {root}\n  tool calls {tool_calling_why}\n  sandbox {}\n",
+            "wright · conversation {id} · model {} on {}\n  workspace {root}\n  tool calls {tool_calling_why}\n  context {}\n  sandbox {}\n",
             client.config().model,
             client.config().base_url,
+            window.description,
             setup.describe()
         );
+        if let Some(warning) = &window.warning {
+            eprintln!("warning: {warning}\n");
+        }
     }
 
     let cancel = CancellationToken::new();

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod context;
 mod e2e_fix;
 mod faults;
 mod history;

@@ -68,7 +68,14 @@ pub struct Conversation {
     tool_calling: ToolCalling,
     step: u32,
     totals: Totals,
+    /// The effective context window in tokens, when known.
+    context_window: Option<u64>,
+    /// Tokens per byte of request body, calibrated on the server's `prompt_tokens`.
+    tokens_per_byte: f64,
 }
+
+/// Before any reply says otherwise: one token per three bytes of JSON, on the high side.
+const INITIAL_TOKENS_PER_BYTE: f64 = 1.0 / 3.0;
 
 enum StepEnd {
     Continue,
@@ -114,7 +121,20 @@ impl Conversation {
             tool_calling,
             step: 0,
             totals: Totals::default(),
+            context_window: None,
+            tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
         })
+    }
+
+    /// Requests that would not fit in `tokens` (with room kept for the reply) are not
+    /// sent: the run stops with the reason instead of being silently truncated.
+    pub fn set_context_window(&mut self, tokens: u64) {
+        self.context_window = Some(tokens);
+    }
+
+    /// The token count of a request body of `bytes`, as best known.
+    fn estimate_tokens(&self, bytes: usize) -> u64 {
+        (bytes as f64 * self.tokens_per_byte).ceil() as u64
     }
 
     pub fn id(&self) -> &str {
@@ -219,11 +239,25 @@ impl Conversation {
         self.totals.steps = self.step;
         let step = self.step;
         let messages = render_history(self.log.events());
+        let body = self.client.request_body(&messages, &self.request_tools);
+        let body_len = body.len();
+        if let Some(window) = self.context_window {
+            let needed = self.estimate_tokens(body_len);
+            let reserve = (window / 8).min(2048);
+            if needed + reserve > window {
+                let reason = format!(
+                    "the next request needs about {needed} tokens and the context window is {window} ({reserve} kept for the reply); wright does not send what the server would cut. Raise the server's context window or give a narrower task"
+                );
+                return self
+                    .end(observer, AgentState::Stopped, reason, None)
+                    .map(StepEnd::Done);
+            }
+        }
         let reply: Option<Result<Response, LlmError>> = {
             let mut on_delta = |delta: StreamDelta| observer.delta(&delta);
             let tag = step.to_string();
             tokio::select! {
-                result = self.client.complete(&messages, &self.request_tools, &tag, &mut on_delta) => Some(result),
+                result = self.client.complete_body(body, &tag, &mut on_delta) => Some(result),
                 _ = cancel.cancelled() => None,
             }
         };
@@ -245,6 +279,9 @@ impl Conversation {
             Some(Ok(response)) => response,
         };
         self.record_usage(observer, step, &response)?;
+        if let Some(usage) = response.usage.as_ref().filter(|u| u.prompt_tokens > 0) {
+            self.tokens_per_byte = usage.prompt_tokens as f64 / body_len.max(1) as f64;
+        }
         let reply = self.read_calls(response, step);
         if !reply.text.is_empty() || !reply.reasoning.is_empty() || reply.raw.is_some() {
             self.append(

@@ -174,6 +174,17 @@ impl Client {
         }
     }
 
+    /// What the server is and what it says about the model (context window first).
+    pub async fn probe_server(&self) -> crate::probe::ServerInfo {
+        crate::probe::probe_server(
+            &self.http,
+            &self.config.base_url,
+            self.config.api_key.as_deref(),
+            &self.config.model,
+        )
+        .await
+    }
+
     /// Whether the server turns this model's tool calls into native `tool_calls`: one tiny
     /// request with one tool, answered in at most 64 tokens.
     pub async fn probe_native_tool_calling(&self) -> Result<bool, LlmError> {
@@ -216,7 +227,19 @@ impl Client {
         step_tag: &str,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<Response, LlmError> {
-        let body = bytes::Bytes::from(self.request_body(messages, tools));
+        let body = self.request_body(messages, tools);
+        self.complete_body(body, step_tag, on_delta).await
+    }
+
+    /// Like `complete`, with the body already built by `request_body` (so a caller can
+    /// look at its size first without serializing twice).
+    pub async fn complete_body(
+        &self,
+        body: Vec<u8>,
+        step_tag: &str,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<Response, LlmError> {
+        let body = bytes::Bytes::from(body);
         let mut attempt = 0;
         loop {
             match self.attempt(body.clone(), step_tag, on_delta).await {

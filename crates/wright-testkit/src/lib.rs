@@ -17,3 +17,4 @@ pub use reply::reply;
 pub use reply::Reply;
 pub use server::Recorded;
 pub use server::ScriptedServer;
+pub use server::ServerOptions;

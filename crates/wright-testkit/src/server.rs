@@ -54,48 +54,92 @@ pub struct ScriptedServer {
     _task: tokio::task::JoinHandle<()>,
 }
 
+/// How the emulated server behaves beyond its script.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    pub models: Vec<String>,
+    /// 0 for any free port.
+    pub port: u16,
+    pub native_tools: bool,
+    /// When set, the server answers llama.cpp's `GET /props` with this `n_ctx`.
+    pub llama_cpp_context: Option<u64>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            models: vec!["test-model".to_string()],
+            port: 0,
+            native_tools: true,
+            llama_cpp_context: None,
+        }
+    }
+}
+
 impl ScriptedServer {
     /// Serves `script` to whoever asks, in order, as model `test-model`.
     pub async fn start(script: Vec<Reply>) -> std::io::Result<Self> {
-        Self::start_with_models(script, vec!["test-model".to_string()]).await
+        Self::start_with(script, ServerOptions::default()).await
     }
 
     /// Like `start`, on a chosen port (for scripts that must name the server's own port).
     pub async fn start_on_port(script: Vec<Reply>, port: u16) -> std::io::Result<Self> {
-        Self::serve(script, vec!["test-model".to_string()], port, true).await
+        Self::start_with(
+            script,
+            ServerOptions {
+                port,
+                ..ServerOptions::default()
+            },
+        )
+        .await
     }
 
     /// A server whose model has no native function calling: the probe gets its call as
     /// text in a ```json fence, as Qwen2.5-Coder on llama.cpp answers.
     pub async fn start_text_only(script: Vec<Reply>) -> std::io::Result<Self> {
-        Self::serve(script, vec!["test-model".to_string()], 0, false).await
+        let options = ServerOptions {
+            native_tools: false,
+            ..ServerOptions::default()
+        };
+        Self::start_with(script, options).await
     }
 
     pub async fn start_with_models(
         script: Vec<Reply>,
         models: Vec<String>,
     ) -> std::io::Result<Self> {
-        Self::serve(script, models, 0, true).await
+        Self::start_with(
+            script,
+            ServerOptions {
+                models,
+                ..ServerOptions::default()
+            },
+        )
+        .await
     }
 
-    async fn serve(
-        script: Vec<Reply>,
-        models: Vec<String>,
-        port: u16,
-        native_tools: bool,
-    ) -> std::io::Result<Self> {
+    pub async fn start_with(script: Vec<Reply>, options: ServerOptions) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
-            models,
+            models: options.models,
             piece: 7,
-            native_tools,
+            native_tools: options.native_tools,
         });
-        let app = Router::new()
+        let mut app = Router::new()
             .route("/v1/chat/completions", post(chat))
-            .route("/v1/models", get(list_models))
-            .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+            .route("/v1/models", get(list_models));
+        if let Some(n_ctx) = options.llama_cpp_context {
+            let props = json!({
+                "default_generation_settings": {"n_ctx": n_ctx},
+                "total_slots": 1,
+                "model_path": "/models/test-model.gguf",
+                "build_info": "b9999-wright-testkit"
+            });
+            app = app.route("/props", get(move || async move { Json(props) }));
+        }
+        let app = app.with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             let listener = listener.tap_io(|tcp| {
