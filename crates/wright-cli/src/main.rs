@@ -23,7 +23,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Do a task in the workspace and stop: `wright run "the test test_x fails, fix it"`.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// List conversations, newest first.
     Ls,
     /// Print a conversation readably (an id, or a unique prefix of one).
@@ -52,7 +52,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => run::run(args).await,
+            Command::Run(args) => run::run(*args).await,
             Command::Ls => history_cmds::list().map(|()| 0),
             Command::Show { id } => history_cmds::show(&id).map(|()| 0),
         }
