@@ -2,6 +2,7 @@
 //! hands over to one module per subcommand; errors reach the user as one sentence.
 
 mod connect;
+mod doctor;
 mod history_cmds;
 mod progress;
 mod report;
@@ -24,6 +25,8 @@ struct Cli {
 enum Command {
     /// Do a task in the workspace and stop: `wright run "the test test_x fails, fix it"`.
     Run(Box<run::RunArgs>),
+    /// Check the setup: server, model, context window, tool calling, speed, sandbox.
+    Doctor(doctor::DoctorArgs),
     /// List conversations, newest first.
     Ls,
     /// Print a conversation readably (an id, or a unique prefix of one).
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(*args).await,
+            Command::Doctor(args) => doctor::doctor(args).await,
             Command::Ls => history_cmds::list().map(|()| 0),
             Command::Show { id } => history_cmds::show(&id).map(|()| 0),
         }

@@ -5,6 +5,7 @@
 
 mod common;
 mod context;
+mod doctor;
 mod e2e_fix;
 mod faults;
 mod history;

@@ -1,0 +1,255 @@
+//! `wright doctor`: what a user runs first. It finds the server and the model, reads the
+//! real context window, probes tool calling, measures prefill and generation speed with a
+//! short request, checks the sandbox, and gives concrete advice for each problem. Exit
+//! status 1 when the setup cannot work.
+
+use crate::connect::connect;
+use crate::connect::context_window;
+use crate::connect::ServerChoice;
+use anyhow::Result;
+use clap::Args;
+use serde_json::json;
+use serde_json::Value;
+use std::time::Duration;
+use wright_llm::ChatMessage;
+use wright_llm::Client;
+use wright_llm::ClientConfig;
+use wright_sandbox::confine::Policy;
+use wright_sandbox::Sandbox;
+use wright_sandbox::SandboxMode;
+
+#[derive(Args)]
+pub struct DoctorArgs {
+    #[arg(long, env = "OPENAI_BASE_URL")]
+    base_url: Option<String>,
+    #[arg(long, env = "OPENAI_MODEL")]
+    model: Option<String>,
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// The sandbox level to check.
+    #[arg(long, default_value = "auto")]
+    sandbox: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+struct Report {
+    fields: serde_json::Map<String, Value>,
+    problems: Vec<String>,
+    lines: Vec<String>,
+}
+
+impl Report {
+    fn set(&mut self, key: &str, value: Value, line: String) {
+        self.fields.insert(key.to_string(), value);
+        self.lines.push(line);
+    }
+}
+
+pub async fn doctor(args: DoctorArgs) -> Result<u8> {
+    let mut report = Report {
+        fields: serde_json::Map::new(),
+        problems: Vec::new(),
+        lines: Vec::new(),
+    };
+    let choice = ServerChoice {
+        base_url: args.base_url.filter(|v| !v.is_empty()),
+        model: args.model.filter(|v| !v.is_empty()),
+        api_key: args.api_key,
+    };
+    let mut config = ClientConfig::new("", "");
+    config.idle_timeout = Duration::from_secs(300);
+    match connect(choice, config).await {
+        Ok(client) => check_model_server(&client, &mut report).await,
+        Err(err) => {
+            report.set(
+                "server",
+                Value::Null,
+                format!("server     none usable: {err}"),
+            );
+            report.problems.push(err.to_string());
+        }
+    }
+    check_sandbox(&args.sandbox, &mut report);
+
+    let ok = report.problems.is_empty();
+    if args.json {
+        report.fields.insert("ok".into(), json!(ok));
+        report
+            .fields
+            .insert("problems".into(), json!(report.problems));
+        println!("{}", Value::Object(report.fields));
+    } else {
+        for line in &report.lines {
+            println!("{line}");
+        }
+        if ok {
+            println!("\nready: `wright run \"your task\"` will work with this setup.");
+        } else {
+            println!("\nto fix:");
+            for problem in &report.problems {
+                println!("  - {problem}");
+            }
+        }
+    }
+    Ok(if ok { 0 } else { 1 })
+}
+
+async fn check_model_server(client: &Client, report: &mut Report) {
+    let info = client.probe_server().await;
+    let base_url = &client.config().base_url;
+    let version = info
+        .version
+        .clone()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
+    report.set(
+        "server",
+        json!({"kind": info.kind.name(), "version": info.version, "url": base_url}),
+        format!("server     {}{version} at {base_url}", info.kind.name()),
+    );
+    report.set(
+        "models",
+        json!(info.models),
+        format!("models     {}", info.models.join(", ")),
+    );
+    report.set(
+        "model",
+        json!(client.config().model),
+        format!("model      {}", client.config().model),
+    );
+    let window = context_window(client, None).await;
+    report.set(
+        "context_window",
+        json!({"tokens": window.tokens, "source": window.description, "warning": window.warning}),
+        format!("context    {}", window.description),
+    );
+    if let Some(warning) = &window.warning {
+        report.lines.push(format!("           warning: {warning}"));
+        report.problems.push(warning.clone());
+    }
+    if let Some(processor) = &info.processor {
+        report.set(
+            "processor",
+            json!(processor),
+            format!("processor  {processor}"),
+        );
+    }
+    match client.probe_native_tool_calling().await {
+        Ok(native) => {
+            let words = if native {
+                "native (the server returns tool_calls)"
+            } else {
+                "text (the model writes calls as text; wright reads them)"
+            };
+            report.set(
+                "tool_calling",
+                json!(if native { "native" } else { "text" }),
+                format!("tools      {words}"),
+            );
+        }
+        Err(err) => {
+            report.set(
+                "tool_calling",
+                Value::Null,
+                format!("tools      probe failed: {err}"),
+            );
+            report
+                .problems
+                .push(format!("the tool-calling probe failed: {err}"));
+        }
+    }
+    measure_speed(client, report).await;
+}
+
+/// One short streamed request: prefill and generation speed as this machine gets them.
+async fn measure_speed(client: &Client, report: &mut Report) {
+    let mut config = client.config().clone();
+    config.max_tokens = Some(32);
+    config.temperature = Some(0.0);
+    config.stream = true;
+    let Ok(probe) = Client::new(config) else {
+        return;
+    };
+    let messages = [ChatMessage::User {
+        content: "Count from 1 to 20, separated by spaces.".into(),
+    }];
+    match probe.complete(&messages, &[], "speed", &mut |_| {}).await {
+        Ok(response) => {
+            let usage = response.usage.clone().unwrap_or_default();
+            let prefill_ms = usage.prompt_ms.unwrap_or(response.first_byte_ms);
+            let generation_ms = usage.predicted_ms.unwrap_or(response.generation_ms);
+            let rate = |tokens: u64, ms: f64| {
+                (ms > 0.0 && tokens > 0).then(|| tokens as f64 * 1000.0 / ms)
+            };
+            let prefill = rate(usage.prompt_tokens, prefill_ms);
+            let generation = rate(usage.completion_tokens, generation_ms);
+            let shown =
+                |r: Option<f64>| r.map_or("unknown".to_string(), |r| format!("{r:.0} tokens/s"));
+            report.set(
+                "speed",
+                json!({"prefill_tokens_per_s": prefill, "generation_tokens_per_s": generation}),
+                format!(
+                    "speed      prefill {}, generation {}",
+                    shown(prefill),
+                    shown(generation)
+                ),
+            );
+        }
+        Err(err) => {
+            report.set(
+                "speed",
+                Value::Null,
+                format!("speed      request failed: {err}"),
+            );
+            report
+                .problems
+                .push(format!("a short request failed: {err}"));
+        }
+    }
+}
+
+fn check_sandbox(requested: &str, report: &mut Report) {
+    let mode: SandboxMode = match requested.parse() {
+        Ok(mode) => mode,
+        Err(err) => {
+            report.problems.push(err.to_string());
+            return;
+        }
+    };
+    if mode == SandboxMode::None {
+        report.set(
+            "sandbox",
+            json!("none"),
+            "sandbox    none (as asked): commands run unconfined".into(),
+        );
+        return;
+    }
+    let checked = (|| {
+        let workspace = std::env::current_dir()?;
+        let private = wright_sandbox::private_dir(&std::env::temp_dir(), "doctor")?;
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let policy = Policy::for_workspace(&workspace, &private, home.as_deref());
+        let launcher = std::env::current_exe()?;
+        let result = Sandbox::for_mode(mode, launcher, &policy);
+        let _ = std::fs::remove_dir_all(&private);
+        Ok::<_, anyhow::Error>(result?)
+    })();
+    match checked {
+        Ok((_, Some(enforced))) => report.set(
+            "sandbox",
+            json!(enforced),
+            format!("sandbox    {}", enforced.summary()),
+        ),
+        Ok((_, None)) => {}
+        Err(err) => {
+            report.set(
+                "sandbox",
+                Value::Null,
+                format!("sandbox    unavailable: {err}"),
+            );
+            report.problems.push(err.to_string());
+        }
+    }
+}
