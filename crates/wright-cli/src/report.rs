@@ -65,11 +65,16 @@ pub fn print_report(outcome: &Outcome, elapsed: Duration, workspace: &Path, log_
     } else {
         String::new()
     };
-    let rate = if totals.model_ms > 0.0 {
-        format!(" · model time {:.1} s", totals.model_ms / 1000.0)
-    } else {
-        String::new()
-    };
+    let mut rate = String::new();
+    if totals.model_ms > 0.0 {
+        rate.push_str(&format!(" · model time {:.1} s", totals.model_ms / 1000.0));
+    }
+    if let Some(prefill) = totals.prefill_rate() {
+        rate.push_str(&format!(" · prefill {prefill:.0} tokens/s"));
+    }
+    if let Some(generation) = totals.generation_rate() {
+        rate.push_str(&format!(" · generation {generation:.0} tokens/s"));
+    }
     println!(
         "\n── tokens: {} prompt{cached} · {} generated{rate}\n   log: {}",
         totals.prompt_tokens,

@@ -9,5 +9,7 @@ mod doctor;
 mod e2e_fix;
 mod faults;
 mod history;
+mod quirks;
+mod real_model;
 mod sandbox_attacks;
 mod text_mode;

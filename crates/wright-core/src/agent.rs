@@ -47,6 +47,24 @@ pub struct Totals {
     pub completion_tokens: u64,
     pub cached_tokens: u64,
     pub model_ms: f64,
+    /// Time the server spent on prompts and on generating (its own timings when it
+    /// reports them, else wall time).
+    pub prefill_ms: f64,
+    pub generation_ms: f64,
+}
+
+impl Totals {
+    /// Prompt tokens processed (not served from cache) per second of prefill.
+    pub fn prefill_rate(&self) -> Option<f64> {
+        let processed = self.prompt_tokens.saturating_sub(self.cached_tokens);
+        (self.prefill_ms > 0.0 && processed > 0)
+            .then(|| processed as f64 * 1000.0 / self.prefill_ms)
+    }
+
+    pub fn generation_rate(&self) -> Option<f64> {
+        (self.generation_ms > 0.0 && self.completion_tokens > 0)
+            .then(|| self.completion_tokens as f64 * 1000.0 / self.generation_ms)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -341,6 +359,10 @@ impl Conversation {
         self.totals.completion_tokens += usage.completion_tokens;
         self.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
         self.totals.model_ms += response.first_byte_ms + response.generation_ms;
+        let prefill_ms = usage.prompt_ms.unwrap_or(response.first_byte_ms);
+        let generation_ms = usage.predicted_ms.unwrap_or(response.generation_ms);
+        self.totals.prefill_ms += prefill_ms;
+        self.totals.generation_ms += generation_ms;
         self.append(
             observer,
             Source::Environment,
@@ -349,8 +371,8 @@ impl Conversation {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
                 cached_tokens: usage.cached_tokens,
-                prefill_ms: Some(usage.prompt_ms.unwrap_or(response.first_byte_ms)),
-                generation_ms: Some(usage.predicted_ms.unwrap_or(response.generation_ms)),
+                prefill_ms: Some(prefill_ms),
+                generation_ms: Some(generation_ms),
             }),
         )
     }

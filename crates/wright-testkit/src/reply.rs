@@ -7,6 +7,9 @@ use serde_json::Value;
 pub enum Reply {
     /// An assistant turn: optional text, then tool calls (name, raw argument text).
     Turn {
+        /// Reasoning streamed before the answer (`reasoning_content`, or `reasoning` in
+        /// Ollama style).
+        reasoning: String,
         text: String,
         calls: Vec<(String, String)>,
     },
@@ -19,6 +22,7 @@ pub enum Reply {
 /// Starts a reply: `reply().text("Let me look.").call("terminal", json!({...}))`.
 pub fn reply() -> Reply {
     Reply::Turn {
+        reasoning: String::new(),
         text: String::new(),
         calls: Vec::new(),
     }
@@ -28,6 +32,13 @@ impl Reply {
     pub fn text(mut self, new_text: &str) -> Self {
         if let Reply::Turn { text, .. } = &mut self {
             text.push_str(new_text);
+        }
+        self
+    }
+
+    pub fn reasoning(mut self, new_reasoning: &str) -> Self {
+        if let Reply::Turn { reasoning, .. } = &mut self {
+            reasoning.push_str(new_reasoning);
         }
         self
     }

@@ -40,8 +40,7 @@ struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
     models: Vec<String>,
-    /// Argument text is sent in pieces of this many characters.
-    piece: usize,
+    style: Style,
     /// Whether the emulated model/server produces native `tool_calls` (answers the
     /// tool-calling probe natively); when false it writes calls as text, like small
     /// models on llama.cpp do.
@@ -61,8 +60,12 @@ pub struct ServerOptions {
     /// 0 for any free port.
     pub port: u16,
     pub native_tools: bool,
-    /// When set, the server answers llama.cpp's `GET /props` with this `n_ctx`.
+    /// When set, the server answers llama.cpp's `GET /props` with this `n_ctx` and adds
+    /// llama.cpp's `timings` to its streams.
     pub llama_cpp_context: Option<u64>,
+    /// Stream like Ollama: whole calls per chunk without `index`, `reasoning` field,
+    /// finish reason "stop" after tool calls.
+    pub ollama_style: bool,
 }
 
 impl Default for ServerOptions {
@@ -72,6 +75,7 @@ impl Default for ServerOptions {
             port: 0,
             native_tools: true,
             llama_cpp_context: None,
+            ollama_style: false,
         }
     }
 }
@@ -123,7 +127,11 @@ impl ScriptedServer {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
             models: options.models,
-            piece: 7,
+            style: Style {
+                piece: 7,
+                ollama: options.ollama_style,
+                llama_cpp: options.llama_cpp_context.is_some(),
+            },
             native_tools: options.native_tools,
         });
         let mut app = Router::new()
@@ -248,17 +256,21 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             (code, Json(body)).into_response()
         }
-        Reply::Turn { text, calls } if stream => sse(
-            turn_chunks(&text, &calls, shared.piece, prompt_tokens),
+        Reply::Turn {
+            reasoning,
+            text,
+            calls,
+        } if stream => sse(
+            turn_chunks(&reasoning, &text, &calls, &shared.style, prompt_tokens),
             false,
         ),
-        Reply::Turn { text, calls } => {
+        Reply::Turn { text, calls, .. } => {
             Json(whole_reply(&text, &calls, prompt_tokens)).into_response()
         }
         Reply::CutMidCall { name, arguments } => {
             let half = &arguments[..arguments.len() / 2];
             let calls = vec![(name, half.to_string())];
-            let mut chunks = turn_chunks("", &calls, shared.piece, prompt_tokens);
+            let mut chunks = turn_chunks("", "", &calls, &shared.style, prompt_tokens);
             chunks.truncate(chunks.len().saturating_sub(3));
             sse(chunks, true)
         }
@@ -289,15 +301,39 @@ fn chunk(delta: Value, finish: Option<&str>) -> Value {
 /// The SSE chunks of a turn: text in word pieces, each call's arguments in small pieces,
 /// then the finish reason, usage, and `[DONE]`.
 fn turn_chunks(
+    reasoning: &str,
     text: &str,
     calls: &[(String, String)],
-    piece: usize,
+    style: &Style,
     prompt_tokens: u64,
 ) -> Vec<Value> {
     let mut chunks = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    let reasoning_field = if style.ollama {
+        "reasoning"
+    } else {
+        "reasoning_content"
+    };
+    for word in reasoning.split_inclusive(' ') {
+        chunks.push(chunk(json!({ reasoning_field: word }), None));
+    }
     for word in text.split_inclusive(' ') {
         chunks.push(chunk(json!({"content": word}), None));
     }
+    if style.ollama {
+        // Ollama sends each call whole, in one chunk, without `index`, and finishes with
+        // "stop" even when it called tools.
+        for (n, (name, arguments)) in calls.iter().enumerate() {
+            chunks.push(chunk(
+                json!({"tool_calls": [{"id": format!("call_ollama_{n}"), "type": "function",
+                                       "function": {"name": name, "arguments": arguments}}]}),
+                None,
+            ));
+        }
+        chunks.push(chunk(json!({}), Some("stop")));
+        chunks.push(usage_chunk(prompt_tokens, style));
+        return chunks;
+    }
+    let piece = style.piece;
     for (index, (name, arguments)) in calls.iter().enumerate() {
         chunks.push(chunk(
             json!({"tool_calls": [{"index": index, "id": format!("call_{index}_{}", name), "type": "function",
@@ -319,9 +355,28 @@ fn turn_chunks(
         "tool_calls"
     };
     chunks.push(chunk(json!({}), Some(finish)));
-    chunks.push(json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 10, "total_tokens": prompt_tokens + 10}}));
+    chunks.push(usage_chunk(prompt_tokens, style));
     chunks
+}
+
+/// The last chunk: usage, and llama.cpp's `timings` when emulating llama.cpp.
+fn usage_chunk(prompt_tokens: u64, style: &Style) -> Value {
+    let mut last = json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 10, "total_tokens": prompt_tokens + 10,
+                  "prompt_tokens_details": {"cached_tokens": prompt_tokens / 2}}});
+    if style.llama_cpp {
+        last["timings"] = json!({"prompt_n": prompt_tokens, "prompt_ms": 40.0, "predicted_n": 10, "predicted_ms": 200.0, "cache_n": prompt_tokens / 2});
+    }
+    last
+}
+
+/// How the emulated server writes its stream.
+#[derive(Debug, Clone)]
+struct Style {
+    /// Argument text is sent in pieces of this many characters.
+    piece: usize,
+    ollama: bool,
+    llama_cpp: bool,
 }
 
 fn sse(chunks: Vec<Value>, cut: bool) -> Response {
