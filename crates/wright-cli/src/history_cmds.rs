@@ -73,13 +73,14 @@ pub fn list() -> Result<()> {
     Ok(())
 }
 
-pub fn show(prefix: &str) -> Result<()> {
+/// The id a unique prefix names.
+pub fn resolve_id(prefix: &str) -> Result<String> {
     let matches: Vec<String> = conversation_ids()?
         .into_iter()
         .filter(|id| id.starts_with(prefix))
         .collect();
-    let id = match matches.as_slice() {
-        [one] => one.clone(),
+    match matches.as_slice() {
+        [one] => Ok(one.clone()),
         [] => bail!(
             "no conversation '{prefix}' in {}; `wright ls` lists them",
             conversations_dir().display()
@@ -88,7 +89,15 @@ pub fn show(prefix: &str) -> Result<()> {
             "'{prefix}' matches several conversations: {}",
             many.join(", ")
         ),
-    };
+    }
+}
+
+pub fn conversation_dir(prefix: &str) -> Result<PathBuf> {
+    Ok(conversations_dir().join(resolve_id(prefix)?))
+}
+
+pub fn show(prefix: &str) -> Result<()> {
+    let id = resolve_id(prefix)?;
     let parsed = read_log(&log_path(&id))?;
     for event in &parsed.events {
         match &event.body {

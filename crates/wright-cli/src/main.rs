@@ -9,6 +9,7 @@ mod report;
 mod run;
 mod sandbox_setup;
 mod tool_mode;
+mod working_copy;
 
 use clap::Parser;
 use clap::Subcommand;
@@ -27,6 +28,14 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Check the setup: server, model, context window, tool calling, speed, sandbox.
     Doctor(doctor::DoctorArgs),
+    /// Take a conversation's branch into your current branch (merge, or --cherry-pick).
+    Apply {
+        id: String,
+        #[arg(long)]
+        cherry_pick: bool,
+    },
+    /// Drop a conversation's branch and the agent's clone.
+    Discard { id: String },
     /// List conversations, newest first.
     Ls,
     /// Print a conversation readably (an id, or a unique prefix of one).
@@ -57,6 +66,12 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run::run(*args).await,
             Command::Doctor(args) => doctor::doctor(args).await,
+            Command::Apply { id, cherry_pick } => history_cmds::conversation_dir(&id)
+                .and_then(|dir| working_copy::apply(&dir, cherry_pick))
+                .map(|()| 0),
+            Command::Discard { id } => history_cmds::conversation_dir(&id)
+                .and_then(|dir| working_copy::discard(&dir))
+                .map(|()| 0),
             Command::Ls => history_cmds::list().map(|()| 0),
             Command::Show { id } => history_cmds::show(&id).map(|()| 0),
         }

@@ -1,6 +1,7 @@
 //! The end of a run: outcome, the model's summary, what changed in the workspace (as a
 //! git diff, new files included) and what it cost.
 
+use crate::working_copy;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -42,7 +43,14 @@ pub fn git_changes(workspace: &Path) -> Option<String> {
     Some(out)
 }
 
-pub fn print_report(outcome: &Outcome, elapsed: Duration, workspace: &Path, log_path: &Path) {
+pub fn print_report(
+    outcome: &Outcome,
+    elapsed: Duration,
+    changes: &working_copy::Outcome,
+    id: &str,
+    workspace: &Path,
+    log_path: &Path,
+) {
     let totals = &outcome.totals;
     println!(
         "── {}: {} · {} step{} · {:.1} s",
@@ -55,10 +63,17 @@ pub fn print_report(outcome: &Outcome, elapsed: Duration, workspace: &Path, log_
     if let Some(summary) = &outcome.summary {
         println!("{}", summary.trim());
     }
-    match git_changes(workspace) {
-        Some(diff) if diff.trim().is_empty() => println!("\n── no changes in the workspace"),
-        Some(diff) => println!("\n── changes in the workspace\n{}", diff.trim_end()),
-        None => println!("\n── the workspace is not a git repository: no diff to show"),
+    match changes {
+        working_copy::Outcome::Branch { branch, diff } => println!(
+            "\n── changes, on branch {branch} (your checkout is untouched)\n{}\n\n   take them: wright apply {id}\n   drop them: wright discard {id}",
+            diff.trim_end()
+        ),
+        working_copy::Outcome::NoChanges => println!("\n── no changes"),
+        working_copy::Outcome::Direct => match git_changes(workspace) {
+            Some(diff) if diff.trim().is_empty() => println!("\n── no changes in the workspace"),
+            Some(diff) => println!("\n── changes in the workspace\n{}", diff.trim_end()),
+            None => println!("\n── the workspace is not a git repository: no diff to show"),
+        },
     }
     let cached = if totals.cached_tokens > 0 {
         format!(" ({} cached)", totals.cached_tokens)

@@ -10,6 +10,8 @@ use crate::report::print_report;
 use crate::sandbox_setup::SandboxOptions;
 use crate::sandbox_setup::SandboxSetup;
 use crate::tool_mode;
+use crate::working_copy;
+use crate::working_copy::WorkingCopy;
 use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
@@ -76,6 +78,12 @@ pub struct RunArgs {
     /// Never send more than this many tokens, even if the server's window is larger.
     #[arg(long)]
     context_window: Option<u64>,
+    /// Work directly in the workspace instead of a clone on a new branch.
+    #[arg(long)]
+    in_place: bool,
+    /// With --in-place: work even if the tree has uncommitted changes.
+    #[arg(long)]
+    force: bool,
     /// Print the event log's lines on stdout instead of progress on stderr.
     #[arg(long)]
     json: bool,
@@ -96,17 +104,12 @@ pub async fn run(args: RunArgs) -> Result<u8> {
     // memory or /proc/PID/environ, where the API key may be.
     let _ = nix::sys::prctl::set_dumpable(false);
     let mode: SandboxMode = args.sandbox.parse()?;
-    let workspace = Workspace::new(&args.workspace)
-        .map_err(|err| anyhow::anyhow!("{err}"))
-        .context("the workspace (-C) must be an existing directory")?;
-    let id = new_conversation_id();
-    let options = SandboxOptions {
-        network: args.network,
-        max_processes: args.max_processes,
-        max_memory_mb: args.max_memory,
-        max_file_mb: args.max_file_size,
-    };
-    let setup = SandboxSetup::new(mode, options, &workspace, &id)?;
+    let requested = args.workspace.canonicalize().with_context(|| {
+        format!(
+            "the workspace {} must be an existing directory",
+            args.workspace.display()
+        )
+    })?;
 
     let mut config = ClientConfig::new("", "");
     config.stream = !args.no_stream;
@@ -117,18 +120,44 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         model: args.model.filter(|v| !v.is_empty()),
         api_key: args.api_key,
     };
+    let client = connect(choice, config).await?;
+    let (tool_calling, tool_calling_why) = tool_mode::decide(&args.tool_calling, &client).await?;
+    let window = context_window(&client, args.context_window).await;
 
+    let id = new_conversation_id();
+    let conversation_dir = conversations_dir().join(&id);
+    std::fs::create_dir_all(&conversation_dir)
+        .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
+    let working_copy = WorkingCopy::prepare(
+        &requested,
+        &conversation_dir,
+        &id,
+        args.in_place,
+        args.force,
+    )?;
+    let workspace =
+        Workspace::new(working_copy.workspace()).map_err(|err| anyhow::anyhow!("{err}"))?;
+    let options = SandboxOptions {
+        network: args.network,
+        max_processes: args.max_processes,
+        max_memory_mb: args.max_memory,
+        max_file_mb: args.max_file_size,
+    };
+    let setup = SandboxSetup::new(
+        mode,
+        options,
+        working_copy.writable_root(),
+        &working_copy.shared_read_only(),
+        &id,
+    )?;
     let terminal = Arc::new(TerminalTool::new(
         workspace.clone(),
         setup.env.clone(),
         setup.sandbox.clone(),
     ));
-    // The shell starts while the model server is asked about its models.
+    // The shell starts while the first request is prepared and sent.
     let warm = terminal.clone();
     let warm_up = tokio::spawn(async move { warm.warm_up().await });
-    let client = connect(choice, config).await?;
-    let (tool_calling, tool_calling_why) = tool_mode::decide(&args.tool_calling, &client).await?;
-    let window = context_window(&client, args.context_window).await;
 
     let tools: Vec<Arc<dyn Tool>> = vec![
         terminal.clone(),
@@ -136,7 +165,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         Arc::new(ThinkTool),
         Arc::new(FinishTool),
     ];
-    let log_path = conversations_dir().join(&id).join("events.jsonl");
+    let log_path = conversation_dir.join("events.jsonl");
     let root = workspace.root().display().to_string();
     let mut conversation = Conversation::create(
         &id,
@@ -152,9 +181,13 @@ pub async fn run(args: RunArgs) -> Result<u8> {
     }
     if !args.json {
         eprintln!(
-            "wright · conversation {id} · model {} on {}\n  workspace {root}\n  tool calls {tool_calling_why}\n  context {}\n  sandbox {}\n",
+            "wright · conversation {id} · model {} on {}\n  workspace {root}{}\n  tool calls {tool_calling_why}\n  context {}\n  sandbox {}\n",
             client.config().model,
             client.config().base_url,
+            match &working_copy {
+                WorkingCopy::Clone(clone) => format!(" (a clone of {} on branch {}; your checkout is not touched)", clone.repo_root.display(), clone.branch),
+                WorkingCopy::Direct { .. } => String::new(),
+            },
             window.description,
             setup.describe()
         );
@@ -192,13 +225,25 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         .run(&args.task, limits, &cancel, observer.as_mut())
         .await?;
     warm_up.abort();
+    // The shell must be gone before the clone is committed.
+    drop(conversation);
+    drop(terminal);
+    let changes = match working_copy.finish(&args.task, &setup.sandbox, &setup.env) {
+        Ok(changes) => changes,
+        Err(err) => {
+            eprintln!("wright: {err:#}");
+            working_copy::Outcome::Direct
+        }
+    };
     if !args.json {
         eprintln!();
         print_report(
             &outcome,
             started.elapsed(),
+            &changes,
+            &id,
             workspace.root(),
-            conversation.log_path(),
+            &log_path,
         );
     }
     Ok(match outcome.state {

@@ -4,6 +4,7 @@
 
 use anyhow::Context;
 use anyhow::Result;
+use std::path::Path;
 use std::path::PathBuf;
 use wright_sandbox::confine::Cgroup;
 use wright_sandbox::confine::Policy;
@@ -13,7 +14,6 @@ use wright_sandbox::private_dir;
 use wright_sandbox::shell_environment;
 use wright_sandbox::Sandbox;
 use wright_sandbox::SandboxMode;
-use wright_tools::Workspace;
 
 pub struct SandboxSetup {
     pub sandbox: Sandbox,
@@ -50,7 +50,8 @@ impl SandboxSetup {
     pub fn new(
         mode: SandboxMode,
         options: SandboxOptions,
-        workspace: &Workspace,
+        writable_root: &Path,
+        shared_read_only: &[PathBuf],
         conversation: &str,
     ) -> Result<Self> {
         if mode == SandboxMode::None {
@@ -65,7 +66,8 @@ impl SandboxSetup {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let private = private_dir(&std::env::temp_dir(), conversation)
             .context("cannot create the conversation's private directory")?;
-        let mut policy = Policy::for_workspace(workspace.root(), &private, home.as_deref());
+        let mut policy = Policy::for_workspace(writable_root, &private, home.as_deref());
+        policy.read_only.extend(shared_read_only.iter().cloned());
         policy.network = options.network;
         policy.max_processes = options.max_processes;
         policy.max_file_bytes = options.max_file_mb << 20;

@@ -8,6 +8,7 @@ use crate::common::Harness;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use wright_testkit::failing_python_repo;
+use wright_testkit::git;
 use wright_testkit::reply;
 use wright_testkit::Reply;
 use wright_testkit::ScriptedServer;
@@ -51,7 +52,26 @@ async fn fixes_the_failing_test(extra: &[&str]) {
     );
     assert_eq!(server.remaining(), 0);
 
-    // The file is fixed and the tests pass for real.
+    // The user's checkout is untouched; the fix is on the conversation's branch.
+    let id = h
+        .log_path()
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let checkout = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
+    assert!(checkout.contains(BUG), "the user's checkout was modified");
+    let on_branch = git(h.repo(), &["show", &format!("wright/{id}:export.py")]);
+    assert!(
+        on_branch.contains(FIX) && !on_branch.contains(BUG),
+        "{on_branch}"
+    );
+
+    // `wright apply` takes it, and the tests pass for real.
+    let applied = h.wright(&["apply", &id[..15]], &[]).await;
+    assert!(applied.status.success(), "{}", stderr(&applied));
     let source = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
     assert!(source.contains(FIX) && !source.contains(BUG), "{source}");
     let tests = std::process::Command::new("python3")
@@ -215,4 +235,48 @@ async fn the_shell_never_sees_the_api_key() {
         "{env}"
     );
     assert_eq!(server.chat_requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_place_edits_the_checkout_and_refuses_a_dirty_tree() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    std::fs::write(h.repo().join("notes.txt"), "uncommitted work").unwrap();
+    let server = ScriptedServer::start(fix_script()).await.unwrap();
+    let refused = h.run(&server.url(), "fix it", &["--in-place"]).await;
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("--in-place refuses to work in a tree with uncommitted changes")
+    );
+    assert!(server.chat_requests().is_empty());
+
+    let output = h
+        .run(&server.url(), "fix it", &["--in-place", "--force"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let source = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
+    assert!(source.contains(FIX));
+    assert_eq!(
+        std::fs::read_to_string(h.repo().join("notes.txt")).unwrap(),
+        "uncommitted work"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discard_drops_the_branch_and_the_clone() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let server = ScriptedServer::start(fix_script()).await.unwrap();
+    let output = h.run(&server.url(), "fix it", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let dir = h.log_path().parent().unwrap().to_path_buf();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(git(h.repo(), &["branch", "--list"]).contains(&format!("wright/{id}")));
+    let discarded = h.wright(&["discard", &id], &[]).await;
+    assert!(discarded.status.success(), "{}", stderr(&discarded));
+    assert!(!git(h.repo(), &["branch", "--list"]).contains("wright/"));
+    assert!(!dir.join("workspace").exists());
+    assert!(std::fs::read_to_string(h.repo().join("export.py"))
+        .unwrap()
+        .contains(BUG));
 }

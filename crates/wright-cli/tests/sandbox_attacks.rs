@@ -181,3 +181,48 @@ async fn escapes_are_blocked_and_reported_as_errors() {
     let mut buffer = [0u8; 16];
     assert!(udp.recv(&mut buffer).is_err(), "a UDP datagram got out");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_hooks_and_filters_in_the_clone_never_run_outside() {
+    let h = Harness::new();
+    wright_testkit::failing_python_repo(h.repo());
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path().display().to_string();
+    let repo = h.repo().display().to_string();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": format!(
+            "printf '#!/bin/sh\\ntouch {o}/hook-ran\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && \
+             git config filter.evil.clean 'touch {o}/filter-ran; cat' && echo '* filter=evil' > .gitattributes && \
+             git config core.fsmonitor 'touch {o}/fsmonitor-ran' && echo changed >> export.py && echo planted"
+        )})),
+        reply().call("terminal", json!({"command": attempt(&format!("echo x > {repo}/.git/hooks/post-merge"))})),
+        reply().call("terminal", json!({"command": attempt(&format!("echo x >> {repo}/.git/config"))})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "plant hooks", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    assert_eq!(obs[0]["output"], "planted");
+    assert_eq!(obs[1]["output"], "BLOCKED");
+    assert_eq!(obs[2]["output"], "BLOCKED");
+    // wright committed the clone (running its filter and hooks only inside the sandbox).
+    let id = h
+        .log_path()
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let log = wright_testkit::git(h.repo(), &["log", "--oneline", &format!("wright/{id}")]);
+    assert!(log.contains("wright: plant hooks"), "{log}");
+    for evidence in ["hook-ran", "filter-ran", "fsmonitor-ran"] {
+        assert!(
+            !outside.path().join(evidence).exists(),
+            "{evidence} outside the sandbox"
+        );
+    }
+    assert!(!h.repo().join(".git/hooks/post-merge").exists());
+}
