@@ -25,7 +25,7 @@ async fn a_real_model_fixes_the_failing_test() {
     let started = Instant::now();
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
     command
-        .args(["run", "--base-url", &url, "--model", &model, "--max-steps", "25"])
+        .args(["run", "--in-place", "--base-url", &url, "--model", &model, "--max-steps", "25"])
         .arg("The test test_export_csv in test_export.py fails. Find the bug in export.py and fix it, then run the tests with: python3 -m unittest")
         .current_dir(h.repo())
         .env("XDG_DATA_HOME", h.data.path())

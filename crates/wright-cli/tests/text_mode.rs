@@ -44,7 +44,15 @@ async fn fixes_the_failing_test_with_calls_written_as_text() {
         stderr(&output)
     );
     assert_eq!(server.probes(), 1);
-    let source = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
+    let id = h
+        .log_path()
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let source = wright_testkit::git(h.repo(), &["show", &format!("wright/{id}:export.py")]);
     assert!(source.contains(FIX), "{source}");
 
     let events = h.events();
@@ -146,4 +154,27 @@ async fn native_mode_still_reads_calls_written_as_text() {
         second["messages"][2]["tool_calls"][0]["function"]["name"],
         "terminal"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_with_an_early_finish_is_sent_back_and_bash_blocks_run() {
+    let h = Harness::new();
+    let server = ScriptedServer::start_text_only(vec![
+        // What qwen2.5-coder-1.5b really answered: a plan, then a bare finish object.
+        reply().text("### Step 1\n```bash\nls -l\n```\nThen fix it.\n```json\n{\"name\": \"finish\", \"message\": \"fixed\"}\n```"),
+        reply().text("Let me look.\n```bash\necho looked\n```"),
+        reply().text("<tool_call>{\"name\": \"finish\", \"arguments\": {\"message\": \"done\"}}</tool_call>"),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    assert_eq!(obs[0]["is_error"], true);
+    assert!(obs[0]["output"]
+        .as_str()
+        .unwrap()
+        .starts_with("finish was called before anything was done"));
+    assert_eq!(obs[1]["output"], "looked");
+    assert_eq!(obs[2]["output"], "Task finished.");
 }

@@ -90,6 +90,9 @@ pub struct Conversation {
     context_window: Option<u64>,
     /// Tokens per byte of request body, calibrated on the server's `prompt_tokens`.
     tokens_per_byte: f64,
+    /// Whether a tool other than `think` and `finish` has run without error: `finish`
+    /// before that is refused (small models "finish" with a plan they never carried out).
+    acted: bool,
 }
 
 /// Before any reply says otherwise: one token per three bytes of JSON, on the high side.
@@ -141,6 +144,7 @@ impl Conversation {
             totals: Totals::default(),
             context_window: None,
             tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
+            acted: false,
         })
     }
 
@@ -411,12 +415,16 @@ impl Conversation {
             },
         )?;
         let tool = self.tools.get(&name).cloned();
-        let result: Option<Result<ToolOutput, ToolError>> = match (tool, parsed) {
+        let premature_finish = tool.as_ref().is_some_and(|t| t.name() == "finish") && !self.acted;
+        let result: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
             (None, _) => Some(Err(ToolError::Model(format!(
                 "unknown tool '{name}'; the tools are: {}",
                 self.tools.names().join(", ")
             )))),
             (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
+            (Some(_), Ok(_)) if premature_finish => Some(Err(ToolError::Model(
+                "finish was called before anything was done: nothing has been run or changed yet. Work on the task with the tools first (run the tests, read the code, fix it), then call finish".into(),
+            ))),
             (Some(tool), Ok(mut arguments)) => {
                 let schema = tool.schema();
                 match coerce_arguments(&mut arguments, &schema["function"]["parameters"]) {
@@ -428,6 +436,11 @@ impl Conversation {
                 }
             }
         };
+        if let (Some(Ok(output)), Some(tool)) = (&result, &tool) {
+            if !output.is_error && !matches!(tool.name(), "think" | "finish") {
+                self.acted = true;
+            }
+        }
         let (output, end) = match result {
             None => (
                 ToolOutput {
@@ -518,7 +531,19 @@ impl Conversation {
             return native;
         }
         let known = self.tools.all_names();
-        let parsed = parse_text_calls(&response.text, &known);
+        let mut parsed = parse_text_calls(&response.text, &known);
+        if self.tool_calling == ToolCalling::Text
+            && parsed.calls.is_empty()
+            && parsed.errors.is_empty()
+        {
+            // A command in a ```bash block is how many small models say "run this".
+            if let Some(command) = first_shell_block(&response.text) {
+                parsed.calls.push(wright_llm::textcall::TextCall {
+                    name: "terminal".into(),
+                    arguments: serde_json::json!({ "command": command }),
+                });
+            }
+        }
         if parsed.calls.is_empty()
             && parsed.errors.is_empty()
             && self.tool_calling == ToolCalling::Native
@@ -554,6 +579,27 @@ impl Conversation {
             errors: parsed.errors,
         }
     }
+}
+
+/// The first ```bash / ```sh / ```shell / ```console block's text.
+fn first_shell_block(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(at) = rest.find("```") {
+        let after = &rest[at + 3..];
+        let (lang, body) = after.split_once('\n')?;
+        let Some(end) = body.find("```") else {
+            return None;
+        };
+        if matches!(lang.trim(), "bash" | "sh" | "shell" | "console" | "zsh") {
+            let command = body[..end].trim();
+            let command = command.strip_prefix("$ ").unwrap_or(command);
+            if !command.is_empty() {
+                return Some(command.to_string());
+            }
+        }
+        rest = &body[end + 3..];
+    }
+    None
 }
 
 /// Tool arguments as a JSON object. Models sometimes send the object encoded twice (a JSON

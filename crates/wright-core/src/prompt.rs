@@ -22,7 +22,7 @@ Commands must not wait for input. Answer in the language of the task."
 /// signature per tool built from its JSON schema.
 pub fn text_tools_section(schemas: &[serde_json::Value]) -> String {
     let mut out = String::from(
-        "\n\n# Tools\nTo use a tool, write one block per call, then stop and wait for the result:\n<tool_call>\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n",
+        "\n\n# Tools\nYou act only through tools. Every reply is exactly one tool call, written like this, and nothing after it:\n<tool_call>\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\nThe result comes in the next message. Do not write plans or commands outside a tool call.\n",
     );
     for schema in schemas {
         let function = &schema["function"];
