@@ -587,9 +587,7 @@ fn first_shell_block(text: &str) -> Option<String> {
     while let Some(at) = rest.find("```") {
         let after = &rest[at + 3..];
         let (lang, body) = after.split_once('\n')?;
-        let Some(end) = body.find("```") else {
-            return None;
-        };
+        let end = body.find("```")?;
         if matches!(lang.trim(), "bash" | "sh" | "shell" | "console" | "zsh") {
             let command = body[..end].trim();
             let command = command.strip_prefix("$ ").unwrap_or(command);
