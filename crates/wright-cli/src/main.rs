@@ -6,8 +6,10 @@ mod doctor;
 mod history_cmds;
 mod progress;
 mod report;
+mod resume;
 mod run;
 mod sandbox_setup;
+mod session;
 mod tool_mode;
 mod working_copy;
 
@@ -28,6 +30,8 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Check the setup: server, model, context window, tool calling, speed, sandbox.
     Doctor(doctor::DoctorArgs),
+    /// Continue a stopped or crashed conversation, optionally with a new message.
+    Resume(Box<resume::ResumeArgs>),
     /// Take a conversation's branch into your current branch (merge, or --cherry-pick).
     Apply {
         id: String,
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(*args).await,
+            Command::Resume(args) => resume::resume(*args).await,
             Command::Doctor(args) => doctor::doctor(args).await,
             Command::Apply { id, cherry_pick } => history_cmds::conversation_dir(&id)
                 .and_then(|dir| working_copy::apply(&dir, cherry_pick))

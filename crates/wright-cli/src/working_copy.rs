@@ -265,3 +265,31 @@ impl WorkingCopy {
         })
     }
 }
+
+impl WorkingCopy {
+    /// The working copy of an existing conversation: its clone when it has a record of
+    /// one, else the directory it worked in.
+    pub fn reopen(conversation_dir: &Path, workspace: &Path) -> Result<Self> {
+        match read_record(conversation_dir) {
+            Ok((repo_root, branch, base_commit)) => {
+                let clone_root = conversation_dir.join("workspace");
+                if !clone_root.exists() {
+                    bail!(
+                        "the agent's clone {} is gone (discarded?); nothing to resume in",
+                        clone_root.display()
+                    );
+                }
+                Ok(WorkingCopy::Clone(AgentClone {
+                    repo_root,
+                    clone_root,
+                    workspace: workspace.to_path_buf(),
+                    branch,
+                    base_commit,
+                }))
+            }
+            Err(_) => Ok(WorkingCopy::Direct {
+                root: workspace.to_path_buf(),
+            }),
+        }
+    }
+}

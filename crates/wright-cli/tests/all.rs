@@ -9,6 +9,7 @@ mod doctor;
 mod e2e_fix;
 mod faults;
 mod history;
+mod persistence;
 mod quirks;
 mod real_model;
 mod sandbox_attacks;

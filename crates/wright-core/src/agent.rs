@@ -4,13 +4,13 @@
 
 use crate::history::render_history;
 use crate::prompt::text_tools_section;
+use crate::reply::parse_arguments;
 use crate::store::EventLog;
 use crate::store::StoreError;
 use serde_json::Value;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 use wright_llm::textcall::coerce_arguments;
-use wright_llm::textcall::parse_text_calls;
 use wright_llm::Client;
 use wright_llm::LlmError;
 use wright_llm::Response;
@@ -34,9 +34,26 @@ pub trait Observer: Send {
     fn delta(&mut self, delta: &StreamDelta);
 }
 
+/// Budgets of one run (a resumed run gets its own): each stops the run cleanly, with
+/// the reason, when reached.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
+    /// Model steps in this run.
     pub max_steps: u32,
+    /// Prompt plus completion tokens over the whole conversation.
+    pub max_tokens: Option<u64>,
+    /// Wall time of this run; a step in flight at the deadline is interrupted.
+    pub max_time: Option<std::time::Duration>,
+}
+
+impl Limits {
+    pub fn steps(max_steps: u32) -> Self {
+        Self {
+            max_steps,
+            max_tokens: None,
+            max_time: None,
+        }
+    }
 }
 
 /// Token use and time over the whole run.
@@ -80,10 +97,10 @@ pub struct Conversation {
     id: String,
     log: EventLog,
     client: Client,
-    tools: Toolbox,
+    pub(crate) tools: Toolbox,
     /// The `tools` field of each request: the schemas in native mode, nothing in text mode.
     request_tools: Vec<Value>,
-    tool_calling: ToolCalling,
+    pub(crate) tool_calling: ToolCalling,
     step: u32,
     totals: Totals,
     /// The effective context window in tokens, when known.
@@ -93,6 +110,15 @@ pub struct Conversation {
     /// Whether a tool other than `think` and `finish` has run without error: `finish`
     /// before that is refused (small models "finish" with a plan they never carried out).
     acted: bool,
+    /// The user's own cancellation (Ctrl-C), to tell it from the time budget's.
+    user_cancel: Option<CancellationToken>,
+}
+
+fn time_limit_reason(max: std::time::Duration) -> String {
+    format!(
+        "the time limit ({} s) was reached; raise it with --max-time",
+        max.as_secs()
+    )
 }
 
 /// Before any reply says otherwise: one token per three bytes of JSON, on the high side.
@@ -145,6 +171,7 @@ impl Conversation {
             context_window: None,
             tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
             acted: false,
+            user_cancel: None,
         })
     }
 
@@ -195,6 +222,88 @@ impl Conversation {
         )
     }
 
+    /// Rebuilds a conversation from an opened log (see `resume`).
+    pub(crate) fn from_log(
+        log: EventLog,
+        client: Client,
+        tools: Toolbox,
+    ) -> Result<Self, StoreError> {
+        let start = log
+            .events()
+            .iter()
+            .find_map(|e| match &e.body {
+                EventBody::Start(start) => Some(start.clone()),
+                _ => None,
+            })
+            .ok_or_else(|| StoreError::NotResumable("the log has no start event".into()))?;
+        let mut conversation = Self {
+            id: start.conversation.clone(),
+            request_tools: match start.tool_calling {
+                ToolCalling::Native => start.tools.clone(),
+                ToolCalling::Text => Vec::new(),
+            },
+            tool_calling: start.tool_calling,
+            log,
+            client,
+            tools,
+            step: 0,
+            totals: Totals::default(),
+            context_window: None,
+            tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
+            acted: false,
+            user_cancel: None,
+        };
+        let mut acted_tools = std::collections::HashMap::new();
+        for event in conversation.log.events() {
+            match &event.body {
+                EventBody::Usage(usage) => {
+                    conversation.step = conversation.step.max(usage.step);
+                    conversation.totals.prompt_tokens += usage.prompt_tokens;
+                    conversation.totals.completion_tokens += usage.completion_tokens;
+                    conversation.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
+                    conversation.totals.prefill_ms += usage.prefill_ms.unwrap_or(0.0);
+                    conversation.totals.generation_ms += usage.generation_ms.unwrap_or(0.0);
+                }
+                EventBody::Action {
+                    step,
+                    call_id,
+                    tool,
+                    ..
+                } => {
+                    conversation.step = conversation.step.max(*step);
+                    acted_tools.insert(call_id.clone(), tool.clone());
+                }
+                EventBody::Observation {
+                    call_id,
+                    is_error: false,
+                    ..
+                } => {
+                    if acted_tools
+                        .get(call_id)
+                        .is_some_and(|tool: &String| !matches!(tool.as_str(), "think" | "finish"))
+                    {
+                        conversation.acted = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(conversation)
+    }
+
+    /// Appends an event no observer needs to see (resume's own bookkeeping).
+    pub(crate) fn append_quietly(
+        &mut self,
+        source: Source,
+        body: EventBody,
+    ) -> Result<(), StoreError> {
+        self.log.append(source, body).map(|_| ())
+    }
+
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+
     /// Runs a task to its end. Only a failure to write the log is an `Err`: everything
     /// else, model errors included, is logged and reported in the `Outcome`.
     pub async fn run(
@@ -204,36 +313,92 @@ impl Conversation {
         cancel: &CancellationToken,
         observer: &mut dyn Observer,
     ) -> Result<Outcome, StoreError> {
-        self.append(
-            observer,
-            Source::User,
-            EventBody::Message {
-                text: task.to_string(),
-                step: None,
-                reasoning: None,
-                raw: None,
-            },
-        )?;
+        self.proceed(Some(task), limits, cancel, observer).await
+    }
+
+    /// Runs the loop, after adding `message` from the user if there is one (a resumed
+    /// conversation may just go on).
+    pub async fn proceed(
+        &mut self,
+        message: Option<&str>,
+        limits: Limits,
+        cancel: &CancellationToken,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome, StoreError> {
+        if let Some(text) = message {
+            self.append(
+                observer,
+                Source::User,
+                EventBody::Message {
+                    text: text.to_string(),
+                    step: None,
+                    reasoning: None,
+                    raw: None,
+                },
+            )?;
+        }
         self.set_state(observer, AgentState::Running, None)?;
+        let first_step = self.step;
+        let started = std::time::Instant::now();
+        // The time budget cancels whatever is in flight, as Ctrl-C does.
+        self.user_cancel = Some(cancel.clone());
+        let budget = cancel.child_token();
+        let timer = limits.max_time.map(|max_time| {
+            let budget = budget.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(max_time).await;
+                budget.cancel();
+            })
+        });
         let outcome = loop {
-            if self.step >= limits.max_steps {
-                break self.end(
-                    observer,
-                    AgentState::Stopped,
-                    format!(
-                        "the step limit ({}) was reached; raise it with --max-steps",
-                        limits.max_steps
-                    ),
-                    None,
-                )?;
+            if let Some(reason) = self.budget_reached(&limits, first_step, started) {
+                break self.end(observer, AgentState::Stopped, reason, None)?;
             }
-            match self.step_once(cancel, observer).await? {
+            match self.step_once(&budget, observer).await? {
                 StepEnd::Continue => self.log.sync_step().await?,
                 StepEnd::Done(outcome) => break outcome,
             }
         };
+        if let Some(timer) = timer {
+            timer.abort();
+        }
         self.log.wait_sync().await?;
         Ok(outcome)
+    }
+
+    /// The reason the run must stop before another step, if a budget is spent.
+    fn budget_reached(
+        &self,
+        limits: &Limits,
+        first_step: u32,
+        started: std::time::Instant,
+    ) -> Option<String> {
+        if self.step - first_step >= limits.max_steps {
+            return Some(format!(
+                "the step limit ({}) was reached; raise it with --max-steps",
+                limits.max_steps
+            ));
+        }
+        let used = self.totals.prompt_tokens + self.totals.completion_tokens;
+        if let Some(max) = limits.max_tokens.filter(|max| used >= *max) {
+            return Some(format!(
+                "the token budget ({max}) was spent ({used} tokens); raise it with --max-tokens"
+            ));
+        }
+        if let Some(max) = limits.max_time.filter(|max| started.elapsed() >= *max) {
+            return Some(time_limit_reason(max));
+        }
+        None
+    }
+
+    /// Why a cancelled step stopped: the user, or the time budget.
+    fn cancel_reason(&self) -> String {
+        match &self.user_cancel {
+            Some(user) if !user.is_cancelled() => {
+                "the time limit was reached; raise it with --max-time".to_string()
+            }
+            _ => "interrupted by the user".into(),
+        }
     }
 
     fn end(
@@ -382,12 +547,8 @@ impl Conversation {
     }
 
     fn interrupted(&mut self, observer: &mut dyn Observer) -> Result<Outcome, StoreError> {
-        self.end(
-            observer,
-            AgentState::Stopped,
-            "interrupted by the user".into(),
-            None,
-        )
+        let reason = self.cancel_reason();
+        self.end(observer, AgentState::Stopped, reason, None)
     }
 
     /// Logs and runs one tool call; returns an outcome when the run must end.
@@ -444,15 +605,11 @@ impl Conversation {
         let (output, end) = match result {
             None => (
                 ToolOutput {
-                    text: "interrupted by the user before it finished".into(),
+                    text: format!("{} before this call finished", self.cancel_reason()),
                     is_error: true,
                     ..ToolOutput::default()
                 },
-                Some((
-                    AgentState::Stopped,
-                    "interrupted by the user".to_string(),
-                    None,
-                )),
+                Some((AgentState::Stopped, self.cancel_reason(), None)),
             ),
             Some(Ok(output)) => {
                 let end = output.finish.clone().map(|message| {
@@ -500,133 +657,5 @@ impl Conversation {
             None => Ok(None),
             Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),
         }
-    }
-}
-
-/// A reply once tool calls written as text have been read out of it.
-struct Reply {
-    /// The text without the calls (what people see).
-    text: String,
-    reasoning: String,
-    /// The reply as written, when calls were read from its text.
-    raw: Option<String>,
-    calls: Vec<ToolCall>,
-    /// Calls the model attempted that could not be read.
-    errors: Vec<String>,
-}
-
-impl Conversation {
-    /// Native calls are taken as they are. In text mode — or in native mode when a reply
-    /// has no native call but its text holds one — calls are read from the text.
-    fn read_calls(&self, response: Response, step: u32) -> Reply {
-        let text = response.text.trim().to_string();
-        let native = Reply {
-            text: text.clone(),
-            reasoning: response.reasoning.clone(),
-            raw: None,
-            calls: response.tool_calls.clone(),
-            errors: Vec::new(),
-        };
-        if self.tool_calling == ToolCalling::Native && !response.tool_calls.is_empty() {
-            return native;
-        }
-        let known = self.tools.all_names();
-        let mut parsed = parse_text_calls(&response.text, &known);
-        if self.tool_calling == ToolCalling::Text
-            && parsed.calls.is_empty()
-            && parsed.errors.is_empty()
-        {
-            // A command in a ```bash block is how many small models say "run this".
-            if let Some(command) = first_shell_block(&response.text) {
-                parsed.calls.push(wright_llm::textcall::TextCall {
-                    name: "terminal".into(),
-                    arguments: serde_json::json!({ "command": command }),
-                });
-            }
-        }
-        if parsed.calls.is_empty()
-            && parsed.errors.is_empty()
-            && self.tool_calling == ToolCalling::Native
-        {
-            return native;
-        }
-        let mut reasoning = response.reasoning;
-        if !parsed.reasoning.is_empty() {
-            if !reasoning.is_empty() {
-                reasoning.push('\n');
-            }
-            reasoning.push_str(&parsed.reasoning);
-        }
-        let calls = parsed
-            .calls
-            .into_iter()
-            .enumerate()
-            .map(|(n, call)| {
-                ToolCall::function(
-                    format!("call_{step}_{n}"),
-                    call.name,
-                    call.arguments.to_string(),
-                )
-            })
-            .collect();
-        let raw = (parsed.content != text || self.tool_calling == ToolCalling::Text)
-            .then(|| response.text.clone());
-        Reply {
-            text: parsed.content,
-            reasoning,
-            raw,
-            calls,
-            errors: parsed.errors,
-        }
-    }
-}
-
-/// The first ```bash / ```sh / ```shell / ```console block's text.
-fn first_shell_block(text: &str) -> Option<String> {
-    let mut rest = text;
-    while let Some(at) = rest.find("```") {
-        let after = &rest[at + 3..];
-        let (lang, body) = after.split_once('\n')?;
-        let end = body.find("```")?;
-        if matches!(lang.trim(), "bash" | "sh" | "shell" | "console" | "zsh") {
-            let command = body[..end].trim();
-            let command = command.strip_prefix("$ ").unwrap_or(command);
-            if !command.is_empty() {
-                return Some(command.to_string());
-            }
-        }
-        rest = &body[end + 3..];
-    }
-    None
-}
-
-/// Tool arguments as a JSON object. Models sometimes send the object encoded twice (a JSON
-/// string holding JSON); that is accepted. Anything else is an error the model can fix.
-fn parse_arguments(raw: &str) -> Result<Value, String> {
-    let value: Value = serde_json::from_str(raw).map_err(|err| {
-        format!("the arguments are not valid JSON ({err}); send one JSON object, e.g. {{\"command\": \"ls\"}}")
-    })?;
-    match value {
-        Value::Object(_) => Ok(value),
-        Value::String(inner) => match serde_json::from_str::<Value>(&inner) {
-            Ok(object @ Value::Object(_)) => Ok(object),
-            _ => Err("the arguments must be a JSON object of parameter names and values".into()),
-        },
-        _ => Err("the arguments must be a JSON object of parameter names and values".into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_must_be_an_object() {
-        assert!(parse_arguments("{\"a\":1}").is_ok());
-        assert!(parse_arguments("\"{\\\"a\\\":1}\"").is_ok());
-        assert!(parse_arguments("[1]").is_err());
-        assert!(parse_arguments("{\"a\":")
-            .unwrap_err()
-            .contains("not valid JSON"));
     }
 }

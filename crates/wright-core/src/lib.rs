@@ -10,6 +10,8 @@ mod agent;
 mod history;
 mod paths;
 mod prompt;
+mod reply;
+mod resume;
 mod store;
 
 pub use agent::Conversation;
@@ -22,5 +24,6 @@ pub use paths::conversations_dir;
 pub use paths::new_conversation_id;
 pub use prompt::system_prompt;
 pub use prompt::text_tools_section;
+pub use resume::ResumeNotes;
 pub use store::EventLog;
 pub use store::StoreError;

@@ -10,9 +10,11 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
+use wright_protocol::parse_log;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
+use wright_protocol::TornLine;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -21,6 +23,14 @@ pub enum StoreError {
         path: String,
         source: std::io::Error,
     },
+    #[error("the event log {path} is damaged at line {line}: {message}")]
+    Corrupt {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{0}")]
+    NotResumable(String),
     #[error("cannot encode an event: {0}")]
     Encode(#[from] serde_json::Error),
 }
@@ -53,6 +63,36 @@ impl EventLog {
             events: Vec::new(),
             pending_sync: None,
         })
+    }
+
+    /// Opens an existing log to append to it. A torn last line (a write cut by a crash) is
+    /// cut off the file and returned, so the log stays readable; corruption elsewhere is
+    /// an error, never silently dropped.
+    pub fn open(path: &Path) -> Result<(Self, Option<TornLine>), StoreError> {
+        let io = |source| StoreError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let text = std::fs::read_to_string(path).map_err(io)?;
+        let parsed = parse_log(&text).map_err(|(line, message)| StoreError::Corrupt {
+            path: path.display().to_string(),
+            line,
+            message,
+        })?;
+        let file = OpenOptions::new().append(true).open(path).map_err(io)?;
+        if parsed.torn.is_some() {
+            let good = text.rfind('\n').map_or(0, |at| at + 1);
+            file.set_len(good as u64).map_err(io)?;
+        }
+        Ok((
+            Self {
+                path: path.to_path_buf(),
+                file,
+                events: parsed.events,
+                pending_sync: None,
+            },
+            parsed.torn,
+        ))
     }
 
     pub fn path(&self) -> &Path {

@@ -15,6 +15,9 @@ pub enum Reply {
     },
     /// An HTTP error with this status and JSON body.
     Status(u16, Value),
+    /// Waits this long before answering with the reply inside (a slow model, or time
+    /// for a test to kill the agent while it waits).
+    Delayed(std::time::Duration, Box<Reply>),
     /// A streamed reply that stops after the first half of a tool call's arguments.
     CutMidCall { name: String, arguments: String },
 }

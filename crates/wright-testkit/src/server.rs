@@ -248,9 +248,13 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let next = lock(&shared.script).pop_front();
-    let Some(reply) = next else {
+    let Some(mut reply) = next else {
         return error(500, "the test script has no more replies");
     };
+    while let Reply::Delayed(delay, inner) = reply {
+        tokio::time::sleep(delay).await;
+        reply = *inner;
+    }
     match reply {
         Reply::Status(status, body) => {
             let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -267,6 +271,7 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         Reply::Turn { text, calls, .. } => {
             Json(whole_reply(&text, &calls, prompt_tokens)).into_response()
         }
+        Reply::Delayed(..) => error(500, "nested delay"),
         Reply::CutMidCall { name, arguments } => {
             let half = &arguments[..arguments.len() / 2];
             let calls = vec![(name, half.to_string())];

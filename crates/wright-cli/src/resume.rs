@@ -1,0 +1,97 @@
+//! `wright resume ID [MESSAGE]`: continues a stopped or crashed conversation where its log
+//! ends, in the same workspace (its clone, when it has one), with the same model unless
+//! told otherwise.
+
+use crate::connect::context_window;
+use crate::history_cmds::conversation_dir;
+use crate::session::drive;
+use crate::session::print_header;
+use crate::session::CommonArgs;
+use crate::session::Tools;
+use crate::working_copy::WorkingCopy;
+use anyhow::bail;
+use anyhow::Result;
+use clap::Args;
+use wright_core::Conversation;
+use wright_protocol::read_log;
+use wright_protocol::AgentState;
+use wright_protocol::EventBody;
+
+#[derive(Args)]
+pub struct ResumeArgs {
+    /// The conversation (an id, or a unique prefix of one).
+    id: String,
+    /// What to tell the agent; needed to go on after it finished.
+    message: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub async fn resume(args: ResumeArgs) -> Result<u8> {
+    let _ = nix::sys::prctl::set_dumpable(false);
+    let common = &args.common;
+    common.sandbox_mode()?;
+    let dir = conversation_dir(&args.id)?;
+    let log_path = dir.join("events.jsonl");
+    let logged = read_log(&log_path)?;
+    let Some(start) = logged.events.iter().find_map(|e| match &e.body {
+        EventBody::Start(start) => Some(start.clone()),
+        _ => None,
+    }) else {
+        bail!(
+            "{} has no start event; it cannot be resumed",
+            log_path.display()
+        );
+    };
+    let client = common.client(Some((&start.base_url, &start.model))).await?;
+    let window = context_window(&client, common.context_window).await;
+    let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace))?;
+    let tools = Tools::build(common, &working_copy, &start.conversation)?;
+    let (mut conversation, notes) =
+        Conversation::resume(&log_path, client.clone(), tools.toolbox.clone())?;
+    if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {
+        bail!(
+            "conversation {} has finished; give a message to go on: wright resume {} \"what next\"",
+            start.conversation,
+            args.id
+        );
+    }
+    if let Some(tokens) = window.tokens {
+        conversation.set_context_window(tokens);
+    }
+    if !common.json {
+        let mut lines = vec![format!("context {}", window.description)];
+        if let Some(torn) = &notes.torn {
+            lines.push(format!(
+                "the log ended in a torn line ({} bytes at line {}): cut off, the events before it are intact",
+                torn.bytes, torn.line
+            ));
+        }
+        for tool in &notes.interrupted {
+            lines.push(format!(
+                "a {tool} call was cut off by the stop: the model is told, it is not run again"
+            ));
+        }
+        print_header(
+            &start.conversation,
+            &client,
+            tools.workspace.root(),
+            &working_copy,
+            &lines,
+            &tools.setup,
+        );
+    }
+    let title = args
+        .message
+        .clone()
+        .unwrap_or_else(|| "resumed".to_string());
+    drive(
+        conversation,
+        args.message.as_deref(),
+        common,
+        tools,
+        &working_copy,
+        &title,
+    )
+    .await
+}

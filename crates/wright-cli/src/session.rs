@@ -1,0 +1,285 @@
+//! What `wright run` and `wright resume` share: the command-line options of a session,
+//! connecting to the model, building the sandboxed tools for a workspace, and driving a
+//! conversation to its end (Ctrl-C, budgets, the working copy, the report, exit code).
+
+use crate::connect::connect;
+use crate::connect::ServerChoice;
+use crate::progress::JsonLines;
+use crate::progress::Progress;
+use crate::report::print_report;
+use crate::sandbox_setup::SandboxOptions;
+use crate::sandbox_setup::SandboxSetup;
+use crate::working_copy;
+use crate::working_copy::WorkingCopy;
+use anyhow::Result;
+use clap::Args;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use wright_core::Conversation;
+use wright_core::Limits;
+use wright_core::Observer;
+use wright_llm::Client;
+use wright_llm::ClientConfig;
+use wright_protocol::AgentState;
+use wright_sandbox::SandboxMode;
+use wright_tools::FileEditorTool;
+use wright_tools::FinishTool;
+use wright_tools::TerminalTool;
+use wright_tools::ThinkTool;
+use wright_tools::Tool;
+use wright_tools::Toolbox;
+use wright_tools::Workspace;
+
+#[derive(Args, Clone)]
+pub struct CommonArgs {
+    /// Model server URL (default: $OPENAI_BASE_URL, $OLLAMA_HOST, else the local servers that answer).
+    #[arg(long, env = "OPENAI_BASE_URL")]
+    pub base_url: Option<String>,
+    /// Model name (default: $OPENAI_MODEL, else the server's only model).
+    #[arg(long, env = "OPENAI_MODEL")]
+    pub model: Option<String>,
+    /// API key, if the server wants one (any value works for local servers).
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Stop after this many model steps.
+    #[arg(long, default_value_t = 50)]
+    pub max_steps: u32,
+    /// Stop once the conversation has used this many tokens (prompt + completion).
+    #[arg(long)]
+    pub max_tokens: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    pub max_time: Option<u64>,
+    /// Confinement of the model's commands: auto, landlock, namespaces, docker or none.
+    #[arg(long, default_value = "auto")]
+    pub sandbox: String,
+    /// Let the model's commands use the network (off by default).
+    #[arg(long)]
+    pub network: bool,
+    /// Most processes the model's commands may run at once.
+    #[arg(long, default_value_t = 512)]
+    pub max_processes: u64,
+    /// Memory limit for all the model's commands together, in MiB (default: half the RAM, at most 16 GiB).
+    #[arg(long)]
+    pub max_memory: Option<u64>,
+    /// Largest file a command may write, in MiB.
+    #[arg(long, default_value_t = 4096)]
+    pub max_file_size: u64,
+    /// How tool calls travel: auto (probe the server once, remember), native, or text
+    /// (tools described in the prompt, calls read from the reply).
+    #[arg(long, default_value = "auto")]
+    pub tool_calling: String,
+    /// Never send more than this many tokens, even if the server's window is larger.
+    #[arg(long)]
+    pub context_window: Option<u64>,
+    /// Print the event log's lines on stdout instead of progress on stderr.
+    #[arg(long)]
+    pub json: bool,
+    /// Ask for whole replies instead of streamed ones.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Sampling temperature sent to the server (default: the server's).
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    /// Seconds of silence from the server before a request is given up.
+    #[arg(long, default_value_t = 600)]
+    pub idle_timeout: u64,
+}
+
+impl CommonArgs {
+    pub fn sandbox_mode(&self) -> Result<SandboxMode> {
+        Ok(self.sandbox.parse()?)
+    }
+
+    /// Connects to the model server; `fallback` is (base URL, model) to use when neither
+    /// is given (a resumed conversation's own).
+    pub async fn client(&self, fallback: Option<(&str, &str)>) -> Result<Client> {
+        let mut config = ClientConfig::new("", "");
+        config.stream = !self.no_stream;
+        config.temperature = self.temperature;
+        config.idle_timeout = Duration::from_secs(self.idle_timeout.max(1));
+        let mut choice = ServerChoice {
+            base_url: self.base_url.clone().filter(|v| !v.is_empty()),
+            model: self.model.clone().filter(|v| !v.is_empty()),
+            api_key: self.api_key.clone(),
+        };
+        if let (None, None, Some((url, model))) = (&choice.base_url, &choice.model, fallback) {
+            choice.base_url = Some(url.to_string());
+            choice.model = Some(model.to_string());
+        }
+        Ok(connect(choice, config).await?)
+    }
+
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_steps: self.max_steps,
+            max_tokens: self.max_tokens,
+            max_time: self.max_time.map(Duration::from_secs),
+        }
+    }
+
+    fn sandbox_options(&self) -> SandboxOptions {
+        SandboxOptions {
+            network: self.network,
+            max_processes: self.max_processes,
+            max_memory_mb: self.max_memory,
+            max_file_mb: self.max_file_size,
+        }
+    }
+}
+
+/// The sandboxed tools of one conversation, with what they need to be cleaned up.
+pub struct Tools {
+    pub toolbox: Toolbox,
+    pub terminal: Arc<TerminalTool>,
+    pub workspace: Workspace,
+    pub setup: SandboxSetup,
+    warm_up: tokio::task::JoinHandle<()>,
+}
+
+impl Tools {
+    pub fn build(args: &CommonArgs, working_copy: &WorkingCopy, id: &str) -> Result<Self> {
+        let workspace =
+            Workspace::new(working_copy.workspace()).map_err(|err| anyhow::anyhow!("{err}"))?;
+        let setup = SandboxSetup::new(
+            args.sandbox_mode()?,
+            args.sandbox_options(),
+            working_copy.writable_root(),
+            &working_copy.shared_read_only(),
+            id,
+        )?;
+        let terminal = Arc::new(TerminalTool::new(
+            workspace.clone(),
+            setup.env.clone(),
+            setup.sandbox.clone(),
+        ));
+        // The shell starts while the first request is prepared and sent.
+        let warm = terminal.clone();
+        let warm_up = tokio::spawn(async move {
+            let _ = warm.warm_up().await;
+        });
+        let tools: Vec<Arc<dyn Tool>> = vec![
+            terminal.clone(),
+            Arc::new(FileEditorTool::new(workspace.clone())),
+            Arc::new(ThinkTool),
+            Arc::new(FinishTool),
+        ];
+        Ok(Self {
+            toolbox: Toolbox::new(tools),
+            terminal,
+            workspace,
+            setup,
+            warm_up,
+        })
+    }
+}
+
+/// Drives `conversation` to its end and reports it; returns the exit status.
+pub async fn drive(
+    mut conversation: Conversation,
+    message: Option<&str>,
+    args: &CommonArgs,
+    tools: Tools,
+    working_copy: &WorkingCopy,
+    title: &str,
+) -> Result<u8> {
+    let started = Instant::now();
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "\nwright: stopping after logging the current step (Ctrl-C again to quit at once)"
+            );
+            on_signal.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    let mut observer: Box<dyn Observer> = if args.json {
+        Box::new(JsonLines)
+    } else {
+        Box::new(Progress::new())
+    };
+    for event in conversation.events() {
+        observer.event(event);
+    }
+    let outcome = conversation
+        .proceed(message, args.limits(), &cancel, observer.as_mut())
+        .await?;
+    let id = conversation.id().to_string();
+    let log_path = conversation.log_path().to_path_buf();
+    let Tools {
+        terminal,
+        workspace,
+        setup,
+        warm_up,
+        toolbox,
+    } = tools;
+    warm_up.abort();
+    // The shell must be gone before the clone is committed.
+    drop(conversation);
+    drop(toolbox);
+    drop(terminal);
+    let changes = match working_copy.finish(title, &setup.sandbox, &setup.env) {
+        Ok(changes) => changes,
+        Err(err) => {
+            eprintln!("wright: {err:#}");
+            working_copy::Outcome::Direct
+        }
+    };
+    if !args.json {
+        eprintln!();
+        print_report(
+            &outcome,
+            started.elapsed(),
+            &changes,
+            &id,
+            workspace.root(),
+            &log_path,
+        );
+    }
+    Ok(exit_status(outcome.state, cancel.is_cancelled()))
+}
+
+pub fn exit_status(state: AgentState, interrupted: bool) -> u8 {
+    match state {
+        AgentState::Finished => 0,
+        AgentState::Stopped if interrupted => 130,
+        AgentState::Stopped | AgentState::Stuck | AgentState::AwaitingConfirmation => 3,
+        AgentState::Failed | AgentState::Running => 1,
+    }
+}
+
+/// The run's first lines, on stderr.
+pub fn print_header(
+    id: &str,
+    client: &Client,
+    workspace: &Path,
+    working_copy: &WorkingCopy,
+    lines: &[String],
+    setup: &SandboxSetup,
+) {
+    let clone = match working_copy {
+        WorkingCopy::Clone(clone) => format!(
+            " (a clone of {} on branch {}; your checkout is not touched)",
+            clone.repo_root.display(),
+            clone.branch
+        ),
+        WorkingCopy::Direct { .. } => String::new(),
+    };
+    eprintln!(
+        "wright · conversation {id} · model {} on {}\n  workspace {}{clone}",
+        client.config().model,
+        client.config().base_url,
+        workspace.display(),
+    );
+    for line in lines {
+        eprintln!("  {line}");
+    }
+    eprintln!("  sandbox {}\n", setup.describe());
+}

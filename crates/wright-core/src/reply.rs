@@ -1,0 +1,138 @@
+//! Reading the model's reply: native tool calls as they are, calls written as text read
+//! out of it (in text mode, or as a fallback when a native reply has none), and tool
+//! arguments checked to be a JSON object.
+
+use crate::agent::Conversation;
+use serde_json::Value;
+use wright_llm::textcall::parse_text_calls;
+use wright_llm::Response;
+use wright_llm::ToolCall;
+use wright_protocol::ToolCalling;
+
+/// A reply once tool calls written as text have been read out of it.
+pub(crate) struct Reply {
+    /// The text without the calls (what people see).
+    pub text: String,
+    pub reasoning: String,
+    /// The reply as written, when calls were read from its text.
+    pub raw: Option<String>,
+    pub calls: Vec<ToolCall>,
+    /// Calls the model attempted that could not be read.
+    pub errors: Vec<String>,
+}
+
+impl Conversation {
+    /// Native calls are taken as they are. In text mode — or in native mode when a reply
+    /// has no native call but its text holds one — calls are read from the text.
+    pub(crate) fn read_calls(&self, response: Response, step: u32) -> Reply {
+        let text = response.text.trim().to_string();
+        let native = Reply {
+            text: text.clone(),
+            reasoning: response.reasoning.clone(),
+            raw: None,
+            calls: response.tool_calls.clone(),
+            errors: Vec::new(),
+        };
+        if self.tool_calling == ToolCalling::Native && !response.tool_calls.is_empty() {
+            return native;
+        }
+        let known = self.tools.all_names();
+        let mut parsed = parse_text_calls(&response.text, &known);
+        if self.tool_calling == ToolCalling::Text
+            && parsed.calls.is_empty()
+            && parsed.errors.is_empty()
+        {
+            // A command in a ```bash block is how many small models say "run this".
+            if let Some(command) = first_shell_block(&response.text) {
+                parsed.calls.push(wright_llm::textcall::TextCall {
+                    name: "terminal".into(),
+                    arguments: serde_json::json!({ "command": command }),
+                });
+            }
+        }
+        if parsed.calls.is_empty()
+            && parsed.errors.is_empty()
+            && self.tool_calling == ToolCalling::Native
+        {
+            return native;
+        }
+        let mut reasoning = response.reasoning;
+        if !parsed.reasoning.is_empty() {
+            if !reasoning.is_empty() {
+                reasoning.push('\n');
+            }
+            reasoning.push_str(&parsed.reasoning);
+        }
+        let calls = parsed
+            .calls
+            .into_iter()
+            .enumerate()
+            .map(|(n, call)| {
+                ToolCall::function(
+                    format!("call_{step}_{n}"),
+                    call.name,
+                    call.arguments.to_string(),
+                )
+            })
+            .collect();
+        let raw = (parsed.content != text || self.tool_calling == ToolCalling::Text)
+            .then(|| response.text.clone());
+        Reply {
+            text: parsed.content,
+            reasoning,
+            raw,
+            calls,
+            errors: parsed.errors,
+        }
+    }
+}
+
+/// The first ```bash / ```sh / ```shell / ```console block's text.
+fn first_shell_block(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(at) = rest.find("```") {
+        let after = &rest[at + 3..];
+        let (lang, body) = after.split_once('\n')?;
+        let end = body.find("```")?;
+        if matches!(lang.trim(), "bash" | "sh" | "shell" | "console" | "zsh") {
+            let command = body[..end].trim();
+            let command = command.strip_prefix("$ ").unwrap_or(command);
+            if !command.is_empty() {
+                return Some(command.to_string());
+            }
+        }
+        rest = &body[end + 3..];
+    }
+    None
+}
+
+/// Tool arguments as a JSON object. Models sometimes send the object encoded twice (a JSON
+/// string holding JSON); that is accepted. Anything else is an error the model can fix.
+pub(crate) fn parse_arguments(raw: &str) -> Result<Value, String> {
+    let value: Value = serde_json::from_str(raw).map_err(|err| {
+        format!("the arguments are not valid JSON ({err}); send one JSON object, e.g. {{\"command\": \"ls\"}}")
+    })?;
+    match value {
+        Value::Object(_) => Ok(value),
+        Value::String(inner) => match serde_json::from_str::<Value>(&inner) {
+            Ok(object @ Value::Object(_)) => Ok(object),
+            _ => Err("the arguments must be a JSON object of parameter names and values".into()),
+        },
+        _ => Err("the arguments must be a JSON object of parameter names and values".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_must_be_an_object() {
+        assert!(parse_arguments("{\"a\":1}").is_ok());
+        assert!(parse_arguments("\"{\\\"a\\\":1}\"").is_ok());
+        assert!(parse_arguments("[1]").is_err());
+        assert!(parse_arguments("{\"a\":")
+            .unwrap_err()
+            .contains("not valid JSON"));
+    }
+}
