@@ -7,8 +7,8 @@
 //!
 //! Since nothing vouches that these are meant as calls, they count only when the name is a
 //! known tool (for a list, at least one name known and every element call-shaped): JSON
-//! shown as an example stays content. JSON inside a fence of another language is never
-//! read. Speculative parsing is bounded by [`Out::budget`], so the scan stays linear.
+//! shown as an example stays content. A fenced block counts only when its whole body is
+//! call-shaped JSON, whatever the fence's label. Speculative parsing is bounded by [`Out::budget`], so the scan stays linear.
 
 use serde_json::Value;
 
@@ -20,16 +20,6 @@ use super::Out;
 /// The least an attempt to read JSON is charged, in bytes of budget.
 const ATTEMPT_COST: usize = 64;
 
-/// Fence info strings whose body may be a call.
-const JSON_FENCES: &[&str] = &[
-    "",
-    "json",
-    "jsonc",
-    "json5",
-    "javascript",
-    "js",
-    "tool_calls",
-];
 
 /// Reads `text` (which holds no explicit marker) into `out`.
 pub(crate) fn scan(text: &str, out: &mut Out) {
@@ -79,7 +69,8 @@ fn fence(text: &str, pos: usize, out: &mut Out) -> (usize, bool) {
     let Some(newline) = rest.find('\n') else {
         return (text.len(), false);
     };
-    let info = rest.get(..newline).unwrap_or("").trim();
+    // The info string after the ticks (the label) is not needed: see below.
+    let _ = rest.get(..newline);
     let body_start = after_ticks + newline + 1;
     // Unclosed (the model stopped after the JSON): the block runs to the end.
     let (body_end, end) = match tail(text, body_start).find("```") {
@@ -87,10 +78,10 @@ fn fence(text: &str, pos: usize, out: &mut Out) -> (usize, bool) {
         None => (text.len(), text.len()),
     };
     let body = text.get(body_start..body_end).unwrap_or("").trim();
-    let language = info.to_ascii_lowercase();
-    if !JSON_FENCES.contains(&language.as_str())
-        || !(body.starts_with('{') || body.starts_with('['))
-    {
+    // The fence's label does not matter when its whole body is a call to a known tool:
+    // small models label it after the tool (```terminal) as often as ```json. Code that
+    // merely contains JSON does not start with it, so it stays content.
+    if !(body.starts_with('{') || body.starts_with('[')) {
         return (end, false);
     }
     if !charge(out, body.len()) {

@@ -61,6 +61,13 @@ pub(super) const BARE: &[Vector] = &[
         ..BLANK
     },
     Vector {
+        name: "a fence labelled after the tool, as qwen2.5-coder-1.5b wrote it",
+        doc: JSON_DOC,
+        text: "```terminal\n{\"name\": \"run_shell\", \"arguments\": {\"command\": \"ls\"}}\n```",
+        calls: &[("run_shell", r#"{"command": "ls"}"#)],
+        ..BLANK
+    },
+    Vector {
         name: "JSON in a fence of another language is code, not a call",
         doc: JSON_DOC,
         text: "```python\ncall = {\"name\": \"run_shell\", \"arguments\": {\"command\": \"ls\"}}\n```",
