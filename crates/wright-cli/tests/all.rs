@@ -13,4 +13,5 @@ mod persistence;
 mod quirks;
 mod real_model;
 mod sandbox_attacks;
+mod stuck;
 mod text_mode;

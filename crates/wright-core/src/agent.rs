@@ -7,6 +7,7 @@ use crate::prompt::text_tools_section;
 use crate::reply::parse_arguments;
 use crate::store::EventLog;
 use crate::store::StoreError;
+use crate::stuck;
 use serde_json::Value;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -112,6 +113,8 @@ pub struct Conversation {
     acted: bool,
     /// The user's own cancellation (Ctrl-C), to tell it from the time budget's.
     user_cancel: Option<CancellationToken>,
+    /// The loop the model was last told about.
+    nudged: Option<stuck::Pattern>,
 }
 
 fn time_limit_reason(max: std::time::Duration) -> String {
@@ -172,6 +175,7 @@ impl Conversation {
             tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
             acted: false,
             user_cancel: None,
+            nudged: None,
         })
     }
 
@@ -252,6 +256,7 @@ impl Conversation {
             tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
             acted: false,
             user_cancel: None,
+            nudged: None,
         };
         let mut acted_tools = std::collections::HashMap::new();
         for event in conversation.log.events() {
@@ -514,6 +519,46 @@ impl Conversation {
                 },
             )?;
         }
+        self.check_stuck(observer, step)
+    }
+
+    /// Tells the model the first time it loops; stops the run as stuck if it goes on.
+    fn check_stuck(
+        &mut self,
+        observer: &mut dyn Observer,
+        step: u32,
+    ) -> Result<StepEnd, StoreError> {
+        let Some(pattern) = stuck::detect(self.log.events()) else {
+            return Ok(StepEnd::Continue);
+        };
+        if self
+            .nudged
+            .as_ref()
+            .is_some_and(|previous| previous.same_kind(&pattern))
+        {
+            let reason = format!(
+                "{}, even after being told. Resume with a hint: wright resume {} \"…\"",
+                pattern.describe(),
+                self.id
+            );
+            return self
+                .end(observer, AgentState::Stuck, reason, None)
+                .map(StepEnd::Done);
+        }
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Message {
+                text: format!(
+                    "You are going in circles: {}. Do not repeat it. Read the last result again, then try something different: another command, another file, another hypothesis.",
+                    pattern.describe()
+                ),
+                step: Some(step),
+                reasoning: None,
+                raw: None,
+            },
+        )?;
+        self.nudged = Some(pattern);
         Ok(StepEnd::Continue)
     }
 

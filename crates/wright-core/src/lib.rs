@@ -13,6 +13,7 @@ mod prompt;
 mod reply;
 mod resume;
 mod store;
+mod stuck;
 
 pub use agent::Conversation;
 pub use agent::Limits;

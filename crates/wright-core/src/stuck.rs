@@ -1,0 +1,140 @@
+//! Stuck detection over the recent steps of a conversation: the same action with the
+//! same result again and again, the same action failing again and again, two actions in
+//! alternation, or reply after reply with no readable tool call. Weak models loop; the
+//! first time wright tells the model what it is repeating, the second time it stops the
+//! run as `stuck` (resumable).
+
+use wright_protocol::Event;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+
+/// How many times a pattern must repeat before it counts.
+const REPEATS: usize = 3;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pattern {
+    SameActionSameResult { action: String },
+    SameActionFailing { action: String },
+    Alternating { first: String, second: String },
+    NoReadableCall,
+}
+
+impl Pattern {
+    pub fn describe(&self) -> String {
+        match self {
+            Pattern::SameActionSameResult { action } => {
+                format!("the same action gave the same result {REPEATS} times in a row: {action}")
+            }
+            Pattern::SameActionFailing { action } => {
+                format!("the same action failed {REPEATS} times in a row: {action}")
+            }
+            Pattern::Alternating { first, second } => {
+                format!("the last steps alternate between two actions: {first} and {second}")
+            }
+            Pattern::NoReadableCall => {
+                format!("{REPEATS} replies in a row had no tool call that could be read")
+            }
+        }
+    }
+
+    /// Patterns of the same kind count as the same problem persisting.
+    pub fn same_kind(&self, other: &Pattern) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+
+/// One model step as stuck detection sees it.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Step {
+    /// Actions as `tool {arguments}`.
+    actions: Vec<String>,
+    /// Their results, with a failure marker.
+    results: Vec<String>,
+    failed: bool,
+    unreadable: bool,
+}
+
+fn steps(events: &[Event]) -> Vec<Step> {
+    let mut steps: Vec<(u32, Step)> = Vec::new();
+    let current = |steps: &mut Vec<(u32, Step)>, step: u32| -> usize {
+        if steps.last().map(|(s, _)| *s) != Some(step) {
+            steps.push((step, Step::default()));
+        }
+        steps.len() - 1
+    };
+    let mut last_step = 0;
+    for event in events {
+        match &event.body {
+            EventBody::Usage(usage) => {
+                last_step = usage.step;
+                current(&mut steps, last_step);
+            }
+            EventBody::Action {
+                tool, arguments, ..
+            } => {
+                let at = current(&mut steps, last_step);
+                steps[at].1.actions.push(format!("{tool} {arguments}"));
+            }
+            EventBody::Observation {
+                output,
+                is_error,
+                exit_code,
+                ..
+            } => {
+                let at = current(&mut steps, last_step);
+                let failed = *is_error || exit_code.is_some_and(|code| code != 0);
+                steps[at].1.failed |= failed;
+                steps[at].1.results.push(format!("{failed} {output}"));
+            }
+            EventBody::Message { text, .. } if event.source == Source::Environment => {
+                if text.starts_with("Your tool call could not be read") {
+                    let at = current(&mut steps, last_step);
+                    steps[at].1.unreadable = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    steps.into_iter().map(|(_, step)| step).collect()
+}
+
+/// The pattern the last steps show, if any.
+pub fn detect(events: &[Event]) -> Option<Pattern> {
+    let steps = steps(events);
+    let recent = steps.get(steps.len().checked_sub(REPEATS)?..)?;
+    let first = &recent[0];
+    let same_actions =
+        !first.actions.is_empty() && recent.iter().all(|s| s.actions == first.actions);
+    let action = || clip(&first.actions.join("; "));
+    if same_actions && recent.iter().all(|s| s.results == first.results) {
+        return Some(Pattern::SameActionSameResult { action: action() });
+    }
+    if same_actions && recent.iter().all(|s| s.failed) {
+        return Some(Pattern::SameActionFailing { action: action() });
+    }
+    if recent.iter().all(|s| s.unreadable && s.actions.is_empty()) {
+        return Some(Pattern::NoReadableCall);
+    }
+    let window = steps.get(steps.len().checked_sub(2 * REPEATS)?..)?;
+    let (a, b) = (&window[0].actions, &window[1].actions);
+    let alternating = !a.is_empty()
+        && a != b
+        && window
+            .iter()
+            .enumerate()
+            .all(|(n, s)| &s.actions == if n % 2 == 0 { a } else { b });
+    if alternating {
+        return Some(Pattern::Alternating {
+            first: clip(&a.join("; ")),
+            second: clip(&b.join("; ")),
+        });
+    }
+    None
+}
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(160) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
