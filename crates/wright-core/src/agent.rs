@@ -282,13 +282,11 @@ impl Conversation {
                     call_id,
                     is_error: false,
                     ..
-                } => {
-                    if acted_tools
-                        .get(call_id)
-                        .is_some_and(|tool: &String| !matches!(tool.as_str(), "think" | "finish"))
-                    {
-                        conversation.acted = true;
-                    }
+                } if acted_tools
+                    .get(call_id)
+                    .is_some_and(|tool: &String| !matches!(tool.as_str(), "think" | "finish")) =>
+                {
+                    conversation.acted = true;
                 }
                 _ => {}
             }

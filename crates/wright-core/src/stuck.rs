@@ -86,11 +86,12 @@ fn steps(events: &[Event]) -> Vec<Step> {
                 steps[at].1.failed |= failed;
                 steps[at].1.results.push(format!("{failed} {output}"));
             }
-            EventBody::Message { text, .. } if event.source == Source::Environment => {
-                if text.starts_with("Your tool call could not be read") {
-                    let at = current(&mut steps, last_step);
-                    steps[at].1.unreadable = true;
-                }
+            EventBody::Message { text, .. }
+                if event.source == Source::Environment
+                    && text.starts_with("Your tool call could not be read") =>
+            {
+                let at = current(&mut steps, last_step);
+                steps[at].1.unreadable = true;
             }
             _ => {}
         }
