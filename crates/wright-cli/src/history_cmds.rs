@@ -136,6 +136,16 @@ pub fn show(prefix: &str) -> Result<()> {
                 println!("    {}{tag}", lines.join("\n    "));
             }
             EventBody::Error { message } => println!("error: {message}"),
+            EventBody::Condensation(c) => println!(
+                "  [condensed: kept from event {}, {} outputs masked{}]",
+                c.keep_from,
+                c.masked.len(),
+                if c.summary.is_some() {
+                    ", earlier steps summarized"
+                } else {
+                    ""
+                }
+            ),
             EventBody::State { state, reason } => {
                 if let Some(reason) = reason {
                     println!("[{}: {reason}]", state.as_str());

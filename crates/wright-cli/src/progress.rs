@@ -132,6 +132,17 @@ impl Observer for Progress {
                 ));
             }
             EventBody::Error { message } => self.line(&format!("error: {message}")),
+            EventBody::Condensation(c) => {
+                let how = if c.summary.is_some() {
+                    "summarized the earlier steps"
+                } else {
+                    "masked old outputs"
+                };
+                self.line(&format!(
+                    "  [condensed the history: {how}; ~{} → ~{} tokens]",
+                    c.tokens_before, c.tokens_after
+                ));
+            }
             EventBody::Message { .. } | EventBody::State { .. } | EventBody::Start(_) => {}
         }
     }

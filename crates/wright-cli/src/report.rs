@@ -90,6 +90,13 @@ pub fn print_report(
     if let Some(generation) = totals.generation_rate() {
         rate.push_str(&format!(" · generation {generation:.0} tokens/s"));
     }
+    if totals.condensations > 0 {
+        rate.push_str(&format!(
+            " · {} condensation{}",
+            totals.condensations,
+            if totals.condensations == 1 { "" } else { "s" }
+        ));
+    }
     println!(
         "\n── tokens: {} prompt{cached} · {} generated{rate}\n   log: {}",
         totals.prompt_tokens,

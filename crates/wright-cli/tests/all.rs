@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod condense;
 mod context;
 mod doctor;
 mod e2e_fix;

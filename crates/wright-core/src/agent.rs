@@ -2,6 +2,7 @@
 //! before it runs, its observation after), repeat until `finish`, a reply without tool
 //! calls, a limit, an interruption or an error the model cannot fix.
 
+use crate::condense::Condensed;
 use crate::history::render_history;
 use crate::prompt::text_tools_section;
 use crate::reply::parse_arguments;
@@ -69,6 +70,8 @@ pub struct Totals {
     /// reports them, else wall time).
     pub prefill_ms: f64,
     pub generation_ms: f64,
+    /// How many times the history was condensed to fit the window.
+    pub condensations: u32,
 }
 
 impl Totals {
@@ -115,7 +118,14 @@ pub struct Conversation {
     user_cancel: Option<CancellationToken>,
     /// The loop the model was last told about.
     nudged: Option<stuck::Pattern>,
+    /// Condense when a request would pass this share of the window.
+    condense_at: f64,
+    /// Steps at which the history was condensed.
+    condensed_at_steps: Vec<u32>,
 }
+
+/// Condense before a request passes 75 % of the window.
+pub const DEFAULT_CONDENSE_AT: f64 = 0.75;
 
 fn time_limit_reason(max: std::time::Duration) -> String {
     format!(
@@ -176,6 +186,8 @@ impl Conversation {
             acted: false,
             user_cancel: None,
             nudged: None,
+            condense_at: DEFAULT_CONDENSE_AT,
+            condensed_at_steps: Vec::new(),
         })
     }
 
@@ -183,6 +195,48 @@ impl Conversation {
     /// sent: the run stops with the reason instead of being silently truncated.
     pub fn set_context_window(&mut self, tokens: u64) {
         self.context_window = Some(tokens);
+    }
+
+    /// Condense when a request would pass `share` of the window (0.3 to 0.95).
+    pub fn set_condense_at(&mut self, share: f64) {
+        self.condense_at = share.clamp(0.3, 0.95);
+    }
+
+    pub(crate) fn client_ref(&self) -> &Client {
+        &self.client
+    }
+
+    pub(crate) fn request_tools_ref(&self) -> &[Value] {
+        &self.request_tools
+    }
+
+    pub(crate) fn estimate(&self, bytes: usize) -> u64 {
+        self.estimate_tokens(bytes)
+    }
+
+    pub(crate) fn append_event(
+        &mut self,
+        observer: &mut dyn Observer,
+        source: Source,
+        body: EventBody,
+    ) -> Result<(), StoreError> {
+        self.append(observer, source, body)
+    }
+
+    pub(crate) fn note_condensation(&mut self, condensation: &wright_protocol::Condensation) {
+        self.totals.condensations += 1;
+        self.totals.prompt_tokens += condensation.summary_prompt_tokens.unwrap_or(0);
+        self.totals.completion_tokens += condensation.summary_completion_tokens.unwrap_or(0);
+        self.condensed_at_steps.push(self.step);
+    }
+
+    /// Three condensations on three steps in a row: condensing no longer helps.
+    fn condensation_loop(&self) -> bool {
+        let steps = &self.condensed_at_steps;
+        steps.len() >= 3 && {
+            let last = &steps[steps.len() - 3..];
+            last[2] == last[1] + 1 && last[1] == last[0] + 1
+        }
     }
 
     /// The token count of a request body of `bytes`, as best known.
@@ -257,6 +311,8 @@ impl Conversation {
             acted: false,
             user_cancel: None,
             nudged: None,
+            condense_at: DEFAULT_CONDENSE_AT,
+            condensed_at_steps: Vec::new(),
         };
         let mut acted_tools = std::collections::HashMap::new();
         for event in conversation.log.events() {
@@ -429,11 +485,37 @@ impl Conversation {
         self.totals.steps = self.step;
         let step = self.step;
         let messages = render_history(self.log.events());
-        let body = self.client.request_body(&messages, &self.request_tools);
-        let body_len = body.len();
+        let mut body = self.client.request_body(&messages, &self.request_tools);
         if let Some(window) = self.context_window {
-            let needed = self.estimate_tokens(body_len);
+            let mut needed = self.estimate_tokens(body.len());
             let reserve = (window / 8).min(2048);
+            let threshold = (window as f64 * self.condense_at) as u64;
+            if needed > threshold.min(window - reserve) {
+                let limit = (window as f64 * self.condense_at * 0.6) as u64;
+                match self
+                    .condense(observer, limit.max(window / 3), needed)
+                    .await?
+                {
+                    Condensed::Fits(condensed) => {
+                        body = condensed;
+                        needed = self.estimate_tokens(body.len());
+                    }
+                    Condensed::TooBig(why) => {
+                        let reason = format!(
+                            "{why}, and the context window is {window} tokens; wright does not send what the server would cut. Raise the server's context window or give a narrower task"
+                        );
+                        return self
+                            .end(observer, AgentState::Stopped, reason, None)
+                            .map(StepEnd::Done);
+                    }
+                }
+                if self.condensation_loop() {
+                    let reason = "stuck: the history had to be condensed at every step; the steps themselves are too large for the context window. Raise the window or give a narrower task".to_string();
+                    return self
+                        .end(observer, AgentState::Stuck, reason, None)
+                        .map(StepEnd::Done);
+                }
+            }
             if needed + reserve > window {
                 let reason = format!(
                     "the next request needs about {needed} tokens and the context window is {window} ({reserve} kept for the reply); wright does not send what the server would cut. Raise the server's context window or give a narrower task"
@@ -443,6 +525,7 @@ impl Conversation {
                     .map(StepEnd::Done);
             }
         }
+        let body_len = body.len();
         let reply: Option<Result<Response, LlmError>> = {
             let mut on_delta = |delta: StreamDelta| observer.delta(&delta);
             let tag = step.to_string();

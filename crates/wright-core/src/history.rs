@@ -1,13 +1,20 @@
 //! The history the model sees, as a pure function of the event log. Because it depends on
 //! nothing else, replaying a log gives the same bytes, and because events are only ever
-//! appended, each rendering extends the previous one.
+//! appended, each rendering extends the previous one — until a condensation, after which
+//! the condensed history is again only extended.
 
+use std::collections::HashSet;
 use wright_llm::ChatMessage;
 use wright_llm::ToolCall;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
 use wright_protocol::ToolCalling;
+
+/// Observations the condenser masked keep this many lines at each end.
+const MASK_KEEP_LINES: usize = 6;
+/// Single-line outputs keep this many characters at each end.
+const MASK_KEEP_CHARS: usize = 600;
 
 /// Renders the events into chat messages, system prompt first.
 ///
@@ -16,14 +23,67 @@ use wright_protocol::ToolCalling;
 /// with its observation. Text mode: the assistant turn is the reply as the model wrote it,
 /// and the results (with any notes from wright) form one user message of
 /// `<tool_response>` blocks.
+///
+/// After a condensation the model sees the system prompt, the task (with the summary of
+/// the earlier work appended), then the events from the condensation's `keep_from` on.
 pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
-    let mode = events
+    let last_condensation = events.iter().rev().find_map(|e| match &e.body {
+        EventBody::Condensation(c) => Some(c),
+        _ => None,
+    });
+    let Some(condensation) = last_condensation else {
+        return render_view(events.iter(), &HashSet::new(), None);
+    };
+    let task_id = events
         .iter()
+        .find(|e| e.source == Source::User && matches!(e.body, EventBody::Message { .. }))
+        .map(|e| e.id);
+    let view = events.iter().filter(|e| {
+        matches!(e.body, EventBody::Start(_))
+            || Some(e.id) == task_id
+            || (e.id >= condensation.keep_from && !matches!(e.body, EventBody::Condensation(_)))
+    });
+    let masked: HashSet<u64> = condensation.masked.iter().copied().collect();
+    render_view(view, &masked, condensation.summary.as_deref())
+}
+
+/// An observation's output as shown once masked: its first and last lines, and how much
+/// was cut. Deterministic, so a condensed history renders the same every time.
+pub fn masked_output(output: &str) -> String {
+    let lines: Vec<&str> = output.lines().collect();
+    if lines.len() > 2 * MASK_KEEP_LINES {
+        return format!(
+            "{}\n[... {} lines cut to save context; rerun the command if you need them ...]\n{}",
+            lines[..MASK_KEEP_LINES].join("\n"),
+            lines.len() - 2 * MASK_KEEP_LINES,
+            lines[lines.len() - MASK_KEEP_LINES..].join("\n")
+        );
+    }
+    let chars: Vec<char> = output.chars().collect();
+    if chars.len() <= 2 * MASK_KEEP_CHARS {
+        return output.to_string();
+    }
+    let head: String = chars[..MASK_KEEP_CHARS].iter().collect();
+    let tail: String = chars[chars.len() - MASK_KEEP_CHARS..].iter().collect();
+    format!(
+        "{head}\n[... {} characters cut to save context; rerun the command if you need them ...]\n{tail}",
+        chars.len() - 2 * MASK_KEEP_CHARS
+    )
+}
+
+fn render_view<'a>(
+    events: impl Iterator<Item = &'a Event> + Clone,
+    masked: &HashSet<u64>,
+    summary: Option<&str>,
+) -> Vec<ChatMessage> {
+    let mode = events
+        .clone()
         .find_map(|e| match &e.body {
             EventBody::Start(start) => Some(start.tool_calling),
             _ => None,
         })
         .unwrap_or_default();
+    let mut summary = summary;
     let mut messages = Vec::new();
     // The step whose assistant turn is open, and where that turn is in `messages`.
     let mut open: Option<(u32, usize)> = None;
@@ -59,9 +119,18 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
                 }
                 (Source::User, _) | (Source::Environment, ToolCalling::Native) => {
                     flush(&mut messages, &mut results);
-                    messages.push(ChatMessage::User {
-                        content: text.clone(),
-                    });
+                    // One message, not two in a row: some chat templates insist on turns
+                    // alternating.
+                    let content = match summary.take() {
+                        Some(summary) if event.source == Source::User => format!(
+                            "{text}\n\n[Earlier work, condensed to fit the context window:]\n{summary}"
+                        ),
+                        other => {
+                            summary = other;
+                            text.clone()
+                        }
+                    };
+                    messages.push(ChatMessage::User { content });
                     open = None;
                 }
             },
@@ -109,10 +178,15 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
                 is_error,
                 ..
             } => {
-                let content = if *is_error {
-                    format!("ERROR: {output}")
+                let shown = if masked.contains(&event.id) {
+                    masked_output(output)
                 } else {
                     output.clone()
+                };
+                let content = if *is_error {
+                    format!("ERROR: {shown}")
+                } else {
+                    shown
                 };
                 match mode {
                     ToolCalling::Native => messages.push(ChatMessage::Tool {
@@ -125,7 +199,10 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
                     ),
                 }
             }
-            EventBody::Error { .. } | EventBody::State { .. } | EventBody::Usage(_) => {}
+            EventBody::Error { .. }
+            | EventBody::State { .. }
+            | EventBody::Usage(_)
+            | EventBody::Condensation(_) => {}
         }
     }
     flush(&mut messages, &mut results);

@@ -7,6 +7,7 @@
 //! only ever grows, so request N+1 starts with the exact bytes of request N.
 
 mod agent;
+mod condense;
 mod history;
 mod paths;
 mod prompt;
@@ -20,6 +21,8 @@ pub use agent::Limits;
 pub use agent::Observer;
 pub use agent::Outcome;
 pub use agent::Totals;
+pub use agent::DEFAULT_CONDENSE_AT;
+pub use condense::SUMMARY_PROMPT;
 pub use history::render_history;
 pub use paths::conversations_dir;
 pub use paths::new_conversation_id;

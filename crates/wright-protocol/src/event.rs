@@ -96,6 +96,30 @@ pub enum EventBody {
     },
     /// Token use and timing of one model request.
     Usage(Usage),
+    /// The history was condensed to fit the context window. From here on the model sees:
+    /// the system prompt, the task, `summary` (if any), then the events from `keep_from`
+    /// on, with the outputs of the `masked` observations cut to their first and last lines.
+    Condensation(Condensation),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Condensation {
+    /// First event still shown verbatim (the start of a step).
+    pub keep_from: u64,
+    /// Observations (event ids) shown cut to their first and last lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub masked: Vec<u64>,
+    /// The model's structured summary of everything before `keep_from`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Estimated tokens of the next request before and after.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Tokens the summary request cost, when one was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_prompt_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_completion_tokens: Option<u64>,
 }
 
 /// The conversation's fixed frame: everything the model sees before the first user turn.

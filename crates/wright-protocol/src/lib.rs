@@ -10,6 +10,7 @@ mod event;
 mod log;
 
 pub use event::AgentState;
+pub use event::Condensation;
 pub use event::Event;
 pub use event::EventBody;
 pub use event::Source;

@@ -176,6 +176,14 @@ impl ScriptedServer {
             .collect()
     }
 
+    /// How many condensation summaries were asked for.
+    pub fn summaries(&self) -> usize {
+        lock(&self.shared.requests)
+            .iter()
+            .filter(|r| r.path.ends_with("#condense"))
+            .count()
+    }
+
     /// How many tool-calling probes were received.
     pub fn probes(&self) -> usize {
         lock(&self.shared.requests)
@@ -225,6 +233,24 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         at,
     });
     let prompt_tokens = (body.len() / 4) as u64;
+    if is_summary_request(&request) {
+        if let Some(last) = lock(&shared.requests).last_mut() {
+            last.path = "/v1/chat/completions#condense".into();
+        }
+        let summary = "TASK: the scripted task\nDONE: ran the scripted commands\nFILES: none changed\nFAILED: nothing\nPENDING: the rest of the script\nPLAN: go on with the next command";
+        let stream = request
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        return if stream {
+            sse(
+                turn_chunks("", summary, &[], &shared.style, prompt_tokens),
+                false,
+            )
+        } else {
+            Json(whole_reply(summary, &[], prompt_tokens)).into_response()
+        };
+    }
     if is_probe(&request) {
         if let Some(last) = lock(&shared.requests).last_mut() {
             last.path = "/v1/chat/completions#probe".into();
@@ -280,6 +306,13 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             sse(chunks, true)
         }
     }
+}
+
+/// wright's condenser asking for a summary (recognized by its instructions).
+fn is_summary_request(request: &Value) -> bool {
+    request["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("You condense the history"))
 }
 
 /// The tool-calling probe: a request whose only tool is `wright_probe`.

@@ -1,0 +1,93 @@
+//! A 40-step task on a 16k window: the history is condensed (old outputs masked, then the
+//! middle summarized) and the run still finishes; after a condensation the requests are
+//! append-only again.
+
+use crate::common::stderr;
+use crate::common::stdout;
+use crate::common::Harness;
+use serde_json::json;
+use wright_testkit::reply;
+use wright_testkit::Reply;
+use wright_testkit::ScriptedServer;
+use wright_testkit::ServerOptions;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_task_on_a_small_window_condenses_and_finishes() {
+    let h = Harness::new();
+    let mut script: Vec<Reply> = (0..40)
+        .map(|n| {
+            let command = if n % 2 == 0 {
+                "seq 1 2000".to_string()
+            } else {
+                format!("echo step {n} {}", "lorem ipsum dolor sit amet ".repeat(30))
+            };
+            reply()
+                .text(&format!("Step {n}."))
+                .call("terminal", json!({"command": command}))
+        })
+        .collect();
+    script.push(reply().call("finish", json!({"message": "all 40 steps done"})));
+    let options = ServerOptions {
+        llama_cpp_context: Some(16384),
+        ..ServerOptions::default()
+    };
+    let server = ScriptedServer::start_with(script, options).await.unwrap();
+    let output = h
+        .run(&server.url(), "run the forty steps", &["--max-steps", "60"])
+        .await;
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stderr(&output),
+        stdout(&output)
+    );
+    assert_eq!(server.remaining(), 0);
+
+    let condensations: Vec<serde_json::Value> = h
+        .events()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|v| v["kind"] == "condensation")
+        .collect();
+    assert!(!condensations.is_empty());
+    assert!(
+        condensations.iter().any(|c| c["summary"].is_string()),
+        "no summary: {condensations:?}"
+    );
+    assert!(server.summaries() >= 1);
+    // Every request fit in the window (the test server counts 4 bytes a token).
+    let requests = server.chat_requests();
+    for request in &requests {
+        assert!(
+            request.body.len() / 4 < 16384,
+            "a request of {} bytes",
+            request.body.len()
+        );
+    }
+    // The summary is in the next request, and the requests after it extend it.
+    let first = requests
+        .iter()
+        .position(|r| {
+            String::from_utf8_lossy(&r.body).contains(
+                "[Earlier work, condensed to fit the context window:]\\nTASK: the scripted task",
+            )
+        })
+        .expect("no request carries the summary");
+    assert!(first + 1 < requests.len());
+    // The prefix is broken exactly once per condensation, and only there.
+    let breaks = requests
+        .windows(2)
+        .filter(|pair| {
+            let previous = &pair[0].body;
+            !pair[1].body.starts_with(&previous[..previous.len() - 2])
+        })
+        .count();
+    assert_eq!(breaks, condensations.len());
+    let out = stdout(&output);
+    assert!(out.contains("condensation"), "{out}");
+    assert!(
+        stderr(&output).contains("[condensed the history: summarized the earlier steps"),
+        "{}",
+        stderr(&output)
+    );
+}
