@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the small image the Docker sandbox tests run in, without any registry: a rootfs
-# made from this machine's files (busybox-static for the usual commands, the host's bash
-# and the libraries ldd says it needs), imported with `docker import`. Takes a second or
-# two; does nothing when the image already exists. Usage: docker-test-image.sh [IMAGE]
+# made from this machine's files (busybox-static for the usual commands; the host's bash,
+# and git when there is one, with the libraries ldd says they need), imported with
+# `docker import`. Takes a second or two; does nothing when the image already exists.
+# Usage: docker-test-image.sh [IMAGE]   (default $WRIGHT_DOCKER_TEST_IMAGE, else
+# wright-sandbox-test:latest)
 set -euo pipefail
 image="${1:-${WRIGHT_DOCKER_TEST_IMAGE:-wright-sandbox-test:latest}}"
 
@@ -29,9 +31,19 @@ cp "$busybox" "$root/bin/busybox"
 for applet in $("$busybox" --list); do
   [ "$applet" = busybox ] || [ "$applet" = bash ] || ln -sf busybox "$root/bin/$applet"
 done
+programs=("$bash_bin")
 cp "$bash_bin" "$root/bin/bash"
-# The loader and libraries bash links against, at the same paths as on the host.
-for lib in $(ldd "$bash_bin" | grep -o '/[^ ]*'); do
+if git_bin="$(command -v git)"; then
+  git_bin="$(readlink -f "$git_bin")"
+  cp "$git_bin" "$root/bin/git"
+  # git runs its own subcommands (gc --auto, …) from its exec path.
+  mkdir -p "$root/usr/lib/git-core"
+  ln -s /bin/git "$root/usr/lib/git-core/git"
+  programs+=("$git_bin")
+fi
+# The loader and libraries the programs link against, at the same paths as on the host.
+for lib in $(ldd "${programs[@]}" | grep -o '/[^ ]*' | sort -u); do
+  [ -e "$lib" ] || continue
   mkdir -p "$root$(dirname "$lib")"
   cp -L "$lib" "$root$lib"
 done

@@ -136,6 +136,11 @@ pub fn show(prefix: &str) -> Result<()> {
                 println!("    {}{tag}", lines.join("\n    "));
             }
             EventBody::Error { message } => println!("error: {message}"),
+            EventBody::Review(review) => {
+                for line in review.lines() {
+                    println!("  [review: {line}]");
+                }
+            }
             EventBody::Condensation(c) => println!(
                 "  [condensed: kept from event {}, {} outputs masked{}]",
                 c.keep_from,

@@ -4,6 +4,7 @@
 mod connect;
 mod doctor;
 mod history_cmds;
+mod inspect;
 mod progress;
 mod report;
 mod resume;

@@ -132,6 +132,11 @@ impl Observer for Progress {
                 ));
             }
             EventBody::Error { message } => self.line(&format!("error: {message}")),
+            EventBody::Review(review) => {
+                for line in review.lines() {
+                    self.line(&format!("  [review: {line}]"));
+                }
+            }
             EventBody::Condensation(c) => {
                 let how = if c.summary.is_some() {
                     "summarized the earlier steps"

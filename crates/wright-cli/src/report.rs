@@ -52,6 +52,19 @@ pub fn print_report(
     log_path: &Path,
 ) {
     let totals = &outcome.totals;
+    // What the review found comes first: the user should see it before anything else.
+    if let Some(review) = outcome.review.as_ref().filter(|r| !r.is_empty()) {
+        let heading = if review.is_suspicious() {
+            "── look before you take this: the agent changed tests"
+        } else {
+            "── review"
+        };
+        println!("{heading}");
+        for line in review.lines() {
+            println!("   {line}");
+        }
+        println!();
+    }
     println!(
         "── {}: {} · {} step{} · {:.1} s",
         outcome.state.as_str(),

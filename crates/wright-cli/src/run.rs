@@ -2,6 +2,7 @@
 //! it is a git repository), run to its end.
 
 use crate::connect::context_window;
+use crate::inspect::GitInspector;
 use crate::session::drive;
 use crate::session::print_header;
 use crate::session::CommonArgs;
@@ -74,6 +75,14 @@ pub async fn run(args: RunArgs) -> Result<u8> {
     )?;
     if let Some(tokens) = window.tokens {
         conversation.set_context_window(tokens);
+    }
+    conversation.set_condense_at(common.condense_at);
+    if let Some(inspector) = GitInspector::new(
+        tools.workspace.root().to_path_buf(),
+        tools.setup.sandbox.clone(),
+        tools.setup.env.clone(),
+    ) {
+        conversation.set_inspector(Box::new(inspector));
     }
     if !common.json {
         let lines = vec![

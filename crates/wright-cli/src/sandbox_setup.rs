@@ -1,6 +1,7 @@
 //! Turning `--sandbox` into a working sandbox for one conversation: its policy, its
 //! private directory (removed at the end), the environment its commands get, and the
-//! words that say what is enforced.
+//! words that say what is enforced. With `--sandbox docker`, the conversation's container
+//! (removed when this is dropped, with every process in it).
 
 use anyhow::Context;
 use anyhow::Result;
@@ -10,6 +11,8 @@ use wright_sandbox::confine::Cgroup;
 use wright_sandbox::confine::Policy;
 use wright_sandbox::confine::Report;
 use wright_sandbox::confined_environment;
+use wright_sandbox::container_environment;
+use wright_sandbox::docker::DockerSettings;
 use wright_sandbox::private_dir;
 use wright_sandbox::shell_environment;
 use wright_sandbox::Sandbox;
@@ -24,12 +27,14 @@ pub struct SandboxSetup {
 }
 
 /// The limits and permissions given on the command line.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SandboxOptions {
     pub network: bool,
     pub max_processes: u64,
     pub max_memory_mb: Option<u64>,
     pub max_file_mb: u64,
+    /// `--docker-image` (default: `$WRIGHT_DOCKER_IMAGE`, else Debian's slim image).
+    pub docker_image: Option<String>,
 }
 
 /// Half the machine's memory, at most 16 GiB: room for builds, not for a runaway.
@@ -74,14 +79,32 @@ impl SandboxSetup {
         let max_memory = options
             .max_memory_mb
             .map_or_else(default_memory_limit, |mb| mb << 20);
-        let cgroup = Cgroup::create(conversation, options.max_processes, max_memory);
+        policy.max_memory_bytes = max_memory;
+        // Docker puts the container in a cgroup of its own, with these limits.
+        let cgroup = (mode != SandboxMode::Docker)
+            .then(|| Cgroup::create(conversation, options.max_processes, max_memory))
+            .flatten();
         if let Some(cgroup) = &cgroup {
             policy.cgroup_procs = cgroup.procs_files();
             policy.cgroup_description = cgroup.description.clone();
         }
         let launcher = std::env::current_exe()
             .context("cannot find the wright binary to launch the sandbox")?;
-        let setup = Sandbox::for_mode(mode, launcher, &policy);
+        let setup = if mode == SandboxMode::Docker {
+            let settings = DockerSettings {
+                image: options
+                    .docker_image
+                    .clone()
+                    .unwrap_or_else(DockerSettings::default_image),
+                conversation: conversation.to_string(),
+                workspace: writable_root.to_path_buf(),
+                read_only: shared_read_only.to_vec(),
+                env: container_environment(std::env::vars()),
+            };
+            Sandbox::docker(&settings, &policy).map(|(sandbox, report)| (sandbox, Some(report)))
+        } else {
+            Sandbox::for_mode(mode, launcher, &policy)
+        };
         let (sandbox, report) = match setup {
             Ok(ok) => ok,
             Err(err) => {
@@ -114,6 +137,9 @@ impl SandboxSetup {
 
 impl Drop for SandboxSetup {
     fn drop(&mut self) {
+        // Other clones of the sandbox (the terminal's) may still be alive: the container
+        // goes now all the same.
+        self.sandbox.shutdown();
         if let Some(cgroup) = &self.cgroup {
             cgroup.remove();
         }

@@ -56,6 +56,10 @@ pub struct CommonArgs {
     /// Confinement of the model's commands: auto, landlock, namespaces, docker or none.
     #[arg(long, default_value = "auto")]
     pub sandbox: String,
+    /// Image for --sandbox docker: any image with bash (default: debian:bookworm-slim; an
+    /// image with the project's toolchain is better, e.g. rust:1 or python:3.12).
+    #[arg(long, env = "WRIGHT_DOCKER_IMAGE")]
+    pub docker_image: Option<String>,
     /// Let the model's commands use the network (off by default).
     #[arg(long)]
     pub network: bool,
@@ -75,6 +79,9 @@ pub struct CommonArgs {
     /// Never send more than this many tokens, even if the server's window is larger.
     #[arg(long)]
     pub context_window: Option<u64>,
+    /// Condense the history when a request would pass this share of the window.
+    #[arg(long, default_value_t = wright_core::DEFAULT_CONDENSE_AT)]
+    pub condense_at: f64,
     /// Print the event log's lines on stdout instead of progress on stderr.
     #[arg(long)]
     pub json: bool,
@@ -127,6 +134,7 @@ impl CommonArgs {
             max_processes: self.max_processes,
             max_memory_mb: self.max_memory,
             max_file_mb: self.max_file_size,
+            docker_image: self.docker_image.clone(),
         }
     }
 }

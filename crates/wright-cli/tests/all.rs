@@ -6,6 +6,7 @@
 mod common;
 mod condense;
 mod context;
+mod docker;
 mod doctor;
 mod e2e_fix;
 mod faults;
@@ -13,6 +14,7 @@ mod history;
 mod persistence;
 mod quirks;
 mod real_model;
+mod review;
 mod sandbox_attacks;
 mod stuck;
 mod text_mode;

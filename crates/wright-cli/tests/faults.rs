@@ -80,10 +80,26 @@ async fn several_models_and_none_chosen_asks_for_one() {
 async fn unavailable_sandbox_levels_fail_closed() {
     let h = Harness::new();
     let server = ScriptedServer::start(vec![]).await.unwrap();
-    let output = h.run(&server.url(), "x", &["--sandbox", "docker"]).await;
+    let url = server.url();
+    // No Docker daemon there: refused before any request, with the way to fix it.
+    let args = [
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "test-model",
+        "--sandbox",
+        "docker",
+        "x",
+    ];
+    let output = h
+        .wright(&args, &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")])
+        .await;
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("sandbox 'docker' is not available"),
+        stderr(&output)
+            .contains("the Docker daemon is not reachable at unix:///nonexistent/docker.sock")
+            && stderr(&output).contains("dockerd"),
         "{}",
         stderr(&output)
     );

@@ -6,6 +6,7 @@ use crate::condense::Condensed;
 use crate::history::render_history;
 use crate::prompt::text_tools_section;
 use crate::reply::parse_arguments;
+use crate::review::Inspector;
 use crate::store::EventLog;
 use crate::store::StoreError;
 use crate::stuck;
@@ -21,6 +22,7 @@ use wright_llm::ToolCall;
 use wright_protocol::AgentState;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
+use wright_protocol::Review;
 use wright_protocol::Source;
 use wright_protocol::Start;
 use wright_protocol::ToolCalling;
@@ -92,6 +94,8 @@ impl Totals {
 pub struct Outcome {
     pub state: AgentState,
     pub reason: String,
+    /// What the review of the agent's changes found (shown to the user first).
+    pub review: Option<Review>,
     /// The model's closing message (from `finish`, or its last reply).
     pub summary: Option<String>,
     pub totals: Totals,
@@ -122,6 +126,12 @@ pub struct Conversation {
     condense_at: f64,
     /// Steps at which the history was condensed.
     condensed_at_steps: Vec<u32>,
+    /// Reads the workspace's changes for the review before `finish`.
+    inspector: Option<Box<dyn Inspector>>,
+    /// Whether the model was already asked to account for its changes.
+    reviewed: bool,
+    /// The last review (shown to the user first).
+    last_review: Option<Review>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -139,7 +149,13 @@ const INITIAL_TOKENS_PER_BYTE: f64 = 1.0 / 3.0;
 
 enum StepEnd {
     Continue,
-    Done(Outcome),
+    Done(Box<Outcome>),
+}
+
+impl StepEnd {
+    fn done(outcome: Outcome) -> Self {
+        StepEnd::Done(Box::new(outcome))
+    }
 }
 
 impl Conversation {
@@ -188,6 +204,9 @@ impl Conversation {
             nudged: None,
             condense_at: DEFAULT_CONDENSE_AT,
             condensed_at_steps: Vec::new(),
+            inspector: None,
+            reviewed: false,
+            last_review: None,
         })
     }
 
@@ -195,6 +214,49 @@ impl Conversation {
     /// sent: the run stops with the reason instead of being silently truncated.
     pub fn set_context_window(&mut self, tokens: u64) {
         self.context_window = Some(tokens);
+    }
+
+    /// Reviews the agent's changes with `inspector` before accepting `finish`.
+    pub fn set_inspector(&mut self, inspector: Box<dyn Inspector>) {
+        self.inspector = Some(inspector);
+    }
+
+    /// The user's task: the first user message.
+    fn task(&self) -> String {
+        self.log
+            .events()
+            .iter()
+            .find_map(|e| match (&e.body, e.source) {
+                (EventBody::Message { text, .. }, Source::User) => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// Reviews the changes when `finish` is called: the first time suspicious changes are
+    /// found, the call is sent back with them; the review is logged either way.
+    fn review_before_finish(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<String>, StoreError> {
+        let Some(inspector) = &self.inspector else {
+            return Ok(None);
+        };
+        let review = crate::review::analyze(&self.task(), &inspector.changes());
+        if review.is_empty() {
+            return Ok(None);
+        }
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Review(review.clone()),
+        )?;
+        self.last_review = Some(review.clone());
+        if review.is_suspicious() && !self.reviewed {
+            self.reviewed = true;
+            return Ok(Some(crate::review::request_justification(&review)));
+        }
+        Ok(None)
     }
 
     /// Condense when a request would pass `share` of the window (0.3 to 0.95).
@@ -313,6 +375,9 @@ impl Conversation {
             nudged: None,
             condense_at: DEFAULT_CONDENSE_AT,
             condensed_at_steps: Vec::new(),
+            inspector: None,
+            reviewed: false,
+            last_review: None,
         };
         let mut acted_tools = std::collections::HashMap::new();
         for event in conversation.log.events() {
@@ -415,7 +480,7 @@ impl Conversation {
             }
             match self.step_once(&budget, observer).await? {
                 StepEnd::Continue => self.log.sync_step().await?,
-                StepEnd::Done(outcome) => break outcome,
+                StepEnd::Done(outcome) => break *outcome,
             }
         };
         if let Some(timer) = timer {
@@ -471,6 +536,7 @@ impl Conversation {
         Ok(Outcome {
             state,
             reason,
+            review: self.last_review.clone(),
             summary,
             totals: self.totals.clone(),
         })
@@ -506,14 +572,14 @@ impl Conversation {
                         );
                         return self
                             .end(observer, AgentState::Stopped, reason, None)
-                            .map(StepEnd::Done);
+                            .map(StepEnd::done);
                     }
                 }
                 if self.condensation_loop() {
                     let reason = "stuck: the history had to be condensed at every step; the steps themselves are too large for the context window. Raise the window or give a narrower task".to_string();
                     return self
                         .end(observer, AgentState::Stuck, reason, None)
-                        .map(StepEnd::Done);
+                        .map(StepEnd::done);
                 }
             }
             if needed + reserve > window {
@@ -522,7 +588,7 @@ impl Conversation {
                 );
                 return self
                     .end(observer, AgentState::Stopped, reason, None)
-                    .map(StepEnd::Done);
+                    .map(StepEnd::done);
             }
         }
         let body_len = body.len();
@@ -535,7 +601,7 @@ impl Conversation {
             }
         };
         let response = match reply {
-            None => return self.interrupted(observer).map(StepEnd::Done),
+            None => return self.interrupted(observer).map(StepEnd::done),
             Some(Err(err)) => {
                 let message = err.to_string();
                 self.append(
@@ -547,7 +613,7 @@ impl Conversation {
                 )?;
                 return self
                     .end(observer, AgentState::Failed, message, None)
-                    .map(StepEnd::Done);
+                    .map(StepEnd::done);
             }
             Some(Ok(response)) => response,
         };
@@ -577,7 +643,7 @@ impl Conversation {
                     "the model replied without a tool call".into(),
                     summary,
                 )
-                .map(StepEnd::Done);
+                .map(StepEnd::done);
         }
         let response = Response {
             tool_calls: reply.calls,
@@ -585,7 +651,7 @@ impl Conversation {
         };
         for call in &response.tool_calls {
             if let Some(end) = self.run_call(observer, cancel, step, call).await? {
-                return Ok(StepEnd::Done(end));
+                return Ok(StepEnd::done(end));
             }
         }
         for error in reply.errors {
@@ -624,7 +690,7 @@ impl Conversation {
             );
             return self
                 .end(observer, AgentState::Stuck, reason, None)
-                .map(StepEnd::Done);
+                .map(StepEnd::done);
         }
         self.append(
             observer,
@@ -702,13 +768,22 @@ impl Conversation {
             },
         )?;
         let tool = self.tools.get(&name).cloned();
-        let premature_finish = tool.as_ref().is_some_and(|t| t.name() == "finish") && !self.acted;
+        let is_finish = tool.as_ref().is_some_and(|t| t.name() == "finish");
+        let premature_finish = is_finish && !self.acted;
+        let sent_back = if is_finish && !premature_finish && parsed.is_ok() {
+            self.review_before_finish(observer)?
+        } else {
+            None
+        };
         let result: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
             (None, _) => Some(Err(ToolError::Model(format!(
                 "unknown tool '{name}'; the tools are: {}",
                 self.tools.names().join(", ")
             )))),
             (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
+            (Some(_), Ok(_)) if sent_back.is_some() => {
+                Some(Err(ToolError::Model(sent_back.clone().unwrap_or_default())))
+            }
             (Some(_), Ok(_)) if premature_finish => Some(Err(ToolError::Model(
                 "finish was called before anything was done: nothing has been run or changed yet. Work on the task with the tools first (run the tests, read the code, fix it), then call finish".into(),
             ))),

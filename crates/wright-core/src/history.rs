@@ -202,7 +202,8 @@ fn render_view<'a>(
             EventBody::Error { .. }
             | EventBody::State { .. }
             | EventBody::Usage(_)
-            | EventBody::Condensation(_) => {}
+            | EventBody::Condensation(_)
+            | EventBody::Review(_) => {}
         }
     }
     flush(&mut messages, &mut results);

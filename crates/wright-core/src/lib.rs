@@ -13,6 +13,7 @@ mod paths;
 mod prompt;
 mod reply;
 mod resume;
+mod review;
 mod store;
 mod stuck;
 
@@ -29,5 +30,8 @@ pub use paths::new_conversation_id;
 pub use prompt::system_prompt;
 pub use prompt::text_tools_section;
 pub use resume::ResumeNotes;
+pub use review::analyze as review_changes;
+pub use review::FileChange;
+pub use review::Inspector;
 pub use store::EventLog;
 pub use store::StoreError;

@@ -100,6 +100,62 @@ pub enum EventBody {
     /// the system prompt, the task, `summary` (if any), then the events from `keep_from`
     /// on, with the outputs of the `masked` observations cut to their first and last lines.
     Condensation(Condensation),
+    /// What wright found reviewing the agent's own changes before accepting `finish`:
+    /// "the tests pass" is not the same as "the change is right".
+    Review(Review),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Review {
+    /// Test files the agent changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_files_changed: Vec<String>,
+    /// Tests or assertions removed: "file: line".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests_removed: Vec<String>,
+    /// Tests marked as skipped: "file: line".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests_skipped: Vec<String>,
+    /// Changed files the task never mentioned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmentioned_files: Vec<String>,
+}
+
+impl Review {
+    /// Whether the agent must account for its changes before finishing.
+    pub fn is_suspicious(&self) -> bool {
+        !self.test_files_changed.is_empty()
+            || !self.tests_removed.is_empty()
+            || !self.tests_skipped.is_empty()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        !self.is_suspicious() && self.unmentioned_files.is_empty()
+    }
+
+    /// The findings, one per line.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if !self.test_files_changed.is_empty() {
+            lines.push(format!(
+                "test files changed: {}",
+                self.test_files_changed.join(", ")
+            ));
+        }
+        for removed in &self.tests_removed {
+            lines.push(format!("test or assertion removed: {removed}"));
+        }
+        for skipped in &self.tests_skipped {
+            lines.push(format!("test skipped: {skipped}"));
+        }
+        if !self.unmentioned_files.is_empty() {
+            lines.push(format!(
+                "files changed that the task does not mention: {}",
+                self.unmentioned_files.join(", ")
+            ));
+        }
+        lines
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -13,6 +13,7 @@ pub use event::AgentState;
 pub use event::Condensation;
 pub use event::Event;
 pub use event::EventBody;
+pub use event::Review;
 pub use event::Source;
 pub use event::Start;
 pub use event::ToolCalling;

@@ -101,6 +101,26 @@ where
     env
 }
 
+/// Host variables that still mean something inside a container: who and which language.
+/// Paths (PATH, HOME, toolchain roots) are the host's and would hide the image's own.
+const INTO_CONTAINER: &[&str] = &["USER", "LOGNAME", "LANG", "LANGUAGE", "TZ"];
+
+/// The environment of a command in a Docker container: as `shell_environment`, but only
+/// the variables in `INTO_CONTAINER` (and `LC_*`) from the host, so the image keeps its own
+/// PATH and toolchain settings; HOME and TMPDIR are the container's private tmpfs.
+pub fn container_environment<I>(host: I) -> Vec<(String, String)>
+where
+    I: IntoIterator<Item = (String, String)>,
+{
+    let mut env = shell_environment(host);
+    let fixed = |key: &str| FIXED.iter().any(|(k, _)| *k == key);
+    env.retain(|(k, _)| INTO_CONTAINER.contains(&k.as_str()) || k.starts_with("LC_") || fixed(k));
+    env.push(("HOME".into(), "/tmp".into()));
+    env.push(("TMPDIR".into(), "/tmp".into()));
+    env.sort();
+    env
+}
+
 /// Variables that let toolchains in the real home work with a private HOME.
 const TOOLCHAIN_HOMES: &[(&str, &str)] = &[
     ("CARGO_HOME", ".cargo"),
@@ -130,6 +150,26 @@ mod tests {
             .all(|(_, value)| value != "sk-secret" && value != "x"));
         assert!(env.contains(&("CARGO_HOME".into(), "/root/.cargo".into())));
         assert!(env.contains(&("PATH".into(), "/bin".into())));
+        assert!(env.contains(&("TERM".into(), "dumb".into())));
+    }
+
+    #[test]
+    fn a_container_keeps_its_own_paths() {
+        let host = vec![
+            ("OPENAI_API_KEY".to_string(), "sk-secret".to_string()),
+            ("PATH".to_string(), "/home/me/.cargo/bin:/bin".to_string()),
+            ("CARGO_HOME".to_string(), "/home/me/.cargo".to_string()),
+            ("LANG".to_string(), "C.UTF-8".to_string()),
+        ];
+        let env = container_environment(host);
+        let keys: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(
+            !keys.contains(&"PATH") && !keys.contains(&"CARGO_HOME"),
+            "{keys:?}"
+        );
+        assert!(env.iter().all(|(_, value)| value != "sk-secret"));
+        assert!(env.contains(&("LANG".into(), "C.UTF-8".into())));
+        assert!(env.contains(&("HOME".into(), "/tmp".into())));
         assert!(env.contains(&("TERM".into(), "dumb".into())));
     }
 }

@@ -3,17 +3,21 @@
 //! whole environment), the PTY they talk through, and the confinement level.
 //!
 //! Levels: `landlock` (the default, via `auto`): Landlock, seccomp, no capabilities,
-//! rlimits — see `confine`; `none`: commands run as the user, in the workspace, with a
-//! scrubbed environment, only when asked for by name. Namespaces and Docker are planned;
-//! asking for them fails closed with a clear reason.
+//! rlimits — see `confine`; `namespaces`: the same, refusing to run without mount and
+//! network namespaces; `docker`: one container per conversation — see `docker`; `none`:
+//! commands run as the user, in the workspace, with a scrubbed environment, only when
+//! asked for by name. A level that cannot be had here fails closed with a clear reason.
 
 pub mod confine;
+pub mod docker;
 mod env;
 mod mode;
 mod pty;
+mod remote;
 mod sandbox;
 
 pub use env::confined_environment;
+pub use env::container_environment;
 pub use env::shell_environment;
 pub use mode::SandboxError;
 pub use mode::SandboxMode;

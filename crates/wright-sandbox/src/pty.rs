@@ -1,8 +1,13 @@
 //! A program on its own pseudo-terminal, in its own session. Output is read by a thread
 //! and handed over in chunks through a bounded channel, so a program printing 100 MB is
 //! slowed down by back-pressure rather than filling wright's memory.
+//!
+//! When the program is a `docker exec` client the Docker sandbox marked (see `remote`),
+//! the shell's pid and the terminal's foreground group are those of the processes in the
+//! container, so signals, kills and the waiting-for-input check reach them.
 
 use crate::mode::SandboxError;
+use crate::remote::RemoteShell;
 use nix::sys::signal::killpg;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
@@ -25,6 +30,7 @@ pub struct PtyProcess {
     child: Box<dyn Child + Send + Sync>,
     output: mpsc::Receiver<Vec<u8>>,
     pid: Option<i32>,
+    remote: Option<RemoteShell>,
 }
 
 impl PtyProcess {
@@ -87,6 +93,7 @@ impl PtyProcess {
             child,
             output,
             pid,
+            remote: RemoteShell::from_args(args),
         })
     }
 
@@ -106,13 +113,17 @@ impl PtyProcess {
         self.output.try_recv().ok()
     }
 
+    /// The shell's pid (for a shell in a container, its host pid once it is found).
     pub fn pid(&self) -> Option<i32> {
-        self.pid
+        self.remote.as_ref().and_then(RemoteShell::pid).or(self.pid)
     }
 
     /// The process group in the terminal's foreground: the running job, or the shell.
     pub fn foreground_group(&self) -> Option<i32> {
-        self.master.process_group_leader()
+        self.remote
+            .as_ref()
+            .and_then(RemoteShell::foreground_group)
+            .or_else(|| self.master.process_group_leader())
     }
 
     /// Sends `signal` to a process group of this terminal's session.
@@ -127,7 +138,16 @@ impl PtyProcess {
 
     /// Ends the program and everything it started in its terminal.
     pub fn kill(&mut self) {
-        if let Some(group) = self.foreground_group() {
+        if let Some(remote) = &self.remote {
+            // The client's end would leave them running in the container.
+            for group in [remote.foreground_group(), remote.pid()]
+                .into_iter()
+                .flatten()
+            {
+                self.signal_group(group, Signal::SIGKILL);
+            }
+        }
+        if let Some(group) = self.master.process_group_leader() {
             self.signal_group(group, Signal::SIGKILL);
         }
         if let Some(pid) = self.pid {

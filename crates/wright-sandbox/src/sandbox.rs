@@ -4,15 +4,28 @@
 use crate::confine::Policy;
 use crate::confine::Report;
 use crate::confine::SANDBOX_EXEC_ARG;
+use crate::container_environment;
+use crate::docker::Container;
+use crate::docker::DockerSettings;
 use crate::mode::SandboxError;
 use crate::mode::SandboxMode;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    /// `None`: commands run unconfined (only with `--sandbox none`).
-    confined: Option<Confined>,
+    level: Level,
+}
+
+#[derive(Debug, Clone)]
+enum Level {
+    /// Commands run unconfined (only with `--sandbox none`).
+    Unconfined,
+    /// Through wright's own launcher (Landlock, seccomp, namespaces).
+    Launcher(Confined),
+    /// In the conversation's container, shared by every clone of this sandbox.
+    Docker(Arc<Container>),
 }
 
 #[derive(Debug, Clone)]
@@ -23,7 +36,9 @@ struct Confined {
 
 impl Sandbox {
     pub fn unconfined() -> Self {
-        Self { confined: None }
+        Self {
+            level: Level::Unconfined,
+        }
     }
 
     /// Commands run through `launcher` (the `wright` binary) under `policy`.
@@ -31,11 +46,33 @@ impl Sandbox {
         let policy_json = serde_json::to_string(policy)
             .map_err(|e| SandboxError::Spawn(format!("cannot encode the sandbox policy: {e}")))?;
         Ok(Self {
-            confined: Some(Confined {
+            level: Level::Launcher(Confined {
                 launcher,
                 policy_json,
             }),
         })
+    }
+
+    /// Commands run in a new container made from `settings` under `policy` (network,
+    /// memory and process limits), checked to confine before this returns. The container
+    /// is removed by `shutdown`, or when the last clone of the sandbox is dropped.
+    pub fn docker(
+        settings: &DockerSettings,
+        policy: &Policy,
+    ) -> Result<(Self, Report), SandboxError> {
+        let (container, report) = Container::start(settings, policy)?;
+        let sandbox = Self {
+            level: Level::Docker(Arc::new(container)),
+        };
+        Ok((sandbox, report))
+    }
+
+    /// Ends what the sandbox keeps running: the Docker container, with every process in
+    /// it. Nothing to do for the other levels. The sandbox cannot run commands after this.
+    pub fn shutdown(&self) {
+        if let Level::Docker(container) = &self.level {
+            container.remove();
+        }
     }
 
     /// Builds the sandbox for `mode`, and checks it works here (fail closed).
@@ -53,22 +90,38 @@ impl Sandbox {
                 let report = sandbox.check()?;
                 Ok((sandbox, Some(report)))
             }
-            SandboxMode::Docker => Err(SandboxError::Unavailable(mode)),
+            SandboxMode::Docker => {
+                // `wright doctor`: a throwaway container from the default image.
+                let workspace = match &policy.workspace {
+                    Some(workspace) => workspace.clone(),
+                    None => std::env::current_dir()?,
+                };
+                let settings = DockerSettings {
+                    image: DockerSettings::default_image(),
+                    conversation: format!("check-{}", std::process::id()),
+                    workspace,
+                    read_only: Vec::new(),
+                    env: container_environment(std::env::vars()),
+                };
+                let (sandbox, report) = Self::docker(&settings, policy)?;
+                Ok((sandbox, Some(report)))
+            }
         }
     }
 
     pub fn is_confined(&self) -> bool {
-        self.confined.is_some()
+        !matches!(self.level, Level::Unconfined)
     }
 
     /// The program and arguments that run `program args` inside the sandbox.
     pub fn wrap(&self, program: &str, args: &[&str]) -> (String, Vec<String>) {
-        match &self.confined {
-            None => (
+        match &self.level {
+            Level::Unconfined => (
                 program.to_string(),
                 args.iter().map(|a| a.to_string()).collect(),
             ),
-            Some(confined) => {
+            Level::Docker(container) => container.wrap(program, args),
+            Level::Launcher(confined) => {
                 let mut wrapped = vec![
                     SANDBOX_EXEC_ARG.to_string(),
                     confined.policy_json.clone(),
@@ -81,10 +134,13 @@ impl Sandbox {
         }
     }
 
-    /// Runs the launcher in report mode: everything is applied, nothing is run.
+    /// Runs the launcher in report mode (everything is applied, nothing is run), or the
+    /// probe in the container.
     pub fn check(&self) -> Result<Report, SandboxError> {
-        let Some(confined) = &self.confined else {
-            return Err(SandboxError::Refused("no sandbox to check".into()));
+        let confined = match &self.level {
+            Level::Unconfined => return Err(SandboxError::Refused("no sandbox to check".into())),
+            Level::Docker(container) => return container.check(),
+            Level::Launcher(confined) => confined,
         };
         let output = std::process::Command::new(&confined.launcher)
             .args([SANDBOX_EXEC_ARG, &confined.policy_json, "--report"])

@@ -20,7 +20,6 @@ use super::Out;
 /// The least an attempt to read JSON is charged, in bytes of budget.
 const ATTEMPT_COST: usize = 64;
 
-
 /// Reads `text` (which holds no explicit marker) into `out`.
 pub(crate) fn scan(text: &str, out: &mut Out) {
     let bytes = text.as_bytes();

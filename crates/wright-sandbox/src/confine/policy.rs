@@ -28,6 +28,13 @@ pub struct Policy {
     /// Words for the report about the cgroup limits, or why there are none.
     #[serde(default)]
     pub cgroup_description: String,
+    /// The directory the commands work in (the Docker sandbox bind-mounts it, alone).
+    #[serde(default)]
+    pub workspace: Option<PathBuf>,
+    /// Memory for all the commands together (enforced by Docker; cgroups get theirs
+    /// directly). 0: no limit.
+    #[serde(default)]
+    pub max_memory_bytes: u64,
 }
 
 /// System locations a toolchain may live in: readable and executable.
@@ -128,8 +135,24 @@ impl Policy {
             cgroup_procs: Vec::new(),
             require_namespaces: false,
             cgroup_description: "no cgroup (the cgroup tree is not writable here)".into(),
+            workspace: Some(workspace.to_path_buf()),
+            max_memory_bytes: default_memory_limit(),
         }
     }
+}
+
+/// Half the machine's memory, at most 16 GiB: room for builds, not for a runaway.
+fn default_memory_limit() -> u64 {
+    let total_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .unwrap_or(8 << 20);
+    (total_kb * 1024 / 2).min(16 << 30)
 }
 
 /// Toolchain roots named by the user's variables, and the directories on PATH: where the

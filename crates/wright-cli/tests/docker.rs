@@ -1,0 +1,271 @@
+//! `--sandbox docker` end to end, against a real Docker daemon: the model's commands run in
+//! a container as the workspace's owner, with no network and nothing writable but the
+//! workspace and a private /tmp; the terminal's timeout, cwd and input detection reach
+//! the shell inside; the container is gone after the run. The image is built without any
+//! registry by `.ci/docker-test-image.sh`. These tests skip, loudly, only when no Docker
+//! daemon answers; `.ci/run` starts one.
+
+use crate::common::observations;
+use crate::common::stderr;
+use crate::common::stdout;
+use crate::common::Harness;
+use serde_json::json;
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+use wright_testkit::git;
+use wright_testkit::reply;
+use wright_testkit::ScriptedServer;
+
+const IMAGE: &str = "wright-sandbox-test:latest";
+const SECRET: &str = "sk-wright-docker-test-secret";
+
+/// Whether a daemon answers; if not, says so loudly (the test then returns).
+fn docker_or_skip(test: &str) -> bool {
+    let answers = Command::new("docker")
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !answers {
+        // Straight to stderr: the test harness captures eprintln! of passing tests.
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n!!! SKIPPED {test}: no Docker daemon answers (start dockerd; .ci/run does) !!!\n"
+        );
+        return false;
+    }
+    // Built once per test binary: the script is idempotent, but not atomic.
+    static BUILT: Mutex<bool> = Mutex::new(false);
+    let mut built = BUILT.lock().unwrap();
+    if !*built {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/docker-test-image.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(IMAGE)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{} failed: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        *built = true;
+    }
+    true
+}
+
+/// Containers (running or not) carrying `label`.
+fn containers_labelled(label: &str) -> String {
+    let out = Command::new("docker")
+        .args(["ps", "-aq", "--filter", &format!("label={label}")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn conversation_id(h: &Harness) -> String {
+    let log = h.log_path();
+    log.parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+async fn run_in_docker(h: &Harness, url: &str, task: &str) -> std::process::Output {
+    let args = [
+        "run",
+        "--base-url",
+        url,
+        "--model",
+        "test-model",
+        "--sandbox",
+        "docker",
+        "--docker-image",
+        IMAGE,
+        task,
+    ];
+    h.wright(&args, &[("OPENAI_API_KEY", SECRET)]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_run_confined_in_a_container_that_is_removed_after() {
+    if !docker_or_skip("commands_run_confined_in_a_container_that_is_removed_after") {
+        return;
+    }
+    let h = Harness::new();
+    // As root, hand the workspace to an ordinary uid: the container must take it on.
+    if nix::unistd::geteuid().is_root() {
+        std::os::unix::fs::chown(h.repo(), Some(4242), Some(4242)).unwrap();
+    }
+    let owner = std::fs::metadata(h.repo()).unwrap().uid();
+    let term = |command: &str| reply().call("terminal", json!({ "command": command }));
+    let server = ScriptedServer::start(vec![
+        term("mkdir sub && echo made > made.txt && id -u && pwd"),
+        term("ls /sys/class/net; echo hi > /dev/tcp/1.1.1.1/80"),
+        term("echo x > /etc/escape; touch /escape; echo t > /tmp/t && cat /tmp/t"),
+        term("env"),
+        reply().call(
+            "terminal",
+            json!({"command": "cd sub; sleep 30", "timeout": 1}),
+        ),
+        term("pwd; echo alive"),
+        term("read -p 'name? ' name; echo \"hello $name\""),
+        reply().call("terminal", json!({"command": "wright", "is_input": true})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = run_in_docker(&h, &server.url(), "probe the sandbox").await;
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}\n{}", stdout(&output));
+    assert!(
+        err.contains("docker: container wright-") && err.contains("network: none"),
+        "{err}"
+    );
+    assert!(err.contains("no-new-privileges"), "{err}");
+
+    let obs = observations(&h.events());
+    let text = |i: usize| obs[i]["output"].as_str().unwrap().to_string();
+    let root = h.repo().canonicalize().unwrap();
+    assert_eq!(text(0), format!("{owner}\n{}", root.display()));
+    assert!(text(1).starts_with("lo\n"), "{}", text(1));
+    assert!(text(1).contains("Network is unreachable"), "{}", text(1));
+    assert!(text(2).contains("Read-only file system"), "{}", text(2));
+    assert!(text(2).contains("\nt"), "{}", text(2));
+    assert!(
+        !text(3).contains(SECRET) && !text(3).contains("OPENAI"),
+        "{}",
+        text(3)
+    );
+    assert!(text(3).contains("HOME=/tmp"), "{}", text(3));
+    assert!(text(4).contains("did not finish within 1 s"), "{}", text(4));
+    // The timeout stopped the command, not the shell: its cwd is still there.
+    assert_eq!(text(5), format!("{}/sub\nalive", root.display()));
+    assert!(text(6).contains("waiting for input"), "{}", text(6));
+    assert!(text(7).contains("hello wright"), "{}", text(7));
+
+    let made = h.repo().join("made.txt");
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), "made\n");
+    assert_eq!(std::fs::metadata(&made).unwrap().uid(), owner);
+    assert!(!Path::new("/etc/escape").exists() && !Path::new("/escape").exists());
+    let id = conversation_id(&h);
+    assert_eq!(
+        containers_labelled(&format!("wright.conversation={id}")),
+        "",
+        "the container outlived the run"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_clone_is_committed_from_inside_the_container() {
+    if !docker_or_skip("a_repository_clone_is_committed_from_inside_the_container") {
+        return;
+    }
+    let h = Harness::new();
+    std::fs::write(h.repo().join("notes.txt"), "old\n").unwrap();
+    git(h.repo(), &["init", "--quiet"]);
+    git(h.repo(), &["add", "notes.txt"]);
+    git(h.repo(), &["commit", "--quiet", "-m", "notes"]);
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo new > notes.txt"})),
+        reply().call("finish", json!({"message": "updated"})),
+    ])
+    .await
+    .unwrap();
+    let output = run_in_docker(&h, &server.url(), "update the notes").await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = conversation_id(&h);
+    assert_eq!(
+        std::fs::read_to_string(h.repo().join("notes.txt")).unwrap(),
+        "old\n"
+    );
+    assert_eq!(
+        git(h.repo(), &["show", &format!("wright/{id}:notes.txt")]),
+        "new\n"
+    );
+    assert_eq!(
+        containers_labelled(&format!("wright.conversation={id}")),
+        ""
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_image_fails_closed_and_says_how_to_fix_it() {
+    if !docker_or_skip("a_missing_image_fails_closed_and_says_how_to_fix_it") {
+        return;
+    }
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let args = [
+        "run",
+        "--base-url",
+        &server.url(),
+        "--model",
+        "test-model",
+        "--sandbox",
+        "docker",
+        "--docker-image",
+        "wright-no-such-image:none",
+        "x",
+    ];
+    let output = h.wright(&args, &[]).await;
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the image wright-no-such-image:none is not on this machine")
+            && err.contains("docker pull")
+            && err.contains("docker build"),
+        "{err}"
+    );
+    let workspace = h.repo().canonicalize().unwrap();
+    assert_eq!(
+        containers_labelled(&format!("wright.workspace={}", workspace.display())),
+        ""
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_reports_what_the_container_enforces() {
+    if !docker_or_skip("doctor_reports_what_the_container_enforces") {
+        return;
+    }
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![reply().text("1 2 3 4 5")])
+        .await
+        .unwrap();
+    let url = server.url();
+    let args = [
+        "doctor",
+        "--base-url",
+        &url,
+        "--sandbox",
+        "docker",
+        "--json",
+    ];
+    let output = h.wright(&args, &[("WRIGHT_DOCKER_IMAGE", IMAGE)]).await;
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let sandbox = &report["sandbox"];
+    assert_eq!(sandbox["network"], "none (only loopback)", "{report:#}");
+    let caps = sandbox["capabilities"].as_str().unwrap();
+    assert!(
+        caps.contains("cap_drop ALL") && caps.contains("no-new-privileges"),
+        "{caps}"
+    );
+    assert!(
+        sandbox["limits"]
+            .as_str()
+            .unwrap()
+            .contains("512 processes"),
+        "{report:#}"
+    );
+    let workspace = h.repo().canonicalize().unwrap();
+    assert_eq!(
+        containers_labelled(&format!("wright.workspace={}", workspace.display())),
+        ""
+    );
+}

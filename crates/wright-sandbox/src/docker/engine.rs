@@ -1,0 +1,167 @@
+//! The container's lifecycle through the Docker Engine API (bollard): find the daemon,
+//! check the image is here, create and start the container, remove it. Every failure is
+//! one sentence that says how to fix it, wrapped as `SandboxError::Refused`.
+//!
+//! Callers are synchronous (sandbox setup, `Drop`) and may run inside wright's async
+//! runtime, where blocking on a future is not allowed; so each operation runs on a thread
+//! of its own with a runtime and a client of its own, and the caller waits for it.
+
+use crate::mode::SandboxError;
+use bollard::errors::Error as DockerError;
+use bollard::models::ContainerCreateBody;
+use bollard::query_parameters::CreateContainerOptionsBuilder;
+use bollard::query_parameters::RemoveContainerOptionsBuilder;
+use bollard::Docker;
+use std::future::Future;
+use std::path::Path;
+use std::path::PathBuf;
+
+/// Seconds a request to the daemon may take (creating a container can be slow on a busy
+/// machine; a stuck daemon must not hang wright forever).
+const REQUEST_TIMEOUT_SECS: u64 = 120;
+
+pub(super) fn refused(reason: String) -> SandboxError {
+    SandboxError::Refused(reason)
+}
+
+/// The daemon's Unix socket: `DOCKER_HOST` when it names one, else the usual path. A
+/// remote daemon cannot work: the workspace is bind-mounted from this machine.
+pub(super) fn socket() -> Result<PathBuf, SandboxError> {
+    match std::env::var("DOCKER_HOST") {
+        Ok(host) if !host.is_empty() => match host.strip_prefix("unix://") {
+            Some(path) => Ok(PathBuf::from(path)),
+            None => Err(refused(format!(
+                "DOCKER_HOST is {host}, but --sandbox docker needs the Docker daemon of this machine on a Unix socket (unix://PATH), since the workspace is bind-mounted into the container"
+            ))),
+        },
+        _ => Ok(PathBuf::from("/var/run/docker.sock")),
+    }
+}
+
+/// Runs `work` with a connected client on a thread of its own, and waits for its result.
+pub(super) fn with_docker<T, F, Fut>(socket: &Path, work: F) -> Result<T, SandboxError>
+where
+    T: Send,
+    F: FnOnce(Docker) -> Fut + Send,
+    Fut: Future<Output = Result<T, SandboxError>>,
+{
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(async {
+                let docker = connect(socket).await?;
+                work(docker).await
+            })
+        });
+        worker
+            .join()
+            .unwrap_or_else(|_| Err(refused("the Docker client thread panicked".into())))
+    })
+}
+
+async fn connect(socket: &Path) -> Result<Docker, SandboxError> {
+    let unreachable = |why: String| {
+        let advice = if why.contains("ermission denied") {
+            "add your user to the docker group (then log in again), or run wright as a user who may use Docker"
+        } else {
+            "start it (`sudo systemctl start docker`, or `sudo dockerd &`), or point DOCKER_HOST at its socket"
+        };
+        refused(format!(
+            "the Docker daemon is not reachable at unix://{} ({why}): {advice}",
+            socket.display()
+        ))
+    };
+    if !socket.exists() {
+        return Err(unreachable("no such socket".into()));
+    }
+    let path = socket.to_string_lossy();
+    let docker =
+        Docker::connect_with_unix(&path, REQUEST_TIMEOUT_SECS, bollard::API_DEFAULT_VERSION)
+            .map_err(|e| unreachable(e.to_string()))?;
+    // Older daemons (Debian's 20.10 speaks API 1.41) refuse newer API versions.
+    docker
+        .negotiate_version()
+        .await
+        .map_err(|e| unreachable(cause(&e)))
+}
+
+/// The daemon's own words when it gave some, else the error.
+fn cause(error: &DockerError) -> String {
+    match error {
+        DockerError::DockerResponseServerError { message, .. } => message.trim().to_string(),
+        other => {
+            let mut text = other.to_string();
+            let mut source = std::error::Error::source(other);
+            while let Some(inner) = source {
+                text = format!("{text}: {inner}");
+                source = inner.source();
+            }
+            text
+        }
+    }
+}
+
+fn status(error: &DockerError) -> Option<u16> {
+    match error {
+        DockerError::DockerResponseServerError { status_code, .. } => Some(*status_code),
+        _ => None,
+    }
+}
+
+pub(super) async fn ensure_image(docker: &Docker, image: &str) -> Result<(), SandboxError> {
+    match docker.inspect_image(image).await {
+        Ok(_) => Ok(()),
+        Err(error) if status(&error) == Some(404) => Err(refused(format!(
+            "the image {image} is not on this machine: `docker pull {image}`, or use an image of your own with --docker-image NAME (any image with bash; `docker build -t NAME .` makes one)"
+        ))),
+        Err(error) => Err(refused(format!(
+            "cannot inspect the image {image}: {}",
+            cause(&error)
+        ))),
+    }
+}
+
+/// Creates and starts the container `name`; on failure nothing is left behind.
+pub(super) async fn create_and_start(
+    docker: &Docker,
+    name: &str,
+    body: ContainerCreateBody,
+) -> Result<(), SandboxError> {
+    let image = body.image.clone().unwrap_or_default();
+    let options = CreateContainerOptionsBuilder::new().name(name).build();
+    docker
+        .create_container(Some(options), body)
+        .await
+        .map_err(|e| {
+            refused(format!(
+                "Docker cannot create the container from {image}: {}",
+                cause(&e)
+            ))
+        })?;
+    if let Err(error) = docker.start_container(name, None).await {
+        let _ = remove(docker, name).await;
+        return Err(refused(format!(
+            "the container from {image} cannot start (the image needs bash): {}",
+            cause(&error)
+        )));
+    }
+    Ok(())
+}
+
+/// Stops (SIGKILL) and removes the container; one already gone is fine.
+pub(super) async fn remove(docker: &Docker, name: &str) -> Result<(), SandboxError> {
+    let options = RemoveContainerOptionsBuilder::new()
+        .force(true)
+        .v(true)
+        .build();
+    match docker.remove_container(name, Some(options)).await {
+        Ok(()) => Ok(()),
+        Err(error) if status(&error) == Some(404) => Ok(()),
+        Err(error) => Err(refused(format!(
+            "cannot remove the container {name}: {}",
+            cause(&error)
+        ))),
+    }
+}

@@ -1,0 +1,208 @@
+//! The Docker sandbox (`--sandbox docker`): one container per conversation, from an image
+//! the user chooses, created and started when the conversation's sandbox is set up, and
+//! stopped and removed when the run ends (`remove`, called by the sandbox's owner, and
+//! `Drop` as a backstop). What the container allows is decided in `spec`, proved in
+//! `probe`, and done through the Engine API in `engine`.
+//!
+//! Commands run in it through the `docker` client on a local PTY: `wrap` turns
+//! `bash ARGS` into `docker exec -i -t -u UID:GID -w CWD CONTAINER bash ARGS`, so the
+//! terminal keeps its persistent shell, timeouts and input detection (see `remote` for how
+//! the PTY sees through the client). The commands' environment is the container's, set at
+//! creation from the scrubbed environment: the client's own environment never enters.
+//!
+//! A run that ends without unwinding (SIGKILL, a second Ctrl-C, a panic in a release
+//! build, which aborts) leaves its container behind, labelled with its conversation:
+//! `docker rm -f $(docker ps -aq --filter label=wright.conversation)` removes them all.
+
+mod engine;
+mod probe;
+mod spec;
+
+pub use spec::CONVERSATION_LABEL;
+
+use crate::confine::Policy;
+use crate::confine::Report;
+use crate::mode::SandboxError;
+use crate::remote::REMOTE_SHELL_VAR;
+use engine::refused;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
+
+/// The image when none is chosen: Debian's, small, with bash, and one `docker pull` away.
+/// Most projects want their toolchain's image instead (`--docker-image rust:1`, …).
+pub const DEFAULT_IMAGE: &str = "debian:bookworm-slim";
+/// The variable that chooses the image when `--docker-image` is not given.
+pub const IMAGE_VAR: &str = "WRIGHT_DOCKER_IMAGE";
+
+/// How the conversation's container is made.
+#[derive(Debug, Clone)]
+pub struct DockerSettings {
+    pub image: String,
+    /// Names the container (`wright-<conversation>`) and labels it.
+    pub conversation: String,
+    /// Bind-mounted read-write at the same path; its owner is the container's user.
+    pub workspace: PathBuf,
+    /// Also bind-mounted at the same path, read-only (a clone's shared object store).
+    pub read_only: Vec<PathBuf>,
+    /// The container's environment: scrubbed, never the host's (`container_environment`).
+    pub env: Vec<(String, String)>,
+}
+
+impl DockerSettings {
+    /// `$WRIGHT_DOCKER_IMAGE`, else `DEFAULT_IMAGE`.
+    pub fn default_image() -> String {
+        std::env::var(IMAGE_VAR)
+            .ok()
+            .filter(|image| !image.is_empty())
+            .unwrap_or_else(|| DEFAULT_IMAGE.to_string())
+    }
+}
+
+/// A running container, removed at the latest when this is dropped.
+#[derive(Debug)]
+pub(crate) struct Container {
+    name: String,
+    image: String,
+    socket: PathBuf,
+    /// The `docker` client the terminal's shell goes through.
+    cli: PathBuf,
+    /// `UID:GID`, the workspace's owner.
+    user: String,
+    workspace: PathBuf,
+    network: bool,
+    removed: AtomicBool,
+}
+
+impl Container {
+    /// Creates and starts the container, then proves it confines (fail closed).
+    pub(crate) fn start(
+        settings: &DockerSettings,
+        policy: &Policy,
+    ) -> Result<(Self, Report), SandboxError> {
+        let workspace = settings.workspace.canonicalize().map_err(|e| {
+            refused(format!(
+                "the workspace {}: {e}",
+                settings.workspace.display()
+            ))
+        })?;
+        if workspace.parent().is_none() {
+            return Err(refused(
+                "the workspace cannot be / with --sandbox docker: it would hide the image".into(),
+            ));
+        }
+        let meta = std::fs::metadata(&workspace)?;
+        let user = format!("{}:{}", meta.uid(), meta.gid());
+        let cli = find_cli()?;
+        let socket = engine::socket()?;
+        let settings = DockerSettings {
+            workspace: workspace.clone(),
+            ..settings.clone()
+        };
+        let name = format!("wright-{}", settings.conversation);
+        let body = spec::container_body(&settings, policy, &user);
+        engine::with_docker(&socket, |docker| {
+            let (name, image) = (name.clone(), settings.image.clone());
+            async move {
+                engine::ensure_image(&docker, &image).await?;
+                engine::create_and_start(&docker, &name, body).await
+            }
+        })?;
+        let container = Self {
+            name,
+            image: settings.image,
+            socket,
+            cli,
+            user,
+            workspace,
+            network: policy.network,
+            removed: AtomicBool::new(false),
+        };
+        // On failure `container` is dropped here, which removes it.
+        let report = container.check()?;
+        Ok((container, report))
+    }
+
+    /// Runs the probe in the container again.
+    pub(crate) fn check(&self) -> Result<Report, SandboxError> {
+        probe::run(self)
+    }
+
+    /// `-H unix://SOCKET`: the client talks to the same daemon as wright, whatever its
+    /// environment (the terminal gives it the scrubbed one).
+    fn cli_prefix(&self) -> [String; 2] {
+        ["-H".into(), format!("unix://{}", self.socket.display())]
+    }
+
+    /// The program and arguments that run `program args` in the container, in the
+    /// directory the caller starts them in (the same path inside), with a terminal when
+    /// they are given one.
+    pub(crate) fn wrap(&self, program: &str, args: &[&str]) -> (String, Vec<String>) {
+        // A shell picks -t and the directory when the program starts, not when it is
+        // wrapped: the terminal runs it on a PTY, the working copy runs git on pipes.
+        const EXEC: &str = r#"t=; [ -t 0 ] && t=-t; d=$1 h=$2 u=$3 e=$4 c=$5; shift 5; exec "$d" -H "$h" exec -i $t -u "$u" -w "$PWD" -e "$e" "$c" "$@""#;
+        let [_, host] = self.cli_prefix();
+        let mut wrapped = vec![
+            "-c".to_string(),
+            EXEC.to_string(),
+            "wright-docker-exec".to_string(),
+            self.cli.display().to_string(),
+            host,
+            self.user.clone(),
+            format!("{REMOTE_SHELL_VAR}={}", token()),
+            self.name.clone(),
+            program.to_string(),
+        ];
+        wrapped.extend(args.iter().map(|a| a.to_string()));
+        ("/bin/sh".to_string(), wrapped)
+    }
+
+    /// Stops and removes the container (and so every process in it). Idempotent.
+    pub(crate) fn remove(&self) {
+        if self.removed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let name = self.name.clone();
+        if let Err(err) = engine::with_docker(&self.socket, |docker| async move {
+            engine::remove(&docker, &name).await
+        }) {
+            eprintln!(
+                "wright: {err} (remove it with `docker rm -f {}`)",
+                self.name
+            );
+        }
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// A token no other shell of this machine has: pid, a counter, the clock.
+fn token() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{}-{n}-{nanos:x}", std::process::id())
+}
+
+/// The `docker` client on PATH.
+fn find_cli() -> Result<PathBuf, SandboxError> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("docker"))
+        .find(|path| path.is_file())
+        .ok_or_else(|| {
+            refused(
+                "the docker command-line client is not installed (apt-get install docker.io, or docker-ce-cli)".into(),
+            )
+        })
+}

@@ -1,0 +1,154 @@
+//! The container a conversation's commands run in, as the Engine API's create request:
+//! the one place its isolation is decided.
+//!
+//! Guarantees, for every container wright creates: only the workspace is bind-mounted
+//! (read-write, at the same absolute path, so the paths the file editor and the shell use
+//! agree), plus any read-only paths the caller names; the image's root filesystem is
+//! read-only and /tmp is a private tmpfs; no network but loopback unless the policy allows
+//! it; every capability dropped and no-new-privileges (also for `docker exec`, which
+//! inherits both); the uid:gid that owns the workspace; memory (no swap on top), process,
+//! file-size and open-file limits from the policy; an init process that reaps orphans;
+//! the label `wright.conversation=<id>`, so leftovers can be found.
+
+use super::DockerSettings;
+use crate::confine::Policy;
+use bollard::models::ContainerCreateBody;
+use bollard::models::HostConfig;
+use bollard::models::Mount;
+use bollard::models::MountType;
+use bollard::models::ResourcesUlimits;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Label naming the conversation a container belongs to.
+pub const CONVERSATION_LABEL: &str = "wright.conversation";
+
+/// What the container runs until it is removed: bash (which the terminal needs anyway)
+/// blocked reading a stdin that stays open and silent (`open_stdin`).
+const KEEP_ALIVE: &[&str] = &["bash", "-c", "read -r _"];
+
+pub(super) fn container_body(
+    settings: &DockerSettings,
+    policy: &Policy,
+    user: &str,
+) -> ContainerCreateBody {
+    let workspace = settings.workspace.display().to_string();
+    let mut mounts = vec![bind(&settings.workspace, false)];
+    mounts.extend(
+        settings
+            .read_only
+            .iter()
+            .filter(|path| path.exists())
+            .map(|path| bind(path, true)),
+    );
+    // With the workspace at /tmp itself, the workspace is the container's /tmp.
+    let tmpfs = (settings.workspace != Path::new("/tmp")).then(|| {
+        HashMap::from([(
+            "/tmp".to_string(),
+            "rw,nosuid,nodev,exec,mode=1777".to_string(),
+        )])
+    });
+    let memory = i64::try_from(policy.max_memory_bytes)
+        .ok()
+        .filter(|bytes| *bytes > 0);
+    let labels = HashMap::from([
+        (
+            CONVERSATION_LABEL.to_string(),
+            settings.conversation.clone(),
+        ),
+        ("wright.workspace".to_string(), workspace.clone()),
+    ]);
+    ContainerCreateBody {
+        image: Some(settings.image.clone()),
+        user: Some(user.to_string()),
+        working_dir: Some(workspace),
+        env: Some(
+            settings
+                .env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect(),
+        ),
+        entrypoint: Some(KEEP_ALIVE.iter().map(|s| s.to_string()).collect()),
+        open_stdin: Some(true),
+        labels: Some(labels),
+        host_config: Some(HostConfig {
+            mounts: Some(mounts),
+            tmpfs,
+            network_mode: Some(if policy.network { "bridge" } else { "none" }.into()),
+            cap_drop: Some(vec!["ALL".into()]),
+            security_opt: Some(vec!["no-new-privileges".into()]),
+            readonly_rootfs: Some(true),
+            init: Some(true),
+            memory,
+            // Equal to the memory limit: no swap on top of it.
+            memory_swap: memory,
+            pids_limit: i64::try_from(policy.max_processes).ok(),
+            ulimits: Some(vec![
+                ulimit("fsize", policy.max_file_bytes),
+                ulimit("nofile", policy.max_open_files),
+                ulimit("core", 0),
+            ]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn bind(path: &Path, read_only: bool) -> Mount {
+    let path = path.display().to_string();
+    Mount {
+        target: Some(path.clone()),
+        source: Some(path),
+        typ: Some(MountType::BIND),
+        read_only: Some(read_only),
+        ..Default::default()
+    }
+}
+
+fn ulimit(name: &str, value: u64) -> ResourcesUlimits {
+    let value = i64::try_from(value).unwrap_or(i64::MAX);
+    ResourcesUlimits {
+        name: Some(name.into()),
+        soft: Some(value),
+        hard: Some(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn isolation_is_all_there() {
+        let settings = DockerSettings {
+            image: "img".into(),
+            conversation: "c1".into(),
+            workspace: PathBuf::from("/work/repo"),
+            read_only: vec![PathBuf::from("/nonexistent/objects")],
+            env: vec![("TERM".into(), "dumb".into())],
+        };
+        let mut policy = Policy::for_workspace(Path::new("/work/repo"), Path::new("/p"), None);
+        policy.max_memory_bytes = 1 << 30;
+        let body = container_body(&settings, &policy, "1000:1000");
+        let host = body.host_config.unwrap();
+        assert_eq!(host.network_mode.as_deref(), Some("none"));
+        assert_eq!(host.cap_drop, Some(vec!["ALL".to_string()]));
+        assert_eq!(
+            host.security_opt,
+            Some(vec!["no-new-privileges".to_string()])
+        );
+        assert_eq!(host.readonly_rootfs, Some(true));
+        assert_eq!(host.memory, Some(1 << 30));
+        assert_eq!(host.pids_limit, Some(512));
+        assert!(host.tmpfs.unwrap().contains_key("/tmp"));
+        let mounts = host.mounts.unwrap();
+        assert_eq!(mounts.len(), 1, "a missing read-only path is not mounted");
+        assert_eq!(mounts[0].source, mounts[0].target);
+        assert_eq!(body.user.as_deref(), Some("1000:1000"));
+        assert_eq!(body.working_dir.as_deref(), Some("/work/repo"));
+        assert_eq!(body.env, Some(vec!["TERM=dumb".to_string()]));
+        assert_eq!(body.labels.unwrap()[CONVERSATION_LABEL], "c1");
+    }
+}
