@@ -33,14 +33,19 @@ struct RunStats {
 
 /// Runs `wright run` on `repo` against a server playing `script`; samples the process's
 /// high-water RSS (VmHWM never decreases, so the last sample is the peak).
-async fn run_wright(repo: &Path, data: &Path, script: Vec<Reply>) -> (RunStats, ScriptedServer) {
+async fn run_wright(
+    repo: &Path,
+    data: &Path,
+    sandbox: &str,
+    script: Vec<Reply>,
+) -> (RunStats, ScriptedServer) {
     let server = ScriptedServer::start(script).await.unwrap();
     let started = Instant::now();
     let mut child = tokio::process::Command::new(WRIGHT)
         .args([
             "run",
             "--sandbox",
-            "none",
+            sandbox,
             "--base-url",
             &server.url(),
             "--model",
@@ -109,33 +114,37 @@ async fn main() {
     let data = tempfile::tempdir().unwrap();
 
     // 1. Thirty echo steps, answered at once: the gap between requests is wright's time.
-    let mut gaps = Vec::new();
-    let mut starts = Vec::new();
-    for round in 0..5 {
-        let repo = tempfile::tempdir().unwrap();
-        let mut script: Vec<Reply> = (0..30)
-            .map(|i| reply().call("terminal", json!({"command": format!("echo step {i}")})))
-            .collect();
-        script.push(reply().call("finish", json!({"message": "done"})));
-        let (stats, _) = run_wright(repo.path(), data.path(), script).await;
-        if round > 0 {
-            gaps.extend(stats.request_gaps);
+    let mut loop_figures = Vec::new();
+    for sandbox in ["none", "auto"] {
+        let mut gaps = Vec::new();
+        let mut starts = Vec::new();
+        for round in 0..5 {
+            let repo = tempfile::tempdir().unwrap();
+            let mut script: Vec<Reply> = (0..30)
+                .map(|i| reply().call("terminal", json!({"command": format!("echo step {i}")})))
+                .collect();
+            script.push(reply().call("finish", json!({"message": "done"})));
+            let (stats, _) = run_wright(repo.path(), data.path(), sandbox, script).await;
+            if round > 0 {
+                gaps.extend(stats.request_gaps);
+            }
+            starts.push(stats.spawn_to_first_request);
         }
-        starts.push(stats.spawn_to_first_request);
+        loop_figures.push((
+            sandbox,
+            percentile(&mut gaps, 0.5),
+            percentile(&mut gaps, 0.9),
+            percentile(&mut starts, 0.5),
+        ));
     }
-    let median_gap = percentile(&mut gaps, 0.5);
-    let p90_gap = percentile(&mut gaps, 0.9);
-    let median_start = percentile(&mut starts, 0.5);
 
     // 2. The fix-a-test run: peak RSS, and the prompt's fixed size.
     let repo = tempfile::tempdir().unwrap();
     failing_python_repo(repo.path());
-    let script = vec![
+    let script =
+        vec![
         reply().call("terminal", json!({"command": "python3 -m unittest"})),
-        reply().call(
-            "file_editor",
-            json!({"command": "view", "path": "export.py"}),
-        ),
+        reply().call("file_editor", json!({"command": "view", "path": "export.py"})),
         reply().call(
             "file_editor",
             json!({"command": "str_replace", "path": "export.py", "old_str": BUG, "new_str": FIX}),
@@ -143,7 +152,7 @@ async fn main() {
         reply().call("terminal", json!({"command": "python3 -m unittest"})),
         reply().call("finish", json!({"message": "fixed"})),
     ];
-    let (fix, server) = run_wright(repo.path(), data.path(), script).await;
+    let (fix, server) = run_wright(repo.path(), data.path(), "auto", script).await;
     let first = server.chat_requests()[0].json();
     let system_chars = first["messages"][0]["content"]
         .as_str()
@@ -155,22 +164,15 @@ async fn main() {
         .chars()
         .count();
 
-    // 3. The terminal tool's round trip for `echo` in its persistent shell.
+    // 3. The terminal tool's round trip for `echo` in its persistent shell, unconfined
+    //    and confined (Landlock, seccomp, namespaces).
+    let median_echo = echo_round_trip(wright_sandbox::Sandbox::unconfined(), None).await;
+    let private = wright_sandbox::private_dir(&std::env::temp_dir(), "bench-echo").unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let env = wright_sandbox::shell_environment(std::env::vars());
-    let terminal = TerminalTool::new(
-        Workspace::new(ws.path()).unwrap(),
-        env,
-        wright_sandbox::Sandbox::unconfined(),
-    );
-    terminal.warm_up().await.unwrap();
-    let mut round_trips = Vec::new();
-    for _ in 0..200 {
-        let t = Instant::now();
-        terminal.run(&json!({"command": "echo hi"})).await.unwrap();
-        round_trips.push(t.elapsed());
-    }
-    let median_echo = percentile(&mut round_trips, 0.5);
+    let policy = wright_sandbox::confine::Policy::for_workspace(ws.path(), &private, None);
+    let confined = wright_sandbox::Sandbox::confined(WRIGHT.into(), &policy).unwrap();
+    let median_confined_echo = echo_round_trip(confined, Some((ws.path(), &private))).await;
+    let _ = std::fs::remove_dir_all(&private);
 
     // 4. A command printing 100 MB, through the whole binary.
     let repo = tempfile::tempdir().unwrap();
@@ -181,18 +183,20 @@ async fn main() {
         ),
         reply().call("finish", json!({"message": "done"})),
     ];
-    let (huge, _) = run_wright(repo.path(), data.path(), script).await;
+    let (huge, _) = run_wright(repo.path(), data.path(), "auto", script).await;
+
+    // 5. Spawn and wait for `true` under each level.
+    let spawn = spawn_costs();
 
     println!("wright loop benchmark (scripted server answering at once)");
-    println!(
-        "  per-step overhead, 30-step echo run (4 runs): median {:.2} ms, p90 {:.2} ms",
-        ms(median_gap),
-        ms(p90_gap)
-    );
-    println!(
-        "  process start to first model request: median {:.1} ms (5 runs)",
-        ms(median_start)
-    );
+    for (sandbox, median, p90, start) in &loop_figures {
+        println!(
+            "  --sandbox {sandbox}: per-step overhead over 30 echo steps (4 runs): median {:.2} ms, p90 {:.2} ms; process start to first model request: median {:.1} ms",
+            ms(*median),
+            ms(*p90),
+            ms(*start)
+        );
+    }
     println!(
         "  peak RSS, fix-a-test run: {:.1} MB",
         fix.peak_rss_kb as f64 / 1024.0
@@ -204,12 +208,83 @@ async fn main() {
         (system_chars + tools_chars) / 4
     );
     println!(
-        "  terminal round trip for `echo` (200 runs): median {:.2} ms",
-        ms(median_echo)
+        "  terminal round trip for `echo` (200 runs): median {:.2} ms unconfined, {:.2} ms confined",
+        ms(median_echo),
+        ms(median_confined_echo)
     );
     println!(
         "  100 MB command output: {:.1} s for the run, peak RSS {:.1} MB",
         huge.wall.as_secs_f64(),
         huge.peak_rss_kb as f64 / 1024.0
     );
+    for (level, median) in spawn {
+        println!(
+            "  spawn and wait for `true` ({level}): median {:.2} ms (50 runs)",
+            ms(median)
+        );
+    }
+}
+
+async fn echo_round_trip(
+    sandbox: wright_sandbox::Sandbox,
+    confined: Option<(&Path, &Path)>,
+) -> Duration {
+    let ws = tempfile::tempdir().unwrap();
+    let (root, env) = match confined {
+        Some((root, private)) => (
+            root.to_path_buf(),
+            wright_sandbox::confined_environment(std::env::vars(), private, None),
+        ),
+        None => (
+            ws.path().to_path_buf(),
+            wright_sandbox::shell_environment(std::env::vars()),
+        ),
+    };
+    let terminal = TerminalTool::new(Workspace::new(&root).unwrap(), env, sandbox);
+    terminal.warm_up().await.unwrap();
+    let mut round_trips = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        terminal.run(&json!({"command": "echo hi"})).await.unwrap();
+        round_trips.push(t.elapsed());
+    }
+    percentile(&mut round_trips, 0.5)
+}
+
+/// Spawn-and-wait of `true`: bare, under the launcher with Landlock + seccomp, and with
+/// namespaces too.
+fn spawn_costs() -> Vec<(&'static str, Duration)> {
+    use wright_sandbox::confine::Namespaces;
+    use wright_sandbox::confine::Policy;
+    let ws = tempfile::tempdir().unwrap();
+    let private = wright_sandbox::private_dir(&std::env::temp_dir(), "bench-spawn").unwrap();
+    let mut figures = Vec::new();
+    let mut time = |level: &'static str, command: &mut dyn FnMut() -> std::process::ExitStatus| {
+        let mut runs = Vec::new();
+        for _ in 0..50 {
+            let t = Instant::now();
+            assert!(command().success(), "{level}");
+            runs.push(t.elapsed());
+        }
+        figures.push((level, percentile(&mut runs, 0.5)));
+    };
+    time("bare", &mut || {
+        std::process::Command::new("true").status().unwrap()
+    });
+    for (level, namespaces) in [
+        ("Landlock + seccomp", Namespaces::Off),
+        ("Landlock + seccomp + namespaces", Namespaces::Required),
+    ] {
+        let mut policy = Policy::for_workspace(ws.path(), &private, None);
+        policy.namespaces = namespaces;
+        let json = serde_json::to_string(&policy).unwrap();
+        time(level, &mut || {
+            std::process::Command::new(WRIGHT)
+                .args(["__sandbox-exec", &json, "--", "true"])
+                .status()
+                .unwrap()
+        });
+    }
+    let _ = std::fs::remove_dir_all(&private);
+    figures
 }

@@ -1,6 +1,7 @@
 //! The sandbox a conversation's commands run in: how to start a program under it, and a
 //! check, before the first command, that the confinement really holds on this machine.
 
+use crate::confine::Namespaces;
 use crate::confine::Policy;
 use crate::confine::Report;
 use crate::confine::SANDBOX_EXEC_ARG;
@@ -85,7 +86,11 @@ impl Sandbox {
             SandboxMode::None => Ok((Self::unconfined(), None)),
             SandboxMode::Auto | SandboxMode::Landlock | SandboxMode::Namespaces => {
                 let mut policy = policy.clone();
-                policy.require_namespaces = mode == SandboxMode::Namespaces;
+                policy.namespaces = match mode {
+                    SandboxMode::Namespaces => Namespaces::Required,
+                    SandboxMode::Landlock => Namespaces::Off,
+                    _ => Namespaces::WhereAvailable,
+                };
                 let sandbox = Self::confined(launcher, &policy)?;
                 let report = sandbox.check()?;
                 Ok((sandbox, Some(report)))

@@ -8,6 +8,7 @@ use super::files;
 use super::limits;
 use super::namespaces;
 use super::namespaces::Isolation;
+use super::policy::Namespaces;
 use super::policy::Policy;
 use super::policy::Report;
 use super::syscalls;
@@ -46,12 +47,21 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
     }
 
     cgroup::join(&policy.cgroup_procs)?;
-    let namespaces = match namespaces::isolate(&policy.read_write, policy.network) {
-        Ok(isolated) => isolated.words,
-        Err(Isolation::Refused(reason)) if !policy.require_namespaces => {
-            format!("no namespaces ({reason})")
+    let namespaces = match policy.namespaces {
+        Namespaces::Off => "no namespaces (--sandbox landlock)".to_string(),
+        Namespaces::Required | Namespaces::WhereAvailable => {
+            match namespaces::isolate(&policy.read_write, policy.network) {
+                Ok(isolated) => isolated.words,
+                Err(Isolation::Refused(reason))
+                    if policy.namespaces == Namespaces::WhereAvailable =>
+                {
+                    format!("no namespaces ({reason})")
+                }
+                Err(Isolation::Refused(reason)) | Err(Isolation::Broken(reason)) => {
+                    return Err(reason)
+                }
+            }
         }
-        Err(Isolation::Refused(reason)) | Err(Isolation::Broken(reason)) => return Err(reason),
     };
     let limits_words = format!(
         "{}; {}",

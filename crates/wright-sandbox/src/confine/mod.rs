@@ -20,5 +20,6 @@ mod syscalls;
 pub use cgroup::Cgroup;
 pub use launcher::launcher_main;
 pub use launcher::SANDBOX_EXEC_ARG;
+pub use policy::Namespaces;
 pub use policy::Policy;
 pub use policy::Report;

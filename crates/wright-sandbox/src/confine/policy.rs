@@ -21,10 +21,10 @@ pub struct Policy {
     /// `cgroup.procs` files to join (process and memory limits for root too).
     #[serde(default)]
     pub cgroup_procs: Vec<PathBuf>,
-    /// Fail when mount and network namespaces cannot be had (`--sandbox namespaces`);
-    /// otherwise they are used where the kernel allows and the report says so.
+    /// Mount and network namespaces: required (`--sandbox namespaces`), used where the
+    /// kernel allows (`auto`), or not used (`landlock`: Landlock and seccomp only).
     #[serde(default)]
-    pub require_namespaces: bool,
+    pub namespaces: Namespaces,
     /// Words for the report about the cgroup limits, or why there are none.
     #[serde(default)]
     pub cgroup_description: String,
@@ -133,7 +133,7 @@ impl Policy {
             max_file_bytes: 4 << 30,
             max_open_files: 4096,
             cgroup_procs: Vec::new(),
-            require_namespaces: false,
+            namespaces: Namespaces::WhereAvailable,
             cgroup_description: "no cgroup (the cgroup tree is not writable here)".into(),
             workspace: Some(workspace.to_path_buf()),
             max_memory_bytes: default_memory_limit(),
@@ -185,6 +185,15 @@ fn toolchains_named_by_environment(home: Option<&Path>) -> Vec<PathBuf> {
             && dir.components().count() > 1
     });
     dirs
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Namespaces {
+    Required,
+    #[default]
+    WhereAvailable,
+    Off,
 }
 
 /// What the launcher enforced, in words for the run's header and `wright doctor`.
