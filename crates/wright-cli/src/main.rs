@@ -3,6 +3,7 @@
 
 mod connect;
 mod doctor;
+mod fork;
 mod history_cmds;
 mod inspect;
 mod progress;
@@ -33,6 +34,8 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Continue a stopped or crashed conversation, optionally with a new message.
     Resume(Box<resume::ResumeArgs>),
+    /// Start a new conversation from a prefix of another, in its own clone.
+    Fork(Box<fork::ForkArgs>),
     /// Take a conversation's branch into your current branch (merge, or --cherry-pick).
     Apply {
         id: String,
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run::run(*args).await,
             Command::Resume(args) => resume::resume(*args).await,
+            Command::Fork(args) => fork::fork(*args).await,
             Command::Doctor(args) => doctor::doctor(args).await,
             Command::Apply { id, cherry_pick } => history_cmds::conversation_dir(&id)
                 .and_then(|dir| working_copy::apply(&dir, cherry_pick))

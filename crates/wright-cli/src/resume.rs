@@ -21,11 +21,11 @@ use wright_protocol::EventBody;
 #[derive(Args)]
 pub struct ResumeArgs {
     /// The conversation (an id, or a unique prefix of one).
-    id: String,
+    pub id: String,
     /// What to tell the agent; needed to go on after it finished.
-    message: Option<String>,
+    pub message: Option<String>,
     #[command(flatten)]
-    common: CommonArgs,
+    pub common: CommonArgs,
 }
 
 pub async fn resume(args: ResumeArgs) -> Result<u8> {

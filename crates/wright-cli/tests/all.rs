@@ -10,6 +10,7 @@ mod docker;
 mod doctor;
 mod e2e_fix;
 mod faults;
+mod fork;
 mod history;
 mod persistence;
 mod quirks;

@@ -186,6 +186,7 @@ impl Conversation {
                 system_prompt,
                 tools: schemas,
                 tool_calling,
+                forked_from: None,
             }),
         )?;
         Ok(Self {

@@ -261,6 +261,7 @@ mod tests {
                     system_prompt: "sys".into(),
                     tools: vec![],
                     tool_calling: ToolCalling::Native,
+                    forked_from: None,
                 }),
             ),
             event(

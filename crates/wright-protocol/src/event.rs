@@ -192,6 +192,9 @@ pub struct Start {
     /// How tool calls travel: the server's native function calling, or text.
     #[serde(default)]
     pub tool_calling: ToolCalling,
+    /// For a fork: the conversation and event it was taken from ("ID@EVENT").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
 }
 
 /// How the model calls tools.
