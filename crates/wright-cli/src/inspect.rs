@@ -8,6 +8,7 @@ use wright_core::FileChange;
 use wright_core::Inspector;
 use wright_sandbox::Sandbox;
 
+#[derive(Clone)]
 pub struct GitInspector {
     pub root: PathBuf,
     pub base: String,
@@ -62,6 +63,29 @@ impl GitInspector {
             .status
             .success()
             .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+}
+
+impl GitInspector {
+    /// The diff against the start commit, new files included (`/diff` in chat).
+    pub fn diff_text(&self) -> String {
+        let mut text = self
+            .git(&[
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                &self.base,
+                "--",
+            ])
+            .unwrap_or_default();
+        let untracked = self
+            .git(&["ls-files", "--others", "--exclude-standard", "-z"])
+            .unwrap_or_default();
+        for path in untracked.split('\0').filter(|p| !p.is_empty()) {
+            text.push_str(&format!("new file: {path}\n"));
+        }
+        text
     }
 }
 

@@ -1,6 +1,7 @@
 //! `wright`: a coding agent for local models. This file only parses the command line and
 //! hands over to one module per subcommand; errors reach the user as one sentence.
 
+mod chat;
 mod connect;
 mod doctor;
 mod fork;
@@ -23,13 +24,15 @@ use std::process::ExitCode;
 #[command(name = "wright", version, about = "A coding agent for local models", long_about = None)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Do a task in the workspace and stop: `wright run "the test test_x fails, fix it"`.
     Run(Box<run::RunArgs>),
+    /// Work with the agent over many turns (also `wright` alone in a terminal).
+    Chat(Box<chat::ChatArgs>),
     /// Check the setup: server, model, context window, tool calling, speed, sandbox.
     Doctor(doctor::DoctorArgs),
     /// Continue a stopped or crashed conversation, optionally with a new message.
@@ -71,7 +74,22 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        match cli.command {
+        let command = match cli.command {
+            Some(command) => command,
+            // `wright` alone: a chat in a terminal, the help elsewhere.
+            None if std::io::IsTerminal::is_terminal(&std::io::stdin()) => {
+                match Cli::parse_from(["wright", "chat"]).command {
+                    Some(command) => command,
+                    None => return Ok(2),
+                }
+            }
+            None => {
+                let _ = <Cli as clap::CommandFactory>::command().print_help();
+                return Ok(2);
+            }
+        };
+        match command {
+            Command::Chat(args) => chat::chat(*args).await,
             Command::Run(args) => run::run(*args).await,
             Command::Resume(args) => resume::resume(*args).await,
             Command::Fork(args) => fork::fork(*args).await,

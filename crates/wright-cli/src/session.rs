@@ -143,9 +143,10 @@ impl CommonArgs {
 pub struct Tools {
     pub toolbox: Toolbox,
     pub terminal: Arc<TerminalTool>,
+    pub editor: Arc<FileEditorTool>,
     pub workspace: Workspace,
     pub setup: SandboxSetup,
-    warm_up: tokio::task::JoinHandle<()>,
+    pub warm_up: tokio::task::JoinHandle<()>,
 }
 
 impl Tools {
@@ -169,15 +170,17 @@ impl Tools {
         let warm_up = tokio::spawn(async move {
             let _ = warm.warm_up().await;
         });
+        let editor = Arc::new(FileEditorTool::new(workspace.clone()));
         let tools: Vec<Arc<dyn Tool>> = vec![
             terminal.clone(),
-            Arc::new(FileEditorTool::new(workspace.clone())),
+            editor.clone(),
             Arc::new(ThinkTool),
             Arc::new(FinishTool),
         ];
         Ok(Self {
             toolbox: Toolbox::new(tools),
             terminal,
+            editor,
             workspace,
             setup,
             warm_up,
@@ -227,7 +230,9 @@ pub async fn drive(
         setup,
         warm_up,
         toolbox,
+        editor,
     } = tools;
+    drop(editor);
     warm_up.abort();
     // The shell must be gone before the clone is committed.
     drop(conversation);

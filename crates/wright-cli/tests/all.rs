@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod chat;
 mod common;
 mod condense;
 mod context;

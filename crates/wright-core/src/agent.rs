@@ -217,6 +217,33 @@ impl Conversation {
         self.context_window = Some(tokens);
     }
 
+    /// Talks to another model from the next step on (the history stays as it is).
+    pub fn set_client(&mut self, client: Client) {
+        self.client = client;
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Notes something the user did (in chat: an undo) so the model knows of it.
+    pub fn note_from_user(
+        &mut self,
+        observer: &mut dyn Observer,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        self.append(
+            observer,
+            Source::User,
+            EventBody::Message {
+                text: text.to_string(),
+                step: None,
+                reasoning: None,
+                raw: None,
+            },
+        )
+    }
+
     /// Reviews the agent's changes with `inspector` before accepting `finish`.
     pub fn set_inspector(&mut self, inspector: Box<dyn Inspector>) {
         self.inspector = Some(inspector);

@@ -2,9 +2,24 @@
 //! every one of them on the user's own hardware at every uncached step.
 
 pub fn system_prompt(workspace: &str) -> String {
+    prompt(
+        workspace,
+        "Nobody answers questions during the task: never ask, decide and go on.",
+    )
+}
+
+/// The prompt of an interactive chat: the user is there, so a real question may be asked.
+pub fn chat_system_prompt(workspace: &str) -> String {
+    prompt(
+        workspace,
+        "The user is here: when you truly need a decision from them, ask briefly and stop. For a plain question, answer without tools.",
+    )
+}
+
+fn prompt(workspace: &str, asking: &str) -> String {
     format!(
         "You are wright, a coding agent. You work in the repository at {workspace} through the tools. \
-Nobody answers questions during the task: never ask, decide and go on.
+{asking}
 
 Work in this order:
 1. Explore: find the files that matter (ls, grep, file_editor view).

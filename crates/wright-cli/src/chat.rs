@@ -1,0 +1,373 @@
+//! `wright chat` (and `wright` alone in a terminal): one conversation over many turns.
+//! Each line is a task or a question; the agent works until it answers or finishes, with
+//! its reply streamed. Ctrl-C stops the current step and returns to the prompt. Commands:
+//! /diff, /undo (revert the agent's last edit), /model NAME, /new, /resume ID, /cost,
+//! /help, /exit. Line editing and history come from rustyline.
+
+use crate::connect::context_window;
+use crate::inspect::GitInspector;
+use crate::progress::Progress;
+use crate::report::print_report;
+use crate::session::print_header;
+use crate::session::CommonArgs;
+use crate::session::Tools;
+use crate::tool_mode;
+use crate::working_copy::WorkingCopy;
+use anyhow::Context;
+use anyhow::Result;
+use clap::Args;
+use rustyline::error::ReadlineError;
+use std::path::PathBuf;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use wright_core::chat_system_prompt;
+use wright_core::conversations_dir;
+use wright_core::new_conversation_id;
+use wright_core::Conversation;
+use wright_protocol::AgentState;
+use wright_protocol::EventBody;
+use wright_protocol::ToolCalling;
+use wright_tools::Tool;
+
+#[derive(Args)]
+pub struct ChatArgs {
+    /// The repository to work in.
+    #[arg(short = 'C', long, default_value = ".")]
+    workspace: PathBuf,
+    /// Work directly in the workspace instead of a clone on a new branch.
+    #[arg(long)]
+    in_place: bool,
+    /// With --in-place: work even if the tree has uncommitted changes.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+const HELP: &str = "Type a task or a question. /diff shows the changes, /undo reverts the agent's last edit, /model NAME switches model, /new starts over, /resume ID goes back to a conversation, /cost shows tokens and time, /exit leaves. Ctrl-C stops the current step.";
+
+struct Chat {
+    conversation: Conversation,
+    tool_calling: ToolCalling,
+    window: Option<u64>,
+    inspector: Option<GitInspector>,
+    common: CommonArgs,
+    started: Instant,
+}
+
+impl Chat {
+    fn new_conversation(&self, tools: &Tools, client: wright_llm::Client) -> Result<Conversation> {
+        let id = new_conversation_id();
+        let root = tools.workspace.root().display().to_string();
+        let mut conversation = Conversation::create(
+            &id,
+            &conversations_dir().join(&id).join("events.jsonl"),
+            &root,
+            client,
+            tools.toolbox.clone(),
+            chat_system_prompt(&root),
+            self.tool_calling,
+        )?;
+        configure(
+            &mut conversation,
+            self.window,
+            self.common.condense_at,
+            &self.inspector,
+        );
+        Ok(conversation)
+    }
+}
+
+fn configure(
+    conversation: &mut Conversation,
+    window: Option<u64>,
+    condense_at: f64,
+    inspector: &Option<GitInspector>,
+) {
+    if let Some(tokens) = window {
+        conversation.set_context_window(tokens);
+    }
+    conversation.set_condense_at(condense_at);
+    if let Some(inspector) = inspector {
+        conversation.set_inspector(Box::new(inspector.clone()));
+    }
+}
+
+pub async fn chat(args: ChatArgs) -> Result<u8> {
+    let _ = nix::sys::prctl::set_dumpable(false);
+    let common = args.common.clone();
+    common.sandbox_mode()?;
+    let requested = args.workspace.canonicalize().with_context(|| {
+        format!(
+            "the workspace {} must be an existing directory",
+            args.workspace.display()
+        )
+    })?;
+    let client = common.client(None).await?;
+    let (tool_calling, tool_calling_why) = tool_mode::decide(&common.tool_calling, &client).await?;
+    let window = context_window(&client, common.context_window).await;
+    let id = new_conversation_id();
+    let conversation_dir = conversations_dir().join(&id);
+    std::fs::create_dir_all(&conversation_dir)?;
+    let working_copy = WorkingCopy::prepare(
+        &requested,
+        &conversation_dir,
+        &id,
+        args.in_place,
+        args.force,
+    )?;
+    let tools = Tools::build(&common, &working_copy, &id)?;
+    let root = tools.workspace.root().display().to_string();
+    let inspector = GitInspector::new(
+        tools.workspace.root().to_path_buf(),
+        tools.setup.sandbox.clone(),
+        tools.setup.env.clone(),
+    );
+    let conversation = Conversation::create(
+        &id,
+        &conversation_dir.join("events.jsonl"),
+        &root,
+        client.clone(),
+        tools.toolbox.clone(),
+        chat_system_prompt(&root),
+        tool_calling,
+    )?;
+    let mut chat = Chat {
+        conversation,
+        tool_calling,
+        window: window.tokens,
+        inspector,
+        common: common.clone(),
+        started: Instant::now(),
+    };
+    configure(
+        &mut chat.conversation,
+        chat.window,
+        chat.common.condense_at,
+        &chat.inspector,
+    );
+    let lines = vec![
+        format!("tool calls {tool_calling_why}"),
+        format!("context {}", window.description),
+    ];
+    print_header(
+        &id,
+        &client,
+        tools.workspace.root(),
+        &working_copy,
+        &lines,
+        &tools.setup,
+    );
+    eprintln!("{HELP}\n");
+
+    let history_path = conversations_dir().parent().map(|d| d.join("chat_history"));
+    let mut editor = rustyline::DefaultEditor::new().context("cannot start line editing")?;
+    if let Some(path) = &history_path {
+        let _ = editor.load_history(path);
+    }
+    let mut observer = Progress::new();
+    let mut last_outcome = None;
+    loop {
+        let (line, returned) = tokio::task::spawn_blocking(move || {
+            let line = editor.readline("wright> ");
+            (line, editor)
+        })
+        .await?;
+        editor = returned;
+        let line = match line {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(err) => return Err(err.into()),
+        };
+        let line = line.trim().to_string();
+        if line.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(&line);
+        let (command, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+        match command {
+            "/exit" | "/quit" => break,
+            "/help" => println!("{HELP}"),
+            "/cost" => {
+                let totals = chat.conversation.totals();
+                println!(
+                    "{} steps · {} prompt tokens ({} cached) · {} generated · model time {:.1} s · {:.0} s in this chat",
+                    totals.steps,
+                    totals.prompt_tokens,
+                    totals.cached_tokens,
+                    totals.completion_tokens,
+                    totals.model_ms / 1000.0,
+                    chat.started.elapsed().as_secs_f64()
+                );
+            }
+            "/diff" => match &chat.inspector {
+                Some(inspector) => {
+                    let diff = inspector.diff_text();
+                    println!(
+                        "{}",
+                        if diff.trim().is_empty() {
+                            "no changes"
+                        } else {
+                            diff.trim_end()
+                        }
+                    );
+                }
+                None => println!("the workspace is not a git repository: no diff to show"),
+            },
+            "/undo" => undo(&mut chat, &tools, &mut observer).await?,
+            "/model" if !rest.trim().is_empty() => {
+                let mut switched = common.clone();
+                switched.base_url = Some(chat.conversation.client().config().base_url.clone());
+                switched.model = Some(rest.trim().to_string());
+                match switched.client(None).await {
+                    Ok(client) => {
+                        chat.conversation.set_client(client);
+                        println!("now talking to {}", rest.trim());
+                    }
+                    Err(err) => println!("{err:#}"),
+                }
+            }
+            "/new" => {
+                let client = chat.conversation.client().clone();
+                chat.conversation = chat.new_conversation(&tools, client)?;
+                println!("new conversation {}", chat.conversation.id());
+            }
+            "/resume" if !rest.trim().is_empty() => {
+                let path = crate::history_cmds::conversation_dir(rest.trim())?.join("events.jsonl");
+                let client = chat.conversation.client().clone();
+                match Conversation::resume(&path, client, tools.toolbox.clone()) {
+                    Ok((mut resumed, _)) => {
+                        let same = resumed.events().first().is_some_and(|e| match &e.body {
+                            EventBody::Start(start) => start.workspace == root,
+                            _ => false,
+                        });
+                        if same {
+                            configure(
+                                &mut resumed,
+                                chat.window,
+                                chat.common.condense_at,
+                                &chat.inspector,
+                            );
+                            chat.conversation = resumed;
+                            println!("back in conversation {}", chat.conversation.id());
+                        } else {
+                            println!("that conversation worked elsewhere; use `wright resume {}` from the shell", rest.trim());
+                        }
+                    }
+                    Err(err) => println!("{err}"),
+                }
+            }
+            _ if command.starts_with('/') => println!("unknown command {command}. {HELP}"),
+            _ => {
+                let outcome = turn(&mut chat, &line, &mut observer).await?;
+                match outcome.state {
+                    AgentState::Finished => {
+                        if let Some(summary) = &outcome.summary {
+                            if outcome.reason == "the model called finish" {
+                                println!("\n{}", summary.trim());
+                            }
+                        }
+                    }
+                    _ => println!("\n[{}: {}]", outcome.state.as_str(), outcome.reason),
+                }
+                last_outcome = Some(outcome);
+            }
+        }
+    }
+    if let Some(path) = &history_path {
+        let _ = editor.save_history(path);
+    }
+
+    let log_path = chat.conversation.log_path().to_path_buf();
+    let final_id = chat.conversation.id().to_string();
+    let Tools {
+        terminal,
+        workspace,
+        setup,
+        warm_up,
+        toolbox,
+        editor,
+    } = tools;
+    warm_up.abort();
+    drop(chat);
+    drop((terminal, toolbox, editor));
+    let changes = working_copy
+        .finish("chat", &setup.sandbox, &setup.env)
+        .unwrap_or(crate::working_copy::Outcome::Direct);
+    if let Some(outcome) = last_outcome {
+        print_report(
+            &outcome,
+            std::time::Duration::ZERO,
+            &changes,
+            &final_id,
+            workspace.root(),
+            &log_path,
+        );
+    }
+    Ok(0)
+}
+
+/// One turn: the agent works on `line` until it answers; Ctrl-C stops it.
+async fn turn(
+    chat: &mut Chat,
+    line: &str,
+    observer: &mut Progress,
+) -> Result<wright_core::Outcome> {
+    let cancel = CancellationToken::new();
+    let done = CancellationToken::new();
+    let (on_signal, turn_done) = (cancel.clone(), done.clone());
+    let watcher = tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => on_signal.cancel(),
+            _ = turn_done.cancelled() => {}
+        }
+    });
+    let limits = chat.common.limits();
+    let outcome = chat
+        .conversation
+        .proceed(Some(line), limits, &cancel, observer)
+        .await;
+    done.cancel();
+    let _ = watcher.await;
+    Ok(outcome?)
+}
+
+/// Reverts the agent's last edit and tells the model.
+async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result<()> {
+    let last_edit = chat
+        .conversation
+        .events()
+        .iter()
+        .rev()
+        .find_map(|e| match &e.body {
+            EventBody::Action {
+                tool, arguments, ..
+            } if matches!(tool.as_str(), "file_editor" | "str_replace_editor")
+                && matches!(
+                    arguments["command"].as_str(),
+                    Some("create" | "str_replace" | "insert")
+                ) =>
+            {
+                arguments["path"].as_str().map(str::to_string)
+            }
+            _ => None,
+        });
+    let Some(path) = last_edit else {
+        println!("the agent has not edited a file yet");
+        return Ok(());
+    };
+    match tools
+        .editor
+        .run(&serde_json::json!({"command": "undo_edit", "path": path}))
+        .await
+    {
+        Ok(output) => {
+            println!("{}", output.text);
+            chat.conversation
+                .note_from_user(observer, &format!("(I reverted your last edit of {path}.)"))?;
+        }
+        Err(err) => println!("{err}"),
+    }
+    Ok(())
+}

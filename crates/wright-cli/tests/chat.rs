@@ -1,0 +1,69 @@
+//! `wright chat`: several turns in one conversation, with the slash commands, driven
+//! through stdin as a person would type them.
+
+use crate::common::stderr;
+use crate::common::stdout;
+use crate::common::Harness;
+use serde_json::json;
+use std::process::Stdio;
+use tokio::io::AsyncWriteExt;
+use wright_testkit::failing_python_repo;
+use wright_testkit::reply;
+use wright_testkit::ScriptedServer;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_and_slash_commands() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let server = ScriptedServer::start(vec![
+        reply().call(
+            "file_editor",
+            json!({"command": "create", "path": "notes.txt", "file_text": "hello\n"}),
+        ),
+        reply().text("Created notes.txt."),
+        reply().text("2 + 2 = 4."),
+    ])
+    .await
+    .unwrap();
+    let url = server.url();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+        .args(["chat", "--base-url", &url, "--model", "test-model"])
+        .current_dir(h.repo())
+        .env("XDG_DATA_HOME", h.data.path())
+        .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"write hello in notes.txt\n/diff\n/undo\n/cost\nwhat is 2+2?\n/bogus\n/exit\n")
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.contains("new file: notes.txt"), "{out}");
+    assert!(out.contains("Undid the creation of notes.txt"), "{out}");
+    assert!(out.contains("2 steps · "), "{out}");
+    assert!(out.contains("unknown command /bogus"), "{out}");
+    let err = stderr(&output);
+    assert!(
+        err.contains("Created notes.txt.") && err.contains("2 + 2 = 4."),
+        "{err}"
+    );
+    // One conversation: the second question sees the first turn and the undo.
+    let last = server.chat_requests().last().unwrap().json();
+    let messages = last["messages"].to_string();
+    assert!(
+        messages.contains("write hello in notes.txt")
+            && messages.contains("I reverted your last edit of notes.txt")
+    );
+    assert!(!h.repo().join("notes.txt").exists());
+}
