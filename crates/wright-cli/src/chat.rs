@@ -4,15 +4,13 @@
 //! /diff, /undo (revert the agent's last edit), /model NAME, /new, /resume ID, /cost,
 //! /help, /exit. Line editing and history come from rustyline.
 
-use crate::connect::context_window;
 use crate::inspect::GitInspector;
 use crate::progress::Progress;
 use crate::report::print_report;
 use crate::session::print_header;
 use crate::session::CommonArgs;
+use crate::session::NewSession;
 use crate::session::Tools;
-use crate::tool_mode;
-use crate::working_copy::WorkingCopy;
 use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
@@ -94,29 +92,19 @@ fn configure(
 }
 
 pub async fn chat(args: ChatArgs) -> Result<u8> {
-    let _ = nix::sys::prctl::set_dumpable(false);
     let common = args.common.clone();
-    common.sandbox_mode()?;
-    let requested = args.workspace.canonicalize().with_context(|| {
-        format!(
-            "the workspace {} must be an existing directory",
-            args.workspace.display()
-        )
-    })?;
-    let client = common.client(None).await?;
-    let (tool_calling, tool_calling_why) = tool_mode::decide(&common.tool_calling, &client).await?;
-    let window = context_window(&client, common.context_window).await;
-    let id = new_conversation_id();
-    let conversation_dir = conversations_dir().join(&id);
-    std::fs::create_dir_all(&conversation_dir)?;
-    let working_copy = WorkingCopy::prepare(
-        &requested,
-        &conversation_dir,
-        &id,
-        args.in_place,
-        args.force,
-    )?;
-    let tools = Tools::build(&common, &working_copy, &id)?;
+    let session = NewSession::prepare(&common, &args.workspace, args.in_place, args.force).await?;
+    let lines = session.model_lines();
+    let NewSession {
+        client,
+        tool_calling,
+        window,
+        id,
+        conversation_dir,
+        working_copy,
+        tools,
+        ..
+    } = session;
     let root = tools.workspace.root().display().to_string();
     let inspector = GitInspector::new(
         tools.workspace.root().to_path_buf(),
@@ -146,10 +134,6 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         chat.common.condense_at,
         &chat.inspector,
     );
-    let lines = vec![
-        format!("tool calls {tool_calling_why}"),
-        format!("context {}", window.description),
-    ];
     print_header(
         &id,
         &client,

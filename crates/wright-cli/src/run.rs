@@ -1,20 +1,14 @@
 //! `wright run TASK`: a new conversation on the workspace (in a clone on a new branch when
 //! it is a git repository), run to its end.
 
-use crate::connect::context_window;
 use crate::inspect::GitInspector;
 use crate::session::drive;
 use crate::session::print_header;
 use crate::session::CommonArgs;
-use crate::session::Tools;
-use crate::tool_mode;
-use crate::working_copy::WorkingCopy;
-use anyhow::Context;
+use crate::session::NewSession;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
-use wright_core::conversations_dir;
-use wright_core::new_conversation_id;
 use wright_core::system_prompt;
 use wright_core::Conversation;
 
@@ -36,42 +30,27 @@ pub struct RunArgs {
 }
 
 pub async fn run(args: RunArgs) -> Result<u8> {
-    // Not dumpable: the model's commands (no capabilities) cannot read this process's
-    // memory or /proc/PID/environ, where the API key may be.
-    let _ = nix::sys::prctl::set_dumpable(false);
     let common = &args.common;
-    common.sandbox_mode()?;
-    let requested = args.workspace.canonicalize().with_context(|| {
-        format!(
-            "the workspace {} must be an existing directory",
-            args.workspace.display()
-        )
-    })?;
-    let client = common.client(None).await?;
-    let (tool_calling, tool_calling_why) = tool_mode::decide(&common.tool_calling, &client).await?;
-    let window = context_window(&client, common.context_window).await;
-
-    let id = new_conversation_id();
-    let conversation_dir = conversations_dir().join(&id);
-    std::fs::create_dir_all(&conversation_dir)
-        .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
-    let working_copy = WorkingCopy::prepare(
-        &requested,
-        &conversation_dir,
-        &id,
-        args.in_place,
-        args.force,
-    )?;
-    let tools = Tools::build(common, &working_copy, &id)?;
+    let session = NewSession::prepare(common, &args.workspace, args.in_place, args.force).await?;
+    let NewSession {
+        client,
+        tool_calling,
+        window,
+        id,
+        conversation_dir,
+        working_copy,
+        tools,
+        ..
+    } = &session;
     let root = tools.workspace.root().display().to_string();
     let mut conversation = Conversation::create(
-        &id,
+        id,
         &conversation_dir.join("events.jsonl"),
         &root,
         client.clone(),
         tools.toolbox.clone(),
         system_prompt(&root),
-        tool_calling,
+        *tool_calling,
     )?;
     if let Some(tokens) = window.tokens {
         conversation.set_context_window(tokens);
@@ -85,22 +64,23 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         conversation.set_inspector(Box::new(inspector));
     }
     if !common.json {
-        let lines = vec![
-            format!("tool calls {tool_calling_why}"),
-            format!("context {}", window.description),
-        ];
         print_header(
-            &id,
-            &client,
+            id,
+            client,
             tools.workspace.root(),
-            &working_copy,
-            &lines,
+            working_copy,
+            &session.model_lines(),
             &tools.setup,
         );
         if let Some(warning) = &window.warning {
             eprintln!("warning: {warning}\n");
         }
     }
+    let NewSession {
+        working_copy,
+        tools,
+        ..
+    } = session;
     drive(
         conversation,
         Some(&args.task),

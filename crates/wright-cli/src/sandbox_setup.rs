@@ -37,20 +37,6 @@ pub struct SandboxOptions {
     pub docker_image: Option<String>,
 }
 
-/// Half the machine's memory, at most 16 GiB: room for builds, not for a runaway.
-fn default_memory_limit() -> u64 {
-    let total_kb = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .unwrap_or(8 << 20);
-    (total_kb * 1024 / 2).min(16 << 30)
-}
-
 impl SandboxSetup {
     pub fn new(
         mode: SandboxMode,
@@ -78,7 +64,7 @@ impl SandboxSetup {
         policy.max_file_bytes = options.max_file_mb << 20;
         let max_memory = options
             .max_memory_mb
-            .map_or_else(default_memory_limit, |mb| mb << 20);
+            .map_or_else(wright_sandbox::confine::default_memory_limit, |mb| mb << 20);
         policy.max_memory_bytes = max_memory;
         // Docker puts the container in a cgroup of its own, with these limits.
         let cgroup = (mode != SandboxMode::Docker)

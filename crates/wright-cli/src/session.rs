@@ -296,3 +296,66 @@ pub fn print_header(
     }
     eprintln!("  sandbox {}\n", setup.describe());
 }
+
+/// Everything a new conversation on a workspace needs before its log is created: the
+/// model (and how it calls tools, and its window), the working copy and the tools.
+pub struct NewSession {
+    pub client: Client,
+    pub tool_calling: wright_protocol::ToolCalling,
+    pub tool_calling_why: String,
+    pub window: crate::connect::Window,
+    pub id: String,
+    pub conversation_dir: std::path::PathBuf,
+    pub working_copy: WorkingCopy,
+    pub tools: Tools,
+}
+
+impl NewSession {
+    pub async fn prepare(
+        common: &CommonArgs,
+        workspace: &Path,
+        in_place: bool,
+        force: bool,
+    ) -> Result<Self> {
+        use anyhow::Context;
+        // Not dumpable: the model's commands (no capabilities) cannot read this process's
+        // memory or /proc/PID/environ, where the API key may be.
+        let _ = nix::sys::prctl::set_dumpable(false);
+        common.sandbox_mode()?;
+        let requested = workspace.canonicalize().with_context(|| {
+            format!(
+                "the workspace {} must be an existing directory",
+                workspace.display()
+            )
+        })?;
+        let client = common.client(None).await?;
+        let (tool_calling, tool_calling_why) =
+            crate::tool_mode::decide(&common.tool_calling, &client).await?;
+        let window = crate::connect::context_window(&client, common.context_window).await;
+        let id = wright_core::new_conversation_id();
+        let conversation_dir = wright_core::conversations_dir().join(&id);
+        std::fs::create_dir_all(&conversation_dir)
+            .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
+        let working_copy =
+            WorkingCopy::prepare(&requested, &conversation_dir, &id, in_place, force)?;
+        let tools = Tools::build(common, &working_copy, &id)?;
+        Ok(Self {
+            client,
+            tool_calling,
+            tool_calling_why,
+            window,
+            id,
+            conversation_dir,
+            working_copy,
+            tools,
+        })
+    }
+
+    /// The header's lines about the model.
+    pub fn model_lines(&self) -> Vec<String> {
+        vec![
+            format!("tool calls {}", self.tool_calling_why),
+            format!("context {}", self.window.description),
+        ]
+    }
+}

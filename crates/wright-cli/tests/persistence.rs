@@ -226,14 +226,7 @@ async fn budgets_stop_cleanly_and_resume_goes_on() {
     ])
     .await
     .unwrap();
-    let id = h2
-        .log_path()
-        .parent()
-        .unwrap()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = h2.conversation_id();
     let url = more.url();
     let output = h2
         .wright(

@@ -189,8 +189,27 @@ impl Conversation {
                 forked_from: None,
             }),
         )?;
-        Ok(Self {
-            id: id.to_string(),
+        Ok(Self::assemble(
+            id.to_string(),
+            log,
+            client,
+            tools,
+            request_tools,
+            tool_calling,
+        ))
+    }
+
+    /// A conversation over `log` with nothing run yet in this process.
+    fn assemble(
+        id: String,
+        log: EventLog,
+        client: Client,
+        tools: Toolbox,
+        request_tools: Vec<Value>,
+        tool_calling: ToolCalling,
+    ) -> Self {
+        Self {
+            id,
             log,
             client,
             tools,
@@ -208,7 +227,7 @@ impl Conversation {
             inspector: None,
             reviewed: false,
             last_review: None,
-        })
+        }
     }
 
     /// Requests that would not fit in `tokens` (with room kept for the reply) are not
@@ -384,29 +403,18 @@ impl Conversation {
                 _ => None,
             })
             .ok_or_else(|| StoreError::NotResumable("the log has no start event".into()))?;
-        let mut conversation = Self {
-            id: start.conversation.clone(),
-            request_tools: match start.tool_calling {
-                ToolCalling::Native => start.tools.clone(),
-                ToolCalling::Text => Vec::new(),
-            },
-            tool_calling: start.tool_calling,
+        let request_tools = match start.tool_calling {
+            ToolCalling::Native => start.tools.clone(),
+            ToolCalling::Text => Vec::new(),
+        };
+        let mut conversation = Self::assemble(
+            start.conversation.clone(),
             log,
             client,
             tools,
-            step: 0,
-            totals: Totals::default(),
-            context_window: None,
-            tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
-            acted: false,
-            user_cancel: None,
-            nudged: None,
-            condense_at: DEFAULT_CONDENSE_AT,
-            condensed_at_steps: Vec::new(),
-            inspector: None,
-            reviewed: false,
-            last_review: None,
-        };
+            request_tools,
+            start.tool_calling,
+        );
         let mut acted_tools = std::collections::HashMap::new();
         for event in conversation.log.events() {
             match &event.body {

@@ -67,6 +67,13 @@ impl Harness {
         entries.remove(0).path().join("events.jsonl")
     }
 
+    /// The one conversation's id.
+    pub fn conversation_id(&self) -> String {
+        let path = self.log_path();
+        let dir = path.parent().unwrap();
+        dir.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
     pub fn events(&self) -> Vec<Event> {
         let text = std::fs::read_to_string(self.log_path()).unwrap();
         let parsed = parse_log(&text).unwrap();

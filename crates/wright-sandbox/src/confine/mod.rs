@@ -20,6 +20,7 @@ mod syscalls;
 pub use cgroup::Cgroup;
 pub use launcher::launcher_main;
 pub use launcher::SANDBOX_EXEC_ARG;
+pub use policy::default_memory_limit;
 pub use policy::Namespaces;
 pub use policy::Policy;
 pub use policy::Report;

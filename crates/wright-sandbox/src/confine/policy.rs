@@ -142,7 +142,7 @@ impl Policy {
 }
 
 /// Half the machine's memory, at most 16 GiB: room for builds, not for a runaway.
-fn default_memory_limit() -> u64 {
+pub fn default_memory_limit() -> u64 {
     let total_kb = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|text| {
