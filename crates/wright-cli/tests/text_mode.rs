@@ -178,3 +178,29 @@ async fn a_plan_with_an_early_finish_is_sent_back_and_bash_blocks_run() {
     assert_eq!(obs[1]["output"], "looked");
     assert_eq!(obs[2]["output"], "Task finished.");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_first_call_of_a_text_reply_runs() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("keep.txt"), "precious").unwrap();
+    let server = ScriptedServer::start_text_only(vec![
+        // A whole plan at once, as qwen2.5-coder-1.5b wrote one: it must not run blind.
+        reply().text("<tool_call>{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}</tool_call>\n<tool_call>{\"name\": \"terminal\", \"arguments\": {\"command\": \"rm -rf keep.txt\"}}</tool_call>\n<tool_call>{\"name\": \"finish\", \"arguments\": {\"message\": \"done\"}}</tool_call>"),
+        reply().text("<tool_call>{\"name\": \"finish\", \"arguments\": {\"message\": \"listed\"}}</tool_call>"),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "list the files", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(h.repo().join("keep.txt").exists());
+    let second = server.chat_requests()[1].json();
+    let last = second["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        last.contains("keep.txt")
+            && last.contains("Only your first tool call ran; the other 2 were not run"),
+        "{last}"
+    );
+}

@@ -702,6 +702,21 @@ impl Conversation {
                 },
             )?;
         }
+        if reply.dropped > 0 {
+            self.append(
+                observer,
+                Source::Environment,
+                EventBody::Message {
+                    text: format!(
+                        "Only your first tool call ran; the other {} were not run. Write one call per reply and wait for its result.",
+                        reply.dropped
+                    ),
+                    step: Some(step),
+                    reasoning: None,
+                    raw: None,
+                },
+            )?;
+        }
         self.check_stuck(observer, step)
     }
 

@@ -19,6 +19,10 @@ pub(crate) struct Reply {
     pub calls: Vec<ToolCall>,
     /// Calls the model attempted that could not be read.
     pub errors: Vec<String>,
+    /// Calls written after the first one in text mode, which are not run: a small model
+    /// writing a whole plan of calls has seen none of their results (one such plan here
+    /// ended in `rm -rf` of the file it was meant to fix).
+    pub dropped: usize,
 }
 
 impl Conversation {
@@ -32,6 +36,7 @@ impl Conversation {
             raw: None,
             calls: response.tool_calls.clone(),
             errors: Vec::new(),
+            dropped: 0,
         };
         if self.tool_calling == ToolCalling::Native && !response.tool_calls.is_empty() {
             return native;
@@ -77,12 +82,22 @@ impl Conversation {
             .collect();
         let raw = (parsed.content != text || self.tool_calling == ToolCalling::Text)
             .then(|| response.text.clone());
+        let mut calls: Vec<ToolCall> = calls;
+        let dropped = match self.tool_calling {
+            ToolCalling::Text if calls.len() > 1 => {
+                let extra = calls.len() - 1;
+                calls.truncate(1);
+                extra
+            }
+            ToolCalling::Text | ToolCalling::Native => 0,
+        };
         Reply {
             text: parsed.content,
             reasoning,
             raw,
             calls,
             errors: parsed.errors,
+            dropped,
         }
     }
 }
