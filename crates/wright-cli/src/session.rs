@@ -94,6 +94,10 @@ pub struct CommonArgs {
     /// Seconds of silence from the server before a request is given up.
     #[arg(long, default_value_t = 600)]
     pub idle_timeout: u64,
+    /// Most tokens one reply may generate (a small model can ramble until its window is
+    /// full; 0 leaves it to the server).
+    #[arg(long, default_value_t = 4096)]
+    pub max_reply_tokens: u32,
 }
 
 impl CommonArgs {
@@ -108,6 +112,7 @@ impl CommonArgs {
         config.stream = !self.no_stream;
         config.temperature = self.temperature;
         config.idle_timeout = Duration::from_secs(self.idle_timeout.max(1));
+        config.max_tokens = (self.max_reply_tokens > 0).then_some(self.max_reply_tokens);
         let mut choice = ServerChoice {
             base_url: self.base_url.clone().filter(|v| !v.is_empty()),
             model: self.model.clone().filter(|v| !v.is_empty()),

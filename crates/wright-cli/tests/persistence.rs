@@ -257,8 +257,12 @@ async fn replaying_the_log_gives_the_exact_requests() {
         wright_protocol::EventBody::Start(start) => start.clone(),
         other => panic!("{other:?}"),
     };
-    let client =
-        wright_llm::Client::new(wright_llm::ClientConfig::new(server.url(), "test-model")).unwrap();
+    let client = wright_llm::Client::new({
+        let mut config = wright_llm::ClientConfig::new(server.url(), "test-model");
+        config.max_tokens = Some(4096);
+        config
+    })
+    .unwrap();
     let usage_at: Vec<usize> = events
         .iter()
         .enumerate()
