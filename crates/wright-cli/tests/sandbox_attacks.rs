@@ -45,6 +45,14 @@ async fn escapes_are_blocked_and_reported_as_errors() {
     udp.set_nonblocking(true).unwrap();
     let udp_port = udp.local_addr().unwrap().port();
     let data = h.data.path().display().to_string();
+    // A process of the same user holding a secret in its environment, as a shell with an
+    // exported key would.
+    let mut decoy = std::process::Command::new("sleep")
+        .arg("120")
+        .env("DECOY", "decoy-secret-value")
+        .spawn()
+        .unwrap();
+    let decoy_pid = decoy.id();
 
     let attacks: Vec<(&str, String)> = vec![
         ("write outside, absolute path", attempt(&format!("echo x > {o}/new.txt"))),
@@ -63,13 +71,17 @@ async fn escapes_are_blocked_and_reported_as_errors() {
         ("API key in the environment", attempt("env | grep -q sk-attack-key")),
         ("API key in the parent's /proc environ", attempt("tr '\\0' '\\n' < /proc/$PPID/environ | grep -q sk-attack-key")),
         ("API key in any /proc environ", attempt("grep -l sk-attack-key /proc/[0-9]*/environ")),
+        ("another process's secret in /proc", attempt("grep -l decoy-secret-value /proc/[0-9]*/environ")),
+        ("see the user's other processes", attempt(&format!("test -e /proc/{decoy_pid}"))),
         ("parent's memory", attempt("head -c 1 /proc/$PPID/mem")),
         ("TCP to the agent's model server", attempt("exec 3<>/dev/tcp/127.0.0.1/MODEL_PORT")),
         ("HTTP to the agent's model server", attempt("curl -sf http://127.0.0.1:MODEL_PORT/v1/models")),
         ("UDP egress", attempt(&format!("echo leak > /dev/udp/127.0.0.1/{udp_port}"))),
         ("DNS lookup", attempt("getent ahosts wright-attack.example.com")),
         ("ptrace the parent", "gdb -p $PPID -batch -ex detach 2>&1 | grep -q 'ptrace: Operation not permitted' && echo BLOCKED || echo ESCAPED".to_string()),
-        ("kill the parent", attempt("kill -9 $PPID")),
+        // The agent's parent is outside its PID namespace (PPID is 0 there): kill a
+        // process of the user's instead, by its real pid.
+        ("kill another process of the user", attempt(&format!("kill -9 {decoy_pid}"))),
         ("TIOCSTI into the terminal", "perl -e 'my $c = \"x\"; ioctl(STDIN, 0x5412, $c) ? print \"ESCAPED\\n\" : print \"BLOCKED\\n\"'".to_string()),
         ("write /etc", attempt("echo x >> /etc/hosts")),
         ("chmod a system file", attempt("chmod 777 /etc/passwd")),
@@ -180,6 +192,12 @@ async fn escapes_are_blocked_and_reported_as_errors() {
     assert!(!home.path().join(".gitconfig").exists());
     let mut buffer = [0u8; 16];
     assert!(udp.recv(&mut buffer).is_err(), "a UDP datagram got out");
+    assert!(
+        decoy.try_wait().unwrap().is_none(),
+        "the decoy was killed from inside"
+    );
+    let _ = decoy.kill();
+    let _ = decoy.wait();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -225,4 +243,55 @@ async fn git_hooks_and_filters_in_the_clone_never_run_outside() {
         );
     }
     assert!(!h.repo().join(".git/hooks/post-merge").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_confined_shell_keeps_timeouts_input_and_cwd() {
+    let h = Harness::new();
+    std::fs::create_dir(h.repo().join("sub")).unwrap();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "cd sub && echo $$"})),
+        reply().call("terminal", json!({"command": "sleep 30", "timeout": 1})),
+        reply().call("terminal", json!({"command": "pwd"})),
+        reply().call(
+            "terminal",
+            json!({"command": "read -p 'name? ' n; echo hi $n"}),
+        ),
+        reply().call("terminal", json!({"command": "Ada", "is_input": true})),
+        reply().call("finish", json!({"message": "ok"})),
+    ])
+    .await
+    .unwrap();
+    let started = std::time::Instant::now();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let obs = observations(&h.events());
+    assert!(
+        obs[0]["output"].as_str().unwrap().starts_with("1\n[cwd: "),
+        "{}",
+        obs[0]
+    );
+    assert!(
+        obs[1]["output"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within 1 s"),
+        "{}",
+        obs[1]
+    );
+    assert!(
+        obs[2]["output"].as_str().unwrap().ends_with("/sub"),
+        "{}",
+        obs[2]
+    );
+    assert!(
+        obs[3]["output"]
+            .as_str()
+            .unwrap()
+            .contains("waiting for input"),
+        "{}",
+        obs[3]
+    );
+    assert_eq!(obs[4]["output"], "hi Ada");
 }

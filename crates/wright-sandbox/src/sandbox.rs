@@ -127,9 +127,12 @@ impl Sandbox {
             ),
             Level::Docker(container) => container.wrap(program, args),
             Level::Launcher(confined) => {
+                // The mark lets the PTY find the shell inside the PID namespace.
                 let mut wrapped = vec![
                     SANDBOX_EXEC_ARG.to_string(),
                     confined.policy_json.clone(),
+                    "--mark".to_string(),
+                    format!("{}={}", crate::remote::REMOTE_SHELL_VAR, mark_token()),
                     "--".to_string(),
                     program.to_string(),
                 ];
@@ -173,4 +176,21 @@ pub fn private_dir(base: &Path, conversation: &str) -> Result<PathBuf, SandboxEr
             .create(dir.join(sub))?;
     }
     Ok(dir.canonicalize()?)
+}
+
+/// A token unique to one wrapped program.
+fn mark_token() -> String {
+    use std::sync::atomic::AtomicU64;
+    use std::sync::atomic::Ordering;
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{:x}{:x}{:x}",
+        std::process::id(),
+        nanos,
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }

@@ -8,6 +8,7 @@ use super::files;
 use super::limits;
 use super::namespaces;
 use super::namespaces::Isolation;
+use super::pid;
 use super::policy::Namespaces;
 use super::policy::Policy;
 use super::policy::Report;
@@ -37,7 +38,13 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
     let policy_json = args.next().ok_or("missing policy")?;
     let policy: Policy = serde_json::from_str(&policy_json.to_string_lossy())
         .map_err(|e| format!("bad policy: {e}"))?;
-    let mode = args.next().ok_or("missing -- or --report")?;
+    let mut mode = args.next().ok_or("missing -- or --report")?;
+    // `--mark VAR=TOKEN`: the variable that lets the PTY find the shell in a PID namespace.
+    let mut mark = None;
+    if mode == "--mark" {
+        mark = args.next().map(|m| m.to_string_lossy().into_owned());
+        mode = args.next().ok_or("missing -- after --mark")?;
+    }
     let report_only = mode == "--report";
     if !report_only && mode != "--" {
         return Err(format!(
@@ -51,7 +58,13 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         Namespaces::Off => "no namespaces (--sandbox landlock)".to_string(),
         Namespaces::Required | Namespaces::WhereAvailable => {
             match namespaces::isolate(&policy.read_write, policy.network) {
-                Ok(isolated) => isolated.words,
+                Ok(isolated) => match pid::enter(mark.as_deref()) {
+                    Ok(()) => format!("{}, own PID namespace and /proc", isolated.words),
+                    Err(reason) if policy.namespaces == Namespaces::WhereAvailable => {
+                        format!("{}; no PID namespace ({reason})", isolated.words)
+                    }
+                    Err(reason) => return Err(reason),
+                },
                 Err(Isolation::Refused(reason))
                     if policy.namespaces == Namespaces::WhereAvailable =>
                 {

@@ -14,6 +14,7 @@ mod files;
 mod launcher;
 mod limits;
 mod namespaces;
+mod pid;
 mod policy;
 mod syscalls;
 
