@@ -2,6 +2,10 @@
 //! before it runs, its observation after), repeat until `finish`, a reply without tool
 //! calls, a limit, an interruption or an error the model cannot fix.
 
+mod calls;
+mod restore;
+mod settings;
+
 use crate::condense::Condensed;
 use crate::history::render_history;
 use crate::prompt::text_tools_section;
@@ -230,87 +234,6 @@ impl Conversation {
         }
     }
 
-    /// Requests that would not fit in `tokens` (with room kept for the reply) are not
-    /// sent: the run stops with the reason instead of being silently truncated.
-    pub fn set_context_window(&mut self, tokens: u64) {
-        self.context_window = Some(tokens);
-    }
-
-    /// Talks to another model from the next step on (the history stays as it is).
-    pub fn set_client(&mut self, client: Client) {
-        self.client = client;
-    }
-
-    pub fn client(&self) -> &Client {
-        &self.client
-    }
-
-    /// Notes something the user did (in chat: an undo) so the model knows of it.
-    pub fn note_from_user(
-        &mut self,
-        observer: &mut dyn Observer,
-        text: &str,
-    ) -> Result<(), StoreError> {
-        self.append(
-            observer,
-            Source::User,
-            EventBody::Message {
-                text: text.to_string(),
-                step: None,
-                reasoning: None,
-                raw: None,
-            },
-        )
-    }
-
-    /// Reviews the agent's changes with `inspector` before accepting `finish`.
-    pub fn set_inspector(&mut self, inspector: Box<dyn Inspector>) {
-        self.inspector = Some(inspector);
-    }
-
-    /// The user's task: the first user message.
-    fn task(&self) -> String {
-        self.log
-            .events()
-            .iter()
-            .find_map(|e| match (&e.body, e.source) {
-                (EventBody::Message { text, .. }, Source::User) => Some(text.clone()),
-                _ => None,
-            })
-            .unwrap_or_default()
-    }
-
-    /// Reviews the changes when `finish` is called: the first time suspicious changes are
-    /// found, the call is sent back with them; the review is logged either way.
-    fn review_before_finish(
-        &mut self,
-        observer: &mut dyn Observer,
-    ) -> Result<Option<String>, StoreError> {
-        let Some(inspector) = &self.inspector else {
-            return Ok(None);
-        };
-        let review = crate::review::analyze(&self.task(), &inspector.changes());
-        if review.is_empty() {
-            return Ok(None);
-        }
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::Review(review.clone()),
-        )?;
-        self.last_review = Some(review.clone());
-        if review.is_suspicious() && !self.reviewed {
-            self.reviewed = true;
-            return Ok(Some(crate::review::request_justification(&review)));
-        }
-        Ok(None)
-    }
-
-    /// Condense when a request would pass `share` of the window (0.3 to 0.95).
-    pub fn set_condense_at(&mut self, share: f64) {
-        self.condense_at = share.clamp(0.3, 0.95);
-    }
-
     pub(crate) fn client_ref(&self) -> &Client {
         &self.client
     }
@@ -330,22 +253,6 @@ impl Conversation {
         body: EventBody,
     ) -> Result<(), StoreError> {
         self.append(observer, source, body)
-    }
-
-    pub(crate) fn note_condensation(&mut self, condensation: &wright_protocol::Condensation) {
-        self.totals.condensations += 1;
-        self.totals.prompt_tokens += condensation.summary_prompt_tokens.unwrap_or(0);
-        self.totals.completion_tokens += condensation.summary_completion_tokens.unwrap_or(0);
-        self.condensed_at_steps.push(self.step);
-    }
-
-    /// Three condensations on three steps in a row: condensing no longer helps.
-    fn condensation_loop(&self) -> bool {
-        let steps = &self.condensed_at_steps;
-        steps.len() >= 3 && {
-            let last = &steps[steps.len() - 3..];
-            last[2] == last[1] + 1 && last[1] == last[0] + 1
-        }
     }
 
     /// The token count of a request body of `bytes`, as best known.
@@ -387,68 +294,6 @@ impl Conversation {
             Source::Environment,
             EventBody::State { state, reason },
         )
-    }
-
-    /// Rebuilds a conversation from an opened log (see `resume`).
-    pub(crate) fn from_log(
-        log: EventLog,
-        client: Client,
-        tools: Toolbox,
-    ) -> Result<Self, StoreError> {
-        let start = log
-            .events()
-            .iter()
-            .find_map(|e| match &e.body {
-                EventBody::Start(start) => Some(start.clone()),
-                _ => None,
-            })
-            .ok_or_else(|| StoreError::NotResumable("the log has no start event".into()))?;
-        let request_tools = match start.tool_calling {
-            ToolCalling::Native => start.tools.clone(),
-            ToolCalling::Text => Vec::new(),
-        };
-        let mut conversation = Self::assemble(
-            start.conversation.clone(),
-            log,
-            client,
-            tools,
-            request_tools,
-            start.tool_calling,
-        );
-        let mut acted_tools = std::collections::HashMap::new();
-        for event in conversation.log.events() {
-            match &event.body {
-                EventBody::Usage(usage) => {
-                    conversation.step = conversation.step.max(usage.step);
-                    conversation.totals.prompt_tokens += usage.prompt_tokens;
-                    conversation.totals.completion_tokens += usage.completion_tokens;
-                    conversation.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
-                    conversation.totals.prefill_ms += usage.prefill_ms.unwrap_or(0.0);
-                    conversation.totals.generation_ms += usage.generation_ms.unwrap_or(0.0);
-                }
-                EventBody::Action {
-                    step,
-                    call_id,
-                    tool,
-                    ..
-                } => {
-                    conversation.step = conversation.step.max(*step);
-                    acted_tools.insert(call_id.clone(), tool.clone());
-                }
-                EventBody::Observation {
-                    call_id,
-                    is_error: false,
-                    ..
-                } if acted_tools
-                    .get(call_id)
-                    .is_some_and(|tool: &String| !matches!(tool.as_str(), "think" | "finish")) =>
-                {
-                    conversation.acted = true;
-                }
-                _ => {}
-            }
-        }
-        Ok(conversation)
     }
 
     /// Appends an event no observer needs to see (resume's own bookkeeping).
@@ -524,41 +369,6 @@ impl Conversation {
         }
         self.log.wait_sync().await?;
         Ok(outcome)
-    }
-
-    /// The reason the run must stop before another step, if a budget is spent.
-    fn budget_reached(
-        &self,
-        limits: &Limits,
-        first_step: u32,
-        started: std::time::Instant,
-    ) -> Option<String> {
-        if self.step - first_step >= limits.max_steps {
-            return Some(format!(
-                "the step limit ({}) was reached; raise it with --max-steps",
-                limits.max_steps
-            ));
-        }
-        let used = self.totals.prompt_tokens + self.totals.completion_tokens;
-        if let Some(max) = limits.max_tokens.filter(|max| used >= *max) {
-            return Some(format!(
-                "the token budget ({max}) was spent ({used} tokens); raise it with --max-tokens"
-            ));
-        }
-        if let Some(max) = limits.max_time.filter(|max| started.elapsed() >= *max) {
-            return Some(time_limit_reason(max));
-        }
-        None
-    }
-
-    /// Why a cancelled step stopped: the user, or the time budget.
-    fn cancel_reason(&self) -> String {
-        match &self.user_cancel {
-            Some(user) if !user.is_cancelled() => {
-                "the time limit was reached; raise it with --max-time".to_string()
-            }
-            _ => "interrupted by the user".into(),
-        }
     }
 
     fn end(
@@ -720,46 +530,6 @@ impl Conversation {
         self.check_stuck(observer, step)
     }
 
-    /// Tells the model the first time it loops; stops the run as stuck if it goes on.
-    fn check_stuck(
-        &mut self,
-        observer: &mut dyn Observer,
-        step: u32,
-    ) -> Result<StepEnd, StoreError> {
-        let Some(pattern) = stuck::detect(self.log.events()) else {
-            return Ok(StepEnd::Continue);
-        };
-        if self
-            .nudged
-            .as_ref()
-            .is_some_and(|previous| previous.same_kind(&pattern))
-        {
-            let reason = format!(
-                "{}, even after being told. Resume with a hint: wright resume {} \"…\"",
-                pattern.describe(),
-                self.id
-            );
-            return self
-                .end(observer, AgentState::Stuck, reason, None)
-                .map(StepEnd::done);
-        }
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::Message {
-                text: format!(
-                    "You are going in circles: {}. Do not repeat it. Read the last result again, then try something different: another command, another file, another hypothesis.",
-                    pattern.describe()
-                ),
-                step: Some(step),
-                reasoning: None,
-                raw: None,
-            },
-        )?;
-        self.nudged = Some(pattern);
-        Ok(StepEnd::Continue)
-    }
-
     fn record_usage(
         &mut self,
         observer: &mut dyn Observer,
@@ -792,122 +562,5 @@ impl Conversation {
     fn interrupted(&mut self, observer: &mut dyn Observer) -> Result<Outcome, StoreError> {
         let reason = self.cancel_reason();
         self.end(observer, AgentState::Stopped, reason, None)
-    }
-
-    /// Logs and runs one tool call; returns an outcome when the run must end.
-    async fn run_call(
-        &mut self,
-        observer: &mut dyn Observer,
-        cancel: &CancellationToken,
-        step: u32,
-        call: &ToolCall,
-    ) -> Result<Option<Outcome>, StoreError> {
-        let name = call.function.name.clone();
-        let parsed = parse_arguments(&call.function.arguments);
-        let logged_arguments = match &parsed {
-            Ok(value) => value.clone(),
-            Err(_) => Value::String(call.function.arguments.clone()),
-        };
-        self.append(
-            observer,
-            Source::Agent,
-            EventBody::Action {
-                step,
-                call_id: call.id.clone(),
-                tool: name.clone(),
-                arguments: logged_arguments,
-            },
-        )?;
-        let tool = self.tools.get(&name).cloned();
-        let is_finish = tool.as_ref().is_some_and(|t| t.name() == "finish");
-        let premature_finish = is_finish && !self.acted;
-        let sent_back = if is_finish && !premature_finish && parsed.is_ok() {
-            self.review_before_finish(observer)?
-        } else {
-            None
-        };
-        let result: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
-            (None, _) => Some(Err(ToolError::Model(format!(
-                "unknown tool '{name}'; the tools are: {}",
-                self.tools.names().join(", ")
-            )))),
-            (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
-            (Some(_), Ok(_)) if sent_back.is_some() => {
-                Some(Err(ToolError::Model(sent_back.clone().unwrap_or_default())))
-            }
-            (Some(_), Ok(_)) if premature_finish => Some(Err(ToolError::Model(
-                "finish was called before anything was done: nothing has been run or changed yet. Work on the task with the tools first (run the tests, read the code, fix it), then call finish".into(),
-            ))),
-            (Some(tool), Ok(mut arguments)) => {
-                let schema = tool.schema();
-                match coerce_arguments(&mut arguments, &schema["function"]["parameters"]) {
-                    Err(message) => Some(Err(ToolError::Model(message))),
-                    Ok(()) => tokio::select! {
-                        result = tool.run(&arguments) => Some(result),
-                        _ = cancel.cancelled() => None,
-                    },
-                }
-            }
-        };
-        if let (Some(Ok(output)), Some(tool)) = (&result, &tool) {
-            if !output.is_error && !matches!(tool.name(), "think" | "finish") {
-                self.acted = true;
-            }
-        }
-        let (output, end) = match result {
-            None => (
-                ToolOutput {
-                    text: format!("{} before this call finished", self.cancel_reason()),
-                    is_error: true,
-                    ..ToolOutput::default()
-                },
-                Some((AgentState::Stopped, self.cancel_reason(), None)),
-            ),
-            Some(Ok(output)) => {
-                let end = output.finish.clone().map(|message| {
-                    (
-                        AgentState::Finished,
-                        "the model called finish".to_string(),
-                        Some(message),
-                    )
-                });
-                (output, end)
-            }
-            Some(Err(ToolError::Model(message))) => (
-                ToolOutput {
-                    text: message,
-                    is_error: true,
-                    ..ToolOutput::default()
-                },
-                None,
-            ),
-            Some(Err(ToolError::Fatal(message))) => (
-                ToolOutput {
-                    text: message.clone(),
-                    is_error: true,
-                    ..ToolOutput::default()
-                },
-                Some((
-                    AgentState::Failed,
-                    format!("{name} failed: {message}"),
-                    None,
-                )),
-            ),
-        };
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::Observation {
-                call_id: call.id.clone(),
-                tool: name,
-                output: output.text,
-                is_error: output.is_error,
-                exit_code: output.exit_code,
-            },
-        )?;
-        match end {
-            None => Ok(None),
-            Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),
-        }
     }
 }

@@ -1,0 +1,202 @@
+//! Running one tool call: logged before it runs, arguments checked and coerced, `finish`
+//! guarded (nothing done yet, or changes to review), the observation logged after; and
+//! the check for loops after each step.
+
+use super::*;
+
+impl Conversation {
+    /// Logs and runs one tool call; returns an outcome when the run must end.
+    pub(super) async fn run_call(
+        &mut self,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+        step: u32,
+        call: &ToolCall,
+    ) -> Result<Option<Outcome>, StoreError> {
+        let name = call.function.name.clone();
+        let parsed = parse_arguments(&call.function.arguments);
+        let logged_arguments = match &parsed {
+            Ok(value) => value.clone(),
+            Err(_) => Value::String(call.function.arguments.clone()),
+        };
+        self.append(
+            observer,
+            Source::Agent,
+            EventBody::Action {
+                step,
+                call_id: call.id.clone(),
+                tool: name.clone(),
+                arguments: logged_arguments,
+            },
+        )?;
+        let tool = self.tools.get(&name).cloned();
+        let is_finish = tool.as_ref().is_some_and(|t| t.name() == "finish");
+        let premature_finish = is_finish && !self.acted;
+        let sent_back = if is_finish && !premature_finish && parsed.is_ok() {
+            self.review_before_finish(observer)?
+        } else {
+            None
+        };
+        let result: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
+            (None, _) => Some(Err(ToolError::Model(format!(
+                "unknown tool '{name}'; the tools are: {}",
+                self.tools.names().join(", ")
+            )))),
+            (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
+            (Some(_), Ok(_)) if sent_back.is_some() => {
+                Some(Err(ToolError::Model(sent_back.clone().unwrap_or_default())))
+            }
+            (Some(_), Ok(_)) if premature_finish => Some(Err(ToolError::Model(
+                "finish was called before anything was done: nothing has been run or changed yet. Work on the task with the tools first (run the tests, read the code, fix it), then call finish".into(),
+            ))),
+            (Some(tool), Ok(mut arguments)) => {
+                let schema = tool.schema();
+                match coerce_arguments(&mut arguments, &schema["function"]["parameters"]) {
+                    Err(message) => Some(Err(ToolError::Model(message))),
+                    Ok(()) => tokio::select! {
+                        result = tool.run(&arguments) => Some(result),
+                        _ = cancel.cancelled() => None,
+                    },
+                }
+            }
+        };
+        if let (Some(Ok(output)), Some(tool)) = (&result, &tool) {
+            if !output.is_error && !matches!(tool.name(), "think" | "finish") {
+                self.acted = true;
+            }
+        }
+        let (output, end) = match result {
+            None => (
+                ToolOutput {
+                    text: format!("{} before this call finished", self.cancel_reason()),
+                    is_error: true,
+                    ..ToolOutput::default()
+                },
+                Some((AgentState::Stopped, self.cancel_reason(), None)),
+            ),
+            Some(Ok(output)) => {
+                let end = output.finish.clone().map(|message| {
+                    (
+                        AgentState::Finished,
+                        "the model called finish".to_string(),
+                        Some(message),
+                    )
+                });
+                (output, end)
+            }
+            Some(Err(ToolError::Model(message))) => (
+                ToolOutput {
+                    text: message,
+                    is_error: true,
+                    ..ToolOutput::default()
+                },
+                None,
+            ),
+            Some(Err(ToolError::Fatal(message))) => (
+                ToolOutput {
+                    text: message.clone(),
+                    is_error: true,
+                    ..ToolOutput::default()
+                },
+                Some((
+                    AgentState::Failed,
+                    format!("{name} failed: {message}"),
+                    None,
+                )),
+            ),
+        };
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Observation {
+                call_id: call.id.clone(),
+                tool: name,
+                output: output.text,
+                is_error: output.is_error,
+                exit_code: output.exit_code,
+            },
+        )?;
+        match end {
+            None => Ok(None),
+            Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),
+        }
+    }
+
+    /// Reviews the changes when `finish` is called: the first time suspicious changes are
+    /// found, the call is sent back with them; the review is logged either way.
+    pub(super) fn review_before_finish(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<String>, StoreError> {
+        let Some(inspector) = &self.inspector else {
+            return Ok(None);
+        };
+        let review = crate::review::analyze(&self.task(), &inspector.changes());
+        if review.is_empty() {
+            return Ok(None);
+        }
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Review(review.clone()),
+        )?;
+        self.last_review = Some(review.clone());
+        if review.is_suspicious() && !self.reviewed {
+            self.reviewed = true;
+            return Ok(Some(crate::review::request_justification(&review)));
+        }
+        Ok(None)
+    }
+
+    /// Tells the model the first time it loops; stops the run as stuck if it goes on.
+    pub(super) fn check_stuck(
+        &mut self,
+        observer: &mut dyn Observer,
+        step: u32,
+    ) -> Result<StepEnd, StoreError> {
+        let Some(pattern) = stuck::detect(self.log.events()) else {
+            return Ok(StepEnd::Continue);
+        };
+        if self
+            .nudged
+            .as_ref()
+            .is_some_and(|previous| previous.same_kind(&pattern))
+        {
+            let reason = format!(
+                "{}, even after being told. Resume with a hint: wright resume {} \"…\"",
+                pattern.describe(),
+                self.id
+            );
+            return self
+                .end(observer, AgentState::Stuck, reason, None)
+                .map(StepEnd::done);
+        }
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Message {
+                text: format!(
+                    "You are going in circles: {}. Do not repeat it. Read the last result again, then try something different: another command, another file, another hypothesis.",
+                    pattern.describe()
+                ),
+                step: Some(step),
+                reasoning: None,
+                raw: None,
+            },
+        )?;
+        self.nudged = Some(pattern);
+        Ok(StepEnd::Continue)
+    }
+
+    /// The user's task: the first user message.
+    pub(super) fn task(&self) -> String {
+        self.log
+            .events()
+            .iter()
+            .find_map(|e| match (&e.body, e.source) {
+                (EventBody::Message { text, .. }, Source::User) => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,102 @@
+//! Rebuilding a conversation from its log (for resume), and the budgets that stop a run.
+
+use super::*;
+
+impl Conversation {
+    /// Rebuilds a conversation from an opened log (see `resume`).
+    pub(crate) fn from_log(
+        log: EventLog,
+        client: Client,
+        tools: Toolbox,
+    ) -> Result<Self, StoreError> {
+        let start = log
+            .events()
+            .iter()
+            .find_map(|e| match &e.body {
+                EventBody::Start(start) => Some(start.clone()),
+                _ => None,
+            })
+            .ok_or_else(|| StoreError::NotResumable("the log has no start event".into()))?;
+        let request_tools = match start.tool_calling {
+            ToolCalling::Native => start.tools.clone(),
+            ToolCalling::Text => Vec::new(),
+        };
+        let mut conversation = Self::assemble(
+            start.conversation.clone(),
+            log,
+            client,
+            tools,
+            request_tools,
+            start.tool_calling,
+        );
+        let mut acted_tools = std::collections::HashMap::new();
+        for event in conversation.log.events() {
+            match &event.body {
+                EventBody::Usage(usage) => {
+                    conversation.step = conversation.step.max(usage.step);
+                    conversation.totals.prompt_tokens += usage.prompt_tokens;
+                    conversation.totals.completion_tokens += usage.completion_tokens;
+                    conversation.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
+                    conversation.totals.prefill_ms += usage.prefill_ms.unwrap_or(0.0);
+                    conversation.totals.generation_ms += usage.generation_ms.unwrap_or(0.0);
+                }
+                EventBody::Action {
+                    step,
+                    call_id,
+                    tool,
+                    ..
+                } => {
+                    conversation.step = conversation.step.max(*step);
+                    acted_tools.insert(call_id.clone(), tool.clone());
+                }
+                EventBody::Observation {
+                    call_id,
+                    is_error: false,
+                    ..
+                } if acted_tools
+                    .get(call_id)
+                    .is_some_and(|tool: &String| !matches!(tool.as_str(), "think" | "finish")) =>
+                {
+                    conversation.acted = true;
+                }
+                _ => {}
+            }
+        }
+        Ok(conversation)
+    }
+
+    /// The reason the run must stop before another step, if a budget is spent.
+    pub(super) fn budget_reached(
+        &self,
+        limits: &Limits,
+        first_step: u32,
+        started: std::time::Instant,
+    ) -> Option<String> {
+        if self.step - first_step >= limits.max_steps {
+            return Some(format!(
+                "the step limit ({}) was reached; raise it with --max-steps",
+                limits.max_steps
+            ));
+        }
+        let used = self.totals.prompt_tokens + self.totals.completion_tokens;
+        if let Some(max) = limits.max_tokens.filter(|max| used >= *max) {
+            return Some(format!(
+                "the token budget ({max}) was spent ({used} tokens); raise it with --max-tokens"
+            ));
+        }
+        if let Some(max) = limits.max_time.filter(|max| started.elapsed() >= *max) {
+            return Some(time_limit_reason(max));
+        }
+        None
+    }
+
+    /// Why a cancelled step stopped: the user, or the time budget.
+    pub(super) fn cancel_reason(&self) -> String {
+        match &self.user_cancel {
+            Some(user) if !user.is_cancelled() => {
+                "the time limit was reached; raise it with --max-time".to_string()
+            }
+            _ => "interrupted by the user".into(),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! What a front end may change on a conversation between steps (model, window, review,
+//! condensing threshold), and the bookkeeping of condensations.
+
+use super::*;
+
+impl Conversation {
+    /// Talks to another model from the next step on (the history stays as it is).
+    pub fn set_client(&mut self, client: Client) {
+        self.client = client;
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Notes something the user did (in chat: an undo) so the model knows of it.
+    pub fn note_from_user(
+        &mut self,
+        observer: &mut dyn Observer,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        self.append(
+            observer,
+            Source::User,
+            EventBody::Message {
+                text: text.to_string(),
+                step: None,
+                reasoning: None,
+                raw: None,
+            },
+        )
+    }
+
+    /// Reviews the agent's changes with `inspector` before accepting `finish`.
+    pub fn set_inspector(&mut self, inspector: Box<dyn Inspector>) {
+        self.inspector = Some(inspector);
+    }
+
+    /// Condense when a request would pass `share` of the window (0.3 to 0.95).
+    pub fn set_condense_at(&mut self, share: f64) {
+        self.condense_at = share.clamp(0.3, 0.95);
+    }
+
+    /// Requests that would not fit in `tokens` (with room kept for the reply) are not
+    /// sent: the run stops with the reason instead of being silently truncated.
+    pub fn set_context_window(&mut self, tokens: u64) {
+        self.context_window = Some(tokens);
+    }
+
+    pub(crate) fn note_condensation(&mut self, condensation: &wright_protocol::Condensation) {
+        self.totals.condensations += 1;
+        self.totals.prompt_tokens += condensation.summary_prompt_tokens.unwrap_or(0);
+        self.totals.completion_tokens += condensation.summary_completion_tokens.unwrap_or(0);
+        self.condensed_at_steps.push(self.step);
+    }
+
+    /// Three condensations on three steps in a row: condensing no longer helps.
+    pub(super) fn condensation_loop(&self) -> bool {
+        let steps = &self.condensed_at_steps;
+        steps.len() >= 3 && {
+            let last = &steps[steps.len() - 3..];
+            last[2] == last[1] + 1 && last[1] == last[0] + 1
+        }
+    }
+}
