@@ -18,8 +18,6 @@ pub enum SandboxMode {
 pub enum SandboxError {
     #[error("unknown sandbox '{0}'; choose one of auto, landlock, namespaces, docker, none")]
     Unknown(String),
-    #[error("sandbox '{0}' is not available in this build of wright yet; use --sandbox landlock (the default), or --sandbox none to run the model's commands unconfined")]
-    Unavailable(SandboxMode),
     #[error("the sandbox cannot be set up here, so wright will not run commands: {0}. Pass --sandbox none to run them unconfined")]
     Refused(String),
     #[error("cannot start a terminal: {0}")]
