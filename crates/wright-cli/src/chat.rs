@@ -7,15 +7,16 @@
 use crate::inspect::GitInspector;
 use crate::progress::Progress;
 use crate::report::print_report;
+use crate::session::configure;
 use crate::session::print_header;
 use crate::session::CommonArgs;
 use crate::session::NewSession;
 use crate::session::Tools;
+use crate::session::WorkspaceArgs;
 use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
 use rustyline::error::ReadlineError;
-use std::path::PathBuf;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use wright_core::chat_system_prompt;
@@ -29,15 +30,8 @@ use wright_tools::Tool;
 
 #[derive(Args)]
 pub struct ChatArgs {
-    /// The repository to work in.
-    #[arg(short = 'C', long, default_value = ".")]
-    workspace: PathBuf,
-    /// Work directly in the workspace instead of a clone on a new branch.
-    #[arg(long)]
-    in_place: bool,
-    /// With --in-place: work even if the tree has uncommitted changes.
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    place: WorkspaceArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -76,24 +70,9 @@ impl Chat {
     }
 }
 
-fn configure(
-    conversation: &mut Conversation,
-    window: Option<u64>,
-    condense_at: f64,
-    inspector: &Option<GitInspector>,
-) {
-    if let Some(tokens) = window {
-        conversation.set_context_window(tokens);
-    }
-    conversation.set_condense_at(condense_at);
-    if let Some(inspector) = inspector {
-        conversation.set_inspector(Box::new(inspector.clone()));
-    }
-}
-
 pub async fn chat(args: ChatArgs) -> Result<u8> {
     let common = args.common.clone();
-    let session = NewSession::prepare(&common, &args.workspace, args.in_place, args.force).await?;
+    let session = NewSession::prepare(&common, &args.place).await?;
     let lines = session.model_lines();
     let NewSession {
         client,
@@ -106,11 +85,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         ..
     } = session;
     let root = tools.workspace.root().display().to_string();
-    let inspector = GitInspector::new(
-        tools.workspace.root().to_path_buf(),
-        tools.setup.sandbox.clone(),
-        tools.setup.env.clone(),
-    );
+    let inspector = tools.inspector();
     let conversation = Conversation::create(
         &id,
         &conversation_dir.join("events.jsonl"),

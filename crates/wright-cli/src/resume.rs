@@ -4,7 +4,7 @@
 
 use crate::connect::context_window;
 use crate::history_cmds::conversation_dir;
-use crate::inspect::GitInspector;
+use crate::session::configure;
 use crate::session::drive;
 use crate::session::print_header;
 use crate::session::CommonArgs;
@@ -57,17 +57,12 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
             args.id
         );
     }
-    if let Some(tokens) = window.tokens {
-        conversation.set_context_window(tokens);
-    }
-    conversation.set_condense_at(common.condense_at);
-    if let Some(inspector) = GitInspector::new(
-        tools.workspace.root().to_path_buf(),
-        tools.setup.sandbox.clone(),
-        tools.setup.env.clone(),
-    ) {
-        conversation.set_inspector(Box::new(inspector));
-    }
+    configure(
+        &mut conversation,
+        window.tokens,
+        common.condense_at,
+        &tools.inspector(),
+    );
     if !common.json {
         let mut lines = vec![format!("context {}", window.description)];
         if let Some(torn) = &notes.torn {

@@ -302,6 +302,20 @@ pub fn print_header(
     eprintln!("  sandbox {}\n", setup.describe());
 }
 
+/// Where a new conversation works.
+#[derive(Args, Clone)]
+pub struct WorkspaceArgs {
+    /// The repository to work in.
+    #[arg(short = 'C', long, default_value = ".")]
+    pub workspace: std::path::PathBuf,
+    /// Work directly in the workspace instead of a clone on a new branch.
+    #[arg(long)]
+    pub in_place: bool,
+    /// With --in-place: work even if the tree has uncommitted changes.
+    #[arg(long)]
+    pub force: bool,
+}
+
 /// Everything a new conversation on a workspace needs before its log is created: the
 /// model (and how it calls tools, and its window), the working copy and the tools.
 pub struct NewSession {
@@ -316,12 +330,8 @@ pub struct NewSession {
 }
 
 impl NewSession {
-    pub async fn prepare(
-        common: &CommonArgs,
-        workspace: &Path,
-        in_place: bool,
-        force: bool,
-    ) -> Result<Self> {
+    pub async fn prepare(common: &CommonArgs, place: &WorkspaceArgs) -> Result<Self> {
+        let (workspace, in_place, force) = (&place.workspace, place.in_place, place.force);
         use anyhow::Context;
         // Not dumpable: the model's commands (no capabilities) cannot read this process's
         // memory or /proc/PID/environ, where the API key may be.
@@ -362,5 +372,33 @@ impl NewSession {
             format!("tool calls {}", self.tool_calling_why),
             format!("context {}", self.window.description),
         ]
+    }
+}
+
+/// Gives a conversation what the session knows: the window, the condensing threshold and
+/// the inspector that reviews its changes before `finish`.
+pub fn configure(
+    conversation: &mut Conversation,
+    window: Option<u64>,
+    condense_at: f64,
+    inspector: &Option<crate::inspect::GitInspector>,
+) {
+    if let Some(tokens) = window {
+        conversation.set_context_window(tokens);
+    }
+    conversation.set_condense_at(condense_at);
+    if let Some(inspector) = inspector {
+        conversation.set_inspector(Box::new(inspector.clone()));
+    }
+}
+
+impl Tools {
+    /// The reviewer of this workspace's changes, when it is a git repository.
+    pub fn inspector(&self) -> Option<crate::inspect::GitInspector> {
+        crate::inspect::GitInspector::new(
+            self.workspace.root().to_path_buf(),
+            self.setup.sandbox.clone(),
+            self.setup.env.clone(),
+        )
     }
 }
