@@ -173,7 +173,17 @@ async fn measure_speed(client: &Client, report: &mut Report) {
         return;
     };
     let messages = [ChatMessage::User {
-        content: "Count from 1 to 20, separated by spaces.".into(),
+        // A prompt the server has not seen (so nothing comes from its cache) and long
+        // enough for the prefill rate to mean something.
+        content: format!(
+            "Request {}. {} Count from 1 to 20, separated by spaces.",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+            "This line is only here to give the model something to read before it answers. "
+                .repeat(6)
+        ),
     }];
     match probe.complete(&messages, &[], "speed", &mut |_| {}).await {
         Ok(response) => {
@@ -183,7 +193,11 @@ async fn measure_speed(client: &Client, report: &mut Report) {
             let rate = |tokens: u64, ms: f64| {
                 (ms > 0.0 && tokens > 0).then(|| tokens as f64 * 1000.0 / ms)
             };
-            let prefill = rate(usage.prompt_tokens, prefill_ms);
+            // Only the tokens the server actually processed: a cached prefix costs nothing.
+            let processed = usage
+                .prompt_tokens
+                .saturating_sub(usage.cached_tokens.unwrap_or(0));
+            let prefill = rate(processed, prefill_ms);
             let generation = rate(usage.completion_tokens, generation_ms);
             let shown =
                 |r: Option<f64>| r.map_or("unknown".to_string(), |r| format!("{r:.0} tokens/s"));
@@ -230,7 +244,9 @@ fn check_sandbox(requested: &str, report: &mut Report) {
         let workspace = std::env::current_dir()?;
         let private = wright_sandbox::private_dir(&std::env::temp_dir(), "doctor")?;
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        let policy = Policy::for_workspace(&workspace, &private, home.as_deref());
+        let mut policy = Policy::for_workspace(&workspace, &private, home.as_deref());
+        policy.cgroup_description =
+            "a cgroup of its own per run, where the cgroup tree is writable".into();
         let launcher = std::env::current_exe()?;
         let result = Sandbox::for_mode(mode, launcher, &policy);
         let _ = std::fs::remove_dir_all(&private);
