@@ -333,3 +333,32 @@ async fn several_calls_in_one_reply_run_in_order() {
         ["tool", "tool", "tool"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cut_by_the_token_limit_goes_back_to_the_model() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        Reply::HitTokenLimit {
+            name: "terminal".into(),
+            arguments: json!({"command": "touch cut-short"}).to_string(),
+        },
+        reply().call("terminal", json!({"command": "touch whole"})),
+        reply().call("finish", json!({"message": "ok"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    assert_eq!(obs[0]["is_error"], true);
+    assert!(
+        obs[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{}",
+        obs[0]
+    );
+    assert!(!h.repo().join("cut-short").exists());
+    assert!(h.repo().join("whole").exists());
+}

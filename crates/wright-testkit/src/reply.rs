@@ -20,6 +20,9 @@ pub enum Reply {
     Delayed(std::time::Duration, Box<Reply>),
     /// A streamed reply that stops after the first half of a tool call's arguments.
     CutMidCall { name: String, arguments: String },
+    /// A streamed reply whose call stops half-way with `finish_reason: "length"`: the
+    /// model hit its token limit, and the stream itself ends properly.
+    HitTokenLimit { name: String, arguments: String },
 }
 
 /// Starts a reply: `reply().text("Let me look.").call("terminal", json!({...}))`.

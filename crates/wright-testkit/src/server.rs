@@ -298,6 +298,20 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             Json(whole_reply(&text, &calls, prompt_tokens)).into_response()
         }
         Reply::Delayed(..) => error(500, "nested delay"),
+        Reply::HitTokenLimit { name, arguments } => {
+            let half = &arguments[..arguments.len() / 2];
+            let calls = vec![(name, half.to_string())];
+            let mut chunks = turn_chunks("", "", &calls, &shared.style, prompt_tokens);
+            // Replace the finish reason of the last choice chunk.
+            if let Some(finish) = chunks
+                .iter_mut()
+                .rev()
+                .find(|c| c["choices"][0]["finish_reason"].is_string())
+            {
+                finish["choices"][0]["finish_reason"] = json!("length");
+            }
+            sse(chunks, false)
+        }
         Reply::CutMidCall { name, arguments } => {
             let half = &arguments[..arguments.len() / 2];
             let calls = vec![(name, half.to_string())];
