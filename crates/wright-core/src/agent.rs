@@ -54,16 +54,6 @@ pub struct Limits {
     pub max_time: Option<std::time::Duration>,
 }
 
-impl Limits {
-    pub fn steps(max_steps: u32) -> Self {
-        Self {
-            max_steps,
-            max_tokens: None,
-            max_time: None,
-        }
-    }
-}
-
 /// Token use and time over the whole run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Totals {
