@@ -4,7 +4,7 @@
 # and git when there is one, with the libraries ldd says they need), imported with
 # `docker import`. Takes a second or two; does nothing when the image already exists.
 # Usage: docker-test-image.sh [IMAGE]   (default $WRIGHT_DOCKER_TEST_IMAGE, else
-# wright-sandbox-test:latest)
+# wright-sandbox-test:latest). With WRIGHT_DOCKER_TEST_NO_GIT=1 the image has no git.
 set -euo pipefail
 image="${1:-${WRIGHT_DOCKER_TEST_IMAGE:-wright-sandbox-test:latest}}"
 
@@ -33,7 +33,7 @@ for applet in $("$busybox" --list); do
 done
 programs=("$bash_bin")
 cp "$bash_bin" "$root/bin/bash"
-if git_bin="$(command -v git)"; then
+if [ "${WRIGHT_DOCKER_TEST_NO_GIT:-}" != 1 ] && git_bin="$(command -v git)"; then
   git_bin="$(readlink -f "$git_bin")"
   cp "$git_bin" "$root/bin/git"
   # git runs its own subcommands (gc --auto, …) from its exec path.

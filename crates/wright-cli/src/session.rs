@@ -351,9 +351,19 @@ impl NewSession {
         let conversation_dir = wright_core::conversations_dir().join(&id);
         std::fs::create_dir_all(&conversation_dir)
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
-        let working_copy =
-            WorkingCopy::prepare(&requested, &conversation_dir, &id, in_place, force)?;
-        let tools = Tools::build(common, &working_copy, &id)?;
+        let prepared = WorkingCopy::prepare(&requested, &conversation_dir, &id, in_place, force)
+            .and_then(|working_copy| {
+                let tools = Tools::build(common, &working_copy, &id)?;
+                Ok((working_copy, tools))
+            });
+        let (working_copy, tools) = match prepared {
+            Ok(prepared) => prepared,
+            Err(err) => {
+                // Nothing ran: leave no half-made conversation (or clone) behind.
+                let _ = std::fs::remove_dir_all(&conversation_dir);
+                return Err(err);
+            }
+        };
         Ok(Self {
             client,
             tool_calling,

@@ -195,6 +195,58 @@ async fn a_repository_clone_is_committed_from_inside_the_container() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_without_git_is_refused_for_a_repository() {
+    if !docker_or_skip("an_image_without_git_is_refused_for_a_repository") {
+        return;
+    }
+    let no_git = "wright-sandbox-test-nogit:latest";
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/docker-test-image.sh");
+    let built = Command::new("bash")
+        .arg(&script)
+        .arg(no_git)
+        .env("WRIGHT_DOCKER_TEST_NO_GIT", "1")
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let h = Harness::new();
+    wright_testkit::failing_python_repo(h.repo());
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let url = server.url();
+    let args = [
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "test-model",
+        "--sandbox",
+        "docker",
+        "--docker-image",
+        no_git,
+        "x",
+    ];
+    let output = h.wright(&args, &[]).await;
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("has no git") && err.contains("--in-place"),
+        "{err}"
+    );
+    assert!(server.chat_requests().is_empty()); // Nothing half-made is left: no conversation, no clone, no branch.
+    let conversations = h.data.path().join("wright/conversations");
+    assert_eq!(
+        std::fs::read_dir(&conversations)
+            .map(|d| d.count())
+            .unwrap_or(0),
+        0
+    );
+    assert!(!wright_testkit::git(h.repo(), &["branch", "--list"]).contains("wright/"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_image_fails_closed_and_says_how_to_fix_it() {
     if !docker_or_skip("a_missing_image_fails_closed_and_says_how_to_fix_it") {
         return;

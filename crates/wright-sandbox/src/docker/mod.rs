@@ -73,6 +73,9 @@ pub(crate) struct Container {
     user: String,
     workspace: PathBuf,
     network: bool,
+    /// The workspace is wright's clone of a repository: git must run in the container to
+    /// commit the agent's branch, so the image must have it.
+    needs_git: bool,
     removed: AtomicBool,
 }
 
@@ -118,6 +121,7 @@ impl Container {
             user,
             workspace,
             network: policy.network,
+            needs_git: !settings.read_only.is_empty(),
             removed: AtomicBool::new(false),
         };
         // On failure `container` is dropped here, which removes it.

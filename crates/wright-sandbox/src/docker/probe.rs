@@ -26,6 +26,7 @@ echo "nofile $(ulimit -n)"
 while read -r _ _ _ _ point options _; do
   [ "$point" = / ] && echo "rootfs ${options%%,*}"
 done < /proc/self/mountinfo
+if command -v git >/dev/null 2>&1; then echo "git yes"; else echo "git no"; fi
 exit 0
 "#;
 
@@ -50,6 +51,12 @@ pub(super) fn run(container: &Container) -> Result<Report, SandboxError> {
     }
     let seen = Seen::parse(&String::from_utf8_lossy(&output.stdout));
     verify(container, &seen)?;
+    if container.needs_git && seen.one("git") != "yes" {
+        return Err(refused(format!(
+            "the image {} has no git, which wright needs to commit the agent's branch of a git repository; pass --docker-image with an image that has bash and git (for example buildpack-deps:bookworm-scm, rust:1 or python:3.12), or use --in-place",
+            container.image
+        )));
+    }
     let one = |key: &str| seen.one(key);
 
     let memory = match one("memory").parse::<u64>() {
