@@ -321,3 +321,87 @@ async fn doctor_reports_what_the_container_enforces() {
         ""
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn containers_of_dead_runs_are_reaped() {
+    if !docker_or_skip("containers_of_dead_runs_are_reaped") {
+        return;
+    }
+    let read = |path: &str| std::fs::read_to_string(path).unwrap().trim().to_string();
+    let boot = read("/proc/sys/kernel/random/boot_id");
+    let namespace = std::fs::read_link("/proc/self/ns/pid")
+        .unwrap()
+        .display()
+        .to_string();
+    let dead_owner = format!("{boot}/{namespace}/999999999");
+    let live_owner = format!("{boot}/{namespace}/{}", std::process::id());
+    let start = |name: &str, owner: &str| {
+        let out = Command::new("docker")
+            .args([
+                "run",
+                "-d",
+                "--name",
+                name,
+                "--label",
+                "wright.conversation=test-orphan",
+            ])
+            .args([
+                "--label",
+                &format!("wright.owner={owner}"),
+                IMAGE,
+                "sleep",
+                "600",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let _ = Command::new("docker")
+        .args(["rm", "-f", "wright-test-orphan", "wright-test-alive"])
+        .output();
+    start("wright-test-orphan", &dead_owner);
+    start("wright-test-alive", &live_owner);
+
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![reply().text("nothing to do")])
+        .await
+        .unwrap();
+    let url = server.url();
+    let args = [
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "test-model",
+        "--sandbox",
+        "docker",
+        "--docker-image",
+        IMAGE,
+        "x",
+    ];
+    let output = h.wright(&args, &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let names = String::from_utf8_lossy(
+        &Command::new("docker")
+            .args(["ps", "-a", "--format", "{{.Names}}"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .into_owned();
+    let _ = Command::new("docker")
+        .args(["rm", "-f", "wright-test-alive"])
+        .output();
+    assert!(
+        !names.contains("wright-test-orphan"),
+        "the orphan is still there: {names}"
+    );
+    assert!(
+        names.contains("wright-test-alive"),
+        "a live run's container was removed"
+    );
+}

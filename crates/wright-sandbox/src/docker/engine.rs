@@ -10,6 +10,7 @@ use crate::mode::SandboxError;
 use bollard::errors::Error as DockerError;
 use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::CreateContainerOptionsBuilder;
+use bollard::query_parameters::ListContainersOptionsBuilder;
 use bollard::query_parameters::RemoveContainerOptionsBuilder;
 use bollard::Docker;
 use std::future::Future;
@@ -148,6 +149,31 @@ pub(super) async fn create_and_start(
         )));
     }
     Ok(())
+}
+
+/// Removes the containers of wright runs that died without cleaning up (see `orphans`).
+/// Best effort: a failure here must not stop a new run.
+pub(super) async fn reap_orphans(docker: &Docker) {
+    let filters = std::collections::HashMap::from([(
+        "label".to_string(),
+        vec![super::spec::CONVERSATION_LABEL.to_string()],
+    )]);
+    let options = ListContainersOptionsBuilder::new()
+        .all(true)
+        .filters(&filters)
+        .build();
+    let Ok(containers) = docker.list_containers(Some(options)).await else {
+        return;
+    };
+    for container in containers {
+        let orphan = container
+            .labels
+            .as_ref()
+            .is_some_and(super::orphans::is_orphan);
+        if let (true, Some(id)) = (orphan, container.id) {
+            let _ = remove(docker, &id).await;
+        }
+    }
 }
 
 /// Stops (SIGKILL) and removes the container; one already gone is fine.

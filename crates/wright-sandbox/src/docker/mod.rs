@@ -15,6 +15,7 @@
 //! `docker rm -f $(docker ps -aq --filter label=wright.conversation)` removes them all.
 
 mod engine;
+mod orphans;
 mod probe;
 mod spec;
 
@@ -109,6 +110,7 @@ impl Container {
         engine::with_docker(&socket, |docker| {
             let (name, image) = (name.clone(), settings.image.clone());
             async move {
+                engine::reap_orphans(&docker).await;
                 engine::ensure_image(&docker, &image).await?;
                 engine::create_and_start(&docker, &name, body).await
             }

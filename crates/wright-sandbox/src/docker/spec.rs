@@ -57,6 +57,10 @@ pub(super) fn container_body(
             settings.conversation.clone(),
         ),
         ("wright.workspace".to_string(), workspace.clone()),
+        (
+            super::orphans::OWNER_LABEL.to_string(),
+            super::orphans::owner(),
+        ),
     ]);
     ContainerCreateBody {
         image: Some(settings.image.clone()),
