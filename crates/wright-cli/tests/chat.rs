@@ -67,3 +67,77 @@ async fn turns_and_slash_commands() {
     );
     assert!(!h.repo().join("notes.txt").exists());
 }
+
+/// In a real terminal (tmux), Ctrl-C stops the step in flight and the chat goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_in_a_terminal_stops_the_step_not_the_chat() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("!!! SKIPPED ctrl_c_in_a_terminal_stops_the_step_not_the_chat: no tmux !!!");
+        return;
+    }
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "sleep 60"})),
+        reply().text("Stopped, as you asked."),
+    ])
+    .await
+    .unwrap();
+    let session = format!("wright-chat-test-{}", std::process::id());
+    let command = format!(
+        "cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache {} chat --base-url {} --model test-model; echo CHAT-EXIT-$?; sleep 30",
+        h.repo().display(),
+        h.data.path().display(),
+        h.data.path().display(),
+        env!("CARGO_BIN_EXE_wright"),
+        server.url()
+    );
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "200",
+        "-y",
+        "50",
+        &command,
+    ]);
+    let screen = || {
+        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", &session, "-S", "-200"]).stdout)
+            .into_owned()
+    };
+    let wait_for = |needle: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let text = screen();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never saw {needle:?}:\n{text}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    wait_for("wright>");
+    tmux(&["send-keys", "-t", &session, "wait a minute", "Enter"]);
+    wait_for("→ terminal sleep 60");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    tmux(&["send-keys", "-t", &session, "C-c"]);
+    wait_for("[stopped: interrupted by the user]");
+    tmux(&["send-keys", "-t", &session, "/exit", "Enter"]);
+    let text = wait_for("CHAT-EXIT-");
+    tmux(&["kill-session", "-t", &session]);
+    assert!(text.contains("CHAT-EXIT-0"), "{text}");
+}
