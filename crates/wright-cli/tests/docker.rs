@@ -66,16 +66,6 @@ fn containers_labelled(label: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-fn conversation_id(h: &Harness) -> String {
-    let log = h.log_path();
-    log.parent()
-        .unwrap()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
-}
-
 async fn run_in_docker(h: &Harness, url: &str, task: &str) -> std::process::Output {
     let args = [
         "run",
@@ -153,7 +143,7 @@ async fn commands_run_confined_in_a_container_that_is_removed_after() {
     assert_eq!(std::fs::read_to_string(&made).unwrap(), "made\n");
     assert_eq!(std::fs::metadata(&made).unwrap().uid(), owner);
     assert!(!Path::new("/etc/escape").exists() && !Path::new("/escape").exists());
-    let id = conversation_id(&h);
+    let id = h.conversation_id();
     assert_eq!(
         containers_labelled(&format!("wright.conversation={id}")),
         "",
@@ -179,7 +169,7 @@ async fn a_repository_clone_is_committed_from_inside_the_container() {
     .unwrap();
     let output = run_in_docker(&h, &server.url(), "update the notes").await;
     assert!(output.status.success(), "{}", stderr(&output));
-    let id = conversation_id(&h);
+    let id = h.conversation_id();
     assert_eq!(
         std::fs::read_to_string(h.repo().join("notes.txt")).unwrap(),
         "old\n"

@@ -53,14 +53,7 @@ async fn fixes_the_failing_test(extra: &[&str]) {
     assert_eq!(server.remaining(), 0);
 
     // The user's checkout is untouched; the fix is on the conversation's branch.
-    let id = h
-        .log_path()
-        .parent()
-        .unwrap()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = h.conversation_id();
     let checkout = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
     assert!(checkout.contains(BUG), "the user's checkout was modified");
     let on_branch = git(h.repo(), &["show", &format!("wright/{id}:export.py")]);

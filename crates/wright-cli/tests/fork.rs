@@ -29,14 +29,7 @@ async fn a_fork_tries_another_fix_on_its_own_branch() {
         .unwrap();
     let output = h.run(&server.url(), "fix the test", &[]).await;
     assert!(output.status.success(), "{}", stderr(&output));
-    let original = h
-        .log_path()
-        .parent()
-        .unwrap()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let original = h.conversation_id();
     // The first observation (the view) is the fork point: nothing was changed before it.
     let at = h
         .events()

@@ -77,14 +77,7 @@ async fn killed_during_a_command_then_resumed() {
     ])
     .await
     .unwrap();
-    let id = h
-        .log_path()
-        .parent()
-        .unwrap()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = h.conversation_id();
     let url = next.url();
     let output = h
         .wright(
@@ -148,13 +141,7 @@ async fn killed_while_waiting_for_the_model_and_a_torn_line_is_cut() {
     let next = ScriptedServer::start(vec![reply().call("finish", json!({"message": "ok"}))])
         .await
         .unwrap();
-    let id = path
-        .parent()
-        .unwrap()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = h.conversation_id();
     let url = next.url();
     let output = h
         .wright(

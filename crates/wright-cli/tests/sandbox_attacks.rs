@@ -226,14 +226,7 @@ async fn git_hooks_and_filters_in_the_clone_never_run_outside() {
     assert_eq!(obs[1]["output"], "BLOCKED");
     assert_eq!(obs[2]["output"], "BLOCKED");
     // wright committed the clone (running its filter and hooks only inside the sandbox).
-    let id = h
-        .log_path()
-        .parent()
-        .unwrap()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = h.conversation_id();
     let log = wright_testkit::git(h.repo(), &["log", "--oneline", &format!("wright/{id}")]);
     assert!(log.contains("wright: plant hooks"), "{log}");
     for evidence in ["hook-ran", "filter-ran", "fsmonitor-ran"] {

@@ -44,14 +44,7 @@ async fn fixes_the_failing_test_with_calls_written_as_text() {
         stderr(&output)
     );
     assert_eq!(server.probes(), 1);
-    let id = h
-        .log_path()
-        .parent()
-        .unwrap()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = h.conversation_id();
     let source = wright_testkit::git(h.repo(), &["show", &format!("wright/{id}:export.py")]);
     assert!(source.contains(FIX), "{source}");
 
