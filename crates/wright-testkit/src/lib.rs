@@ -13,6 +13,7 @@ pub use fixtures::failing_python_repo;
 pub use fixtures::git;
 pub use fixtures::BUG;
 pub use fixtures::FIX;
+pub use reply::reacting;
 pub use reply::reply;
 pub use reply::Reply;
 pub use server::Recorded;

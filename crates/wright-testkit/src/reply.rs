@@ -1,6 +1,7 @@
 //! The script's vocabulary: what the model answers at one step.
 
 use serde_json::Value;
+use std::sync::Arc;
 
 /// One scripted model reply.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +24,31 @@ pub enum Reply {
     /// A streamed reply whose call stops half-way with `finish_reason: "length"`: the
     /// model hit its token limit, and the stream itself ends properly.
     HitTokenLimit { name: String, arguments: String },
+    /// A reply made when the request arrives, from the text of its last message (the
+    /// previous tool result): for attacks that use what the last command printed.
+    Reacting(Reaction),
+}
+
+/// The function behind `Reply::Reacting`.
+#[derive(Clone)]
+pub struct Reaction(pub Arc<dyn Fn(&str) -> Reply + Send + Sync>);
+
+impl std::fmt::Debug for Reaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reaction(..)")
+    }
+}
+
+impl PartialEq for Reaction {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// A reply made from the last message of the request it answers (the previous tool
+/// result): `reacting(|output| reply().call("terminal", json!({"command": …})))`.
+pub fn reacting(make: impl Fn(&str) -> Reply + Send + Sync + 'static) -> Reply {
+    Reply::Reacting(Reaction(Arc::new(make)))
 }
 
 /// Starts a reply: `reply().text("Let me look.").call("terminal", json!({...}))`.

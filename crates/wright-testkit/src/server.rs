@@ -167,6 +167,11 @@ impl ScriptedServer {
         format!("http://{}/v1", self.addr)
     }
 
+    /// Every request received so far (model lists and probes included), in order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        lock(&self.shared.requests).clone()
+    }
+
     /// The chat requests received so far, in order.
     pub fn chat_requests(&self) -> Vec<Recorded> {
         lock(&self.shared.requests)
@@ -277,9 +282,15 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let Some(mut reply) = next else {
         return error(500, "the test script has no more replies");
     };
-    while let Reply::Delayed(delay, inner) = reply {
-        tokio::time::sleep(delay).await;
-        reply = *inner;
+    loop {
+        match reply {
+            Reply::Delayed(delay, inner) => {
+                tokio::time::sleep(delay).await;
+                reply = *inner;
+            }
+            Reply::Reacting(reaction) => reply = (reaction.0)(&last_message_text(&request)),
+            _ => break,
+        }
     }
     match reply {
         Reply::Status(status, body) => {
@@ -297,7 +308,7 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         Reply::Turn { text, calls, .. } => {
             Json(whole_reply(&text, &calls, prompt_tokens)).into_response()
         }
-        Reply::Delayed(..) => error(500, "nested delay"),
+        Reply::Delayed(..) | Reply::Reacting(..) => error(500, "unreachable: unwrapped above"),
         Reply::HitTokenLimit { name, arguments } => {
             let half = &arguments[..arguments.len() / 2];
             let calls = vec![(name, half.to_string())];
@@ -319,6 +330,23 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             chunks.truncate(chunks.len().saturating_sub(3));
             sse(chunks, true)
         }
+    }
+}
+
+/// The text of the request's last message (a tool result, or in text mode the user turn
+/// carrying it).
+fn last_message_text(request: &Value) -> String {
+    let last = request["messages"]
+        .as_array()
+        .and_then(|messages| messages.last());
+    match last.map(|m| &m["content"]) {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
     }
 }
 
