@@ -2,7 +2,7 @@
 //! (one `write` of one JSON line; a sync per step runs in the background) and replaying a
 //! 10,000-event log (reading, parsing, and rendering the history the model would see).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
 
 use serde_json::json;
 use std::time::Instant;

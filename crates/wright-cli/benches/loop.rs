@@ -5,7 +5,7 @@
 //! start to first model request, peak RSS of the fix-a-test run, the size of the system
 //! prompt plus tool schemas, the terminal tool's `echo` round trip, and a 100 MB output.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
 
 use serde_json::json;
 use std::path::Path;

@@ -117,7 +117,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         &lines,
         &tools.setup,
     );
-    eprintln!("{HELP}\n");
+    tell!("{HELP}\n");
 
     let history_path = conversations_dir().parent().map(|d| d.join("chat_history"));
     let mut editor = rustyline::DefaultEditor::new().context("cannot start line editing")?;
@@ -147,10 +147,10 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         let (command, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
         match command {
             "/exit" | "/quit" => break,
-            "/help" => println!("{HELP}"),
+            "/help" => say!("{HELP}"),
             "/cost" => {
                 let totals = chat.conversation.totals();
-                println!(
+                say!(
                     "{} steps · {} prompt tokens ({} cached) · {} generated · model time {:.1} s · {:.0} s in this chat",
                     totals.steps,
                     totals.prompt_tokens,
@@ -163,7 +163,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
             "/diff" => match &chat.inspector {
                 Some(inspector) => {
                     let diff = inspector.diff_text();
-                    println!(
+                    say!(
                         "{}",
                         if diff.trim().is_empty() {
                             "no changes"
@@ -172,7 +172,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                         }
                     );
                 }
-                None => println!("the workspace is not a git repository: no diff to show"),
+                None => say!("the workspace is not a git repository: no diff to show"),
             },
             "/undo" => undo(&mut chat, &tools, &mut observer).await?,
             "/model" if !rest.trim().is_empty() => {
@@ -182,15 +182,15 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                 match switched.client(None).await {
                     Ok(client) => {
                         chat.conversation.set_client(client);
-                        println!("now talking to {}", rest.trim());
+                        say!("now talking to {}", rest.trim());
                     }
-                    Err(err) => println!("{err:#}"),
+                    Err(err) => say!("{err:#}"),
                 }
             }
             "/new" => {
                 let client = chat.conversation.client().clone();
                 chat.conversation = chat.new_conversation(&tools, client)?;
-                println!("new conversation {}", chat.conversation.id());
+                say!("new conversation {}", chat.conversation.id());
             }
             "/resume" if !rest.trim().is_empty() => {
                 let path = crate::history_cmds::conversation_dir(rest.trim())?.join("events.jsonl");
@@ -209,26 +209,26 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                                 &chat.inspector,
                             );
                             chat.conversation = resumed;
-                            println!("back in conversation {}", chat.conversation.id());
+                            say!("back in conversation {}", chat.conversation.id());
                         } else {
-                            println!("that conversation worked elsewhere; use `wright resume {}` from the shell", rest.trim());
+                            say!("that conversation worked elsewhere; use `wright resume {}` from the shell", rest.trim());
                         }
                     }
-                    Err(err) => println!("{err}"),
+                    Err(err) => say!("{err}"),
                 }
             }
-            _ if command.starts_with('/') => println!("unknown command {command}. {HELP}"),
+            _ if command.starts_with('/') => say!("unknown command {command}. {HELP}"),
             _ => {
                 let outcome = turn(&mut chat, &line, &mut observer).await?;
                 match outcome.state {
                     AgentState::Finished => {
                         if let Some(summary) = &outcome.summary {
                             if outcome.reason == "the model called finish" {
-                                println!("\n{}", summary.trim());
+                                say!("\n{}", summary.trim());
                             }
                         }
                     }
-                    _ => println!("\n[{}: {}]", outcome.state.as_str(), outcome.reason),
+                    _ => say!("\n[{}: {}]", outcome.state.as_str(), outcome.reason),
                 }
                 last_outcome = Some(outcome);
             }
@@ -313,7 +313,7 @@ async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result
             _ => None,
         });
     let Some(path) = last_edit else {
-        println!("the agent has not edited a file yet");
+        say!("the agent has not edited a file yet");
         return Ok(());
     };
     match tools
@@ -322,11 +322,11 @@ async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result
         .await
     {
         Ok(output) => {
-            println!("{}", output.text);
+            say!("{}", output.text);
             chat.conversation
                 .note_from_user(observer, &format!("(I reverted your last edit of {path}.)"))?;
         }
-        Err(err) => println!("{err}"),
+        Err(err) => say!("{err}"),
     }
     Ok(())
 }

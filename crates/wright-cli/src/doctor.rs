@@ -79,17 +79,20 @@ pub async fn doctor(args: DoctorArgs) -> Result<u8> {
         report
             .fields
             .insert("problems".into(), json!(report.problems));
-        println!("{}", Value::Object(report.fields));
+        crate::screen::out(&wright_protocol::escape_for_json_line(format!(
+            "{}\n",
+            Value::Object(report.fields)
+        )));
     } else {
         for line in &report.lines {
-            println!("{line}");
+            say!("{line}");
         }
         if ok {
-            println!("\nready: `wright run \"your task\"` will work with this setup.");
+            say!("\nready: `wright run \"your task\"` will work with this setup.");
         } else {
-            println!("\nto fix:");
+            say!("\nto fix:");
             for problem in &report.problems {
-                println!("  - {problem}");
+                say!("  - {problem}");
             }
         }
     }

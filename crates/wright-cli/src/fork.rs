@@ -121,9 +121,9 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
         lines.push(event.to_line()?);
     }
     std::fs::write(dir.join("events.jsonl"), lines.concat())?;
-    println!("forked {} at event {at} as {id}", start.conversation);
+    say!("forked {} at event {at} as {id}", start.conversation);
     if let Some(note) = note {
-        println!("note: {note}");
+        say!("note: {note}");
     }
     match args.message {
         Some(message) => {
@@ -135,7 +135,7 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
             .await
         }
         None => {
-            println!("go on with: wright resume {id} \"what to try\"");
+            say!("go on with: wright resume {id} \"what to try\"");
             Ok(0)
         }
     }

@@ -34,14 +34,14 @@ fn log_path(id: &str) -> PathBuf {
 pub fn list() -> Result<()> {
     let ids = conversation_ids()?;
     if ids.is_empty() {
-        println!("no conversations yet in {}", conversations_dir().display());
+        say!("no conversations yet in {}", conversations_dir().display());
         return Ok(());
     }
     for id in ids {
         let parsed = match read_log(&log_path(&id)) {
             Ok(parsed) => parsed,
             Err(err) => {
-                println!("{id}  (unreadable: {err})");
+                say!("{id}  (unreadable: {err})");
                 continue;
             }
         };
@@ -65,7 +65,7 @@ pub fn list() -> Result<()> {
         } else {
             ""
         };
-        println!(
+        say!(
             "{id}  {state:<9} {steps:>3} steps  {}{torn}",
             clip(&task, 70)
         );
@@ -101,9 +101,12 @@ pub fn show(prefix: &str) -> Result<()> {
     let parsed = read_log(&log_path(&id))?;
     for event in &parsed.events {
         match &event.body {
-            EventBody::Start(start) => println!(
+            EventBody::Start(start) => say!(
                 "conversation {} · model {} on {} · workspace {}",
-                start.conversation, start.model, start.base_url, start.workspace
+                start.conversation,
+                start.model,
+                start.base_url,
+                start.workspace
             ),
             EventBody::Message { text, .. } => {
                 let who = match event.source {
@@ -111,12 +114,12 @@ pub fn show(prefix: &str) -> Result<()> {
                     Source::Agent => "agent",
                     Source::Environment => "note",
                 };
-                println!("\n{who}: {}", text.trim());
+                say!("\n{who}: {}", text.trim());
             }
             EventBody::Action {
                 tool, arguments, ..
             } => {
-                println!("  → {tool} {}", describe_arguments(tool, arguments));
+                say!("  → {tool} {}", describe_arguments(tool, arguments));
             }
             EventBody::Observation {
                 output,
@@ -133,15 +136,15 @@ pub fn show(prefix: &str) -> Result<()> {
                         .unwrap_or_default()
                 };
                 let lines: Vec<&str> = output.lines().take(6).collect();
-                println!("    {}{tag}", lines.join("\n    "));
+                say!("    {}{tag}", lines.join("\n    "));
             }
-            EventBody::Error { message } => println!("error: {message}"),
+            EventBody::Error { message } => say!("error: {message}"),
             EventBody::Review(review) => {
                 for line in review.lines() {
-                    println!("  [review: {line}]");
+                    say!("  [review: {line}]");
                 }
             }
-            EventBody::Condensation(c) => println!(
+            EventBody::Condensation(c) => say!(
                 "  [condensed: kept from event {}, {} outputs masked{}]",
                 c.keep_from,
                 c.masked.len(),
@@ -153,17 +156,19 @@ pub fn show(prefix: &str) -> Result<()> {
             ),
             EventBody::State { state, reason } => {
                 if let Some(reason) = reason {
-                    println!("[{}: {reason}]", state.as_str());
+                    say!("[{}: {reason}]", state.as_str());
                 }
             }
-            EventBody::Usage(usage) => println!(
+            EventBody::Usage(usage) => say!(
                 "  [step {} · {} prompt tokens · {} generated]",
-                usage.step, usage.prompt_tokens, usage.completion_tokens
+                usage.step,
+                usage.prompt_tokens,
+                usage.completion_tokens
             ),
         }
     }
     if let Some(torn) = parsed.torn {
-        println!("[the log ends in a torn line ({} bytes at line {}): the process was killed while writing]", torn.bytes, torn.line);
+        say!("[the log ends in a torn line ({} bytes at line {}): the process was killed while writing]", torn.bytes, torn.line);
     }
     Ok(())
 }

@@ -1,6 +1,9 @@
 //! `wright`: a coding agent for local models. This file only parses the command line and
 //! hands over to one module per subcommand; errors reach the user as one sentence.
 
+#[macro_use]
+mod screen;
+
 mod chat;
 mod connect;
 mod doctor;
@@ -69,7 +72,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("wright: cannot start the async runtime: {err}");
+            tell!("wright: cannot start the async runtime: {err}");
             return ExitCode::from(1);
         }
     };
@@ -107,7 +110,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("wright: {err:#}");
+            tell!("wright: {err:#}");
             ExitCode::from(2)
         }
     }

@@ -43,9 +43,7 @@ impl Progress {
         if text.is_empty() {
             return;
         }
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(text.as_bytes());
-        let _ = err.flush();
+        crate::screen::err(text);
         self.at_line_start = text.ends_with('\n');
     }
 

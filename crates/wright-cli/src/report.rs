@@ -59,13 +59,13 @@ pub fn print_report(
         } else {
             "── review"
         };
-        println!("{heading}");
+        say!("{heading}");
         for line in review.lines() {
-            println!("   {line}");
+            say!("   {line}");
         }
-        println!();
+        say!();
     }
-    println!(
+    say!(
         "── {}: {} · {} step{} · {:.1} s",
         outcome.state.as_str(),
         outcome.reason,
@@ -74,18 +74,18 @@ pub fn print_report(
         elapsed.as_secs_f64()
     );
     if let Some(summary) = &outcome.summary {
-        println!("{}", summary.trim());
+        say!("{}", summary.trim());
     }
     match changes {
-        working_copy::Outcome::Branch { branch, diff } => println!(
+        working_copy::Outcome::Branch { branch, diff } => say!(
             "\n── changes, on branch {branch} (your checkout is untouched)\n{}\n\n   take them: wright apply {id}\n   drop them: wright discard {id}",
             diff.trim_end()
         ),
-        working_copy::Outcome::NoChanges => println!("\n── no changes"),
+        working_copy::Outcome::NoChanges => say!("\n── no changes"),
         working_copy::Outcome::Direct => match git_changes(workspace) {
-            Some(diff) if diff.trim().is_empty() => println!("\n── no changes in the workspace"),
-            Some(diff) => println!("\n── changes in the workspace\n{}", diff.trim_end()),
-            None => println!("\n── the workspace is not a git repository: no diff to show"),
+            Some(diff) if diff.trim().is_empty() => say!("\n── no changes in the workspace"),
+            Some(diff) => say!("\n── changes in the workspace\n{}", diff.trim_end()),
+            None => say!("\n── the workspace is not a git repository: no diff to show"),
         },
     }
     let cached = if totals.cached_tokens > 0 {
@@ -110,7 +110,7 @@ pub fn print_report(
             if totals.condensations == 1 { "" } else { "s" }
         ));
     }
-    println!(
+    say!(
         "\n── tokens: {} prompt{cached} · {} generated{rate}\n   log: {}",
         totals.prompt_tokens,
         totals.completion_tokens,

@@ -61,7 +61,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
             &tools.setup,
         );
         if let Some(warning) = &window.warning {
-            eprintln!("warning: {warning}\n");
+            tell!("warning: {warning}\n");
         }
     }
     let NewSession {

@@ -207,7 +207,7 @@ pub async fn drive(
     let on_signal = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!(
+            tell!(
                 "\nwright: stopping after logging the current step (Ctrl-C again to quit at once)"
             );
             on_signal.cancel();
@@ -246,12 +246,12 @@ pub async fn drive(
     let changes = match working_copy.finish(title, &setup.sandbox, &setup.env) {
         Ok(changes) => changes,
         Err(err) => {
-            eprintln!("wright: {err:#}");
+            tell!("wright: {err:#}");
             working_copy::Outcome::Direct
         }
     };
     if !args.json {
-        eprintln!();
+        tell!();
         print_report(
             &outcome,
             started.elapsed(),
@@ -290,16 +290,16 @@ pub fn print_header(
         ),
         WorkingCopy::Direct { .. } => String::new(),
     };
-    eprintln!(
+    tell!(
         "wright · conversation {id} · model {} on {}\n  workspace {}{clone}",
         client.config().model,
         client.config().base_url,
         workspace.display(),
     );
     for line in lines {
-        eprintln!("  {line}");
+        tell!("  {line}");
     }
-    eprintln!("  sandbox {}\n", setup.describe());
+    tell!("  sandbox {}\n", setup.describe());
 }
 
 /// Where a new conversation works.

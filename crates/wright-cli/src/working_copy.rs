@@ -53,7 +53,7 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool) -> Result<()> {
         git(&repo, &["merge", "--no-edit", &branch])
     };
     result.with_context(|| format!("could not take {branch} into {}", repo.display()))?;
-    println!("took {branch} into {}", repo.display());
+    say!("took {branch} into {}", repo.display());
     Ok(())
 }
 
@@ -68,7 +68,7 @@ pub fn discard(conversation_dir: &Path) -> Result<()> {
         std::fs::remove_dir_all(&clone)
             .with_context(|| format!("cannot remove {}", clone.display()))?;
     }
-    println!("discarded {branch}");
+    say!("discarded {branch}");
     Ok(())
 }
 

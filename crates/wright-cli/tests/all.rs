@@ -1,7 +1,7 @@
 //! End-to-end tests of the `wright` binary against the scripted model server, real tools,
 //! real files and real git repositories. One test binary keeps link time low.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
 
 mod chat;
 mod common;
@@ -13,6 +13,7 @@ mod e2e_fix;
 mod faults;
 mod fork;
 mod history;
+mod host_attacks;
 mod persistence;
 mod quirks;
 mod real_model;

@@ -6,7 +6,7 @@
 //! inputs it tried. Properties: nothing panics; the SSE decoder gives the same events
 //! however the bytes are split; every call read from text has a JSON object as arguments.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
 
 use std::time::Duration;
 use std::time::Instant;

@@ -34,7 +34,8 @@ impl Event {
 
     /// The event as one log line, newline included.
     pub fn to_line(&self) -> Result<String, serde_json::Error> {
-        let mut line = serde_json::to_string(self)?;
+        // Inert when a person `cat`s the log: C1 controls and bidi marks as \u escapes.
+        let mut line = crate::printable::escape_for_json_line(serde_json::to_string(self)?);
         line.push('\n');
         Ok(line)
     }

@@ -8,6 +8,7 @@
 
 mod event;
 mod log;
+mod printable;
 
 pub use event::AgentState;
 pub use event::Condensation;
@@ -24,3 +25,5 @@ pub use log::read_log;
 pub use log::LogError;
 pub use log::ParsedLog;
 pub use log::TornLine;
+pub use printable::escape_for_json_line;
+pub use printable::printable;

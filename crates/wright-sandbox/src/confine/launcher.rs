@@ -25,7 +25,11 @@ pub fn launcher_main(args: Vec<OsString>) -> ! {
     match confine_and_run(args) {
         Ok(never) => match never {},
         Err(reason) => {
-            eprintln!("wright sandbox: {reason}");
+            // Read by wright (or shown by it through its sanitizer), never by a terminal.
+            #[allow(clippy::disallowed_macros)]
+            {
+                eprintln!("wright sandbox: {reason}");
+            }
             std::process::exit(126);
         }
     }
@@ -111,10 +115,13 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         limits: limits_words,
     };
     if report_only {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| e.to_string())?
-        );
+        #[allow(clippy::disallowed_macros)]
+        {
+            println!(
+                "{}",
+                serde_json::to_string(&report).map_err(|e| e.to_string())?
+            );
+        }
         std::process::exit(0);
     }
     let program = args.next().ok_or("missing program")?;

@@ -174,10 +174,15 @@ impl Container {
         if let Err(err) = engine::with_docker(&self.socket, |docker| async move {
             engine::remove(&docker, &name).await
         }) {
-            eprintln!(
-                "wright: {err} (remove it with `docker rm -f {}`)",
-                self.name
-            );
+            // Called from Drop, with nothing to return the error to; the text is the
+            // daemon's and the container's name, nothing the agent wrote.
+            #[allow(clippy::disallowed_macros)]
+            {
+                eprintln!(
+                    "wright: {err} (remove it with `docker rm -f {}`)",
+                    self.name
+                );
+            }
         }
     }
 }
