@@ -167,12 +167,12 @@ async fn main() {
     // 3. The terminal tool's round trip for `echo` in its persistent shell, unconfined
     //    and confined (Landlock, seccomp, namespaces).
     let median_echo = echo_round_trip(wright_sandbox::Sandbox::unconfined(), None).await;
-    let private = wright_sandbox::private_dir(&std::env::temp_dir(), "bench-echo").unwrap();
+    let private = wright_sandbox::PrivateDir::create(&std::env::temp_dir(), "bench-echo").unwrap();
     let ws = tempfile::tempdir().unwrap();
     let policy = wright_sandbox::confine::Policy::for_workspace(ws.path(), &private, None);
     let confined = wright_sandbox::Sandbox::confined(WRIGHT.into(), &policy).unwrap();
     let median_confined_echo = echo_round_trip(confined, Some((ws.path(), &private))).await;
-    let _ = std::fs::remove_dir_all(&private);
+    drop(private);
 
     // 4. A command printing 100 MB, through the whole binary.
     let repo = tempfile::tempdir().unwrap();
@@ -227,20 +227,25 @@ async fn main() {
 
 async fn echo_round_trip(
     sandbox: wright_sandbox::Sandbox,
-    confined: Option<(&Path, &Path)>,
+    confined: Option<(&Path, &wright_sandbox::PrivateDir)>,
 ) -> Duration {
     let ws = tempfile::tempdir().unwrap();
-    let (root, env) = match confined {
+    let unconfined_scratch =
+        wright_sandbox::PrivateDir::create(&std::env::temp_dir(), "bench-none").unwrap();
+    let (root, env, scratch) = match confined {
         Some((root, private)) => (
             root.to_path_buf(),
-            wright_sandbox::confined_environment(std::env::vars(), private, None),
+            wright_sandbox::confined_environment(std::env::vars(), private.root(), None),
+            private.out(),
         ),
         None => (
             ws.path().to_path_buf(),
             wright_sandbox::shell_environment(std::env::vars()),
+            unconfined_scratch.out(),
         ),
     };
-    let terminal = TerminalTool::new(Workspace::new(&root).unwrap(), env, sandbox);
+    let scratch = wright_tools::Scratch::open(&scratch, 1 << 30).unwrap();
+    let terminal = TerminalTool::new(Workspace::new(&root).unwrap(), env, sandbox, scratch);
     terminal.warm_up().await.unwrap();
     let mut round_trips = Vec::new();
     for _ in 0..200 {
@@ -257,7 +262,7 @@ fn spawn_costs() -> Vec<(&'static str, Duration)> {
     use wright_sandbox::confine::Namespaces;
     use wright_sandbox::confine::Policy;
     let ws = tempfile::tempdir().unwrap();
-    let private = wright_sandbox::private_dir(&std::env::temp_dir(), "bench-spawn").unwrap();
+    let private = wright_sandbox::PrivateDir::create(&std::env::temp_dir(), "bench-spawn").unwrap();
     let mut figures = Vec::new();
     let mut time = |level: &'static str, command: &mut dyn FnMut() -> std::process::ExitStatus| {
         let mut runs = Vec::new();
@@ -285,6 +290,6 @@ fn spawn_costs() -> Vec<(&'static str, Duration)> {
                 .unwrap()
         });
     }
-    let _ = std::fs::remove_dir_all(&private);
+    drop(private);
     figures
 }

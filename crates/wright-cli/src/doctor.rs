@@ -245,14 +245,14 @@ fn check_sandbox(requested: &str, report: &mut Report) {
     }
     let checked = (|| {
         let workspace = std::env::current_dir()?;
-        let private = wright_sandbox::private_dir(&std::env::temp_dir(), "doctor")?;
+        let private = wright_sandbox::PrivateDir::create(&std::env::temp_dir(), "doctor")?;
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let mut policy = Policy::for_workspace(&workspace, &private, home.as_deref());
         policy.cgroup_description =
             "a cgroup of its own per run, where the cgroup tree is writable".into();
         let launcher = std::env::current_exe()?;
         let result = Sandbox::for_mode(mode, launcher, &policy);
-        let _ = std::fs::remove_dir_all(&private);
+        drop(private);
         Ok::<_, anyhow::Error>(result?)
     })();
     match checked {

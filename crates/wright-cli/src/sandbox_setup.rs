@@ -1,6 +1,7 @@
 //! Turning `--sandbox` into a working sandbox for one conversation: its policy, its
-//! private directory (removed at the end), the environment its commands get, and the
-//! words that say what is enforced. With `--sandbox docker`, the conversation's container
+//! private directory (removed at the end; wright's scratch files live there, out of the
+//! agent's reach), the environment its commands get, and the words that say what is
+//! enforced. With `--sandbox docker`, the conversation's container
 //! (removed when this is dropped, with every process in it).
 
 use anyhow::Context;
@@ -13,8 +14,8 @@ use wright_sandbox::confine::Report;
 use wright_sandbox::confined_environment;
 use wright_sandbox::container_environment;
 use wright_sandbox::docker::DockerSettings;
-use wright_sandbox::private_dir;
 use wright_sandbox::shell_environment;
+use wright_sandbox::PrivateDir;
 use wright_sandbox::Sandbox;
 use wright_sandbox::SandboxMode;
 
@@ -22,8 +23,9 @@ pub struct SandboxSetup {
     pub sandbox: Sandbox,
     pub env: Vec<(String, String)>,
     report: Option<Report>,
-    private: Option<PathBuf>,
+    private: PrivateDir,
     cgroup: Option<Cgroup>,
+    max_file_bytes: u64,
 }
 
 /// The limits and permissions given on the command line.
@@ -45,23 +47,25 @@ impl SandboxSetup {
         shared_read_only: &[PathBuf],
         conversation: &str,
     ) -> Result<Self> {
+        let private = PrivateDir::create(&std::env::temp_dir(), conversation)
+            .context("cannot create the conversation's private directory")?;
+        let max_file_bytes = options.max_file_mb << 20;
         if mode == SandboxMode::None {
             return Ok(Self {
                 sandbox: Sandbox::unconfined(),
                 env: shell_environment(std::env::vars()),
                 report: None,
-                private: None,
+                private,
                 cgroup: None,
+                max_file_bytes,
             });
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let private = private_dir(&std::env::temp_dir(), conversation)
-            .context("cannot create the conversation's private directory")?;
         let mut policy = Policy::for_workspace(writable_root, &private, home.as_deref());
         policy.read_only.extend(shared_read_only.iter().cloned());
         policy.network = options.network;
         policy.max_processes = options.max_processes;
-        policy.max_file_bytes = options.max_file_mb << 20;
+        policy.max_file_bytes = max_file_bytes;
         let max_memory = options
             .max_memory_mb
             .map_or_else(wright_sandbox::confine::default_memory_limit, |mb| mb << 20);
@@ -84,7 +88,12 @@ impl SandboxSetup {
                     .unwrap_or_else(DockerSettings::default_image),
                 conversation: conversation.to_string(),
                 workspace: writable_root.to_path_buf(),
-                read_only: shared_read_only.to_vec(),
+                read_only: shared_read_only
+                    .iter()
+                    .cloned()
+                    .chain([private.out()])
+                    .collect(),
+                needs_git: !shared_read_only.is_empty(),
                 env: container_environment(std::env::vars()),
             };
             Sandbox::docker(&settings, &policy).map(|(sandbox, report)| (sandbox, Some(report)))
@@ -94,21 +103,27 @@ impl SandboxSetup {
         let (sandbox, report) = match setup {
             Ok(ok) => ok,
             Err(err) => {
-                let _ = std::fs::remove_dir_all(&private);
                 if let Some(cgroup) = &cgroup {
                     cgroup.remove();
                 }
                 return Err(err.into());
             }
         };
-        let env = confined_environment(std::env::vars(), &private, home.as_deref());
+        let env = confined_environment(std::env::vars(), private.root(), home.as_deref());
         Ok(Self {
             sandbox,
             env,
             report,
-            private: Some(private),
+            private,
             cgroup,
+            max_file_bytes,
         })
+    }
+
+    /// wright's scratch files for this conversation: readable in the sandbox, not writable.
+    pub fn scratch(&self) -> Result<wright_tools::Scratch> {
+        wright_tools::Scratch::open(&self.private.out(), self.max_file_bytes)
+            .map_err(|err| anyhow::anyhow!("{err}"))
     }
 
     pub fn describe(&self) -> String {
@@ -129,8 +144,6 @@ impl Drop for SandboxSetup {
         if let Some(cgroup) = &self.cgroup {
             cgroup.remove();
         }
-        if let Some(private) = &self.private {
-            let _ = std::fs::remove_dir_all(private);
-        }
+        // The private directory goes with `self.private`.
     }
 }

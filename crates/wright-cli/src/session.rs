@@ -169,6 +169,7 @@ impl Tools {
             workspace.clone(),
             setup.env.clone(),
             setup.sandbox.clone(),
+            setup.scratch()?,
         ));
         // The shell starts while the first request is prepared and sent.
         let warm = terminal.clone();

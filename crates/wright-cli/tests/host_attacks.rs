@@ -4,3 +4,54 @@
 //! sandbox and checks that nothing outside was touched, read or run.
 
 mod injection;
+mod scratch;
+
+use std::path::Path;
+use std::path::PathBuf;
+use tempfile::TempDir;
+
+/// A directory outside every workspace: the sandbox cannot write it, wright's own process
+/// (the host user) can. A file appearing here was made outside the sandbox.
+pub struct Outside {
+    dir: TempDir,
+}
+
+impl Outside {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("target.txt"), "original").unwrap();
+        Self { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn display(&self) -> String {
+        self.dir.path().display().to_string()
+    }
+
+    pub fn target(&self) -> PathBuf {
+        self.dir.path().join("target.txt")
+    }
+
+    /// Asserts that nothing but `target.txt`, unchanged, is here.
+    pub fn assert_untouched(&self) {
+        let mut names: Vec<String> = std::fs::read_dir(self.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec!["target.txt".to_string()],
+            "files appeared outside"
+        );
+        assert_eq!(
+            std::fs::read_to_string(self.target()).unwrap(),
+            "original",
+            "a file outside was written"
+        );
+    }
+}

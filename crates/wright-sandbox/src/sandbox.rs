@@ -10,7 +10,6 @@ use crate::docker::Container;
 use crate::docker::DockerSettings;
 use crate::mode::SandboxError;
 use crate::mode::SandboxMode;
-use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -106,6 +105,7 @@ impl Sandbox {
                     conversation: format!("check-{}", std::process::id()),
                     workspace,
                     read_only: Vec::new(),
+                    needs_git: false,
                     env: container_environment(std::env::vars()),
                 };
                 let (sandbox, report) = Self::docker(&settings, policy)?;
@@ -163,19 +163,6 @@ impl Sandbox {
         serde_json::from_slice(&output.stdout)
             .map_err(|e| SandboxError::Refused(format!("unreadable sandbox report: {e}")))
     }
-}
-
-/// The conversation's private directory: `tmp/` (TMPDIR) and `home/` (HOME), 0700.
-pub fn private_dir(base: &Path, conversation: &str) -> Result<PathBuf, SandboxError> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = base.join(format!("wright-{conversation}"));
-    for sub in ["tmp", "home"] {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir.join(sub))?;
-    }
-    Ok(dir.canonicalize()?)
 }
 
 /// A token unique to one wrapped program.

@@ -10,11 +10,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
-    scratch: PathBuf,
 }
-
-/// Scratch area inside the workspace, ignored by git through its own `.gitignore`.
-const SCRATCH_DIR: &str = ".wright/tmp";
 
 impl Workspace {
     /// `root` must exist; it is canonicalized so later checks compare real paths.
@@ -22,25 +18,11 @@ impl Workspace {
         let root = root
             .canonicalize()
             .map_err(|err| ToolError::Fatal(format!("workspace {}: {err}", root.display())))?;
-        let scratch = root.join(SCRATCH_DIR);
-        Ok(Self { root, scratch })
+        Ok(Self { root })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
-    }
-
-    /// The scratch directory (created on demand), for saved outputs and command files.
-    pub fn scratch(&self) -> Result<&Path, ToolError> {
-        if !self.scratch.is_dir() {
-            std::fs::create_dir_all(&self.scratch).map_err(|err| {
-                ToolError::Fatal(format!("cannot create {}: {err}", self.scratch.display()))
-            })?;
-            std::fs::write(self.scratch.join(".gitignore"), "*\n").map_err(|err| {
-                ToolError::Fatal(format!("cannot write in {}: {err}", self.scratch.display()))
-            })?;
-        }
-        Ok(&self.scratch)
     }
 
     /// Resolves a path the model gave; refuses anything that ends up outside.

@@ -1,21 +1,45 @@
 use serde_json::json;
 use std::time::Instant;
 use tempfile::TempDir;
+use wright_tools::Scratch;
 use wright_tools::TerminalTool;
 use wright_tools::Tool;
 use wright_tools::ToolError;
 use wright_tools::ToolOutput;
 use wright_tools::Workspace;
 
-fn terminal() -> (TempDir, TerminalTool) {
-    let dir = tempfile::tempdir().unwrap();
-    let env = wright_sandbox::shell_environment(std::env::vars());
-    let tool = TerminalTool::new(
-        Workspace::new(dir.path()).unwrap(),
-        env,
-        wright_sandbox::Sandbox::unconfined(),
-    );
-    (dir, tool)
+/// The workspace, and the scratch directory beside it (outside it, as in a run).
+struct Dirs {
+    workspace: TempDir,
+    scratch: TempDir,
+}
+
+impl Dirs {
+    fn new() -> Self {
+        Self {
+            workspace: tempfile::tempdir().unwrap(),
+            scratch: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self) -> &std::path::Path {
+        self.workspace.path()
+    }
+
+    fn terminal(&self, env: Vec<(String, String)>) -> TerminalTool {
+        TerminalTool::new(
+            Workspace::new(self.path()).unwrap(),
+            env,
+            wright_sandbox::Sandbox::unconfined(),
+            Scratch::open(self.scratch.path(), 1 << 30).unwrap(),
+        )
+    }
+}
+
+fn terminal() -> (Dirs, TerminalTool) {
+    let dirs = Dirs::new();
+    let tool = dirs.terminal(wright_sandbox::shell_environment(std::env::vars()));
+    (dirs, tool)
 }
 
 async fn run(tool: &TerminalTool, args: serde_json::Value) -> ToolOutput {
@@ -161,7 +185,7 @@ async fn exiting_the_shell_starts_a_fresh_one() {
 
 #[tokio::test]
 async fn the_environment_is_scrubbed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = Dirs::new();
     let host = vec![
         ("PATH".to_string(), std::env::var("PATH").unwrap()),
         (
@@ -169,11 +193,7 @@ async fn the_environment_is_scrubbed() {
             "sk-should-not-leak".to_string(),
         ),
     ];
-    let t = TerminalTool::new(
-        Workspace::new(dir.path()).unwrap(),
-        wright_sandbox::shell_environment(host),
-        wright_sandbox::Sandbox::unconfined(),
-    );
+    let t = dir.terminal(wright_sandbox::shell_environment(host));
     let out = run(&t, json!({"command": "env"})).await;
     assert!(!out.text.contains("sk-should-not-leak"));
     assert!(out.text.contains("TERM=dumb"));

@@ -1,6 +1,7 @@
 //! What a confined command may touch, decided by wright and handed to the launcher as
 //! JSON; and what the launcher reports it enforced.
 
+use crate::PrivateDir;
 use serde::Deserialize;
 use serde::Serialize;
 use std::path::Path;
@@ -90,9 +91,10 @@ const HOME_CACHES: &[&str] = &[
 ];
 
 impl Policy {
-    /// The default policy: the workspace and `private` (the conversation's own tmp and home)
-    /// writable, system and home toolchains read-only, network off.
-    pub fn for_workspace(workspace: &Path, private: &Path, home: Option<&Path>) -> Self {
+    /// The default policy: the workspace and the conversation's own tmp and home writable,
+    /// its scratch (`out`, written by wright), system and home toolchains read-only,
+    /// network off.
+    pub fn for_workspace(workspace: &Path, private: &PrivateDir, home: Option<&Path>) -> Self {
         let existing = |p: PathBuf| p.exists().then_some(p);
         let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY
             .iter()
@@ -124,7 +126,9 @@ impl Policy {
                 .filter_map(existing),
         );
         read_write.push(workspace.to_path_buf());
-        read_write.push(private.to_path_buf());
+        read_write.push(private.tmp());
+        read_write.push(private.home());
+        read_only.push(private.out());
         Self {
             read_only,
             read_write,

@@ -46,8 +46,12 @@ pub struct DockerSettings {
     pub conversation: String,
     /// Bind-mounted read-write at the same path; its owner is the container's user.
     pub workspace: PathBuf,
-    /// Also bind-mounted at the same path, read-only (a clone's shared object store).
+    /// Also bind-mounted at the same path, read-only (a clone's shared object store,
+    /// wright's scratch directory).
     pub read_only: Vec<PathBuf>,
+    /// The workspace is wright's clone of a repository: git must run in the container to
+    /// commit the agent's branch, so the image must have it.
+    pub needs_git: bool,
     /// The container's environment: scrubbed, never the host's (`container_environment`).
     pub env: Vec<(String, String)>,
 }
@@ -123,7 +127,7 @@ impl Container {
             user,
             workspace,
             network: policy.network,
-            needs_git: !settings.read_only.is_empty(),
+            needs_git: settings.needs_git,
             removed: AtomicBool::new(false),
         };
         // On failure `container` is dropped here, which removes it.

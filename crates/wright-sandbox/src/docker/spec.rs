@@ -131,9 +131,12 @@ mod tests {
             conversation: "c1".into(),
             workspace: PathBuf::from("/work/repo"),
             read_only: vec![PathBuf::from("/nonexistent/objects")],
+            needs_git: true,
             env: vec![("TERM".into(), "dumb".into())],
         };
-        let mut policy = Policy::for_workspace(Path::new("/work/repo"), Path::new("/p"), None);
+        let base = tempfile::tempdir().unwrap();
+        let private = crate::PrivateDir::create(base.path(), "c1").unwrap();
+        let mut policy = Policy::for_workspace(Path::new("/work/repo"), &private, None);
         policy.max_memory_bytes = 1 << 30;
         let body = container_body(&settings, &policy, "1000:1000");
         let host = body.host_config.unwrap();

@@ -1,10 +1,12 @@
 //! Collects one command's output with bounded memory. Up to `SPILL_AT` bytes stay in
-//! memory; past that everything goes to a file in the scratch area and only the head and
-//! a rolling tail are kept, so a command printing 100 MB costs a few hundred KB.
+//! memory; past that everything goes to a file in the scratch area (up to the file-size
+//! limit) and only the head and a rolling tail are kept, so a command printing 100 MB
+//! costs a few hundred KB.
 
+use crate::scratch::Scratch;
+use crate::scratch::ScratchFile;
+use crate::ToolError;
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::Write;
 use std::path::PathBuf;
 
 const SPILL_AT: usize = 256 * 1024;
@@ -14,33 +16,35 @@ pub struct Collector {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: usize,
-    spill: Option<(PathBuf, File)>,
-    spill_path: PathBuf,
+    spill: Option<ScratchFile>,
+    scratch: Scratch,
 }
 
 pub struct Collected {
     /// The whole output if it stayed small; else its head, a cut marker and its tail.
     pub bytes: Vec<u8>,
     pub total: usize,
-    /// Where the whole output was written, if it was too long to keep.
+    /// Where the output was written, if it was too long to keep.
     pub spilled_to: Option<PathBuf>,
+    /// Bytes of it in that file: less than `total` when the size limit cut it.
+    pub spilled_bytes: u64,
 }
 
 impl Collector {
-    pub fn new(spill_path: PathBuf) -> Self {
+    pub fn new(scratch: Scratch) -> Self {
         Self {
             head: Vec::new(),
             tail: VecDeque::new(),
             total: 0,
             spill: None,
-            spill_path,
+            scratch,
         }
     }
 
-    pub fn push(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), ToolError> {
         self.total += chunk.len();
-        if let Some((_, file)) = &mut self.spill {
-            file.write_all(chunk)?;
+        if let Some(file) = &mut self.spill {
+            file.write(chunk).map_err(spill_error)?;
             self.tail.extend(chunk);
             let excess = self.tail.len().saturating_sub(TAIL_KEEP);
             self.tail.drain(..excess);
@@ -48,12 +52,12 @@ impl Collector {
         }
         self.head.extend_from_slice(chunk);
         if self.head.len() > SPILL_AT {
-            let mut file = File::create(&self.spill_path)?;
-            file.write_all(&self.head)?;
+            let mut file = self.scratch.create("output", "txt")?;
+            file.write(&self.head).map_err(spill_error)?;
             let keep_from = self.head.len() - TAIL_KEEP.min(self.head.len());
             self.tail.extend(&self.head[keep_from..]);
             self.head.truncate(SPILL_AT / 4);
-            self.spill = Some((self.spill_path.clone(), file));
+            self.spill = Some(file);
         }
         Ok(())
     }
@@ -69,12 +73,11 @@ impl Collector {
     }
 
     /// Drops the last `n` bytes (the prompt marker) from everything kept and written.
-    pub fn drop_last(&mut self, n: usize) -> std::io::Result<()> {
+    pub fn drop_last(&mut self, n: usize) -> Result<(), ToolError> {
         let n = n.min(self.total);
         self.total -= n;
-        if let Some((_, file)) = &mut self.spill {
-            file.flush()?;
-            file.set_len(self.total as u64)?;
+        if let Some(file) = &mut self.spill {
+            file.truncate(self.total as u64).map_err(spill_error)?;
             let keep = self.tail.len().saturating_sub(n);
             self.tail.truncate(keep);
         } else {
@@ -83,24 +86,30 @@ impl Collector {
         Ok(())
     }
 
-    pub fn finish(mut self) -> std::io::Result<Collected> {
+    pub fn finish(mut self) -> Result<Collected, ToolError> {
         match self.spill.take() {
             None => Ok(Collected {
                 bytes: self.head,
                 total: self.total,
                 spilled_to: None,
+                spilled_bytes: 0,
             }),
-            Some((path, mut file)) => {
-                file.flush()?;
+            Some(mut file) => {
+                file.flush().map_err(spill_error)?;
                 let mut bytes = self.head;
                 bytes.extend_from_slice(b"\n");
                 bytes.extend(self.tail);
                 Ok(Collected {
                     bytes,
                     total: self.total,
-                    spilled_to: Some(path),
+                    spilled_bytes: file.written(),
+                    spilled_to: Some(file.path),
                 })
             }
         }
     }
+}
+
+fn spill_error(err: std::io::Error) -> ToolError {
+    ToolError::Fatal(format!("cannot save command output: {err}"))
 }

@@ -1,13 +1,14 @@
 //! The `terminal` tool: commands in one persistent bash session, with a timeout that
 //! kills the command's process group, early return when a program waits for input
 //! (answered with `is_input`), and long output cut to head and tail with the whole text
-//! saved in the scratch area.
+//! (up to the file-size limit) saved in the scratch area.
 
 mod collector;
 mod shell;
 mod waiting;
 
 use crate::args;
+use crate::scratch::Scratch;
 use crate::text::clean_terminal_output;
 use crate::text::head_and_tail;
 use crate::Tool;
@@ -19,8 +20,6 @@ use serde_json::Value;
 use shell::Outcome;
 use shell::ShellSession;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicU32;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use wright_sandbox::Sandbox;
@@ -35,23 +34,29 @@ pub struct TerminalTool {
     workspace: Workspace,
     env: Vec<(String, String)>,
     sandbox: Sandbox,
+    scratch: Scratch,
     session: Mutex<Option<ShellSession>>,
     /// The directory last reported to the model, to mention it only when it changes.
     last_cwd: Mutex<Option<PathBuf>>,
-    outputs: AtomicU32,
 }
 
 impl TerminalTool {
-    /// A terminal whose shell runs under `sandbox` with exactly `env`.
-    pub fn new(workspace: Workspace, env: Vec<(String, String)>, sandbox: Sandbox) -> Self {
+    /// A terminal whose shell runs under `sandbox` with exactly `env`; its scripts and
+    /// saved outputs go to `scratch`, which the sandbox must be able to read.
+    pub fn new(
+        workspace: Workspace,
+        env: Vec<(String, String)>,
+        sandbox: Sandbox,
+        scratch: Scratch,
+    ) -> Self {
         let root = workspace.root().to_path_buf();
         Self {
             workspace,
             env,
             sandbox,
+            scratch,
             session: Mutex::new(None),
             last_cwd: Mutex::new(Some(root)),
-            outputs: AtomicU32::new(0),
         }
     }
 
@@ -59,14 +64,13 @@ impl TerminalTool {
     pub async fn warm_up(&self) -> Result<(), ToolError> {
         let mut guard = self.session.lock().await;
         if guard.is_none() {
-            *guard = Some(ShellSession::start(&self.workspace, &self.env, &self.sandbox).await?);
+            *guard = Some(self.start().await?);
         }
         Ok(())
     }
 
-    fn spill_path(&self) -> Result<PathBuf, ToolError> {
-        let n = self.outputs.fetch_add(1, Ordering::Relaxed) + 1;
-        Ok(self.workspace.scratch()?.join(format!("output-{n}.txt")))
+    async fn start(&self) -> Result<ShellSession, ToolError> {
+        ShellSession::start(&self.workspace, &self.env, &self.sandbox, &self.scratch).await
     }
 }
 
@@ -125,9 +129,7 @@ impl Tool for TerminalTool {
                 ));
             };
             let bytes = keys(command);
-            let result = session
-                .send_input(&bytes, timeout, self.spill_path()?)
-                .await?;
+            let result = session.send_input(&bytes, timeout).await?;
             return self.report(&mut guard, result, timeout_secs, notes).await;
         }
         if command.trim().is_empty() {
@@ -140,11 +142,9 @@ impl Tool for TerminalTool {
         }
         let session = match guard.as_mut() {
             Some(session) => session,
-            None => {
-                guard.insert(ShellSession::start(&self.workspace, &self.env, &self.sandbox).await?)
-            }
+            None => guard.insert(self.start().await?),
         };
-        let result = session.run(command, timeout, self.spill_path()?).await?;
+        let result = session.run(command, timeout).await?;
         self.report(&mut guard, result, timeout_secs, notes).await
     }
 }
@@ -160,22 +160,32 @@ impl TerminalTool {
         let text = clean_terminal_output(&result.output.bytes);
         let text = text.trim_end_matches(['\n', ' ']);
         let mut shown = if let Some(path) = &result.output.spilled_to {
+            let saved = if result.output.spilled_bytes < result.output.total as u64 {
+                format!("its first {} bytes", result.output.spilled_bytes)
+            } else {
+                "all of it".to_string()
+            };
             let note = format!(
-                "; {} bytes in all, saved to {}",
+                "; {} bytes in all, {saved} saved to {}",
                 result.output.total,
                 path.display()
             );
             head_and_tail(text, SHOWN_HEAD, SHOWN_TAIL, &note)
         } else if text.chars().count() > SHOWN_HEAD + SHOWN_TAIL {
-            let path = self.spill_path()?;
-            std::fs::write(&path, text).map_err(|err| {
-                ToolError::Fatal(format!("cannot save output to {}: {err}", path.display()))
-            })?;
+            let mut file = self.scratch.create("output", "txt")?;
+            file.write(text.as_bytes())
+                .and_then(|()| file.flush())
+                .map_err(|err| {
+                    ToolError::Fatal(format!(
+                        "cannot save output to {}: {err}",
+                        file.path.display()
+                    ))
+                })?;
             head_and_tail(
                 text,
                 SHOWN_HEAD,
                 SHOWN_TAIL,
-                &format!("; full output in {}", path.display()),
+                &format!("; full output in {}", file.path.display()),
             )
         } else {
             text.to_string()

@@ -1,14 +1,15 @@
 //! One persistent bash per conversation, on its own PTY.
 //!
-//! Each command is written to a file in the scratch area and run with `. FILE`, so any
-//! length and any quoting reach bash intact (a terminal line is cut at 4 KB) and `cd` and
-//! `export` persist. The prompt is set to a marker carrying a per-session nonce and `$?`:
+//! Each command is written to a new file in the scratch area (which the sandbox can read
+//! but not write) and run with `. FILE`, so any length and any quoting reach bash intact
+//! (a terminal line is cut at 4 KB) and `cd` and `export` persist. The prompt is set to a marker carrying a per-session nonce and `$?`:
 //! seeing it means the command is over and gives its exit code. Terminal echo is off, so
 //! the output is only what the command printed.
 
 use super::collector::Collected;
 use super::collector::Collector;
 use super::waiting::group_waits_for_input;
+use crate::scratch::Scratch;
 use crate::ToolError;
 use crate::Workspace;
 use nix::sys::signal::Signal;
@@ -42,7 +43,9 @@ pub struct CommandResult {
 pub struct ShellSession {
     pty: PtyProcess,
     marker: Vec<u8>,
-    command_file: PathBuf,
+    scratch: Scratch,
+    /// The scratch file of the last command, removed once the next one starts.
+    command_file: Option<String>,
     busy: bool,
 }
 
@@ -51,9 +54,9 @@ impl ShellSession {
         workspace: &Workspace,
         env: &[(String, String)],
         sandbox: &Sandbox,
+        scratch: &Scratch,
     ) -> Result<Self, ToolError> {
         let nonce = nonce();
-        let scratch = workspace.scratch()?.to_path_buf();
         let (program, args) = sandbox.wrap("bash", &["--noprofile", "--norc", "--noediting", "-i"]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let pty = PtyProcess::spawn(&program, &args, env, workspace.root())
@@ -62,7 +65,8 @@ impl ShellSession {
         let mut session = Self {
             pty,
             marker,
-            command_file: scratch.join(format!("command-{nonce}.sh")),
+            scratch: scratch.clone(),
+            command_file: None,
             busy: false,
         };
         let init = format!(
@@ -70,9 +74,7 @@ impl ShellSession {
         );
         session.write(init.as_bytes())?;
         session.busy = true;
-        let ready = session
-            .wait(Duration::from_secs(10), scratch.join("startup.txt"), false)
-            .await?;
+        let ready = session.wait(Duration::from_secs(10), false).await?;
         match ready.outcome {
             Outcome::Exited(_) => Ok(session),
             Outcome::WaitingForInput | Outcome::TimedOut | Outcome::ShellDied => {
@@ -102,22 +104,35 @@ impl ShellSession {
         &mut self,
         command: &str,
         timeout: Duration,
-        spill_path: PathBuf,
     ) -> Result<CommandResult, ToolError> {
-        if let Some(parent) = self.command_file.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|err| ToolError::Fatal(format!("{}: {err}", parent.display())))?;
-        }
+        self.remove_command_file();
         let mut script = command.to_string();
         if !script.ends_with('\n') {
             script.push('\n');
         }
-        std::fs::write(&self.command_file, script)
-            .map_err(|err| ToolError::Fatal(format!("{}: {err}", self.command_file.display())))?;
-        let line = format!(". '{}'\n", self.command_file.display());
+        let mut file = self.scratch.create("command", "sh")?;
+        file.write(script.as_bytes())
+            .and_then(|()| file.flush())
+            .map_err(|err| ToolError::Fatal(format!("{}: {err}", file.path.display())))?;
+        if file.was_cut() {
+            self.scratch.remove(&file.name);
+            return Err(ToolError::Model(format!(
+                "the command is {} bytes, more than the file-size limit; write long text to a file with file_editor instead",
+                script.len()
+            )));
+        }
+        // The path is wright's own (a private directory it made), so quoting it is safe.
+        let line = format!(". '{}'\n", file.path.display());
+        self.command_file = Some(file.name);
         self.write(line.as_bytes())?;
         self.busy = true;
-        self.wait(timeout, spill_path, true).await
+        self.wait(timeout, true).await
+    }
+
+    fn remove_command_file(&mut self) {
+        if let Some(name) = self.command_file.take() {
+            self.scratch.remove(&name);
+        }
     }
 
     /// Types into the running command (keys already translated to bytes).
@@ -125,10 +140,9 @@ impl ShellSession {
         &mut self,
         bytes: &[u8],
         timeout: Duration,
-        spill_path: PathBuf,
     ) -> Result<CommandResult, ToolError> {
         self.write(bytes)?;
-        self.wait(timeout, spill_path, true).await
+        self.wait(timeout, true).await
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), ToolError> {
@@ -140,10 +154,9 @@ impl ShellSession {
     async fn wait(
         &mut self,
         timeout: Duration,
-        spill_path: PathBuf,
         detect_input: bool,
     ) -> Result<CommandResult, ToolError> {
-        let mut collector = Collector::new(spill_path);
+        let mut collector = Collector::new(self.scratch.clone());
         let deadline = Instant::now() + timeout;
         let mut last_output = Instant::now();
         let outcome = loop {
@@ -178,7 +191,7 @@ impl ShellSession {
             }
         };
         self.busy = matches!(outcome, Outcome::WaitingForInput);
-        let output = collector.finish().map_err(spill_error)?;
+        let output = collector.finish()?;
         Ok(CommandResult { outcome, output })
     }
 
@@ -188,14 +201,12 @@ impl ShellSession {
         collector: &mut Collector,
         chunk: &[u8],
     ) -> Result<Option<i32>, ToolError> {
-        collector.push(chunk).map_err(spill_error)?;
+        collector.push(chunk)?;
         let window = collector.last_bytes(self.marker.len() + chunk.len().min(4096) + 16);
         let Some((start, code)) = find_marker(&window, &self.marker) else {
             return Ok(None);
         };
-        collector
-            .drop_last(window.len() - start)
-            .map_err(spill_error)?;
+        collector.drop_last(window.len() - start)?;
         Ok(Some(code))
     }
 
@@ -249,18 +260,14 @@ impl ShellSession {
     /// Ends the shell and everything it started.
     pub fn kill(&mut self) {
         self.pty.kill();
-        let _ = std::fs::remove_file(&self.command_file);
+        self.remove_command_file();
     }
 }
 
 impl Drop for ShellSession {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.command_file);
+        self.remove_command_file();
     }
-}
-
-fn spill_error(err: std::io::Error) -> ToolError {
-    ToolError::Fatal(format!("cannot save command output: {err}"))
 }
 
 /// Finds the last `MARKER<digits>__` in `window`; returns where it starts and the code.
