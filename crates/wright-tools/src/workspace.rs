@@ -1,99 +1,126 @@
-//! The workspace the agent may touch, and the one rule every path obeys: after `..` and
-//! symlinks are resolved, it is inside the workspace. Relative paths are taken from the
-//! workspace root.
+//! The workspace the agent may touch, held as a directory descriptor opened once. Every
+//! file wright's own process opens there is opened beneath that descriptor (`openat2`
+//! with `RESOLVE_BENEATH`, or a component-by-component walk without following links where
+//! the kernel lacks it, through `cap-std`): a path that leads out — by `..`, an absolute
+//! link, or a link swapped in while wright works — fails at the moment of opening, so no
+//! check-then-open window exists. Links that stay inside are followed.
+//!
+//! Paths from the model are made relative first: absolute ones must name the workspace
+//! root lexically, and `..` may not climb above it.
 
 use crate::ToolError;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
 use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Workspace {
     root: PathBuf,
+    dir: Arc<Dir>,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root", &self.root)
+            .finish()
+    }
 }
 
 impl Workspace {
-    /// `root` must exist; it is canonicalized so later checks compare real paths.
+    /// `root` must exist; it is canonicalized and opened.
     pub fn new(root: &Path) -> Result<Self, ToolError> {
-        let root = root
-            .canonicalize()
-            .map_err(|err| ToolError::Fatal(format!("workspace {}: {err}", root.display())))?;
-        Ok(Self { root })
+        let fail =
+            |err: std::io::Error| ToolError::Fatal(format!("workspace {}: {err}", root.display()));
+        let root = root.canonicalize().map_err(fail)?;
+        let dir = Dir::open_ambient_dir(&root, ambient_authority()).map_err(fail)?;
+        Ok(Self {
+            root,
+            dir: Arc::new(dir),
+        })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Resolves a path the model gave; refuses anything that ends up outside.
-    pub fn resolve(&self, raw: &str) -> Result<PathBuf, ToolError> {
+    /// The workspace's directory descriptor: open everything through it.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
+    }
+
+    /// A path the model gave, relative to the root (`.` for the root itself); refuses one
+    /// that names a place outside. Links are not looked at here: opening through `dir`
+    /// refuses those that lead out.
+    pub fn relative(&self, raw: &str) -> Result<PathBuf, ToolError> {
         let raw = raw.trim();
         if raw.is_empty() {
             return Err(ToolError::Model("the path is empty".into()));
         }
-        let joined = if Path::new(raw).is_absolute() {
-            PathBuf::from(raw)
+        let given = Path::new(raw);
+        let relative = if given.is_absolute() {
+            given
+                .strip_prefix(&self.root)
+                .map_err(|_| self.outside(raw))?
         } else {
-            self.root.join(raw)
+            given
         };
-        let lexical = normalize(&joined);
-        let outside = || {
-            ToolError::Model(format!(
-                "{raw} is outside the workspace {}; only files inside it can be used",
-                self.root.display()
-            ))
-        };
-        if !lexical.starts_with(&self.root) {
-            return Err(outside());
-        }
-        // Resolve symlinks on the deepest part that exists; the rest cannot be links yet.
-        let mut existing = lexical.clone();
-        let mut rest = Vec::new();
-        while !existing.exists() && existing.symlink_metadata().is_err() {
-            match (existing.file_name(), existing.parent()) {
-                (Some(name), Some(parent)) => {
-                    rest.push(name.to_os_string());
-                    existing = parent.to_path_buf();
+        let mut out = PathBuf::new();
+        for component in relative.components() {
+            match component {
+                Component::Normal(part) => out.push(part),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !out.pop() {
+                        return Err(self.outside(raw));
+                    }
                 }
-                _ => return Err(outside()),
+                Component::RootDir | Component::Prefix(_) => return Err(self.outside(raw)),
             }
         }
-        let mut real = existing.canonicalize().map_err(|_| {
-            // A dangling symlink: refuse, whatever it points at.
-            ToolError::Model(format!("{raw} is a broken symbolic link"))
-        })?;
-        for name in rest.into_iter().rev() {
-            real.push(name);
+        if out.as_os_str().is_empty() {
+            out.push(".");
         }
-        if !real.starts_with(&self.root) {
-            return Err(outside());
-        }
-        Ok(real)
+        Ok(out)
     }
 
-    /// A path as shown to the model: relative to the root when inside it.
-    pub fn display(&self, path: &Path) -> String {
-        match path.strip_prefix(&self.root) {
-            Ok(relative) if relative.as_os_str().is_empty() => ".".to_string(),
-            Ok(relative) => relative.display().to_string(),
-            Err(_) => path.display().to_string(),
-        }
+    fn outside(&self, raw: &str) -> ToolError {
+        ToolError::Model(format!(
+            "{raw} is outside the workspace {}; only files inside it can be used",
+            self.root.display()
+        ))
     }
-}
 
-/// Removes `.` and resolves `..` without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
+    /// A relative path as shown to the model.
+    pub fn display(&self, relative: &Path) -> String {
+        relative.display().to_string()
+    }
+
+    /// The error for a failed open of `relative`: a link that leads out is named as such.
+    pub fn open_error(&self, relative: &Path, err: std::io::Error) -> ToolError {
+        let shown = self.display(relative);
+        match err.kind() {
+            std::io::ErrorKind::NotFound => ToolError::Model(format!("{shown} does not exist")),
+            std::io::ErrorKind::PermissionDenied if self.leads_out(relative) => {
+                ToolError::Model(format!(
+                    "{shown} leads outside the workspace through a symbolic link; only files inside it can be used"
+                ))
             }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
+            _ => ToolError::Model(format!("cannot open {shown}: {err}")),
         }
     }
-    out
+
+    /// Whether `relative` resolves outside the root (only to word an error: the refusal
+    /// itself was the kernel's, at open time).
+    fn leads_out(&self, relative: &Path) -> bool {
+        self.root
+            .join(relative)
+            .canonicalize()
+            .map_or(true, |real| !real.starts_with(&self.root))
+    }
 }
 
 #[cfg(test)]
@@ -105,19 +132,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("src", dir.path().join("inner")).unwrap();
         let ws = Workspace::new(dir.path()).unwrap();
         let root = ws.root().to_path_buf();
-        assert_eq!(ws.resolve("src/a.py").unwrap(), root.join("src/a.py"));
-        assert_eq!(
-            ws.resolve(&root.join("new/b.py").display().to_string())
-                .unwrap(),
-            root.join("new/b.py")
-        );
-        assert_eq!(ws.resolve("src/../x").unwrap(), root.join("x"));
-        assert!(ws.resolve("../escape").is_err());
-        assert!(ws.resolve("/etc/passwd").is_err());
-        assert!(ws.resolve("link/secret").is_err());
-        assert!(ws.resolve("link").is_err());
+        assert_eq!(ws.relative("src/a.py").unwrap(), Path::new("src/a.py"));
+        let absolute = root.join("new/b.py").display().to_string();
+        assert_eq!(ws.relative(&absolute).unwrap(), Path::new("new/b.py"));
+        assert_eq!(ws.relative("src/../x").unwrap(), Path::new("x"));
+        assert_eq!(ws.relative(".").unwrap(), Path::new("."));
+        assert!(ws.relative("../escape").is_err());
+        assert!(ws.relative("/etc/passwd").is_err());
+        // A link out fails when opened, a link inside is followed.
+        let err = ws.dir().open("link/secret").unwrap_err();
+        let said = ws.open_error(Path::new("link/secret"), err).to_string();
+        assert!(said.contains("leads outside"), "{said}");
+        std::fs::write(dir.path().join("src/a.py"), "a").unwrap();
+        assert!(ws.dir().open("inner/a.py").is_ok());
     }
 }

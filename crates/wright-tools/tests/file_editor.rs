@@ -150,7 +150,7 @@ async fn paths_outside_the_workspace_are_refused() {
         let err = s
             .model_error(json!({"command": "view", "path": path}))
             .await;
-        assert!(err.contains("is outside the workspace"), "{path}: {err}");
+        assert!(err.contains("outside the workspace"), "{path}: {err}");
     }
     let err = s
         .model_error(json!({"command": "create", "path": "out/new.txt", "file_text": "x"}))

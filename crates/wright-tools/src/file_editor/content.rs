@@ -3,7 +3,6 @@
 //! presence or absence of a final newline is whatever the edit makes it.
 
 use crate::ToolError;
-use std::path::Path;
 
 /// A text file as the editor works on it: LF line endings, plus how to write it back.
 pub struct TextFile {
@@ -12,14 +11,9 @@ pub struct TextFile {
 }
 
 impl TextFile {
-    pub fn load(path: &Path, shown: &str) -> Result<Self, ToolError> {
-        let bytes = std::fs::read(path).map_err(|err| read_error(shown, err))?;
+    pub fn from_bytes(bytes: Vec<u8>, shown: &str) -> Result<Self, ToolError> {
         if looks_binary(&bytes) {
-            return Err(ToolError::Model(format!(
-                "{shown} is a binary file ({} bytes{}); file_editor works on text only. Inspect it with a command such as `file` or `xxd | head`",
-                bytes.len(),
-                describe_binary(&bytes)
-            )));
+            return Err(binary_error(shown, bytes.len() as u64, &bytes));
         }
         let text = String::from_utf8(bytes).map_err(|err| {
             ToolError::Model(format!(
@@ -36,38 +30,22 @@ impl TextFile {
         Ok(Self { text, crlf })
     }
 
-    pub fn save(&self, path: &Path, shown: &str) -> Result<(), ToolError> {
-        let text = if self.crlf {
-            self.text.replace('\n', "\r\n")
+    /// The bytes to write back: CRLF again if the file had it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        if self.crlf {
+            self.text.replace('\n', "\r\n").into_bytes()
         } else {
-            self.text.clone()
-        };
-        write_text(path, shown, &text)
-    }
-}
-
-pub fn write_text(path: &Path, shown: &str, text: &str) -> Result<(), ToolError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|err| write_error(shown, err))?;
-    }
-    std::fs::write(path, text).map_err(|err| write_error(shown, err))
-}
-
-fn read_error(shown: &str, err: std::io::Error) -> ToolError {
-    match err.kind() {
-        std::io::ErrorKind::NotFound => ToolError::Model(format!("{shown} does not exist")),
-        _ => ToolError::Model(format!("cannot read {shown}: {err}")),
-    }
-}
-
-fn write_error(shown: &str, err: std::io::Error) -> ToolError {
-    match err.kind() {
-        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::NotFound => {
-            ToolError::Model(format!("cannot write {shown}: {err}"))
+            self.text.clone().into_bytes()
         }
-        // A full disk or a read-only file system: nothing the model can do.
-        _ => ToolError::Fatal(format!("cannot write {shown}: {err}")),
     }
+}
+
+/// The refusal for a binary file of `size` bytes starting with `head`.
+pub fn binary_error(shown: &str, size: u64, head: &[u8]) -> ToolError {
+    ToolError::Model(format!(
+        "{shown} is a binary file ({size} bytes{}); file_editor works on text only. Inspect it with a command such as `file` or `xxd | head`",
+        describe_binary(head)
+    ))
 }
 
 /// NUL bytes in the first 8 KB: the test git and grep use.

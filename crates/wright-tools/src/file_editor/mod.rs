@@ -1,9 +1,11 @@
 //! The `file_editor` tool: view, create, str_replace, insert, undo_edit — on files inside
 //! the workspace only. It runs in wright's own process, so it enforces the workspace rule
-//! itself (`Workspace::resolve`: `..` and symlinks resolved before the check).
+//! itself: every file is opened beneath the workspace's descriptor (see `files`), so a
+//! link that leads out, even one swapped in while the editor works, is refused.
 
 mod content;
 mod edit;
+mod files;
 mod view;
 
 use crate::args;
@@ -12,6 +14,7 @@ use crate::ToolError;
 use crate::ToolOutput;
 use crate::Workspace;
 use content::TextFile;
+use files::Kind;
 use serde_json::json;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -36,8 +39,8 @@ impl FileEditorTool {
         }
     }
 
-    async fn remember(&self, path: &Path) {
-        let previous = std::fs::read(path).ok();
+    /// Keeps the file's contents for `undo_edit` (`None`: it did not exist).
+    async fn remember(&self, path: &Path, previous: Option<Vec<u8>>) {
         let mut history = self.history.lock().await;
         let versions = history.entry(path.to_path_buf()).or_default();
         versions.push(previous);
@@ -76,38 +79,45 @@ impl Tool for FileEditorTool {
     async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError> {
         let command = args::required_str(arguments, "command")?;
         let raw_path = args::required_str(arguments, "path")?;
-        let path = self.workspace.resolve(raw_path)?;
-        let shown = self.workspace.display(&path);
+        let ws = &self.workspace;
+        let path = ws.relative(raw_path)?;
+        let shown = ws.display(&path);
         let text = match command {
-            "view" => {
-                if path.is_dir() {
-                    view::view_dir(&path, &shown)?
-                } else {
-                    let range = args::optional_int_list(arguments, "view_range")?;
-                    view::view_file(&path, &shown, range)?
+            "view" => match files::kind(ws, &path)? {
+                Kind::Dir => {
+                    let dir = ws
+                        .dir()
+                        .open_dir(&path)
+                        .map_err(|err| ws.open_error(&path, err))?;
+                    view::view_dir(&dir, &shown)?
                 }
-            }
+                Kind::Missing => return Err(ToolError::Model(format!("{shown} does not exist"))),
+                Kind::File | Kind::Other => {
+                    let range = args::optional_int_list(arguments, "view_range")?;
+                    view::view_file(files::open(ws, &path)?, &shown, range)?
+                }
+            },
             "create" => {
                 let file_text = args::required_str(arguments, "file_text")?;
-                if path.exists() {
+                if files::kind(ws, &path)? != Kind::Missing {
                     return Err(ToolError::Model(format!(
                         "{shown} already exists; edit it with str_replace or insert instead of create"
                     )));
                 }
-                self.remember(&path).await;
-                content::write_text(&path, &shown, file_text)?;
+                files::create(ws, &path, file_text.as_bytes())?;
+                self.remember(&path, None).await;
                 format!("Created {shown} ({} lines).", file_text.lines().count())
             }
             "str_replace" => {
                 let old = args::required_str(arguments, "old_str")?;
                 let new = args::optional_str(arguments, "new_str")?.unwrap_or("");
-                let mut file = self.load_for_edit(&path, &shown)?;
+                let (before, mut file) = self.load_for_edit(&path, &shown)?;
                 // Models copy text as they saw it: LF, even when the file has CRLF.
                 let (old, new) = (old.replace("\r\n", "\n"), new.replace("\r\n", "\n"));
                 let edited = edit::str_replace(&file.text, &old, &new, &shown)?;
-                self.remember(&path).await;
                 file.text = edited.text;
-                file.save(&path, &shown)?;
+                files::overwrite(ws, &path, &file.to_bytes())?;
+                self.remember(&path, Some(before)).await;
                 edited_report(&shown, &file.text, edited.first_line, edited.last_line)
             }
             "insert" => {
@@ -115,11 +125,11 @@ impl Tool for FileEditorTool {
                     ToolError::Model("missing required parameter 'insert_line'".into())
                 })?;
                 let new = args::required_str(arguments, "new_str")?.replace("\r\n", "\n");
-                let mut file = self.load_for_edit(&path, &shown)?;
+                let (before, mut file) = self.load_for_edit(&path, &shown)?;
                 let edited = edit::insert(&file.text, after, &new, &shown)?;
-                self.remember(&path).await;
                 file.text = edited.text;
-                file.save(&path, &shown)?;
+                files::overwrite(ws, &path, &file.to_bytes())?;
+                self.remember(&path, Some(before)).await;
                 edited_report(&shown, &file.text, edited.first_line, edited.last_line)
             }
             "undo_edit" => self.undo(&path, &shown).await?,
@@ -134,13 +144,11 @@ impl Tool for FileEditorTool {
 }
 
 impl FileEditorTool {
-    fn load_for_edit(&self, path: &Path, shown: &str) -> Result<TextFile, ToolError> {
-        if path.is_dir() {
-            return Err(ToolError::Model(format!(
-                "{shown} is a directory, not a file"
-            )));
-        }
-        TextFile::load(path, shown)
+    /// The file's bytes (kept for undo) and its text.
+    fn load_for_edit(&self, path: &Path, shown: &str) -> Result<(Vec<u8>, TextFile), ToolError> {
+        let bytes = files::read(&self.workspace, path)?;
+        let file = TextFile::from_bytes(bytes.clone(), shown)?;
+        Ok((bytes, file))
     }
 
     async fn undo(&self, path: &Path, shown: &str) -> Result<String, ToolError> {
@@ -153,13 +161,11 @@ impl FileEditorTool {
                 "there is no edit of {shown} to undo"
             ))),
             Some(None) => {
-                std::fs::remove_file(path)
-                    .map_err(|err| ToolError::Model(format!("cannot remove {shown}: {err}")))?;
+                files::remove(&self.workspace, path)?;
                 Ok(format!("Undid the creation of {shown}; it is removed."))
             }
             Some(Some(bytes)) => {
-                std::fs::write(path, &bytes)
-                    .map_err(|err| ToolError::Model(format!("cannot write {shown}: {err}")))?;
+                files::overwrite(&self.workspace, path, &bytes)?;
                 Ok(format!("Reverted the last edit of {shown}."))
             }
         }

@@ -1,12 +1,21 @@
 //! `view`: a file as numbered lines (a range of it, or its start when it is long), or a
 //! directory two levels deep without hidden and build directories.
+//!
+//! A file is read as a stream, never whole: only the lines shown are kept, each cut at
+//! `MAX_LINE_BYTES`, so viewing a 200 MB file of one line costs a few kilobytes. A
+//! directory is walked through descriptors beneath the workspace, never through a link.
 
-use super::content::TextFile;
+use super::content::binary_error;
+use super::content::looks_binary;
 use crate::ToolError;
-use std::path::Path;
+use cap_std::fs::Dir;
+use std::io::Read;
 
-/// Lines shown when a long file is viewed without a range.
+/// Lines shown when a long file is viewed without a range, and at most with one.
 const MAX_LINES: usize = 400;
+const MAX_RANGE_LINES: usize = 2000;
+/// Bytes of one line shown; the rest of a longer line is cut and counted.
+const MAX_LINE_BYTES: usize = 2000;
 const MAX_ENTRIES: usize = 300;
 const SKIPPED_DIRS: &[&str] = &[
     "node_modules",
@@ -25,31 +34,148 @@ pub fn numbered(text: &str, first_line: usize) -> String {
     out
 }
 
-pub fn view_file(path: &Path, shown: &str, range: Option<Vec<i64>>) -> Result<String, ToolError> {
-    let file = TextFile::load(path, shown)?;
-    let text = file.text.strip_suffix('\n').unwrap_or(&file.text);
-    let lines: Vec<&str> = if text.is_empty() {
-        Vec::new()
-    } else {
-        text.split('\n').collect()
+/// A line as kept: its first bytes, and its whole length.
+struct Line {
+    kept: Vec<u8>,
+    length: usize,
+}
+
+/// The lines of a file numbered `first..first + count`, and how many lines it has.
+struct Scanned {
+    lines: Vec<Line>,
+    total: usize,
+}
+
+fn scan(
+    mut file: impl Read,
+    shown: &str,
+    first: usize,
+    count: usize,
+) -> Result<Scanned, ToolError> {
+    let read_error = |err: std::io::Error| ToolError::Model(format!("cannot read {shown}: {err}"));
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut lines = Vec::new();
+    let mut current = Line {
+        kept: Vec::new(),
+        length: 0,
     };
-    let total = lines.len();
+    let mut number = 1;
+    let mut size: u64 = 0;
+    let last = first.saturating_add(count);
+    loop {
+        let n = file.read(&mut buffer).map_err(read_error)?;
+        if n == 0 {
+            break;
+        }
+        if size == 0 && looks_binary(&buffer[..n]) {
+            return Err(binary_error(shown, n as u64, &buffer[..n]));
+        }
+        size += n as u64;
+        for piece in buffer[..n].split_inclusive(|b| *b == b'\n') {
+            let (body, ends) = match piece.split_last() {
+                Some((b'\n', body)) => (body, true),
+                _ => (piece, false),
+            };
+            if (first..last).contains(&number) {
+                let room = MAX_LINE_BYTES.saturating_sub(current.kept.len());
+                current
+                    .kept
+                    .extend_from_slice(&body[..body.len().min(room)]);
+            }
+            current.length += body.len();
+            if ends {
+                let done = std::mem::replace(
+                    &mut current,
+                    Line {
+                        kept: Vec::new(),
+                        length: 0,
+                    },
+                );
+                if (first..last).contains(&number) {
+                    lines.push(done);
+                }
+                number += 1;
+            }
+        }
+    }
+    // A last line without a final newline still counts.
+    if current.length > 0 {
+        if (first..last).contains(&number) {
+            lines.push(current);
+        }
+        number += 1;
+    }
+    Ok(Scanned {
+        lines,
+        total: number - 1,
+    })
+}
+
+/// A kept line as text: CR of CRLF dropped, cut lines marked, invalid UTF-8 refused.
+fn line_text(line: &Line, number: usize, shown: &str) -> Result<String, ToolError> {
+    let kept = line.kept.strip_suffix(b"\r").unwrap_or(&line.kept);
+    let cut = line.length > line.kept.len();
+    let text = match std::str::from_utf8(kept) {
+        Ok(text) => text.to_string(),
+        // The cut may fall inside a character: keep what is whole.
+        Err(err) if cut && err.error_len().is_none() => {
+            String::from_utf8_lossy(&kept[..err.valid_up_to()]).into_owned()
+        }
+        Err(_) => {
+            return Err(ToolError::Model(format!(
+                "{shown} is not valid UTF-8 (line {number}); file_editor will not show it as text. Convert it first, e.g. `iconv -f latin1 -t utf-8`"
+            )))
+        }
+    };
+    if cut {
+        Ok(format!("{text} … [line cut: {} bytes in all]", line.length))
+    } else {
+        Ok(text)
+    }
+}
+
+pub fn view_file(
+    file: std::fs::File,
+    shown: &str,
+    range: Option<Vec<i64>>,
+) -> Result<String, ToolError> {
+    let (first, count) = match &range {
+        Some(range) => {
+            let start = range.first().copied().unwrap_or(1).max(1);
+            (usize::try_from(start).unwrap_or(1), MAX_RANGE_LINES)
+        }
+        None => (1, MAX_LINES),
+    };
+    let scanned = scan(file, shown, first, count)?;
+    let total = scanned.total;
     if total == 0 {
         return Ok(format!("{shown} is empty."));
     }
-    let (start, end, cut) = match range {
+    let (start, end, note) = match range {
         Some(range) => {
             let (start, end) = parse_range(&range, total)?;
-            (start, end, false)
+            let shown_end = end.min(start + MAX_RANGE_LINES - 1);
+            let note = (shown_end < end).then(|| {
+                format!("[shown {start}-{shown_end} of the {start}-{end} asked; view the rest in another range]\n")
+            });
+            (start, shown_end, note)
         }
-        None if total > MAX_LINES => (1, MAX_LINES, true),
-        None => (1, total, false),
+        None if total > MAX_LINES => (
+            1,
+            MAX_LINES,
+            Some(format!(
+                "[{shown} has {total} lines; shown 1-{MAX_LINES}. Use view_range to see more.]\n"
+            )),
+        ),
+        None => (1, total, None),
     };
-    let mut out = numbered(&lines[start - 1..end].join("\n"), start);
-    if cut {
-        out.push_str(&format!(
-            "[{shown} has {total} lines; shown 1-{MAX_LINES}. Use view_range to see more.]\n"
-        ));
+    let mut texts = Vec::with_capacity(end + 1 - start);
+    for (offset, line) in scanned.lines.iter().take(end + 1 - start).enumerate() {
+        texts.push(line_text(line, start + offset, shown)?);
+    }
+    let mut out = numbered(&texts.join("\n"), start);
+    if let Some(note) = note {
+        out.push_str(&note);
     }
     Ok(out)
 }
@@ -83,10 +209,10 @@ fn parse_range(range: &[i64], total: usize) -> Result<(usize, usize), ToolError>
     Ok((start, end))
 }
 
-pub fn view_dir(path: &Path, shown: &str) -> Result<String, ToolError> {
+pub fn view_dir(dir: &Dir, shown: &str) -> Result<String, ToolError> {
     let mut lines = Vec::new();
     let mut truncated = false;
-    walk(path, 0, &mut lines, &mut truncated)
+    walk(dir, 0, &mut lines, &mut truncated)
         .map_err(|err| ToolError::Model(format!("cannot list {shown}: {err}")))?;
     let mut out = format!("{shown}/ (two levels, hidden and build directories left out)\n");
     for line in lines {
@@ -102,12 +228,12 @@ pub fn view_dir(path: &Path, shown: &str) -> Result<String, ToolError> {
 }
 
 fn walk(
-    dir: &Path,
+    dir: &Dir,
     depth: usize,
     lines: &mut Vec<String>,
     truncated: &mut bool,
 ) -> std::io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.flatten().collect();
+    let mut entries: Vec<_> = dir.entries()?.flatten().collect();
     entries.sort_by_key(|entry| entry.file_name());
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -118,16 +244,58 @@ fn walk(
             *truncated = true;
             return Ok(());
         }
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        // The entry's own type: a link to a directory is listed, not entered.
+        let kind = entry.file_type()?;
         let indent = "  ".repeat(depth + 1);
-        if is_dir {
+        if kind.is_dir() {
             lines.push(format!("{indent}{name}/"));
             if depth == 0 && !SKIPPED_DIRS.contains(&name.as_str()) {
-                walk(&entry.path(), depth + 1, lines, truncated)?;
+                if let Ok(sub) = entry.open_dir() {
+                    walk(&sub, depth + 1, lines, truncated)?;
+                }
             }
+        } else if kind.is_symlink() {
+            lines.push(format!("{indent}{name}@"));
         } else {
             lines.push(format!("{indent}{name}"));
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(text: &[u8], range: Option<Vec<i64>>) -> Result<String, ToolError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, text).unwrap();
+        view_file(std::fs::File::open(&path).unwrap(), "f", range)
+    }
+
+    #[test]
+    fn lines_are_numbered_and_cut() {
+        assert_eq!(view(b"a\nb\n", None).unwrap(), "     1\ta\n     2\tb\n");
+        assert_eq!(view(b"a\r\nb", None).unwrap(), "     1\ta\n     2\tb\n");
+        assert_eq!(view(b"", None).unwrap(), "f is empty.");
+        assert_eq!(
+            view(b"1\n2\n3\n4\n", Some(vec![2, 3])).unwrap(),
+            "     2\t2\n     3\t3\n"
+        );
+        assert_eq!(
+            view(b"1\n2\n3\n", Some(vec![3, -1])).unwrap(),
+            "     3\t3\n"
+        );
+        assert!(view(b"1\n", Some(vec![2, 3])).is_err());
+        let long = "é".repeat(5000);
+        let shown = view(long.as_bytes(), None).unwrap();
+        assert!(shown.len() < 2100, "{}", shown.len());
+        assert!(
+            shown.ends_with("… [line cut: 10000 bytes in all]\n"),
+            "{shown}"
+        );
+        assert!(view(b"\x00\x01binary", None).is_err());
+        assert!(view(b"ok\n\xff\xfe\n", None).is_err());
+    }
 }

@@ -1,0 +1,168 @@
+//! The editor's access to files, all of it beneath the workspace's descriptor (see
+//! `Workspace`): opened without blocking on a FIFO or taking a terminal, checked to be a
+//! regular file before anything is read or written, and read only up to a size bound,
+//! so nothing the agent leaves (a link out, `/dev/zero`, a 200 MB line) can lead wright's
+//! own process outside or make it swell.
+
+use crate::ToolError;
+use crate::Workspace;
+use cap_std::fs::OpenOptions;
+use cap_std::fs::OpenOptionsExt;
+use std::io::Read;
+use std::io::Write;
+use std::path::Path;
+
+/// Largest file the editor reads whole (to edit it, or to keep it for undo).
+pub const MAX_EDITED_BYTES: u64 = 8 << 20;
+
+/// What a path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Missing,
+    File,
+    Dir,
+    /// A FIFO, socket, device or a link that leads nowhere (or out).
+    Other,
+}
+
+pub fn kind(workspace: &Workspace, relative: &Path) -> Result<Kind, ToolError> {
+    match workspace.dir().metadata(relative) {
+        Ok(meta) if meta.is_file() => Ok(Kind::File),
+        Ok(meta) if meta.is_dir() => Ok(Kind::Dir),
+        Ok(_) => Ok(Kind::Other),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            // A dangling link is there, and `create` must not write through it.
+            match workspace.dir().symlink_metadata(relative) {
+                Ok(_) => Ok(Kind::Other),
+                Err(_) => Ok(Kind::Missing),
+            }
+        }
+        Err(err) => Err(workspace.open_error(relative, err)),
+    }
+}
+
+/// Opens a regular file for reading.
+pub fn open(workspace: &Workspace, relative: &Path) -> Result<std::fs::File, ToolError> {
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(libc_flags::NONBLOCK | libc_flags::NOCTTY);
+    let file = workspace
+        .dir()
+        .open_with(relative, &options)
+        .map_err(|err| workspace.open_error(relative, err))?
+        .into_std();
+    regular(workspace, relative, &file)?;
+    Ok(file)
+}
+
+/// The whole of a regular file, if it is at most `MAX_EDITED_BYTES`.
+pub fn read(workspace: &Workspace, relative: &Path) -> Result<Vec<u8>, ToolError> {
+    let file = open(workspace, relative)?;
+    let shown = workspace.display(relative);
+    let size = file
+        .metadata()
+        .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?
+        .len();
+    if size > MAX_EDITED_BYTES {
+        return Err(too_large(&shown, size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // Bounded even if the file grows while it is read.
+    file.take(MAX_EDITED_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?;
+    if bytes.len() as u64 > MAX_EDITED_BYTES {
+        return Err(too_large(&shown, bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+pub fn too_large(shown: &str, size: u64) -> ToolError {
+    ToolError::Model(format!(
+        "{shown} is too large for file_editor ({:.1} MB; it edits files up to {} MB). Change it with a command instead (sed, python), or view it with view_range",
+        size as f64 / 1e6,
+        MAX_EDITED_BYTES >> 20
+    ))
+}
+
+/// Replaces the contents of an existing regular file.
+pub fn overwrite(workspace: &Workspace, relative: &Path, bytes: &[u8]) -> Result<(), ToolError> {
+    let mut options = OpenOptions::new();
+    options
+        .write(true)
+        .custom_flags(libc_flags::NONBLOCK | libc_flags::NOCTTY);
+    let mut file = workspace
+        .dir()
+        .open_with(relative, &options)
+        .map_err(|err| write_error(workspace, relative, err))?
+        .into_std();
+    regular(workspace, relative, &file)?;
+    file.set_len(0)
+        .and_then(|()| file.write_all(bytes))
+        .map_err(|err| write_error(workspace, relative, err))
+}
+
+/// Creates a new file (and its parent directories); never writes through a link.
+pub fn create(workspace: &Workspace, relative: &Path, bytes: &[u8]) -> Result<(), ToolError> {
+    if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
+        workspace
+            .dir()
+            .create_dir_all(parent)
+            .map_err(|err| write_error(workspace, relative, err))?;
+    }
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    let mut file = workspace
+        .dir()
+        .open_with(relative, &options)
+        .map_err(|err| write_error(workspace, relative, err))?
+        .into_std();
+    file.write_all(bytes)
+        .map_err(|err| write_error(workspace, relative, err))
+}
+
+pub fn remove(workspace: &Workspace, relative: &Path) -> Result<(), ToolError> {
+    workspace
+        .dir()
+        .remove_file(relative)
+        .map_err(|err| write_error(workspace, relative, err))
+}
+
+fn regular(workspace: &Workspace, relative: &Path, file: &std::fs::File) -> Result<(), ToolError> {
+    let shown = workspace.display(relative);
+    let meta = file
+        .metadata()
+        .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?;
+    if meta.is_dir() {
+        return Err(ToolError::Model(format!(
+            "{shown} is a directory, not a file"
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::Model(format!(
+            "{shown} is not a regular file (a FIFO, socket or device); file_editor works on files only"
+        )));
+    }
+    Ok(())
+}
+
+fn write_error(workspace: &Workspace, relative: &Path, err: std::io::Error) -> ToolError {
+    match err.kind() {
+        std::io::ErrorKind::PermissionDenied
+        | std::io::ErrorKind::NotFound
+        | std::io::ErrorKind::AlreadyExists
+        | std::io::ErrorKind::NotADirectory => workspace.open_error(relative, err),
+        // A full disk or a read-only file system: nothing the model can do.
+        _ => ToolError::Fatal(format!(
+            "cannot write {}: {err}",
+            workspace.display(relative)
+        )),
+    }
+}
+
+/// The open flags used here, as `cap-std` takes them.
+mod libc_flags {
+    pub const NONBLOCK: i32 = nix::libc::O_NONBLOCK;
+    pub const NOCTTY: i32 = nix::libc::O_NOCTTY;
+}
