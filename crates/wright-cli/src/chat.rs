@@ -85,7 +85,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         ..
     } = session;
     let root = tools.workspace.root().display().to_string();
-    let inspector = tools.inspector();
+    let inspector = tools.inspector(&working_copy);
     let conversation = Conversation::create(
         &id,
         &conversation_dir.join("events.jsonl"),
@@ -251,18 +251,19 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     warm_up.abort();
     drop(chat);
     drop((terminal, toolbox, editor));
-    let changes = working_copy
-        .finish("chat", &setup.sandbox, &setup.env)
-        .unwrap_or(crate::working_copy::Outcome::Direct);
+    let changes = working_copy.finish("chat", &setup.sandbox, &setup.env);
+    drop(workspace);
     if let Some(outcome) = last_outcome {
         print_report(
             &outcome,
             std::time::Duration::ZERO,
             &changes,
             &final_id,
-            workspace.root(),
             &log_path,
         );
+    }
+    if crate::session::tell_failure(&changes, &final_id) {
+        return Ok(1);
     }
     Ok(0)
 }

@@ -2,13 +2,19 @@
 //! to try a second approach without touching the first. The fork gets its own clone on its
 //! own branch; its files are the original's as they were at EVENT when that can be known
 //! (no change before it: the start commit; no change after it: the files as they are now),
-//! and otherwise the files as they are now, which the fork is told. With a MESSAGE it goes
-//! on at once, as `wright resume` would.
+//! and otherwise the files as they are now, which the fork is told. The files are copied
+//! inside a sandbox that reads the original clone and writes the new one: they are the
+//! agent's, and may be links, FIFOs or anything else. With a MESSAGE it goes on at once,
+//! as `wright resume` would.
 
 use crate::history_cmds::conversation_dir;
 use crate::resume::resume;
 use crate::resume::ResumeArgs;
+use crate::sandbox_setup::Placement;
+use crate::sandbox_setup::SandboxSetup;
 use crate::session::CommonArgs;
+use crate::working_copy::AgentClone;
+use crate::working_copy::Record;
 use crate::working_copy::WorkingCopy;
 use anyhow::bail;
 use anyhow::Context;
@@ -20,6 +26,8 @@ use wright_core::new_conversation_id;
 use wright_protocol::parse_log;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
+use wright_sandbox::git::AgentRepo;
+use wright_sandbox::RunLimits;
 
 #[derive(Args)]
 pub struct ForkArgs {
@@ -78,29 +86,22 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
     let dir = conversations_dir().join(&id);
     std::fs::create_dir_all(&dir)?;
     let old_workspace = start.workspace.clone();
-    let working_copy = WorkingCopy::reopen(&source_dir, Path::new(&old_workspace))?;
-    let (new_workspace, note) = match &working_copy {
-        WorkingCopy::Clone(source) => {
-            let fork = WorkingCopy::prepare(&source.repo_root, &dir, &id, false, false)?;
-            let WorkingCopy::Clone(clone) = &fork else {
-                bail!("the repository {} is gone", source.repo_root.display());
-            };
-            let note = if changed_before {
-                mirror(&source.clone_root, &clone.clone_root)?;
-                changed_after.then_some("the files are the original conversation's as they are now, including changes made after the fork point")
-            } else {
-                None
-            };
-            let sub = Path::new(&old_workspace)
-                .strip_prefix(&source.clone_root)
-                .unwrap_or(Path::new(""))
-                .to_path_buf();
-            (clone.clone_root.join(sub).display().to_string(), note)
+    let made = set_up(
+        &args,
+        &source_dir,
+        &dir,
+        &id,
+        &old_workspace,
+        changed_before,
+        changed_after,
+    );
+    let (new_workspace, note) = match made {
+        Ok(made) => made,
+        Err(err) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            let _ = std::fs::remove_dir_all(wright_core::workspaces_dir().join(&id));
+            return Err(err);
         }
-        WorkingCopy::Direct { .. } => (
-            old_workspace.clone(),
-            Some("the original worked directly in its directory, so the fork shares it"),
-        ),
     };
 
     // The prefix, with the workspace's path moved to the fork's clone.
@@ -141,46 +142,93 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
     }
 }
 
-/// Makes `to`'s files (outside `.git`) the same as `from`'s: plain copies, no git run on
-/// the agent's clone.
-fn mirror(from: &Path, to: &Path) -> Result<()> {
-    fn walk(dir: &Path, base: &Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let path = entry.path();
-            let relative = path.strip_prefix(base).unwrap_or(&path).to_path_buf();
-            if relative.starts_with(".git") || relative.starts_with(".wright/tmp") {
-                continue;
-            }
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                walk(&path, base, out)?;
-            } else {
-                out.push(relative);
-            }
+/// Gives the fork its working copy; returns its workspace and a note for the user.
+fn set_up(
+    args: &ForkArgs,
+    source_dir: &Path,
+    dir: &Path,
+    id: &str,
+    old_workspace: &str,
+    changed_before: bool,
+    changed_after: bool,
+) -> Result<(String, Option<&'static str>)> {
+    match WorkingCopy::reopen(source_dir, Path::new(old_workspace))? {
+        WorkingCopy::Clone(source) => {
+            let sub = Path::new(old_workspace)
+                .strip_prefix(&source.clone_root)
+                .unwrap_or(Path::new(""));
+            let fork = WorkingCopy::prepare(&source.repo.top().join(sub), dir, id, false, false)?;
+            let WorkingCopy::Clone(clone) = &fork else {
+                bail!("the repository {} is gone", source.repo.top().display());
+            };
+            let note = fill_clone(args, &source, clone, id, changed_before)?;
+            let note = note.filter(|_| changed_after);
+            Ok((clone.workspace.display().to_string(), note))
         }
-        Ok(())
-    }
-    let mut wanted = Vec::new();
-    walk(from, from, &mut wanted)?;
-    let mut present = Vec::new();
-    walk(to, to, &mut present)?;
-    for stale in present.iter().filter(|p| !wanted.contains(p)) {
-        std::fs::remove_file(to.join(stale))?;
-    }
-    for file in &wanted {
-        let (source, target) = (from.join(file), to.join(file));
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let meta = std::fs::symlink_metadata(&source)?;
-        if meta.file_type().is_symlink() {
-            let _ = std::fs::remove_file(&target);
-            std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
-        } else {
-            let _ = std::fs::remove_file(&target);
-            std::fs::copy(&source, &target)?;
+        WorkingCopy::InPlace(_) | WorkingCopy::Direct { .. } => {
+            // The fork works where the original did, and says so in its own record.
+            Record::read(source_dir)?.write(dir)?;
+            Ok((
+                old_workspace.to_string(),
+                Some("the original worked directly in its directory, so the fork shares it"),
+            ))
         }
     }
-    Ok(())
+}
+
+/// Checks out the fork's clone, or when the original had changed files by the fork point,
+/// copies the original's files in (its clone read-only, the fork's writable, in a sandbox
+/// of its own) on a branch at the start commit.
+fn fill_clone(
+    args: &ForkArgs,
+    source: &AgentClone,
+    clone: &AgentClone,
+    id: &str,
+    changed_before: bool,
+) -> Result<Option<&'static str>> {
+    let placement = Placement {
+        writable: clone.clone_root.clone(),
+        read_only: vec![
+            clone.repo.top().join(".git").join("objects"),
+            source.clone_root.clone(),
+        ],
+        protected: Vec::new(),
+        needs_git: true,
+    };
+    let setup = SandboxSetup::new(
+        args.common.sandbox_mode()?,
+        args.common.sandbox_options(),
+        &placement,
+        &format!("{id}-fork"),
+    )?;
+    let git = AgentRepo::new(&setup.sandbox, &setup.env, &clone.clone_root);
+    if !changed_before {
+        git.check_out_new_branch(&clone.branch, &clone.base)?;
+        return Ok(None);
+    }
+    git.start_branch_keeping_files(&clone.branch, &clone.base)?;
+    let target = clone.clone_root.display().to_string();
+    let copied = setup.sandbox.capture(
+        &source.clone_root,
+        &setup.env,
+        "bash",
+        &[
+            "-c",
+            r#"tar --exclude=./.git -cf - . | tar -C "$1" -xf -"#,
+            "wright-fork",
+            &target,
+        ],
+        b"",
+        RunLimits {
+            timeout: std::time::Duration::from_secs(600),
+            ..RunLimits::default()
+        },
+    )?;
+    if !copied.success() {
+        bail!(
+            "cannot copy the original's files into the fork: {}",
+            copied.said()
+        );
+    }
+    Ok(Some("the files are the original conversation's as they are now, including changes made after the fork point"))
 }

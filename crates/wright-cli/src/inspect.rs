@@ -1,161 +1,97 @@
-//! Reading the agent's changes for the review before `finish`: `git diff` against the
-//! commit the run started from, plus untracked files, run inside the sandbox — the repo's
-//! config and filters may have been written by the agent, so they never run outside it.
+//! Reading the agent's changes for the review before `finish` and for `/diff`: the diff
+//! against the commit the run started from, new files included, produced by git inside
+//! the sandbox — the repository's config, attributes and filters may be the agent's, so
+//! they never run outside it — and bounded in size.
 
 use std::path::PathBuf;
-use std::process::Command;
 use wright_core::FileChange;
 use wright_core::Inspector;
+use wright_sandbox::git::AgentRepo;
+use wright_sandbox::git::Oid;
 use wright_sandbox::Sandbox;
 
 #[derive(Clone)]
 pub struct GitInspector {
+    /// Where git runs: the clone's top level, or an in-place workspace.
     pub root: PathBuf,
-    pub base: String,
+    pub base: Oid,
     pub sandbox: Sandbox,
     pub env: Vec<(String, String)>,
-}
-
-/// Files larger than this are not read for the review (their name still counts).
-const MAX_READ: u64 = 1 << 20;
-
-impl GitInspector {
-    /// An inspector for `root` when it is in a git repository with a commit. The start
-    /// commit is read directly: before the agent's first step the repository is the
-    /// user's own (or wright's fresh clone), so its config can be trusted.
-    pub fn new(root: PathBuf, sandbox: Sandbox, env: Vec<(String, String)>) -> Option<Self> {
-        let output = Command::new("git")
-            .arg("-C")
-            .arg(&root)
-            .args(["rev-parse", "--verify", "--quiet", "HEAD"])
-            .output()
-            .ok()?;
-        if !output.status.success() {
-            return None;
-        }
-        let base = String::from_utf8_lossy(&output.stdout).trim().to_string();
-        Some(Self {
-            root,
-            base,
-            sandbox,
-            env,
-        })
-    }
-
-    fn git(&self, args: &[&str]) -> Option<String> {
-        let mut full = vec![
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-            "--no-optional-locks",
-        ];
-        full.extend_from_slice(args);
-        let (program, wrapped) = self.sandbox.wrap("git", &full);
-        let output = Command::new(program)
-            .args(wrapped)
-            .current_dir(&self.root)
-            .env_clear()
-            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .output()
-            .ok()?;
-        output
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
-    }
 }
 
 impl GitInspector {
     /// The diff against the start commit, new files included (`/diff` in chat).
     pub fn diff_text(&self) -> String {
-        let mut text = self
-            .git(&[
-                "diff",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                &self.base,
-                "--",
-            ])
-            .unwrap_or_default();
-        let untracked = self
-            .git(&["ls-files", "--others", "--exclude-standard", "-z"])
-            .unwrap_or_default();
-        for path in untracked.split('\0').filter(|p| !p.is_empty()) {
-            text.push_str(&format!("new file: {path}\n"));
-        }
-        text
+        AgentRepo::new(&self.sandbox, &self.env, &self.root)
+            .changes_since(&self.base)
+            .unwrap_or_else(|err| format!("(the changes cannot be read: {err})"))
     }
 }
 
 impl Inspector for GitInspector {
     fn changes(&self) -> Vec<FileChange> {
-        let mut changes: Vec<FileChange> = Vec::new();
-        let diff = self
-            .git(&[
-                "diff",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                "-U0",
-                &self.base,
-                "--",
-            ])
+        let diff = AgentRepo::new(&self.sandbox, &self.env, &self.root)
+            .changes_since(&self.base)
             .unwrap_or_default();
-        for line in diff.lines() {
-            if let Some(path) = line.strip_prefix("+++ b/") {
-                changes.push(FileChange {
-                    path: path.to_string(),
-                    ..FileChange::default()
-                });
-            } else if line.starts_with("--- ") || line.starts_with("+++ ") {
-                // "--- a/x" or "+++ /dev/null" (a deleted file): named by the diff header.
-                if line == "+++ /dev/null" {
-                    changes.push(FileChange::default());
-                }
-            } else if let Some(header) = line.strip_prefix("diff --git a/") {
-                let path = header.split(" b/").next().unwrap_or(header).to_string();
-                changes.push(FileChange {
-                    path,
-                    ..FileChange::default()
-                });
-            } else if let Some(change) = changes.last_mut() {
-                if let Some(added) = line.strip_prefix('+') {
-                    change.added.push(added.to_string());
-                } else if let Some(removed) = line.strip_prefix('-') {
-                    change.removed.push(removed.to_string());
-                }
-            }
-        }
-        // A header block yields "diff --git" then "+++ b/": keep one entry per file.
-        changes.retain(|c| !c.path.is_empty());
-        changes.dedup_by(|later, earlier| {
-            if later.path == earlier.path {
-                earlier.added.append(&mut later.added);
-                earlier.removed.append(&mut later.removed);
-                true
-            } else {
-                false
-            }
-        });
-        let untracked = self
-            .git(&["ls-files", "--others", "--exclude-standard", "-z"])
-            .unwrap_or_default();
-        for path in untracked.split('\0').filter(|p| !p.is_empty()) {
-            let full = self.root.join(path);
-            let added = match std::fs::metadata(&full) {
-                Ok(meta) if meta.len() <= MAX_READ => std::fs::read_to_string(&full)
-                    .map(|text| text.lines().map(str::to_string).collect())
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
+        parse_diff(&diff)
+    }
+}
+
+/// The files of a unified diff, with their added and removed lines.
+fn parse_diff(diff: &str) -> Vec<FileChange> {
+    let mut changes: Vec<FileChange> = Vec::new();
+    for line in diff.lines() {
+        if let Some(header) = line.strip_prefix("diff --git a/") {
+            let path = header.split(" b/").next().unwrap_or(header).to_string();
+            changes.push(FileChange {
+                path,
+                ..FileChange::default()
+            });
+        } else if let Some(path) = line.strip_prefix("new file (not a regular file): ") {
             changes.push(FileChange {
                 path: path.to_string(),
-                added,
-                removed: Vec::new(),
+                ..FileChange::default()
             });
+        } else if line.starts_with("--- ") || line.starts_with("+++ ") {
+            // The file is named by its `diff --git` header.
+        } else if let Some(change) = changes.last_mut() {
+            if let Some(added) = line.strip_prefix('+') {
+                change.added.push(added.to_string());
+            } else if let Some(removed) = line.strip_prefix('-') {
+                change.removed.push(removed.to_string());
+            }
         }
-        changes
+    }
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_and_lines_of_a_diff() {
+        let diff = "diff --git a/x.py b/x.py\nindex 1..2 100644\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new\ndiff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\nnew file (not a regular file): pipe\n";
+        let changes = parse_diff(diff);
+        assert_eq!(
+            changes,
+            vec![
+                FileChange {
+                    path: "x.py".into(),
+                    added: vec!["new".into()],
+                    removed: vec!["old".into()]
+                },
+                FileChange {
+                    path: "new.txt".into(),
+                    added: vec!["hello".into()],
+                    removed: vec![]
+                },
+                FileChange {
+                    path: "pipe".into(),
+                    added: vec![],
+                    removed: vec![]
+                },
+            ]
+        );
     }
 }

@@ -1,54 +1,16 @@
 //! The end of a run: outcome, the model's summary, what changed in the workspace (as a
-//! git diff, new files included) and what it cost.
+//! git diff, new files included, read in the sandbox) and what it cost.
 
 use crate::working_copy;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 use wright_core::Outcome;
-
-/// The workspace's changes against HEAD, untracked files included; `None` outside git.
-pub fn git_changes(workspace: &Path) -> Option<String> {
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(workspace)
-            .args(args)
-            .output()
-            .ok()
-    };
-    let inside = git(&["rev-parse", "--is-inside-work-tree"])?;
-    if !inside.status.success() {
-        return None;
-    }
-    let has_head =
-        git(&["rev-parse", "--verify", "-q", "HEAD"]).is_some_and(|o| o.status.success());
-    let diff_args: &[&str] = if has_head {
-        &["diff", "--no-color", "--no-ext-diff", "HEAD", "--"]
-    } else {
-        &["diff", "--no-color", "--no-ext-diff", "--"]
-    };
-    let mut out = git(diff_args)
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    let untracked = git(&["ls-files", "--others", "--exclude-standard", "-z"])
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    for file in untracked.split('\0').filter(|f| !f.is_empty()) {
-        // `--no-index` exits 1 when the files differ, which they always do here.
-        if let Some(new) = git(&["diff", "--no-color", "--no-index", "--", "/dev/null", file]) {
-            out.push_str(&String::from_utf8_lossy(&new.stdout));
-        }
-    }
-    Some(out)
-}
 
 pub fn print_report(
     outcome: &Outcome,
     elapsed: Duration,
     changes: &working_copy::Outcome,
     id: &str,
-    workspace: &Path,
     log_path: &Path,
 ) {
     let totals = &outcome.totals;
@@ -82,11 +44,18 @@ pub fn print_report(
             diff.trim_end()
         ),
         working_copy::Outcome::NoChanges => say!("\n── no changes"),
-        working_copy::Outcome::Direct => match git_changes(workspace) {
-            Some(diff) if diff.trim().is_empty() => say!("\n── no changes in the workspace"),
-            Some(diff) => say!("\n── changes in the workspace\n{}", diff.trim_end()),
-            None => say!("\n── the workspace is not a git repository: no diff to show"),
-        },
+        working_copy::Outcome::InPlace { diff } if diff.trim().is_empty() => {
+            say!("\n── no changes in the workspace")
+        }
+        working_copy::Outcome::InPlace { diff } => {
+            say!("\n── changes in the workspace\n{}", diff.trim_end())
+        }
+        working_copy::Outcome::NotGit => {
+            say!("\n── the workspace is not a git repository: no diff to show")
+        }
+        working_copy::Outcome::Failed { .. } => {
+            say!("\n── the changes could not be handed over (see below)")
+        }
     }
     let cached = if totals.cached_tokens > 0 {
         format!(" ({} cached)", totals.cached_tokens)

@@ -61,7 +61,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         &mut conversation,
         window.tokens,
         common.condense_at,
-        &tools.inspector(),
+        &tools.inspector(&working_copy),
     );
     if !common.json {
         let mut lines = vec![format!("context {}", window.description)];

@@ -49,7 +49,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         &mut conversation,
         window.tokens,
         common.condense_at,
-        &tools.inspector(),
+        &tools.inspector(working_copy),
     );
     if !common.json {
         print_header(

@@ -28,6 +28,30 @@ pub struct SandboxSetup {
     max_file_bytes: u64,
 }
 
+/// Where a conversation's commands may act, as the working copy decides it.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// The one directory the agent may write (its clone, or the workspace).
+    pub writable: PathBuf,
+    /// Readable besides the system (a clone's shared objects, a repository's git dirs).
+    pub read_only: Vec<PathBuf>,
+    /// Inside `writable`, kept read-only (an in-place run's `.git`).
+    pub protected: Vec<PathBuf>,
+    /// git must run in the sandbox (the image of `--sandbox docker` must have it).
+    pub needs_git: bool,
+}
+
+impl Placement {
+    pub fn writable(root: &Path) -> Self {
+        Self {
+            writable: root.to_path_buf(),
+            read_only: Vec::new(),
+            protected: Vec::new(),
+            needs_git: false,
+        }
+    }
+}
+
 /// The limits and permissions given on the command line.
 #[derive(Debug, Clone)]
 pub struct SandboxOptions {
@@ -43,10 +67,14 @@ impl SandboxSetup {
     pub fn new(
         mode: SandboxMode,
         options: SandboxOptions,
-        writable_root: &Path,
-        shared_read_only: &[PathBuf],
+        placement: &Placement,
         conversation: &str,
     ) -> Result<Self> {
+        if !placement.protected.is_empty() && mode == SandboxMode::Landlock {
+            anyhow::bail!(
+                "--in-place with --sandbox landlock cannot keep the repository's .git read-only (Landlock only adds rights; it takes a mount namespace or Docker), so the agent could plant hooks that run on your next commit; use --sandbox auto or docker, or work in a clone (drop --in-place)"
+            );
+        }
         let private = PrivateDir::create(&std::env::temp_dir(), conversation)
             .context("cannot create the conversation's private directory")?;
         let max_file_bytes = options.max_file_mb << 20;
@@ -61,8 +89,9 @@ impl SandboxSetup {
             });
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let mut policy = Policy::for_workspace(writable_root, &private, home.as_deref());
-        policy.read_only.extend(shared_read_only.iter().cloned());
+        let mut policy = Policy::for_workspace(&placement.writable, &private, home.as_deref());
+        policy.read_only.extend(placement.read_only.iter().cloned());
+        policy.protected = placement.protected.clone();
         policy.network = options.network;
         policy.max_processes = options.max_processes;
         policy.max_file_bytes = max_file_bytes;
@@ -87,13 +116,14 @@ impl SandboxSetup {
                     .clone()
                     .unwrap_or_else(DockerSettings::default_image),
                 conversation: conversation.to_string(),
-                workspace: writable_root.to_path_buf(),
-                read_only: shared_read_only
+                workspace: placement.writable.clone(),
+                read_only: placement
+                    .read_only
                     .iter()
                     .cloned()
                     .chain([private.out()])
                     .collect(),
-                needs_git: !shared_read_only.is_empty(),
+                needs_git: placement.needs_git,
                 env: container_environment(std::env::vars()),
             };
             Sandbox::docker(&settings, &policy).map(|(sandbox, report)| (sandbox, Some(report)))

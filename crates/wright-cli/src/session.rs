@@ -133,7 +133,7 @@ impl CommonArgs {
         }
     }
 
-    fn sandbox_options(&self) -> SandboxOptions {
+    pub fn sandbox_options(&self) -> SandboxOptions {
         SandboxOptions {
             network: self.network,
             max_processes: self.max_processes,
@@ -161,8 +161,7 @@ impl Tools {
         let setup = SandboxSetup::new(
             args.sandbox_mode()?,
             args.sandbox_options(),
-            working_copy.writable_root(),
-            &working_copy.shared_read_only(),
+            &working_copy.placement(),
             id,
         )?;
         let terminal = Arc::new(TerminalTool::new(
@@ -244,25 +243,29 @@ pub async fn drive(
     drop(conversation);
     drop(toolbox);
     drop(terminal);
-    let changes = match working_copy.finish(title, &setup.sandbox, &setup.env) {
-        Ok(changes) => changes,
-        Err(err) => {
-            tell!("wright: {err:#}");
-            working_copy::Outcome::Direct
-        }
-    };
+    let changes = working_copy.finish(title, &setup.sandbox, &setup.env);
+    drop(workspace);
     if !args.json {
         tell!();
-        print_report(
-            &outcome,
-            started.elapsed(),
-            &changes,
-            &id,
-            workspace.root(),
-            &log_path,
-        );
+        print_report(&outcome, started.elapsed(), &changes, &id, &log_path);
+    }
+    if tell_failure(&changes, &id) {
+        return Ok(1);
     }
     Ok(exit_status(outcome.state, cancel.is_cancelled()))
+}
+
+/// Says why the working copy could not be handed over, if it could not; the run then
+/// fails (exit 1), whatever the agent did.
+pub fn tell_failure(changes: &working_copy::Outcome, id: &str) -> bool {
+    let working_copy::Outcome::Failed { reason, kept } = changes else {
+        return false;
+    };
+    tell!(
+        "wright: {reason}\n  the agent's work is kept in {}: `wright resume {id}` goes on there, `wright discard {id}` drops it",
+        kept.display()
+    );
+    true
 }
 
 pub fn exit_status(state: AgentState, interrupted: bool) -> u8 {
@@ -286,9 +289,10 @@ pub fn print_header(
     let clone = match working_copy {
         WorkingCopy::Clone(clone) => format!(
             " (a clone of {} on branch {}; your checkout is not touched)",
-            clone.repo_root.display(),
+            clone.repo.top().display(),
             clone.branch
         ),
+        WorkingCopy::InPlace(_) => " (in place; .git is read-only to the agent)".to_string(),
         WorkingCopy::Direct { .. } => String::new(),
     };
     tell!(
@@ -355,6 +359,7 @@ impl NewSession {
         let prepared = WorkingCopy::prepare(&requested, &conversation_dir, &id, in_place, force)
             .and_then(|working_copy| {
                 let tools = Tools::build(common, &working_copy, &id)?;
+                working_copy.start(&tools.setup)?;
                 Ok((working_copy, tools))
             });
         let (working_copy, tools) = match prepared {
@@ -362,6 +367,7 @@ impl NewSession {
             Err(err) => {
                 // Nothing ran: leave no half-made conversation (or clone) behind.
                 let _ = std::fs::remove_dir_all(&conversation_dir);
+                let _ = std::fs::remove_dir_all(wright_core::workspaces_dir().join(&id));
                 return Err(err);
             }
         };
@@ -404,12 +410,14 @@ pub fn configure(
 }
 
 impl Tools {
-    /// The reviewer of this workspace's changes, when it is a git repository.
-    pub fn inspector(&self) -> Option<crate::inspect::GitInspector> {
-        crate::inspect::GitInspector::new(
-            self.workspace.root().to_path_buf(),
-            self.setup.sandbox.clone(),
-            self.setup.env.clone(),
-        )
+    /// The reviewer of the working copy's changes, when it is a git repository.
+    pub fn inspector(&self, working_copy: &WorkingCopy) -> Option<crate::inspect::GitInspector> {
+        let (root, base) = working_copy.changes_base()?;
+        Some(crate::inspect::GitInspector {
+            root,
+            base,
+            sandbox: self.setup.sandbox.clone(),
+            env: self.setup.env.clone(),
+        })
     }
 }

@@ -49,7 +49,11 @@ async fn turns_and_slash_commands() {
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let out = stdout(&output);
-    assert!(out.contains("new file: notes.txt"), "{out}");
+    // /diff shows new files whole.
+    assert!(
+        out.contains("+++ b/notes.txt\n@@ -0,0 +1 @@\n+hello"),
+        "{out}"
+    );
     assert!(out.contains("Undid the creation of notes.txt"), "{out}");
     assert!(out.contains("2 steps · "), "{out}");
     assert!(out.contains("unknown command /bogus"), "{out}");

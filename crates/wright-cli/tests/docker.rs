@@ -19,11 +19,11 @@ use wright_testkit::git;
 use wright_testkit::reply;
 use wright_testkit::ScriptedServer;
 
-const IMAGE: &str = "wright-sandbox-test:latest";
+pub const IMAGE: &str = "wright-sandbox-test:latest";
 const SECRET: &str = "sk-wright-docker-test-secret";
 
 /// Whether a daemon answers; if not, says so loudly (the test then returns).
-fn docker_or_skip(test: &str) -> bool {
+pub fn docker_or_skip(test: &str) -> bool {
     let answers = Command::new("docker")
         .args(["version", "--format", "{{.Server.Version}}"])
         .output()
@@ -222,7 +222,7 @@ async fn an_image_without_git_is_refused_for_a_repository() {
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("has no git") && err.contains("--in-place"),
+        err.contains("has no git") && err.contains("--docker-image"),
         "{err}"
     );
     assert!(server.chat_requests().is_empty()); // Nothing half-made is left: no conversation, no clone, no branch.

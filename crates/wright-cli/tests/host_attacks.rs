@@ -4,6 +4,7 @@
 //! sandbox and checks that nothing outside was touched, read or run.
 
 mod editor;
+mod git;
 mod injection;
 mod scratch;
 
@@ -55,4 +56,9 @@ impl Outside {
             "a file outside was written"
         );
     }
+}
+
+/// `CMD && echo ESCAPED || echo BLOCKED`
+pub fn attempt(command: &str) -> String {
+    format!("{{ {command} ; }} >/dev/null 2>&1 && echo ESCAPED || echo BLOCKED")
 }

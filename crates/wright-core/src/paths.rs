@@ -1,16 +1,28 @@
 //! Where conversations live: `$XDG_DATA_HOME/wright/conversations/<id>/` (by default
-//! `~/.local/share/wright/conversations/<id>/`).
+//! `~/.local/share/wright/conversations/<id>/`) holds the log and the records; the agent's
+//! clone of a repository lives apart, in `$XDG_DATA_HOME/wright/workspaces/<id>/`, so the
+//! directory the sandbox may write never contains, nor sits inside, the conversation's
+//! own files.
 
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-pub fn conversations_dir() -> PathBuf {
-    let data = std::env::var_os("XDG_DATA_HOME")
+fn data_dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from(".wright-data"));
-    data.join("wright").join("conversations")
+        .unwrap_or_else(|| PathBuf::from(".wright-data"))
+        .join("wright")
+}
+
+pub fn conversations_dir() -> PathBuf {
+    data_dir().join("conversations")
+}
+
+/// Where the agents' clones live, one directory per conversation.
+pub fn workspaces_dir() -> PathBuf {
+    data_dir().join("workspaces")
 }
 
 /// `YYYYMMDD-HHMMSS-xxxx`: sorts by time, unique enough for one user's machine.

@@ -11,10 +11,12 @@
 pub mod confine;
 pub mod docker;
 mod env;
+pub mod git;
 mod mode;
 mod private;
 mod pty;
 mod remote;
+mod run;
 mod sandbox;
 
 pub use env::confined_environment;
@@ -24,4 +26,7 @@ pub use mode::SandboxError;
 pub use mode::SandboxMode;
 pub use private::PrivateDir;
 pub use pty::PtyProcess;
+pub use run::finish;
+pub use run::Captured;
+pub use run::RunLimits;
 pub use sandbox::Sandbox;

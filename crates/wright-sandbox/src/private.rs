@@ -29,9 +29,11 @@ impl PrivateDir {
         })?;
         let root = root.canonicalize()?;
         let made = Self { root };
-        for sub in ["tmp", "home", "out"] {
+        // `out` is readable by all: in a Docker sandbox it is bound alone into the
+        // container, whose user may be another uid; on the host the 0700 root guards it.
+        for (sub, mode) in [("tmp", 0o700), ("home", 0o700), ("out", 0o755)] {
             std::fs::DirBuilder::new()
-                .mode(0o700)
+                .mode(mode)
                 .create(made.root.join(sub))?;
         }
         Ok(made)

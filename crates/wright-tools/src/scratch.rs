@@ -11,6 +11,7 @@ use crate::ToolError;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use cap_std::fs::OpenOptions;
+use cap_std::fs::OpenOptionsExt;
 use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
@@ -63,7 +64,8 @@ impl Scratch {
             let n = self.inner.next.fetch_add(1, Ordering::Relaxed);
             let name = format!("{stem}-{n}.{ext}");
             let mut options = OpenOptions::new();
-            options.write(true).create_new(true);
+            // Readable by the sandbox's user, whoever it is (a Docker image's uid).
+            options.write(true).create_new(true).mode(0o644);
             match self.inner.dir.open_with(&name, &options) {
                 Ok(file) => {
                     if stem == "output" && n > KEPT_OUTPUTS {

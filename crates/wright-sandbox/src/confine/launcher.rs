@@ -58,10 +58,22 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
     }
 
     cgroup::join(&policy.cgroup_procs)?;
+    let protected_needs_namespace = || {
+        format!(
+            "{} must stay read-only inside the workspace, which needs a mount namespace, and there is none here",
+            policy
+                .protected
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     let namespaces = match policy.namespaces {
+        Namespaces::Off if !policy.protected.is_empty() => return Err(protected_needs_namespace()),
         Namespaces::Off => "no namespaces (--sandbox landlock)".to_string(),
         Namespaces::Required | Namespaces::WhereAvailable => {
-            match namespaces::isolate(&policy.read_write, policy.network) {
+            match namespaces::isolate(&policy.read_write, &policy.protected, policy.network) {
                 Ok(isolated) => match pid::enter(mark.as_deref()) {
                     Ok(()) => format!("{}, own PID namespace and /proc", isolated.words),
                     Err(reason) if policy.namespaces == Namespaces::WhereAvailable => {
@@ -70,7 +82,8 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
                     Err(reason) => return Err(reason),
                 },
                 Err(Isolation::Refused(reason))
-                    if policy.namespaces == Namespaces::WhereAvailable =>
+                    if policy.namespaces == Namespaces::WhereAvailable
+                        && policy.protected.is_empty() =>
                 {
                     format!("no namespaces ({reason})")
                 }

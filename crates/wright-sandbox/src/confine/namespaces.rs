@@ -25,7 +25,11 @@ pub enum Isolation {
     Broken(String),
 }
 
-pub fn isolate(read_write: &[PathBuf], network: bool) -> Result<Isolated, Isolation> {
+pub fn isolate(
+    read_write: &[PathBuf],
+    protected: &[PathBuf],
+    network: bool,
+) -> Result<Isolated, Isolation> {
     let root = nix::unistd::geteuid().is_root();
     let mut flags = CloneFlags::CLONE_NEWNS;
     if !network {
@@ -48,7 +52,7 @@ pub fn isolate(read_write: &[PathBuf], network: bool) -> Result<Isolated, Isolat
         write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
         write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
     }
-    read_only_except(read_write).map_err(broken)?;
+    read_only_except(read_write, protected).map_err(broken)?;
     // The current directory still points into the mount below the new bind mounts (now
     // read-only): enter it again so relative paths reach the writable one.
     std::env::set_current_dir(&cwd).map_err(|e| broken(format!("cd {}: {e}", cwd.display())))?;
@@ -106,7 +110,7 @@ fn unescape(field: &str) -> String {
         .replace("\\134", "\\")
 }
 
-fn read_only_except(read_write: &[PathBuf]) -> Result<(), String> {
+fn read_only_except(read_write: &[PathBuf], protected: &[PathBuf]) -> Result<(), String> {
     remount(Path::new("/"), MsFlags::MS_REC | MsFlags::MS_PRIVATE)?;
     for path in read_write {
         mount(
@@ -137,6 +141,20 @@ fn read_only_except(read_write: &[PathBuf]) -> Result<(), String> {
         remount(
             path,
             MsFlags::MS_REMOUNT | MsFlags::MS_BIND | kept_for(path),
+        )?;
+    }
+    for path in protected {
+        mount(
+            Some(path),
+            path,
+            None::<&str>,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            None::<&str>,
+        )
+        .map_err(|e| format!("bind {}: {e}", path.display()))?;
+        remount(
+            path,
+            MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY | kept_for(path),
         )?;
     }
     Ok(())

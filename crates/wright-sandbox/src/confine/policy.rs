@@ -13,6 +13,10 @@ pub struct Policy {
     pub read_only: Vec<PathBuf>,
     /// Readable and writable (the workspace, the private tmp, caches).
     pub read_write: Vec<PathBuf>,
+    /// Inside the read-write paths, kept read-only (an in-place run's `.git`). Only a
+    /// mount namespace (or Docker) can do that: without one the launcher refuses to run.
+    #[serde(default)]
+    pub protected: Vec<PathBuf>,
     /// Whether TCP/UDP sockets are allowed.
     pub network: bool,
     /// Limits on the command and everything it starts.
@@ -132,6 +136,7 @@ impl Policy {
         Self {
             read_only,
             read_write,
+            protected: Vec::new(),
             network: false,
             max_processes: 512,
             max_file_bytes: 4 << 30,

@@ -53,7 +53,7 @@ pub(super) fn run(container: &Container) -> Result<Report, SandboxError> {
     verify(container, &seen)?;
     if container.needs_git && seen.one("git") != "yes" {
         return Err(refused(format!(
-            "the image {} has no git, which wright needs to commit the agent's branch of a git repository; pass --docker-image with an image that has bash and git (for example buildpack-deps:bookworm-scm, rust:1 or python:3.12), or use --in-place",
+            "the image {} has no git, which wright needs in a git repository (it reads and commits the agent's changes with git inside the sandbox); pass --docker-image with an image that has bash and git (for example buildpack-deps:bookworm-scm, rust:1 or python:3.12)",
             container.image
         )));
     }

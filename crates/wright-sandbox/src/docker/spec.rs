@@ -38,6 +38,7 @@ pub(super) fn container_body(
         settings
             .read_only
             .iter()
+            .chain(&policy.protected)
             .filter(|path| path.exists())
             .map(|path| bind(path, true)),
     );

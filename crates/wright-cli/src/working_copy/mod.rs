@@ -1,0 +1,312 @@
+//! The user's working copy is never touched directly. In a git repository the agent works
+//! in its own clone of HEAD on a new branch `wright/<conversation>` (in wright's
+//! workspaces directory, sharing the repository's objects read-only); at the end its
+//! changes are committed there and handed to the user's repository as that branch, to
+//! take (`wright apply`) or drop (`wright discard`). `--in-place` opts out: the agent
+//! works in the checkout itself, with `.git` read-only to it.
+//!
+//! The trust boundary (see `wright_sandbox::git`): git runs on what the agent wrote only
+//! inside the sandbox — the checkout of the clone, the commit, the packing of its objects,
+//! every diff of a work tree. The user's repository only receives data: a pack it checks
+//! (`index-pack --strict`) and a commit id taken by value. A step that fails is an error
+//! that keeps the clone; there is no fallback to doing it outside.
+
+mod finish;
+mod record;
+
+pub use finish::Outcome;
+pub use record::Record;
+
+use crate::sandbox_setup::Placement;
+use crate::sandbox_setup::SandboxSetup;
+use anyhow::bail;
+use anyhow::Context;
+use anyhow::Result;
+use std::path::Path;
+use std::path::PathBuf;
+use wright_sandbox::git::AgentRepo;
+use wright_sandbox::git::Oid;
+use wright_sandbox::git::UserRepo;
+
+pub enum WorkingCopy {
+    /// Not a git repository: the agent works in the directory itself.
+    Direct {
+        root: PathBuf,
+    },
+    /// `--in-place`: the agent works in the repository's own work tree.
+    InPlace(InPlace),
+    Clone(AgentClone),
+}
+
+pub struct InPlace {
+    pub repo: UserRepo,
+    pub workspace: PathBuf,
+    pub base: Oid,
+    /// `.git` and, for a linked worktree, the common git directory: read-only to the agent.
+    pub git_dirs: Vec<PathBuf>,
+    /// `--force`: uncommitted changes of the user's may be in the tree.
+    pub forced: bool,
+}
+
+pub struct AgentClone {
+    pub repo: UserRepo,
+    pub clone_root: PathBuf,
+    /// The workspace inside the clone (the same subdirectory the user pointed at).
+    pub workspace: PathBuf,
+    pub branch: String,
+    pub base: Oid,
+}
+
+/// `wright apply ID`: merges the conversation's branch into the user's current branch.
+pub fn apply(conversation_dir: &Path, cherry_pick: bool) -> Result<()> {
+    let Record::Clone {
+        repo_root,
+        branch,
+        base_commit,
+        ..
+    } = Record::read(conversation_dir)?
+    else {
+        bail!(
+            "this conversation did not work on a branch: its changes are already where it worked"
+        );
+    };
+    let repo = UserRepo::at(&repo_root);
+    let result = if cherry_pick {
+        let base = Oid::parse(&base_commit).context("the record's base commit is damaged")?;
+        repo.cherry_pick(&base, &branch)
+    } else {
+        repo.merge(&branch)
+    };
+    result.with_context(|| format!("could not take {branch} into {}", repo_root.display()))?;
+    say!("took {branch} into {}", repo_root.display());
+    Ok(())
+}
+
+/// `wright discard ID`: deletes the conversation's branch and the agent's clone.
+pub fn discard(conversation_dir: &Path) -> Result<()> {
+    let Record::Clone {
+        repo_root,
+        clone_root,
+        branch,
+        ..
+    } = Record::read(conversation_dir)?
+    else {
+        bail!("this conversation did not work on a branch: there is nothing to discard");
+    };
+    let repo = UserRepo::at(&repo_root);
+    if repo.branch_exists(&branch) {
+        repo.delete_branch(&branch)?;
+    }
+    if clone_root.exists() {
+        // remove_dir_all does not follow symbolic links out of the clone.
+        std::fs::remove_dir_all(&clone_root)
+            .with_context(|| format!("cannot remove {}", clone_root.display()))?;
+    }
+    say!("discarded {branch}");
+    Ok(())
+}
+
+impl WorkingCopy {
+    /// Decides where a new conversation works and records it. Only the user's own
+    /// repository is read here; the clone is made without a work tree (`start` checks it
+    /// out, in the sandbox).
+    pub fn prepare(
+        workspace: &Path,
+        conversation_dir: &Path,
+        id: &str,
+        in_place: bool,
+        force: bool,
+    ) -> Result<Self> {
+        let Some(repo) = UserRepo::discover(workspace) else {
+            Record::Direct {
+                workspace: workspace.to_path_buf(),
+            }
+            .write(conversation_dir)?;
+            return Ok(WorkingCopy::Direct {
+                root: workspace.to_path_buf(),
+            });
+        };
+        let base = repo
+            .head()
+            .context("the repository has no commit yet; commit once, or use --in-place")
+            .or_else(|err| {
+                if in_place {
+                    Ok(Oid::empty_tree())
+                } else {
+                    Err(err)
+                }
+            });
+        let base = base?;
+        if in_place {
+            let git_dirs = repo.git_dirs()?;
+            Record::InPlace {
+                repo_root: repo.top().to_path_buf(),
+                workspace: workspace.to_path_buf(),
+                base_commit: base.to_string(),
+                forced: force,
+            }
+            .write(conversation_dir)?;
+            return Ok(WorkingCopy::InPlace(InPlace {
+                repo,
+                workspace: workspace.to_path_buf(),
+                base,
+                git_dirs,
+                forced: force,
+            }));
+        }
+        let sub = workspace
+            .strip_prefix(repo.top())
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
+        let clone_root = wright_core::workspaces_dir().join(id);
+        if let Some(parent) = clone_root.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        repo.clone_shared(&clone_root)?;
+        let clone = AgentClone {
+            workspace: clone_root.join(sub),
+            repo,
+            clone_root,
+            branch: format!("wright/{id}"),
+            base,
+        };
+        clone.record().write(conversation_dir)?;
+        Ok(WorkingCopy::Clone(clone))
+    }
+
+    /// Readies the working copy once the sandbox exists: a clone's work tree is checked
+    /// out (in the sandbox); an in-place checkout must be clean unless forced.
+    pub fn start(&self, setup: &SandboxSetup) -> Result<()> {
+        match self {
+            WorkingCopy::Direct { .. } => Ok(()),
+            WorkingCopy::InPlace(in_place) => {
+                let git = AgentRepo::new(&setup.sandbox, &setup.env, &in_place.workspace);
+                if !in_place.forced && !git.is_clean()? {
+                    bail!("--in-place refuses to work in a tree with uncommitted changes (commit or stash them, or add --force)");
+                }
+                Ok(())
+            }
+            WorkingCopy::Clone(clone) => {
+                AgentRepo::new(&setup.sandbox, &setup.env, &clone.clone_root)
+                    .check_out_new_branch(&clone.branch, &clone.base)
+                    .context("cannot check out the agent's clone")?;
+                Ok(())
+            }
+        }
+    }
+
+    /// The working copy of an existing conversation, from its record; the log's idea of
+    /// its workspace must agree with it.
+    pub fn reopen(conversation_dir: &Path, logged_workspace: &Path) -> Result<Self> {
+        let record = Record::read(conversation_dir)?;
+        record.check_logged_workspace(logged_workspace)?;
+        let parse = |base: &str| Oid::parse(base).context("the record's base commit is damaged");
+        Ok(match record {
+            Record::Direct { workspace } => WorkingCopy::Direct { root: workspace },
+            Record::InPlace {
+                repo_root,
+                workspace,
+                base_commit,
+                forced,
+            } => {
+                let repo = UserRepo::at(&repo_root);
+                WorkingCopy::InPlace(InPlace {
+                    git_dirs: repo.git_dirs()?,
+                    repo,
+                    workspace,
+                    base: parse(&base_commit)?,
+                    forced,
+                })
+            }
+            Record::Clone {
+                repo_root,
+                clone_root,
+                workspace,
+                branch,
+                base_commit,
+            } => {
+                if !clone_root.is_dir() {
+                    bail!(
+                        "the agent's clone {} is gone (discarded?); nothing to resume in",
+                        clone_root.display()
+                    );
+                }
+                WorkingCopy::Clone(AgentClone {
+                    repo: UserRepo::at(&repo_root),
+                    clone_root,
+                    workspace,
+                    branch,
+                    base: parse(&base_commit)?,
+                })
+            }
+        })
+    }
+
+    /// The directory the agent works in.
+    pub fn workspace(&self) -> &Path {
+        match self {
+            WorkingCopy::Direct { root } => root,
+            WorkingCopy::InPlace(in_place) => &in_place.workspace,
+            WorkingCopy::Clone(clone) => &clone.workspace,
+        }
+    }
+
+    /// What the sandbox must allow: the directory the agent may write (its whole clone,
+    /// or the workspace), what it may read besides (the shared objects, an in-place
+    /// repository's git directories), and what stays read-only inside it (`.git`).
+    pub fn placement(&self) -> Placement {
+        match self {
+            WorkingCopy::Direct { root } => Placement::writable(root),
+            WorkingCopy::InPlace(in_place) => {
+                let writable = in_place.workspace.clone();
+                let (inside, outside): (Vec<PathBuf>, Vec<PathBuf>) = in_place
+                    .git_dirs
+                    .iter()
+                    .cloned()
+                    .partition(|dir| dir.starts_with(&writable));
+                // A `.git` file (a linked worktree's) inside is protected too.
+                let mut protected = inside;
+                let dot_git = in_place.repo.top().join(".git");
+                if dot_git.starts_with(&writable) && !protected.contains(&dot_git) {
+                    protected.push(dot_git);
+                }
+                Placement {
+                    writable,
+                    read_only: outside,
+                    protected,
+                    needs_git: true,
+                }
+            }
+            WorkingCopy::Clone(clone) => Placement {
+                writable: clone.clone_root.clone(),
+                read_only: vec![clone.repo.top().join(".git").join("objects")],
+                protected: Vec::new(),
+                needs_git: true,
+            },
+        }
+    }
+
+    /// Where to run git to see the agent's changes, and against which commit.
+    pub fn changes_base(&self) -> Option<(PathBuf, Oid)> {
+        match self {
+            WorkingCopy::Direct { .. } => None,
+            WorkingCopy::InPlace(in_place) => {
+                Some((in_place.workspace.clone(), in_place.base.clone()))
+            }
+            WorkingCopy::Clone(clone) => Some((clone.clone_root.clone(), clone.base.clone())),
+        }
+    }
+}
+
+impl AgentClone {
+    fn record(&self) -> Record {
+        Record::Clone {
+            repo_root: self.repo.top().to_path_buf(),
+            clone_root: self.clone_root.clone(),
+            workspace: self.workspace.clone(),
+            branch: self.branch.clone(),
+            base_commit: self.base.to_string(),
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! Git on what the agent wrote: its clone's config, attributes, hooks, alternates and refs
+//! must never make a git outside the sandbox run a program or read another repository.
+
+use super::attempt;
+use super::Outside;
+use crate::common::observations;
+use crate::common::stderr;
+use crate::common::stdout;
+use crate::common::Harness;
+use serde_json::json;
+use wright_testkit::failing_python_repo;
+use wright_testkit::git;
+use wright_testkit::reply;
+use wright_testkit::ScriptedServer;
+
+/// Shell lines that plant every configured program git can be made to run, each leaving
+/// evidence in `outside` if it runs where it can write there (outside the sandbox).
+fn plant_programs(outside: &Outside) -> String {
+    let o = outside.display();
+    format!(
+        r#"printf '#!/bin/sh\ntouch {o}/program-ran\ncat "${{1:--}}" 2>/dev/null\n' > "$PWD/prog.sh" && chmod +x "$PWD/prog.sh" &&
+git config diff.x.textconv "$PWD/prog.sh" && git config diff.external "$PWD/prog.sh" &&
+git config core.fsmonitor "$PWD/prog.sh" && git config filter.x.clean "$PWD/prog.sh" &&
+git config filter.x.smudge "$PWD/prog.sh" && git config core.pager "$PWD/prog.sh" &&
+git config core.hooksPath "$PWD/hooks" && mkdir -p hooks && cp prog.sh hooks/post-commit &&
+cp prog.sh hooks/pre-commit && echo '* diff=x filter=x' > .gitattributes"#
+    )
+}
+
+async fn failed_commit_runs_nothing_outside(extra: &[&str]) {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let outside = Outside::new();
+    let plant = format!(
+        "{} && echo changed >> export.py && touch .git/index.lock && echo planted",
+        plant_programs(&outside)
+    );
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({ "command": plant })),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "plant programs", extra).await;
+    let obs = observations(&h.events());
+    assert_eq!(obs[0]["output"], "planted", "{}", stderr(&output));
+    outside.assert_untouched();
+    // The commit could not be made: an error, with the clone kept and named.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(said.contains("could not commit"), "{said}");
+    assert!(said.contains("kept"), "{said}");
+    assert!(!stdout(&output).contains("program-ran"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_commit_keeps_the_clone_and_runs_no_planted_program() {
+    failed_commit_runs_nothing_outside(&[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_commit_runs_no_planted_program_with_docker() {
+    if crate::docker::docker_or_skip("a_failed_commit_runs_no_planted_program_with_docker") {
+        let image = crate::docker::IMAGE;
+        failed_commit_runs_nothing_outside(&["--sandbox", "docker", "--docker-image", image]).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_of_a_clone_runs_no_planted_program() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let outside = Outside::new();
+    let plant = format!(
+        "{} && echo changed >> export.py && echo planted",
+        plant_programs(&outside)
+    );
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({ "command": plant })),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "plant programs", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    outside.assert_untouched();
+    // The change is there, as text, on the branch.
+    assert!(stdout(&output).contains("+changed"), "{}", stdout(&output));
+    let id = h.conversation_id();
+    let shown = git(h.repo(), &["show", &format!("wright/{id}:export.py")]);
+    assert!(shown.ends_with("changed\n"), "{shown}");
+}
+
+async fn in_place_git_is_read_only(extra: &[&str]) {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let outside = Outside::new();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": attempt(&plant_programs(&outside))})),
+        reply().call(
+            "terminal",
+            json!({"command": attempt("printf '#!/bin/sh\\necho hook\\n' > .git/hooks/post-commit")}),
+        ),
+        reply().call("terminal", json!({"command": attempt("echo x >> .git/config")})),
+        reply().call("terminal", json!({"command": attempt("rm -rf .git/objects/info")})),
+        reply().call(
+            "terminal",
+            json!({"command": "echo fixed >> export.py && git status --short"}),
+        ),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let mut args = vec!["--in-place"];
+    args.extend_from_slice(extra);
+    let output = h.run(&server.url(), "plant in place", &args).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    for (n, observation) in obs.iter().take(4).enumerate() {
+        assert_eq!(observation["output"], "BLOCKED", "attempt {n}");
+    }
+    // git itself works for the agent, read-only.
+    assert!(
+        obs[4]["output"].as_str().unwrap().contains("M export.py"),
+        "{}",
+        obs[4]
+    );
+    assert!(!h.repo().join(".git/hooks/post-commit").exists());
+    outside.assert_untouched();
+    assert!(stdout(&output).contains("+fixed"), "{}", stdout(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_place_the_agent_cannot_write_git_and_nothing_runs_outside() {
+    in_place_git_is_read_only(&[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_place_git_is_read_only_with_docker() {
+    if crate::docker::docker_or_skip("in_place_git_is_read_only_with_docker") {
+        in_place_git_is_read_only(&[
+            "--sandbox",
+            "docker",
+            "--docker-image",
+            crate::docker::IMAGE,
+        ])
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_place_is_refused_where_git_cannot_be_made_read_only() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let server = ScriptedServer::start(vec![reply().call("finish", json!({"message": "x"}))])
+        .await
+        .unwrap();
+    let output = h
+        .run(&server.url(), "x", &["--in-place", "--sandbox", "landlock"])
+        .await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(
+        said.contains("--in-place") && said.contains("landlock") && said.contains(".git"),
+        "{said}"
+    );
+    assert_eq!(server.chat_requests().len(), 0);
+}
+
+/// Another repository with a committed secret, and its commit id.
+fn other_repository() -> (tempfile::TempDir, String) {
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("secret.txt"), "other repo secret\n").unwrap();
+    git(other.path(), &["init", "-q"]);
+    git(other.path(), &["add", "."]);
+    git(other.path(), &["commit", "-q", "-m", "secret"]);
+    let commit = git(other.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    (other, commit)
+}
+
+async fn plant_in_the_clone(plant: String) -> (Harness, std::process::Output, String) {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let (other, secret_commit) = other_repository();
+    let plant = plant
+        .replace("OTHER", &other.path().display().to_string())
+        .replace("SECRET_COMMIT", &secret_commit);
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({ "command": plant })),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "reach another repository", &[]).await;
+    let all = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(!all.contains("other repo secret"), "{all}");
+    // The user's repository never received the other repository's objects.
+    let present = std::process::Command::new("git")
+        .args(["cat-file", "-e", &secret_commit])
+        .current_dir(h.repo())
+        .output()
+        .unwrap();
+    assert!(
+        !present.status.success(),
+        "the other repository's commit reached the user's repository"
+    );
+    drop(other);
+    (h, output, secret_commit)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alternates_and_a_forged_parent_do_not_import_another_repository() {
+    // A commit object written by hand whose parent is the other repository's commit: git
+    // inside the sandbox cannot read that parent, a git outside could.
+    let plant = r#"echo OTHER/.git/objects >> .git/objects/info/alternates &&
+t=$(git write-tree) &&
+c=$(printf 'tree %s\nparent %s\nauthor a <a@a> 0 +0000\ncommitter a <a@a> 0 +0000\n\nx\n' $t SECRET_COMMIT | git hash-object -t commit -w --stdin --literally) &&
+git update-ref refs/heads/$(git branch --show-current) $c && echo changed >> export.py && echo planted"#;
+    let (_h, output, _) = plant_in_the_clone(plant.to_string()).await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("kept"), "{}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_ref_pointing_into_another_repository_is_not_followed() {
+    let plant = r#"echo OTHER/.git/objects >> .git/objects/info/alternates &&
+b=$(git branch --show-current) && ln -sf OTHER/.git/refs/heads/main .git/refs/heads/$b &&
+echo changed >> export.py && echo planted"#;
+    let (_h, output, _) = plant_in_the_clone(plant.to_string()).await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_copies_what_the_agent_left_without_following_it() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let outside = Outside::new();
+    let o = outside.display();
+    let server = ScriptedServer::start(vec![
+        reply().call(
+            "terminal",
+            json!({"command": format!("mkfifo pipe && ln -s {o}/target.txt link && ln -s {o} dirlink && echo changed >> export.py && echo ok")}),
+        ),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "leave traps", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = h.conversation_id();
+    let forked = h.wright(&["fork", &id], &[]).await;
+    assert!(forked.status.success(), "{}", stderr(&forked));
+    outside.assert_untouched();
+}

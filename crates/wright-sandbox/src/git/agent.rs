@@ -1,0 +1,188 @@
+//! Git inside the sandbox, on a repository the agent can write: its clone, or an in-place
+//! work tree. Whatever the agent configured there runs confined, if at all; output is
+//! bounded and every command has a deadline.
+
+use super::user::text_of;
+use super::GitError;
+use super::Oid;
+use super::UserRepo;
+use crate::run::Captured;
+use crate::run::RunLimits;
+use crate::Sandbox;
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+/// Options every confined git gets: no hooks, no fsmonitor, no pager, no signing, and
+/// wright's identity for the commits it makes for the agent.
+const HARDENED: &[&str] = &[
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "commit.gpgSign=false",
+    "-c",
+    "user.name=wright",
+    "-c",
+    "user.email=wright@localhost",
+];
+
+/// Prints the changes since `$1` as a diff, new files included: regular files as diffs
+/// against /dev/null, anything else (a link, a FIFO) named only, never read. The rest of
+/// the arguments are git's options. (Arguments, not variables: a container's processes
+/// get the environment it was made with, not the client's.)
+const CHANGES: &str = r#"
+base=$1; shift
+git "$@" diff --no-color --no-ext-diff --no-textconv "$base" -- . || exit
+git "$@" ls-files -z --others --exclude-standard -- . | while IFS= read -r -d '' f; do
+  if [ -f "$f" ] && [ ! -L "$f" ]; then
+    git "$@" diff --no-color --no-ext-diff --no-textconv --no-index -- /dev/null "$f"
+  else
+    printf 'new file (not a regular file): %s\n' "$f"
+  fi
+done
+exit 0
+"#;
+
+pub struct AgentRepo<'a> {
+    sandbox: &'a Sandbox,
+    env: &'a [(String, String)],
+    dir: PathBuf,
+}
+
+impl<'a> AgentRepo<'a> {
+    /// Git in `dir` (the repository's top level, or a directory in it), run in `sandbox`
+    /// with its environment `env`.
+    pub fn new(sandbox: &'a Sandbox, env: &'a [(String, String)], dir: &Path) -> Self {
+        Self {
+            sandbox,
+            env,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn git(&self, args: &[&str], stdin: &[u8], limits: RunLimits) -> Result<Captured, GitError> {
+        let mut full: Vec<&str> = HARDENED.to_vec();
+        full.push("--no-optional-locks");
+        full.extend_from_slice(args);
+        Ok(self
+            .sandbox
+            .capture(&self.dir, self.env, "git", &full, stdin, limits)?)
+    }
+
+    fn run(&self, args: &[&str]) -> Result<String, GitError> {
+        text_of(args, self.git(args, b"", RunLimits::default())?)
+    }
+
+    /// `git checkout -b BRANCH BASE`: the clone's work tree, made in the sandbox.
+    pub fn check_out_new_branch(&self, branch: &str, base: &Oid) -> Result<(), GitError> {
+        self.run(&["checkout", "--quiet", "-b", branch, base.as_str()])
+            .map(drop)
+    }
+
+    /// Makes `BRANCH` at `BASE` the current branch and `BASE` the index, leaving the work
+    /// tree alone (a fork brings its own files).
+    pub fn start_branch_keeping_files(&self, branch: &str, base: &Oid) -> Result<(), GitError> {
+        let reference = format!("refs/heads/{branch}");
+        self.run(&["update-ref", &reference, base.as_str()])?;
+        self.run(&["symbolic-ref", "HEAD", &reference])?;
+        self.run(&["read-tree", base.as_str()]).map(drop)
+    }
+
+    /// Commits everything in the work tree (the agent's changes) on the current branch.
+    pub fn commit_all(&self, message: &str) -> Result<(), GitError> {
+        self.run(&["add", "--all"])?;
+        self.run(&[
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "--no-verify",
+            "-m",
+            message,
+        ])
+        .map(drop)
+    }
+
+    /// The commit HEAD names.
+    pub fn head(&self) -> Result<Oid, GitError> {
+        let args = ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"];
+        let printed = self.run(&args)?;
+        Oid::parse(&printed).ok_or_else(|| GitError::NotAnId {
+            command: args.join(" "),
+            printed,
+        })
+    }
+
+    /// Whether the work tree and index hold nothing but HEAD (untracked files count).
+    pub fn is_clean(&self) -> Result<bool, GitError> {
+        Ok(self
+            .run(&["status", "--porcelain", "--", "."])?
+            .trim()
+            .is_empty())
+    }
+
+    /// The changes in the work tree since `base`, new files included, as diff text (cut
+    /// at the output bound, never read through a link or from a FIFO).
+    pub fn changes_since(&self, base: &Oid) -> Result<String, GitError> {
+        let mut args = vec!["-c", CHANGES, "wright-changes", base.as_str()];
+        args.extend_from_slice(HARDENED);
+        args.push("--no-optional-locks");
+        let captured = self.sandbox.capture(
+            &self.dir,
+            self.env,
+            "bash",
+            &args,
+            b"",
+            RunLimits::default(),
+        )?;
+        if captured.stdout_cut {
+            // A diff too long to show whole is still worth its beginning.
+            let mut text = String::from_utf8_lossy(&captured.stdout).into_owned();
+            text.push_str("\n[the diff goes on; it was cut here]\n");
+            return Ok(text);
+        }
+        text_of(&["diff"], captured)
+    }
+
+    /// Sends the objects of `tip` that `base` lacks, packed inside the sandbox (so only
+    /// objects the sandbox can read — never another repository's, whatever alternates say)
+    /// into `user`'s repository, checked there; at most `max_bytes` of pack.
+    pub fn send_objects(
+        &self,
+        tip: &Oid,
+        base: &Oid,
+        user: &UserRepo,
+        max_bytes: u64,
+    ) -> Result<(), GitError> {
+        let mut full: Vec<&str> = HARDENED.to_vec();
+        full.extend_from_slice(&["pack-objects", "--revs", "--stdout", "--quiet"]);
+        let mut command = self.sandbox.command(&self.dir, self.env, "git", &full);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command
+            .spawn()
+            .map_err(|e| GitError::Spawn(e.to_string()))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            let revs = format!("{tip}\n^{base}\n");
+            let _ = stdin.write_all(revs.as_bytes());
+        }
+        let Some(pack) = child.stdout.take() else {
+            return Err(GitError::Spawn("no pipe from pack-objects".into()));
+        };
+        let imported = user.import_pack(pack, max_bytes);
+        let packed = crate::run::finish(child, Vec::new(), RunLimits::default())?;
+        if !packed.success() {
+            return Err(GitError::Failed {
+                command: "pack-objects (in the sandbox)".into(),
+                said: packed.said(),
+            });
+        }
+        imported
+    }
+}

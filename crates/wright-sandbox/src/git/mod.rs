@@ -1,0 +1,104 @@
+//! The one place wright runs git, with its hardening in one place.
+//!
+//! Two runners, for two kinds of repository:
+//! - `UserRepo`: the user's own repository, which the agent cannot write (its clone is
+//!   elsewhere; in place, its `.git` is read-only in the sandbox). Git runs on the host
+//!   there, with the user's config, but never over a work tree the agent wrote and
+//!   never with a configured program on the agent's content (no textconv, no external
+//!   diff, no fsmonitor). What comes from the agent's repository arrives as data: a pack
+//!   checked by `index-pack --strict`, and a commit id taken by value.
+//! - `AgentRepo`: a repository the agent can write (its clone, or the work tree of an
+//!   in-place run). Git runs there only inside the sandbox, with bounded output and a
+//!   deadline, so hooks, filters, fsmonitor, aliases or alternates it planted run — if at
+//!   all — confined, and can neither hang nor swell wright.
+
+mod agent;
+mod user;
+
+pub use agent::AgentRepo;
+pub use user::UserRepo;
+
+/// A full object id, as git prints it (SHA-1 or SHA-256), checked to be nothing else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Oid(String);
+
+impl Oid {
+    pub fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        let hex = text
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase());
+        (hex && (text.len() == 40 || text.len() == 64)).then(|| Self(text.to_string()))
+    }
+
+    /// The empty tree (SHA-1): what a repository without a commit is compared with.
+    pub fn empty_tree() -> Self {
+        Self("4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Oid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git: {0}")]
+    Spawn(String),
+    #[error("git {command} failed: {said}")]
+    Failed { command: String, said: String },
+    #[error("git {command} printed something that is not an object id: {printed}")]
+    NotAnId { command: String, printed: String },
+    #[error("{0}")]
+    Sandbox(#[from] crate::mode::SandboxError),
+}
+
+/// Variables that would point git at another repository, index or object store.
+const LOCATING_VARIABLES: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_only_ids() {
+        assert!(Oid::parse("0123456789abcdef0123456789abcdef01234567").is_some());
+        assert!(Oid::parse(&"a".repeat(64)).is_some());
+        for bad in [
+            "",
+            "HEAD",
+            "0123",
+            "../../etc/passwd",
+            &"A".repeat(40),
+            &"g".repeat(40),
+        ] {
+            assert!(Oid::parse(bad).is_none(), "{bad}");
+        }
+    }
+}

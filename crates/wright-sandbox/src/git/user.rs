@@ -1,0 +1,278 @@
+//! Git on the host, in the user's own repository (see the module above for why that is
+//! safe and what it never does).
+
+use super::GitError;
+use super::Oid;
+use super::LOCATING_VARIABLES;
+use crate::run::finish;
+use crate::run::Captured;
+use crate::run::RunLimits;
+use std::io::Read;
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+use std::process::Stdio;
+
+/// Options every host git gets: no fsmonitor program, no hooks (wright's own operations
+/// are not the user's commits), no pager, no prompt.
+const HARDENED: &[&str] = &[
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+];
+
+#[derive(Debug, Clone)]
+pub struct UserRepo {
+    top: PathBuf,
+}
+
+impl UserRepo {
+    /// The repository `dir` is in (its top level), if any.
+    pub fn discover(dir: &Path) -> Option<Self> {
+        let output = base_command(dir)
+            .args(["rev-parse", "--show-toplevel"])
+            .output()
+            .ok()?;
+        if !output.status.success() {
+            return None;
+        }
+        let top = String::from_utf8(output.stdout).ok()?;
+        Some(Self {
+            top: PathBuf::from(top.trim_end_matches('\n')),
+        })
+    }
+
+    /// A repository known to be at `top` (a conversation's record).
+    pub fn at(top: &Path) -> Self {
+        Self {
+            top: top.to_path_buf(),
+        }
+    }
+
+    pub fn top(&self) -> &Path {
+        &self.top
+    }
+
+    fn command(&self) -> Command {
+        let mut command = base_command(&self.top);
+        command.args(HARDENED);
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Result<String, GitError> {
+        let output = self
+            .command()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| GitError::Spawn(e.to_string()))?;
+        if !output.status.success() {
+            return Err(failed(args, &String::from_utf8_lossy(&output.stderr)));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    fn oid(&self, args: &[&str]) -> Result<Oid, GitError> {
+        let printed = self.run(args)?;
+        Oid::parse(&printed).ok_or_else(|| GitError::NotAnId {
+            command: args.join(" "),
+            printed,
+        })
+    }
+
+    /// The commit HEAD names.
+    pub fn head(&self) -> Result<Oid, GitError> {
+        self.oid(&["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+    }
+
+    /// The repository's git directory and common directory (the same unless the work
+    /// tree is a linked worktree), as absolute paths.
+    pub fn git_dirs(&self) -> Result<Vec<PathBuf>, GitError> {
+        let printed = self.run(&[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-dir",
+            "--git-common-dir",
+        ])?;
+        let mut dirs: Vec<PathBuf> = printed.lines().map(PathBuf::from).collect();
+        dirs.dedup();
+        Ok(dirs)
+    }
+
+    /// A clone at `dest` sharing this repository's objects (read-only to it), with no
+    /// work tree checked out: the agent's side makes that, in the sandbox.
+    pub fn clone_shared(&self, dest: &Path) -> Result<(), GitError> {
+        let (source, dest) = (self.top.display().to_string(), dest.display().to_string());
+        self.run(&[
+            "clone",
+            "--quiet",
+            "--shared",
+            "--no-checkout",
+            "--no-tags",
+            &source,
+            &dest,
+        ])
+        .map(drop)
+    }
+
+    /// Whether `oid` is a commit of this repository.
+    pub fn has_commit(&self, oid: &Oid) -> bool {
+        let spec = format!("{oid}^{{commit}}");
+        self.run(&["cat-file", "-e", &spec]).is_ok()
+    }
+
+    /// `index-pack --strict`: takes a pack made in the sandbox, stopping past `max_bytes`.
+    /// Objects are checked as they arrive (fsck), and every link must resolve.
+    pub fn import_pack(
+        &self,
+        mut pack: impl Read + Send + 'static,
+        max_bytes: u64,
+    ) -> Result<(), GitError> {
+        let args = ["index-pack", "--stdin", "--strict"];
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| GitError::Spawn(e.to_string()))?;
+        let stdin = child.stdin.take();
+        let copier = std::thread::spawn(move || match stdin {
+            Some(mut stdin) => copy_bounded(&mut pack, &mut stdin, max_bytes),
+            None => Err("no pipe to the importer".to_string()),
+        });
+        let limits = RunLimits {
+            timeout: std::time::Duration::from_secs(600),
+            ..RunLimits::default()
+        };
+        let captured = finish(child, Vec::new(), limits)?;
+        let copied = copier
+            .join()
+            .unwrap_or_else(|_| Err("the copy of the pack failed".to_string()));
+        match copied {
+            Ok(()) if captured.success() => Ok(()),
+            Ok(()) => Err(failed(&args, &captured.said())),
+            Err(reason) => Err(failed(&args, &reason)),
+        }
+    }
+
+    /// Points `refs/heads/BRANCH` at `tip` (a value: no symbolic ref is followed).
+    pub fn set_branch(&self, branch: &str, tip: &Oid) -> Result<(), GitError> {
+        let reference = format!("refs/heads/{branch}");
+        self.run(&["update-ref", "--no-deref", &reference, tip.as_str()])
+            .map(drop)
+    }
+
+    pub fn branch_exists(&self, branch: &str) -> bool {
+        let reference = format!("refs/heads/{branch}");
+        self.run(&["rev-parse", "--verify", "--quiet", &reference])
+            .is_ok()
+    }
+
+    pub fn delete_branch(&self, branch: &str) -> Result<(), GitError> {
+        self.run(&["branch", "--quiet", "-D", branch]).map(drop)
+    }
+
+    /// Whether two commits have the same tree.
+    pub fn same_tree(&self, a: &Oid, b: &Oid) -> Result<bool, GitError> {
+        let tree = |oid: &Oid| self.oid(&["rev-parse", "--verify", &format!("{oid}^{{tree}}")]);
+        Ok(tree(a)? == tree(b)?)
+    }
+
+    /// The diff between two commits as text: no textconv, no external diff, bounded.
+    pub fn diff(&self, base: &Oid, tip: &Oid) -> Result<String, GitError> {
+        let args = [
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            base.as_str(),
+            tip.as_str(),
+            "--",
+        ];
+        let child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| GitError::Spawn(e.to_string()))?;
+        let captured = finish(child, Vec::new(), RunLimits::default())?;
+        text_of(&args, captured)
+    }
+
+    /// `wright apply`: merges `branch` into the current branch (the user's own hooks
+    /// run, as for any merge of theirs).
+    pub fn merge(&self, branch: &str) -> Result<(), GitError> {
+        self.with_user_hooks(&["merge", "--no-edit", branch])
+    }
+
+    /// `wright apply --cherry-pick`: picks the commits `base..branch`.
+    pub fn cherry_pick(&self, base: &Oid, branch: &str) -> Result<(), GitError> {
+        self.with_user_hooks(&["cherry-pick", &format!("{base}..{branch}")])
+    }
+
+    fn with_user_hooks(&self, args: &[&str]) -> Result<(), GitError> {
+        let output = base_command(&self.top)
+            .args(["-c", "core.fsmonitor=false"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| GitError::Spawn(e.to_string()))?;
+        if !output.status.success() {
+            return Err(failed(args, &String::from_utf8_lossy(&output.stderr)));
+        }
+        Ok(())
+    }
+}
+
+/// `git -C DIR` with the user's environment, minus what would point git elsewhere.
+fn base_command(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command.arg("-C").arg(dir);
+    for variable in LOCATING_VARIABLES {
+        command.env_remove(variable);
+    }
+    command.env("GIT_TERMINAL_PROMPT", "0");
+    command
+}
+
+fn failed(args: &[&str], said: &str) -> GitError {
+    GitError::Failed {
+        command: args.join(" "),
+        said: said.trim().to_string(),
+    }
+}
+
+pub(super) fn text_of(args: &[&str], captured: Captured) -> Result<String, GitError> {
+    if !captured.success() {
+        return Err(failed(args, &captured.said()));
+    }
+    Ok(String::from_utf8_lossy(&captured.stdout).into_owned())
+}
+
+/// Copies `from` into `to`, at most `max_bytes` (then `to` is dropped, closing it).
+fn copy_bounded(from: &mut impl Read, to: &mut impl Write, max_bytes: u64) -> Result<(), String> {
+    let mut buffer = vec![0u8; 256 * 1024];
+    let mut total: u64 = 0;
+    loop {
+        let n = from.read(&mut buffer).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(());
+        }
+        total += n as u64;
+        if total > max_bytes {
+            return Err(format!(
+                "the agent's changes make a pack of more than {} MiB",
+                max_bytes >> 20
+            ));
+        }
+        to.write_all(&buffer[..n]).map_err(|e| e.to_string())?;
+    }
+}
