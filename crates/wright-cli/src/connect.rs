@@ -11,6 +11,8 @@ use wright_llm::LlmError;
 pub struct ServerChoice {
     pub base_url: Option<String>,
     pub model: Option<String>,
+    /// Taken when no model is named and the server has it (a resumed conversation's).
+    pub preferred_model: Option<String>,
     pub api_key: Option<String>,
 }
 
@@ -32,7 +34,8 @@ pub async fn connect(choice: ServerChoice, mut config: ClientConfig) -> Result<C
                 None => {
                     let probe = Client::new(config.clone())?;
                     let models = probe.list_models().await?;
-                    config.model = only_model(&config.base_url, models)?;
+                    config.model =
+                        preferred_or_only(&config.base_url, choice.preferred_model, models)?;
                     Client::new(config)
                 }
             }
@@ -50,10 +53,21 @@ pub async fn connect(choice: ServerChoice, mut config: ClientConfig) -> Result<C
                         available: found.models,
                     })
                 }
-                None => only_model(&found.base_url, found.models)?,
+                None => preferred_or_only(&found.base_url, choice.preferred_model, found.models)?,
             };
             Client::new(config)
         }
+    }
+}
+
+fn preferred_or_only(
+    url: &str,
+    preferred: Option<String>,
+    models: Vec<String>,
+) -> Result<String, LlmError> {
+    match preferred {
+        Some(model) if models.contains(&model) => Ok(model),
+        _ => only_model(url, models),
     }
 }
 

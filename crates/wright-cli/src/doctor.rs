@@ -56,6 +56,7 @@ pub async fn doctor(args: DoctorArgs) -> Result<u8> {
     let choice = ServerChoice {
         base_url: args.base_url.filter(|v| !v.is_empty()),
         model: args.model.filter(|v| !v.is_empty()),
+        preferred_model: None,
         api_key: args.api_key,
     };
     let mut config = ClientConfig::new("", "");

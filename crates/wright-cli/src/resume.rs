@@ -44,9 +44,11 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
             log_path.display()
         );
     };
+    // The record, not the log, says where the conversation works; checked before any
+    // server is asked anything.
+    let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace))?;
     let client = common.client(Some((&start.base_url, &start.model))).await?;
     let window = context_window(&client, common.context_window).await;
-    let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace))?;
     let tools = Tools::build(common, &working_copy, &start.conversation)?;
     let (mut conversation, notes) =
         Conversation::resume(&log_path, client.clone(), tools.toolbox.clone())?;

@@ -105,24 +105,29 @@ impl CommonArgs {
         Ok(self.sandbox.parse()?)
     }
 
-    /// Connects to the model server; `fallback` is (base URL, model) to use when neither
-    /// is given (a resumed conversation's own).
-    pub async fn client(&self, fallback: Option<(&str, &str)>) -> Result<Client> {
+    /// Connects to the model server the user names (flags, variables, else the local
+    /// servers that answer). `logged` is a resumed conversation's (base URL, model): its
+    /// model is preferred when the chosen server has it, but its server is never taken on
+    /// the log's word — the user is told how to name it.
+    pub async fn client(&self, logged: Option<(&str, &str)>) -> Result<Client> {
         let mut config = ClientConfig::new("", "");
         config.stream = !self.no_stream;
         config.temperature = self.temperature;
         config.idle_timeout = Duration::from_secs(self.idle_timeout.max(1));
         config.max_tokens = (self.max_reply_tokens > 0).then_some(self.max_reply_tokens);
-        let mut choice = ServerChoice {
+        let choice = ServerChoice {
             base_url: self.base_url.clone().filter(|v| !v.is_empty()),
             model: self.model.clone().filter(|v| !v.is_empty()),
+            preferred_model: logged.map(|(_, model)| model.to_string()),
             api_key: self.api_key.clone(),
         };
-        if let (None, None, Some((url, model))) = (&choice.base_url, &choice.model, fallback) {
-            choice.base_url = Some(url.to_string());
-            choice.model = Some(model.to_string());
+        match (connect(choice, config).await, logged) {
+            (Ok(client), _) => Ok(client),
+            (Err(err), Some((url, model))) => Err(anyhow::anyhow!(
+                "{err}\n  this conversation worked with {model} on {url}; wright does not take a server from a log: pass --base-url {url} to use it again"
+            )),
+            (Err(err), None) => Err(err.into()),
         }
-        Ok(connect(choice, config).await?)
     }
 
     pub fn limits(&self) -> Limits {
@@ -348,6 +353,7 @@ impl NewSession {
                 workspace.display()
             )
         })?;
+        refuse_workspace_holding_wright(&requested)?;
         let client = common.client(None).await?;
         let (tool_calling, tool_calling_why) =
             crate::tool_mode::decide(&common.tool_calling, &client).await?;
@@ -390,6 +396,32 @@ impl NewSession {
             format!("context {}", self.window.description),
         ]
     }
+}
+
+/// A workspace the agent may write must not hold wright's own files: its conversations'
+/// logs and records, or the private directories of sandboxes (in the temp directory).
+fn refuse_workspace_holding_wright(workspace: &std::path::Path) -> Result<()> {
+    let real = |path: std::path::PathBuf| path.canonicalize().unwrap_or(path);
+    for (what, dir) in [
+        (
+            "wright's conversations",
+            real(wright_core::conversations_dir()),
+        ),
+        ("wright's clones", real(wright_core::workspaces_dir())),
+        (
+            "the sandboxes' private directories",
+            real(std::env::temp_dir()),
+        ),
+    ] {
+        if dir.starts_with(workspace) {
+            anyhow::bail!(
+                "the workspace {} contains {what} ({}), which the agent must not reach; point -C at a project directory",
+                workspace.display(),
+                dir.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Gives a conversation what the session knows: the window, the condensing threshold and

@@ -6,6 +6,7 @@
 mod editor;
 mod git;
 mod injection;
+mod resume;
 mod scratch;
 
 use std::path::Path;
