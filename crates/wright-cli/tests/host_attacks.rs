@@ -8,6 +8,7 @@ mod git;
 mod injection;
 mod resume;
 mod scratch;
+mod sockets;
 
 use std::path::Path;
 use std::path::PathBuf;

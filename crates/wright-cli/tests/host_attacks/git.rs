@@ -226,8 +226,16 @@ async fn a_branch_ref_pointing_into_another_repository_is_not_followed() {
     let plant = r#"echo OTHER/.git/objects >> .git/objects/info/alternates &&
 b=$(git branch --show-current) && ln -sf OTHER/.git/refs/heads/main .git/refs/heads/$b &&
 echo changed >> export.py && echo planted"#;
-    let (_h, output, _) = plant_in_the_clone(plant.to_string()).await;
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let (h, output, _) = plant_in_the_clone(plant.to_string()).await;
+    // Inside the sandbox the link leads nowhere, so git replaces it with a branch of the
+    // agent's own files; it is handed over as that, and holds nothing of the other's.
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = h.conversation_id();
+    let files = git(
+        h.repo(),
+        &["ls-tree", "-r", "--name-only", &format!("wright/{id}")],
+    );
+    assert!(!files.contains("secret.txt"), "{files}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,7 +25,10 @@ pub struct Prepared {
 }
 
 /// Builds the ruleset (opening every allowed path now, before anything is restricted).
-pub fn prepare(policy: &Policy) -> Result<Prepared, String> {
+/// With a root of its own, the command's fresh `/dev/shm` is writable too. (Its `/tmp`
+/// is not: it holds the mount points of the paths bound under the host's /tmp, which must
+/// not look writable; TMPDIR is the private tmp.)
+pub fn prepare(policy: &Policy, own_root: bool) -> Result<Prepared, String> {
     let all_fs = AccessFs::from_all(TARGET);
     let read_fs = AccessFs::from_read(TARGET);
     let mut ruleset = Ruleset::default()
@@ -43,7 +46,16 @@ pub fn prepare(policy: &Policy) -> Result<Prepared, String> {
         .scope(Scope::from_all(TARGET))
         .map_err(|e| format!("Landlock: {e}"))?;
     let mut created = ruleset.create().map_err(|e| format!("Landlock: {e}"))?;
-    for (paths, access) in [(&policy.read_only, read_fs), (&policy.read_write, all_fs)] {
+    let private_tmpfs: Vec<std::path::PathBuf> = if own_root {
+        vec!["/dev/shm".into()]
+    } else {
+        Vec::new()
+    };
+    for (paths, access) in [
+        (&policy.read_only, read_fs),
+        (&policy.read_write, all_fs),
+        (&private_tmpfs, all_fs),
+    ] {
         for path in paths {
             // A path that vanished since the policy was made is simply not granted.
             let Ok(fd) = PathFd::new(path) else { continue };

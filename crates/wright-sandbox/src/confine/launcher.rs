@@ -7,9 +7,6 @@ use super::cgroup;
 use super::files;
 use super::limits;
 use super::namespaces;
-use super::namespaces::Isolation;
-use super::pid;
-use super::policy::Namespaces;
 use super::policy::Policy;
 use super::policy::Report;
 use super::syscalls;
@@ -58,54 +55,21 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
     }
 
     cgroup::join(&policy.cgroup_procs)?;
-    let protected_needs_namespace = || {
-        format!(
-            "{} must stay read-only inside the workspace, which needs a mount namespace, and there is none here",
-            policy
-                .protected
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    let namespaces = match policy.namespaces {
-        Namespaces::Off if !policy.protected.is_empty() => return Err(protected_needs_namespace()),
-        Namespaces::Off => "no namespaces (--sandbox landlock)".to_string(),
-        Namespaces::Required | Namespaces::WhereAvailable => {
-            match namespaces::isolate(&policy.read_write, &policy.protected, policy.network) {
-                Ok(isolated) => match pid::enter(mark.as_deref()) {
-                    Ok(()) => format!("{}, own PID namespace and /proc", isolated.words),
-                    Err(reason) if policy.namespaces == Namespaces::WhereAvailable => {
-                        format!("{}; no PID namespace ({reason})", isolated.words)
-                    }
-                    Err(reason) => return Err(reason),
-                },
-                Err(Isolation::Refused(reason))
-                    if policy.namespaces == Namespaces::WhereAvailable
-                        && policy.protected.is_empty() =>
-                {
-                    format!("no namespaces ({reason})")
-                }
-                Err(Isolation::Refused(reason)) | Err(Isolation::Broken(reason)) => {
-                    return Err(reason)
-                }
-            }
-        }
-    };
+    let isolated = namespaces::isolate(&policy, mark.as_deref(), report_only)?;
     let limits_words = format!(
         "{}; {}",
         limits::apply_rlimits(&policy)?,
         policy.cgroup_description
     );
-    let prepared = files::prepare(&policy)?;
-    let program = syscalls::program(policy.network)?;
+    let prepared = files::prepare(&policy, isolated.own_root)?;
+    // Without a root of its own the host's socket paths are there to connect to.
+    let program = syscalls::program(policy.network, !isolated.own_root)?;
     let capabilities = limits::drop_capabilities()?;
     let (landlock, tcp_blocked) = files::enforce(prepared)?;
     syscalls::apply(&program)?;
 
     let report = Report {
-        namespaces,
+        namespaces: isolated.words,
         landlock: format!(
             "{landlock}: read-write {}; read-only toolchains",
             policy
@@ -123,7 +87,11 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         } else {
             "off (seccomp: no IP sockets)".into()
         },
-        seccomp: "io_uring, ptrace, process memory, keyrings and TIOCSTI refused".into(),
+        seccomp: if isolated.own_root {
+            "io_uring, ptrace, process memory, keyrings and TIOCSTI refused".into()
+        } else {
+            "io_uring, ptrace, process memory, keyrings, TIOCSTI and Unix sockets (socketpair allowed) refused".into()
+        },
         capabilities,
         limits: limits_words,
     };

@@ -16,6 +16,7 @@ mod limits;
 mod namespaces;
 mod pid;
 mod policy;
+mod root;
 mod syscalls;
 
 pub use cgroup::Cgroup;

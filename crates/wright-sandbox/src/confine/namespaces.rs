@@ -1,22 +1,11 @@
-//! Fresh mount and network namespaces for the confined command, where the kernel allows.
-//!
-//! The mount namespace makes every mount read-only except the policy's read-write paths
-//! (bound onto themselves first), which closes what Landlock does not cover: chmod, chown,
-//! timestamps and extended attributes on files outside the workspace. The network
-//! namespace has no interface but a loopback that is down: no traffic at all, whatever the
-//! socket type. Root gets them directly; other users through a user namespace mapping
-//! only their own uid. If the kernel refuses, the caller decides whether that is fatal.
+//! Fresh mount and network namespaces (and a user namespace for non-root users) for the
+//! confined command, where the kernel allows. This only enters them; `root` then builds
+//! the command's own root file system in the mount namespace. The network namespace has
+//! no interface but a loopback that is down: no traffic at all, whatever the socket type.
+//! If the kernel refuses, the caller decides whether that is fatal.
 
-use nix::mount::mount;
-use nix::mount::MsFlags;
 use nix::sched::unshare;
 use nix::sched::CloneFlags;
-use std::path::Path;
-use std::path::PathBuf;
-
-pub struct Isolated {
-    pub words: String,
-}
 
 /// Why there is no isolation: the kernel said no before anything changed (the caller may
 /// go on without), or a later step failed half-way (nothing can be trusted: stop).
@@ -25,11 +14,7 @@ pub enum Isolation {
     Broken(String),
 }
 
-pub fn isolate(
-    read_write: &[PathBuf],
-    protected: &[PathBuf],
-    network: bool,
-) -> Result<Isolated, Isolation> {
+pub fn enter(network: bool) -> Result<(), Isolation> {
     let root = nix::unistd::geteuid().is_root();
     let mut flags = CloneFlags::CLONE_NEWNS;
     if !network {
@@ -39,123 +24,89 @@ pub fn isolate(
         flags |= CloneFlags::CLONE_NEWUSER;
     }
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-    let cwd = std::env::current_dir()
-        .map_err(|e| Isolation::Refused(format!("current directory: {e}")))?;
     unshare(flags)
         .map_err(|e| Isolation::Refused(format!("namespaces refused by the kernel: {e}")))?;
-    let broken = Isolation::Broken;
     if !root {
         let write = |file: &str, text: String| {
-            std::fs::write(file, text).map_err(|e| broken(format!("{file}: {e}")))
+            std::fs::write(file, text).map_err(|e| Isolation::Broken(format!("{file}: {e}")))
         };
         write("/proc/self/setgroups", "deny".into())?;
         write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
         write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
     }
-    read_only_except(read_write, protected).map_err(broken)?;
-    // The current directory still points into the mount below the new bind mounts (now
-    // read-only): enter it again so relative paths reach the writable one.
-    std::env::set_current_dir(&cwd).map_err(|e| broken(format!("cd {}: {e}", cwd.display())))?;
-    Ok(Isolated {
-        words: if network {
-            "own mount namespace (all read-only but the workspace and private tmp)".into()
-        } else {
-            "own mount namespace (all read-only but the workspace and private tmp), empty network namespace".into()
-        },
-    })
-}
-
-fn remount(target: &Path, flags: MsFlags) -> Result<(), String> {
-    mount(None::<&str>, target, None::<&str>, flags, None::<&str>)
-        .map_err(|e| format!("remount {}: {e}", target.display()))
-}
-
-/// Per-mount flags that must be kept when remounting (a user namespace may not drop them).
-fn kept_flags(options: &str) -> MsFlags {
-    let mut flags = MsFlags::empty();
-    for option in options.split(',') {
-        flags |= match option {
-            "nosuid" => MsFlags::MS_NOSUID,
-            "nodev" => MsFlags::MS_NODEV,
-            "noexec" => MsFlags::MS_NOEXEC,
-            "noatime" => MsFlags::MS_NOATIME,
-            "nodiratime" => MsFlags::MS_NODIRATIME,
-            "relatime" => MsFlags::MS_RELATIME,
-            _ => MsFlags::empty(),
-        };
-    }
-    flags
-}
-
-/// Mount points and their per-mount options, from /proc/self/mountinfo.
-fn mounts() -> Result<Vec<(PathBuf, MsFlags)>, String> {
-    let info =
-        std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| format!("mountinfo: {e}"))?;
-    Ok(info
-        .lines()
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split(' ').collect();
-            let point = unescape(fields.get(4)?);
-            Some((PathBuf::from(point), kept_flags(fields.get(5)?)))
-        })
-        .collect())
-}
-
-/// mountinfo escapes spaces and a few other bytes as \\ooo.
-fn unescape(field: &str) -> String {
-    field
-        .replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\012", "\n")
-        .replace("\\134", "\\")
-}
-
-fn read_only_except(read_write: &[PathBuf], protected: &[PathBuf]) -> Result<(), String> {
-    remount(Path::new("/"), MsFlags::MS_REC | MsFlags::MS_PRIVATE)?;
-    for path in read_write {
-        mount(
-            Some(path),
-            path,
-            None::<&str>,
-            MsFlags::MS_BIND | MsFlags::MS_REC,
-            None::<&str>,
-        )
-        .map_err(|e| format!("bind {}: {e}", path.display()))?;
-    }
-    let all = mounts()?;
-    for (point, kept) in &all {
-        // Mounts that vanished or cannot be reached are left as they are; the writable
-        // ones come back below, and Landlock still guards every path.
-        let _ = remount(
-            point,
-            MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY | *kept,
-        );
-    }
-    let kept_for = |path: &Path| {
-        all.iter()
-            .filter(|(point, _)| path.starts_with(point))
-            .max_by_key(|(point, _)| point.components().count())
-            .map_or(MsFlags::empty(), |(_, kept)| *kept)
-    };
-    for path in read_write {
-        remount(
-            path,
-            MsFlags::MS_REMOUNT | MsFlags::MS_BIND | kept_for(path),
-        )?;
-    }
-    for path in protected {
-        mount(
-            Some(path),
-            path,
-            None::<&str>,
-            MsFlags::MS_BIND | MsFlags::MS_REC,
-            None::<&str>,
-        )
-        .map_err(|e| format!("bind {}: {e}", path.display()))?;
-        remount(
-            path,
-            MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY | kept_for(path),
-        )?;
-    }
     Ok(())
+}
+
+/// What the launcher got.
+pub struct Isolated {
+    pub words: String,
+    /// The command has a root of its own (see `root`): no host socket path exists in it.
+    pub own_root: bool,
+}
+
+/// Enters the namespaces the policy asks for and builds the command's root in them.
+/// `Namespaces::WhereAvailable` goes on without them when the kernel refuses, unless a
+/// path must be protected (only a mount namespace can); anything failing half-way stops.
+pub fn isolate(
+    policy: &super::Policy,
+    mark: Option<&str>,
+    report_only: bool,
+) -> Result<Isolated, String> {
+    use super::Namespaces;
+    let optional = policy.namespaces == Namespaces::WhereAvailable && policy.protected.is_empty();
+    let without = |reason: String| -> Result<Isolated, String> {
+        if !policy.protected.is_empty() {
+            return Err(format!(
+                "{} must stay read-only inside the workspace, which needs a mount namespace: {reason}",
+                policy
+                    .protected
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(Isolated {
+            words: format!("no namespaces ({reason}); Unix sockets refused"),
+            own_root: false,
+        })
+    };
+    if policy.namespaces == Namespaces::Off {
+        return without("--sandbox landlock".into());
+    }
+    let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
+    match enter(policy.network) {
+        Ok(()) => {}
+        Err(Isolation::Refused(reason)) if optional => return without(reason),
+        Err(Isolation::Refused(reason)) | Err(Isolation::Broken(reason)) => return Err(reason),
+    }
+    let pids = match super::pid::enter(mark) {
+        Ok(()) => Ok(()),
+        Err(reason) if policy.namespaces == Namespaces::WhereAvailable => Err(reason),
+        Err(reason) => return Err(reason),
+    };
+    let layout = super::root::Layout {
+        read_only: &policy.read_only,
+        read_write: &policy.read_write,
+        protected: &policy.protected,
+        tmpfs_bytes: (policy.max_memory_bytes / 4).clamp(64 << 20, 1 << 30),
+        own_pids: pids.is_ok(),
+        network: policy.network,
+    };
+    super::root::enter(&layout, &cwd, report_only)?;
+    let net = if policy.network {
+        ""
+    } else {
+        ", empty network namespace"
+    };
+    let pid_words = match pids {
+        Ok(()) => ", own PID namespace and /proc".to_string(),
+        Err(reason) => format!("; no PID namespace ({reason})"),
+    };
+    Ok(Isolated {
+        words: format!(
+            "own root (only the workspace, private tmp and toolchains; fresh /tmp, /run, /dev){net}{pid_words}"
+        ),
+        own_root: true,
+    })
 }

@@ -3,14 +3,13 @@
 //! their `environ` cannot be read even though they run as the same user.
 //!
 //! The launcher forks after `unshare(CLONE_NEWPID)`: the child becomes PID 1 of the new
-//! namespace and goes on to confine itself and exec the shell; the parent only waits and
+//! namespace and goes on to confine itself (its root, with a /proc of its own, is built
+//! after the fork: see `root`) and exec the shell; the parent only waits and
 //! exits with the child's status. The child takes the terminal as its own session (so the
 //! terminal's foreground job, timeouts and input detection act on the real shell) and
 //! carries the mark the PTY looks for (see `remote`), since the PTY spawned the parent.
 //! It dies with the parent (PR_SET_PDEATHSIG), and everything in the namespace dies with it.
 
-use nix::mount::mount;
-use nix::mount::MsFlags;
 use nix::sched::unshare;
 use nix::sched::CloneFlags;
 use nix::sys::signal::Signal;
@@ -39,14 +38,6 @@ pub fn enter(mark: Option<&str>) -> Result<(), String> {
         },
         ForkResult::Child => {
             let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
-            mount(
-                Some("proc"),
-                "/proc",
-                Some("proc"),
-                MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-                None::<&str>,
-            )
-            .map_err(|e| format!("mount /proc: {e}"))?;
             // On a terminal, become its session (no terminal, as for git: nothing to do).
             if nix::unistd::setsid().is_ok() {
                 // SAFETY: an ioctl on fd 0 with an integer argument, no memory passed.

@@ -3,6 +3,9 @@
 //!
 //! - sockets other than Unix ones, unless the network is allowed (Landlock does not cover
 //!   UDP or raw sockets);
+//! - Unix sockets too (but `socketpair`) when the command has no root of its own, where
+//!   the host's socket paths (tmux, ssh-agent, Docker) are there to connect to and Landlock
+//!   does not cover `connect()`;
 //! - io_uring (it can perform I/O without the system calls filtered here);
 //! - ptrace and reading or writing other processes' memory;
 //! - the kernel keyrings;
@@ -35,7 +38,9 @@ fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
 }
 
 /// Compiles the filter (done before any restriction; applying it is one system call).
-pub fn program(network: bool) -> Result<BpfProgram, String> {
+/// `no_unix_sockets`: `socket(AF_UNIX, …)` is refused too (where the host's socket paths
+/// are visible), while `socketpair` still works.
+pub fn program(network: bool, no_unix_sockets: bool) -> Result<BpfProgram, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     // An empty rule list refuses the call whatever its arguments.
     for syscall in [
@@ -58,10 +63,22 @@ pub fn program(network: bool) -> Result<BpfProgram, String> {
             rule(vec![condition(1, SeccompCmpOp::Eq, TIOCLINUX)?])?,
         ],
     );
-    if !network {
-        let not_unix = || condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64);
-        rules.insert(libc::SYS_socket, vec![rule(vec![not_unix()?])?]);
-        rules.insert(libc::SYS_socketpair, vec![rule(vec![not_unix()?])?]);
+    let not_unix = || condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64);
+    match (network, no_unix_sockets) {
+        (true, false) => {}
+        (true, true) => {
+            let unix = condition(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?;
+            rules.insert(libc::SYS_socket, vec![rule(vec![unix])?]);
+        }
+        (false, false) => {
+            rules.insert(libc::SYS_socket, vec![rule(vec![not_unix()?])?]);
+            rules.insert(libc::SYS_socketpair, vec![rule(vec![not_unix()?])?]);
+        }
+        // Every socket() refused; socketpair only for Unix pairs.
+        (false, true) => {
+            rules.insert(libc::SYS_socket, Vec::new());
+            rules.insert(libc::SYS_socketpair, vec![rule(vec![not_unix()?])?]);
+        }
     }
     let filter = SeccompFilter::new(
         rules,

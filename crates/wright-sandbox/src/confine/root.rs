@@ -1,0 +1,454 @@
+//! The confined command's own root file system, built in its mount namespace from the
+//! policy alone: what is not listed does not exist inside. That is what hides the host's
+//! named Unix sockets (tmux, ssh-agent, Docker, D-Bus, X11, gpg-agent in the home) —
+//! which Landlock cannot refuse a `connect()` to — and the conversation's own files, and
+//! makes every mount read-only but the workspace and private directories.
+//!
+//! Built as bubblewrap does: a tmpfs becomes the root (`pivot_root`), the host's root
+//! stays reachable at `/oldroot` while the new one is assembled at `/newroot`, then a
+//! second pivot makes `/newroot` the root and the host's is detached. Inside:
+//! - the policy's read-only paths (system, toolchains, shared objects, wright's scratch)
+//!   and read-write paths (workspace, private tmp and home, caches), bound at the same
+//!   paths; a path that is a symbolic link on the host is the same link inside;
+//! - `protected` paths bound read-only over a read-write one (an in-place `.git`);
+//! - fresh, size-bounded tmpfs at `/tmp`, `/run` (and `/var/run`), `/dev/shm`;
+//! - a minimal `/dev`: null, zero, full, random, urandom, tty, and a devpts of its own;
+//! - `/proc`: a fresh one in the command's PID namespace, else the host's, read-only;
+//! - for root, the password hashes and SSH host keys masked by an empty file.
+//!
+//! Mounts that come read-only get every flag their source had (a user namespace may not
+//! drop nosuid, nodev, noexec or the atime flags), submounts included.
+
+use nix::mount::mount;
+use nix::mount::umount2;
+use nix::mount::MntFlags;
+use nix::mount::MsFlags;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::Path;
+use std::path::PathBuf;
+
+/// What the new root holds.
+pub struct Layout<'a> {
+    pub read_only: &'a [PathBuf],
+    pub read_write: &'a [PathBuf],
+    pub protected: &'a [PathBuf],
+    /// The size of each private tmpfs (`/tmp`, `/dev/shm`).
+    pub tmpfs_bytes: u64,
+    /// The command is PID 1 of its own PID namespace: `/proc` can be its own.
+    pub own_pids: bool,
+    /// The network is allowed: a resolver file that `/etc` links into `/run` (as
+    /// systemd-resolved sets up) is brought along.
+    pub network: bool,
+}
+
+/// Device nodes bound into the new `/dev`.
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// Files masked for root, who could otherwise read them through `/etc`.
+const MASKED: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_dsa_key",
+];
+
+const STAGE: &str = "/tmp";
+const OLD: &str = "/oldroot";
+const NEW: &str = "/newroot";
+
+/// One thing to put in the new root, at a path inside it.
+enum Entry {
+    Bind {
+        path: PathBuf,
+        writable: bool,
+    },
+    Tmpfs {
+        path: PathBuf,
+        bytes: u64,
+    },
+    /// `/dev`, `/proc` and the masks come after the binds, in `finish_special`.
+    Link {
+        path: PathBuf,
+        target: PathBuf,
+    },
+}
+
+impl Entry {
+    fn path(&self) -> &Path {
+        match self {
+            Entry::Bind { path, .. } | Entry::Tmpfs { path, .. } | Entry::Link { path, .. } => path,
+        }
+    }
+}
+
+/// Builds the new root and enters it; the current directory becomes `cwd` (or `/` when
+/// `cwd` is not inside and `cwd_optional`).
+pub fn enter(layout: &Layout<'_>, cwd: &Path, cwd_optional: bool) -> Result<(), String> {
+    let entries = plan(layout);
+    mount_flags(None, "/", None, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None)?;
+    // The stage: a tmpfs that becomes the root while the new one is assembled in it.
+    mount_flags(
+        fs("tmpfs"),
+        STAGE,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("mode=0755,size=1m"),
+    )?;
+    std::env::set_current_dir(STAGE).map_err(|e| format!("cd {STAGE}: {e}"))?;
+    for dir in ["oldroot", "newroot"] {
+        make_dir(Path::new(dir))?;
+    }
+    nix::unistd::pivot_root(".", "oldroot").map_err(|e| format!("pivot_root: {e}"))?;
+    std::env::set_current_dir("/").map_err(|e| format!("cd /: {e}"))?;
+    mount_flags(
+        fs("tmpfs"),
+        NEW,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("mode=0755,size=1m"),
+    )?;
+    for entry in &entries {
+        place(entry)?;
+    }
+    finish_special(layout)?;
+    // Read-only from here on where the new root itself is concerned (its mount points
+    // are made), then the host's root goes away.
+    remount(
+        Path::new(NEW),
+        MsFlags::MS_REMOUNT
+            | MsFlags::MS_BIND
+            | MsFlags::MS_RDONLY
+            | MsFlags::MS_NOSUID
+            | MsFlags::MS_NODEV,
+    )?;
+    mount_flags(None, OLD, None, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None)?;
+    umount2(OLD, MntFlags::MNT_DETACH).map_err(|e| format!("detach the host's root: {e}"))?;
+    let stage_root = std::fs::File::open("/").map_err(|e| format!("open /: {e}"))?;
+    std::env::set_current_dir(NEW).map_err(|e| format!("cd {NEW}: {e}"))?;
+    nix::unistd::pivot_root(".", ".").map_err(|e| format!("pivot_root into the new root: {e}"))?;
+    nix::unistd::fchdir(&stage_root).map_err(|e| format!("fchdir: {e}"))?;
+    umount2(".", MntFlags::MNT_DETACH).map_err(|e| format!("detach the stage: {e}"))?;
+    drop(stage_root);
+    match std::env::set_current_dir(cwd) {
+        Ok(()) => Ok(()),
+        Err(_) if cwd_optional => std::env::set_current_dir("/").map_err(|e| e.to_string()),
+        Err(e) => Err(format!(
+            "the directory {} is not inside the sandbox: {e}",
+            cwd.display()
+        )),
+    }
+}
+
+/// The binds, tmpfs and links, parents before children.
+fn plan(layout: &Layout<'_>) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    let special = |path: &Path| path.starts_with("/dev") || path.starts_with("/proc");
+    for (paths, writable) in [(layout.read_only, false), (layout.read_write, true)] {
+        for path in paths.iter().filter(|p| !special(p)) {
+            let entry = match std::fs::symlink_metadata(path) {
+                Ok(meta) if meta.file_type().is_symlink() => match std::fs::read_link(path) {
+                    Ok(target) => Entry::Link {
+                        path: path.clone(),
+                        target,
+                    },
+                    Err(_) => continue,
+                },
+                Ok(_) => Entry::Bind {
+                    path: path.clone(),
+                    writable,
+                },
+                // Gone since the policy was made: nothing to give.
+                Err(_) => continue,
+            };
+            entries.push(entry);
+        }
+    }
+    entries.push(Entry::Tmpfs {
+        path: "/tmp".into(),
+        bytes: layout.tmpfs_bytes,
+    });
+    entries.push(Entry::Tmpfs {
+        path: "/run".into(),
+        bytes: 16 << 20,
+    });
+    entries.push(Entry::Link {
+        path: "/var/run".into(),
+        target: "../run".into(),
+    });
+    if layout.network {
+        if let Ok(resolver) = std::fs::canonicalize("/etc/resolv.conf") {
+            if resolver.starts_with("/run") {
+                entries.push(Entry::Bind {
+                    path: resolver,
+                    writable: false,
+                });
+            }
+        }
+    }
+    for path in layout.protected {
+        entries.push(Entry::Bind {
+            path: path.clone(),
+            writable: false,
+        });
+    }
+    // Parents first; at one depth, a tmpfs before what is bound into it, and protected
+    // paths (pushed last) after what they sit in.
+    entries.sort_by_key(|entry| entry.path().components().count());
+    without_redundant_binds(entries)
+}
+
+/// Drops a bind that an earlier bind of the same kind already covers (`/usr/bin` after
+/// `/usr`, both read-only): the recursive bind brought it, submounts included.
+fn without_redundant_binds(entries: Vec<Entry>) -> Vec<Entry> {
+    let mut kept: Vec<Entry> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        if let Entry::Bind { path, writable } = &entry {
+            // The nearest earlier entry covering this path decides.
+            let covering = kept
+                .iter()
+                .filter(|earlier| path.starts_with(earlier.path()))
+                .max_by_key(|earlier| earlier.path().components().count());
+            if let Some(Entry::Bind { writable: same, .. }) = covering {
+                if same == writable {
+                    continue;
+                }
+            }
+        }
+        kept.push(entry);
+    }
+    kept
+}
+
+fn inside(root: &str, path: &Path) -> PathBuf {
+    Path::new(root).join(path.strip_prefix("/").unwrap_or(path))
+}
+
+fn place(entry: &Entry) -> Result<(), String> {
+    match entry {
+        Entry::Bind { path, writable } => {
+            let (source, target) = (inside(OLD, path), inside(NEW, path));
+            let is_dir = source.is_dir();
+            make_mount_point(&target, is_dir)?;
+            mount_flags(
+                Some(&source),
+                &target,
+                None,
+                MsFlags::MS_BIND | MsFlags::MS_REC,
+                None,
+            )?;
+            if !writable {
+                read_only_below(&target)?;
+            }
+            Ok(())
+        }
+        Entry::Tmpfs { path, bytes } => {
+            let target = inside(NEW, path);
+            make_dir(&target)?;
+            let options = format!("mode=1777,size={bytes}");
+            mount_flags(
+                fs("tmpfs"),
+                &target,
+                Some("tmpfs"),
+                MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+                Some(&options),
+            )
+        }
+        Entry::Link { path, target } => {
+            let at = inside(NEW, path);
+            if let Some(parent) = at.parent() {
+                make_dir(parent)?;
+            }
+            match std::os::unix::fs::symlink(target, &at) {
+                Ok(()) => Ok(()),
+                // Already there through a bound parent: the host's own link.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+                Err(e) => Err(format!("link {}: {e}", at.display())),
+            }
+        }
+    }
+}
+
+/// `/dev`, `/proc`, `/dev/shm` and the masks.
+fn finish_special(layout: &Layout<'_>) -> Result<(), String> {
+    let dev = inside(NEW, Path::new("/dev"));
+    make_dir(&dev)?;
+    mount_flags(
+        fs("tmpfs"),
+        &dev,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("mode=0755,size=1m"),
+    )?;
+    for device in DEVICES {
+        let (source, target) = (Path::new(OLD).join("dev").join(device), dev.join(device));
+        if source.exists() {
+            make_mount_point(&target, false)?;
+            mount_flags(Some(&source), &target, None, MsFlags::MS_BIND, None)?;
+        }
+    }
+    make_dir(&dev.join("pts"))?;
+    mount_flags(
+        fs("devpts"),
+        dev.join("pts"),
+        Some("devpts"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=0620"),
+    )?;
+    for (link, target) in [
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(target, dev.join(link))
+            .map_err(|e| format!("link /dev/{link}: {e}"))?;
+    }
+    let shm = dev.join("shm");
+    make_dir(&shm)?;
+    let options = format!("mode=1777,size={}", layout.tmpfs_bytes);
+    mount_flags(
+        fs("tmpfs"),
+        &shm,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(&options),
+    )?;
+    let proc = inside(NEW, Path::new("/proc"));
+    make_dir(&proc)?;
+    if layout.own_pids {
+        // While the host's /proc is still visible in this namespace, as a user namespace
+        // requires.
+        mount_flags(
+            fs("proc"),
+            &proc,
+            Some("proc"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+            None,
+        )?;
+    } else {
+        mount_flags(
+            Some(&Path::new(OLD).join("proc")),
+            &proc,
+            None,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            None,
+        )?;
+        read_only_below(&proc)?;
+    }
+    if nix::unistd::geteuid().is_root() {
+        let empty = Path::new(OLD).join("dev/null");
+        for masked in MASKED {
+            let target = inside(NEW, Path::new(masked));
+            if target.is_file() {
+                mount_flags(Some(&empty), &target, None, MsFlags::MS_BIND, None)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Makes the mount at `target` and every mount below it read-only, keeping the flags
+/// each had.
+fn read_only_below(target: &Path) -> Result<(), String> {
+    for (point, kept) in mounts()? {
+        if point == target || point.starts_with(target) {
+            remount(
+                &point,
+                MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY | kept,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn remount(target: &Path, flags: MsFlags) -> Result<(), String> {
+    mount(None::<&str>, target, None::<&str>, flags, None::<&str>)
+        .map_err(|e| format!("remount {}: {e}", target.display()))
+}
+
+fn mount_flags(
+    source: Option<&Path>,
+    target: impl AsRef<Path>,
+    fstype: Option<&str>,
+    flags: MsFlags,
+    data: Option<&str>,
+) -> Result<(), String> {
+    let target = target.as_ref();
+    mount(source, target, fstype, flags, data)
+        .map_err(|e| format!("mount {}: {e}", target.display()))
+}
+
+/// A pseudo file system's source name (`tmpfs`, `proc`, `devpts`).
+fn fs(name: &str) -> Option<&Path> {
+    Some(Path::new(name))
+}
+
+fn make_dir(path: &Path) -> Result<(), String> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o755)
+        .create(path)
+        .map_err(|e| format!("mkdir {}: {e}", path.display()))
+}
+
+/// A directory, or an empty file, to mount over (parents made as needed).
+fn make_mount_point(target: &Path, is_dir: bool) -> Result<(), String> {
+    if target.exists() {
+        return Ok(());
+    }
+    if is_dir {
+        return make_dir(target);
+    }
+    if let Some(parent) = target.parent() {
+        make_dir(parent)?;
+    }
+    std::fs::File::create(target)
+        .map(drop)
+        .map_err(|e| format!("create {}: {e}", target.display()))
+}
+
+/// Per-mount flags that must be kept when remounting (a user namespace may not drop them).
+fn kept_flags(options: &str) -> MsFlags {
+    let mut flags = MsFlags::empty();
+    for option in options.split(',') {
+        flags |= match option {
+            "nosuid" => MsFlags::MS_NOSUID,
+            "nodev" => MsFlags::MS_NODEV,
+            "noexec" => MsFlags::MS_NOEXEC,
+            "noatime" => MsFlags::MS_NOATIME,
+            "nodiratime" => MsFlags::MS_NODIRATIME,
+            "relatime" => MsFlags::MS_RELATIME,
+            _ => MsFlags::empty(),
+        };
+    }
+    flags
+}
+
+/// Mount points and their per-mount options, from mountinfo (the host's /proc, reached
+/// through the old root while the new root is built).
+fn mounts() -> Result<Vec<(PathBuf, MsFlags)>, String> {
+    let info = std::fs::read_to_string(Path::new(OLD).join("proc/self/mountinfo"))
+        .map_err(|e| format!("mountinfo: {e}"))?;
+    Ok(info
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let point = unescape(fields.get(4)?);
+            Some((PathBuf::from(point), kept_flags(fields.get(5)?)))
+        })
+        .collect())
+}
+
+/// mountinfo escapes spaces and a few other bytes as \\ooo.
+fn unescape(field: &str) -> String {
+    field
+        .replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
