@@ -66,6 +66,7 @@ impl Chat {
             self.common.condense_at,
             &self.inspector,
         );
+        conversation.add_step_guard(tools.disk_guard(self.common.max_disk));
         Ok(conversation)
     }
 }
@@ -109,6 +110,8 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         chat.common.condense_at,
         &chat.inspector,
     );
+    chat.conversation
+        .add_step_guard(tools.disk_guard(chat.common.max_disk));
     print_header(
         &id,
         &client,
@@ -208,6 +211,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                                 chat.common.condense_at,
                                 &chat.inspector,
                             );
+                            resumed.add_step_guard(tools.disk_guard(chat.common.max_disk));
                             chat.conversation = resumed;
                             say!("back in conversation {}", chat.conversation.id());
                         } else {

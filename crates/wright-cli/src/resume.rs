@@ -65,6 +65,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         common.condense_at,
         &tools.inspector(&working_copy),
     );
+    conversation.add_step_guard(tools.disk_guard(common.max_disk));
     if !common.json {
         let mut lines = vec![format!("context {}", window.description)];
         if let Some(torn) = &notes.torn {

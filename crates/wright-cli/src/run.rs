@@ -51,6 +51,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         common.condense_at,
         &tools.inspector(working_copy),
     );
+    conversation.add_step_guard(tools.disk_guard(common.max_disk));
     if !common.json {
         print_header(
             id,

@@ -26,6 +26,8 @@ pub struct SandboxSetup {
     private: PrivateDir,
     cgroup: Option<Cgroup>,
     max_file_bytes: u64,
+    /// The directory the agent may write (its clone, or the workspace).
+    writable: PathBuf,
 }
 
 /// Where a conversation's commands may act, as the working copy decides it.
@@ -86,6 +88,7 @@ impl SandboxSetup {
                 private,
                 cgroup: None,
                 max_file_bytes,
+                writable: placement.writable.clone(),
             });
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -147,7 +150,18 @@ impl SandboxSetup {
             private,
             cgroup,
             max_file_bytes,
+            writable: placement.writable.clone(),
         })
+    }
+
+    /// Where the agent's commands can put files on disk: its writable directory and its
+    /// private tmp and home.
+    pub fn written_paths(&self) -> Vec<PathBuf> {
+        vec![
+            self.writable.clone(),
+            self.private.tmp(),
+            self.private.home(),
+        ]
     }
 
     /// wright's scratch files for this conversation: readable in the sandbox, not writable.

@@ -72,6 +72,10 @@ pub struct CommonArgs {
     /// Largest file a command may write, in MiB.
     #[arg(long, default_value_t = 4096)]
     pub max_file_size: u64,
+    /// Stop when the agent's files (workspace, private tmp and home) have grown by this
+    /// many MiB (default: half the free space at the start).
+    #[arg(long)]
+    pub max_disk: Option<u64>,
     /// How tool calls travel: auto (probe the server once, remember), native, or text
     /// (tools described in the prompt, calls read from the reply).
     #[arg(long, default_value = "auto")]
@@ -441,7 +445,34 @@ pub fn configure(
     }
 }
 
+/// Stops the run when the agent's files outgrow `--max-disk`.
+struct DiskGuard(wright_sandbox::DiskUse);
+
+impl wright_core::StepGuard for DiskGuard {
+    fn stop_reason(&self) -> Option<String> {
+        self.0.exceeded().map(|grew| {
+            format!(
+                "the agent's files grew by {} MiB, past the disk limit of {} MiB; raise it with --max-disk",
+                grew >> 20,
+                self.0.limit() >> 20
+            )
+        })
+    }
+}
+
 impl Tools {
+    /// The guard on the disk the agent's commands fill, for one conversation.
+    pub fn disk_guard(&self, max_disk_mb: Option<u64>) -> Box<dyn wright_core::StepGuard> {
+        let paths = self.setup.written_paths();
+        let limit = max_disk_mb.map(|mb| mb << 20).unwrap_or_else(|| {
+            paths
+                .first()
+                .and_then(|path| wright_sandbox::DiskUse::half_the_free_space(path))
+                .unwrap_or(u64::MAX)
+        });
+        Box::new(DiskGuard(wright_sandbox::DiskUse::start(paths, limit)))
+    }
+
     /// The reviewer of the working copy's changes, when it is a git repository.
     pub fn inspector(&self, working_copy: &WorkingCopy) -> Option<crate::inspect::GitInspector> {
         let (root, base) = working_copy.changes_base()?;

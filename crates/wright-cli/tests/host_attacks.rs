@@ -4,6 +4,7 @@
 //! sandbox and checks that nothing outside was touched, read or run.
 
 mod editor;
+mod exhaustion;
 mod git;
 mod injection;
 mod resume;

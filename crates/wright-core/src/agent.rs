@@ -54,6 +54,12 @@ pub struct Limits {
     pub max_time: Option<std::time::Duration>,
 }
 
+/// A check the front end makes before each step (the agent's disk use, say): a reason
+/// stops the run, as a budget does.
+pub trait StepGuard: Send + Sync {
+    fn stop_reason(&self) -> Option<String>;
+}
+
 /// Token use and time over the whole run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Totals {
@@ -126,6 +132,8 @@ pub struct Conversation {
     reviewed: bool,
     /// The last review (shown to the user first).
     last_review: Option<Review>,
+    /// Checked before each step, after the budgets.
+    guards: Vec<Box<dyn StepGuard>>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -219,6 +227,7 @@ impl Conversation {
             condense_at: DEFAULT_CONDENSE_AT,
             condensed_at_steps: Vec::new(),
             inspector: None,
+            guards: Vec::new(),
             reviewed: false,
             last_review: None,
         }

@@ -21,6 +21,7 @@ pub use agent::Conversation;
 pub use agent::Limits;
 pub use agent::Observer;
 pub use agent::Outcome;
+pub use agent::StepGuard;
 pub use agent::Totals;
 pub use agent::DEFAULT_CONDENSE_AT;
 pub use condense::SUMMARY_PROMPT;

@@ -9,6 +9,7 @@
 //! asked for by name. A level that cannot be had here fails closed with a clear reason.
 
 pub mod confine;
+mod disk;
 pub mod docker;
 mod env;
 pub mod git;
@@ -19,6 +20,7 @@ mod remote;
 mod run;
 mod sandbox;
 
+pub use disk::DiskUse;
 pub use env::confined_environment;
 pub use env::container_environment;
 pub use env::shell_environment;

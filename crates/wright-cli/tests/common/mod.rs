@@ -27,7 +27,11 @@ impl Harness {
     /// Runs `wright ARGS` with the repository as workspace and an environment holding only
     /// what the test gives it (plus PATH and HOME).
     pub async fn wright(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
+        self.program(env!("CARGO_BIN_EXE_wright"), args, env).await
+    }
+
+    async fn program(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut command = tokio::process::Command::new(program);
         command
             .args(args)
             .current_dir(self.repo.path())
@@ -44,6 +48,35 @@ impl Harness {
             .await
             .expect("wright did not finish within 120 s")
             .expect("cannot start wright")
+    }
+
+    /// `wright ARGS` with its address space bounded to `bytes` (so a runaway fails instead
+    /// of swelling the machine), and the peak resident memory, in KiB, of wright and of
+    /// everything it ran (the largest of them), as the kernel counted it.
+    pub async fn wright_measured(
+        &self,
+        bytes: u64,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Output, u64) {
+        const MEASURE: &str = "import resource, subprocess, sys\n\
+limit = int(sys.argv[1])\n\
+def bound():\n    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n\
+code = subprocess.run(sys.argv[2:], preexec_fn=bound).returncode\n\
+print('PEAK_KIB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n\
+sys.exit(code if code >= 0 else 128 - code)";
+        let limit = bytes.to_string();
+        let mut full = vec!["-c", MEASURE, limit.as_str(), env!("CARGO_BIN_EXE_wright")];
+        full.extend_from_slice(args);
+        let output = self.program("python3", &full, env).await;
+        let said = String::from_utf8_lossy(&output.stderr);
+        let peak = said
+            .lines()
+            .rev()
+            .find_map(|line| line.strip_prefix("PEAK_KIB "))
+            .and_then(|kib| kib.trim().parse().ok())
+            .expect("the measuring wrapper printed no peak");
+        (output, peak)
     }
 
     /// `wright run --base-url URL --model test-model EXTRA... TASK` (sandboxed by default).

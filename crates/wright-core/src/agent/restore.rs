@@ -87,7 +87,7 @@ impl Conversation {
         if let Some(max) = limits.max_time.filter(|max| started.elapsed() >= *max) {
             return Some(time_limit_reason(max));
         }
-        None
+        self.guards.iter().find_map(|guard| guard.stop_reason())
     }
 
     /// Why a cancelled step stopped: the user, or the time budget.

@@ -36,6 +36,11 @@ impl Conversation {
         self.inspector = Some(inspector);
     }
 
+    /// Checks `guard` before each step; its reason stops the run.
+    pub fn add_step_guard(&mut self, guard: Box<dyn StepGuard>) {
+        self.guards.push(guard);
+    }
+
     /// Condense when a request would pass `share` of the window (0.3 to 0.95).
     pub fn set_condense_at(&mut self, share: f64) {
         self.condense_at = share.clamp(0.3, 0.95);
