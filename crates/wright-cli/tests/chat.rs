@@ -91,8 +91,10 @@ async fn ctrl_c_in_a_terminal_stops_the_step_not_the_chat() {
     .await
     .unwrap();
     let session = format!("wright-chat-test-{}", std::process::id());
+    // Under bash whatever the user's login shell: dash, not waiting cooperatively, would
+    // die of the Ctrl-C meant for wright once wright exits.
     let command = format!(
-        "cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache {} chat --base-url {} --model test-model; echo CHAT-EXIT-$?; sleep 30",
+        "exec bash -c 'cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache {} chat --base-url {} --model test-model; echo CHAT-EXIT-$?; sleep 30'",
         h.repo().display(),
         h.data.path().display(),
         h.data.path().display(),

@@ -65,16 +65,22 @@ impl DiskUse {
         if !grew_enough {
             return None;
         }
-        let start = *self.baseline.get_or_init(|| {
+        let growth = size_of(&self.paths).saturating_sub(self.baseline());
+        (growth > self.limit).then_some(growth)
+    }
+}
+
+impl DiskUse {
+    /// The directories' size at the start (waiting for its measure if it is under way).
+    pub fn baseline(&self) -> u64 {
+        *self.baseline.get_or_init(|| {
             let handle = self
                 .measuring
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .take();
             handle.and_then(|h| h.join().ok()).unwrap_or(0)
-        });
-        let growth = size_of(&self.paths).saturating_sub(start);
-        (growth > self.limit).then_some(growth)
+        })
     }
 }
 
@@ -124,6 +130,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink("/usr", dir.path().join("usr")).unwrap();
         let watch = DiskUse::start(vec![dir.path().to_path_buf()], 4 << 20);
+        watch.baseline();
         assert_eq!(watch.exceeded(), None);
         let big = std::fs::File::create(dir.path().join("big")).unwrap();
         // Written, not sparse: the blocks are really taken.

@@ -149,3 +149,28 @@ pub fn observations(events: &[Event]) -> Vec<serde_json::Value> {
         .filter(|v| v["kind"] == "observation")
         .collect()
 }
+
+/// The run's `sandbox …` header line (what the sandbox says it enforces).
+pub fn sandbox_header(output: &Output) -> String {
+    stderr(output)
+        .lines()
+        .find(|line| line.trim_start().starts_with("sandbox "))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Whether the run was refused because `--in-place` needs a mount namespace this machine
+/// does not give (user namespaces restricted): then it must be refused, closed, and the
+/// caller's test says so loudly and stops there.
+pub fn in_place_needs_namespaces(test: &str, output: &Output) -> bool {
+    let refused = stderr(output).contains("needs a mount namespace");
+    if refused {
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(output));
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "!!! {test}: --in-place refused here, as it must be without a mount namespace !!!"
+        );
+    }
+    refused
+}

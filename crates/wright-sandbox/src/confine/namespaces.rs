@@ -53,7 +53,6 @@ pub fn isolate(
     report_only: bool,
 ) -> Result<Isolated, String> {
     use super::Namespaces;
-    let optional = policy.namespaces == Namespaces::WhereAvailable && policy.protected.is_empty();
     let without = |reason: String| -> Result<Isolated, String> {
         if !policy.protected.is_empty() {
             return Err(format!(
@@ -77,7 +76,10 @@ pub fn isolate(
     let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     match enter(policy.network) {
         Ok(()) => {}
-        Err(Isolation::Refused(reason)) if optional => return without(reason),
+        // Without them, unless a path must be protected (then `without` refuses).
+        Err(Isolation::Refused(reason)) if policy.namespaces == Namespaces::WhereAvailable => {
+            return without(reason)
+        }
         Err(Isolation::Refused(reason)) | Err(Isolation::Broken(reason)) => return Err(reason),
     }
     let pids = match super::pid::enter(mark) {
