@@ -255,7 +255,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     warm_up.abort();
     drop(chat);
     drop((terminal, toolbox, editor));
-    let changes = working_copy.finish("chat", &setup.sandbox, &setup.env);
+    let changes = working_copy.finish("chat", &setup);
     drop(workspace);
     if let Some(outcome) = last_outcome {
         print_report(

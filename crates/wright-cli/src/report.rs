@@ -2,6 +2,7 @@
 //! git diff, new files included, read in the sandbox) and what it cost.
 
 use crate::working_copy;
+use crate::working_copy::InPlaceCommit;
 use std::path::Path;
 use std::time::Duration;
 use wright_core::Outcome;
@@ -44,12 +45,18 @@ pub fn print_report(
             diff.trim_end()
         ),
         working_copy::Outcome::NoChanges => say!("\n── no changes"),
-        working_copy::Outcome::InPlace { diff } if diff.trim().is_empty() => {
-            say!("\n── no changes in the workspace")
-        }
-        working_copy::Outcome::InPlace { diff } => {
-            say!("\n── changes in the workspace\n{}", diff.trim_end())
-        }
+        working_copy::Outcome::InPlace { diff, commit } => match commit {
+            InPlaceCommit::NothingToCommit => say!("\n── no changes in the workspace"),
+            InPlaceCommit::Made(tip) => say!(
+                "\n── changes in your checkout, committed by wright as {} on your current branch\n{}\n\n   take it back: git reset HEAD~1 (the changes stay in your files)",
+                &tip.as_str()[..12],
+                diff.trim_end()
+            ),
+            InPlaceCommit::LeftWithYours => say!(
+                "\n── changes in your checkout, left uncommitted (the tree had changes of yours when the run began)\n{}",
+                diff.trim_end()
+            ),
+        },
         working_copy::Outcome::NotGit => {
             say!("\n── the workspace is not a git repository: no diff to show")
         }

@@ -252,7 +252,7 @@ pub async fn drive(
     drop(conversation);
     drop(toolbox);
     drop(terminal);
-    let changes = working_copy.finish(title, &setup.sandbox, &setup.env);
+    let changes = working_copy.finish(title, &setup);
     drop(workspace);
     if !args.json {
         tell!();

@@ -258,6 +258,13 @@ async fn in_place_edits_the_checkout_and_refuses_a_dirty_tree() {
         std::fs::read_to_string(h.repo().join("notes.txt")).unwrap(),
         "uncommitted work"
     );
+    // The user's own changes were there: nothing is committed for them.
+    assert!(
+        stdout(&output).contains("left uncommitted"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(git(h.repo(), &["log", "--format=%s"]).trim(), "CSV export");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

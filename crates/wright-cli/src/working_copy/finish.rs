@@ -2,18 +2,22 @@
 //! for a clone its commit and hand-over as the conversation's branch.
 
 use super::AgentClone;
+use super::InPlace;
 use super::WorkingCopy;
+use crate::sandbox_setup::SandboxSetup;
 use std::path::PathBuf;
 use wright_sandbox::git::AgentRepo;
+use wright_sandbox::git::Oid;
 use wright_sandbox::Sandbox;
 
 /// What the run left, for the report.
 pub enum Outcome {
     /// Not a git repository: no diff to show.
     NotGit,
-    /// `--in-place`: the agent's changes, uncommitted in the checkout.
+    /// `--in-place`: the agent's changes in the checkout, and what wright did with them.
     InPlace {
         diff: String,
+        commit: InPlaceCommit,
     },
     NoChanges,
     Branch {
@@ -27,39 +31,74 @@ pub enum Outcome {
     },
 }
 
+/// What became of an in-place run's changes.
+pub enum InPlaceCommit {
+    /// Committed by wright (in a sandbox) on the current branch.
+    Made(Oid),
+    /// Nothing changed.
+    NothingToCommit,
+    /// Left uncommitted: the tree had changes of the user's at the start (`--force`).
+    LeftWithYours,
+}
+
 /// The most pack data a branch may bring into the user's repository.
 const MAX_PACK_BYTES: u64 = 4 << 30;
 
 impl WorkingCopy {
-    /// Reads (and for a clone commits and hands over) the agent's changes. Every git
-    /// command over the agent's repository runs in `sandbox`.
-    pub fn finish(&self, task: &str, sandbox: &Sandbox, env: &[(String, String)]) -> Outcome {
+    /// Reads the agent's changes and commits them: for a clone, on its branch, handed to
+    /// the user's repository; in place, on the current branch when the tree was clean at
+    /// the start. Every git command over what the agent wrote runs in a sandbox.
+    pub fn finish(&self, task: &str, setup: &SandboxSetup) -> Outcome {
+        let title: String = task.lines().next().unwrap_or("").chars().take(72).collect();
+        let message = format!("wright: {title}");
         match self {
             WorkingCopy::Direct { .. } => Outcome::NotGit,
-            WorkingCopy::InPlace(in_place) => {
-                let git = AgentRepo::new(sandbox, env, &in_place.workspace);
-                match git.changes_since(&in_place.base) {
-                    Ok(diff) => Outcome::InPlace { diff },
-                    Err(err) => Outcome::Failed {
-                        reason: format!("could not read the changes: {err}"),
-                        kept: in_place.workspace.clone(),
-                    },
-                }
-            }
-            WorkingCopy::Clone(clone) => clone.hand_over(task, sandbox, env),
+            WorkingCopy::InPlace(in_place) => in_place.commit(&message, setup),
+            WorkingCopy::Clone(clone) => clone.hand_over(&message, &setup.sandbox, &setup.env),
         }
     }
 }
 
+impl InPlace {
+    fn commit(&self, message: &str, setup: &SandboxSetup) -> Outcome {
+        let failed = |reason: String| Outcome::Failed {
+            reason,
+            kept: self.workspace.clone(),
+        };
+        let git = AgentRepo::new(&setup.sandbox, &setup.env, &self.workspace);
+        let diff = match git.changes_since(&self.base) {
+            Ok(diff) => diff,
+            Err(err) => return failed(format!("could not read the changes: {err}")),
+        };
+        let commit = if diff.trim().is_empty() {
+            InPlaceCommit::NothingToCommit
+        } else if self.forced {
+            InPlaceCommit::LeftWithYours
+        } else {
+            // The agent's shell saw .git read-only; this one sandbox may write it.
+            let committer = match setup.committer() {
+                Ok(committer) => committer,
+                Err(err) => return failed(format!("could not commit the changes: {err:#}")),
+            };
+            let sandbox = committer.as_ref().map_or(&setup.sandbox, |c| &c.sandbox);
+            let git = AgentRepo::new(sandbox, &setup.env, &self.workspace);
+            match git.commit_here(message).and_then(|()| git.head()) {
+                Ok(tip) => InPlaceCommit::Made(tip),
+                Err(err) => return failed(format!("could not commit the changes: {err}")),
+            }
+        };
+        Outcome::InPlace { diff, commit }
+    }
+}
+
 impl AgentClone {
-    fn hand_over(&self, task: &str, sandbox: &Sandbox, env: &[(String, String)]) -> Outcome {
+    fn hand_over(&self, message: &str, sandbox: &Sandbox, env: &[(String, String)]) -> Outcome {
         let failed = |reason: String| Outcome::Failed {
             reason,
             kept: self.clone_root.clone(),
         };
-        let title: String = task.lines().next().unwrap_or("").chars().take(72).collect();
         let git = AgentRepo::new(sandbox, env, &self.clone_root);
-        if let Err(err) = git.commit_all(&format!("wright: {title}")) {
+        if let Err(err) = git.commit_all(message) {
             return failed(format!(
                 "could not commit the agent's changes in its clone: {err}"
             ));

@@ -14,6 +14,7 @@
 mod finish;
 mod record;
 
+pub use finish::InPlaceCommit;
 pub use finish::Outcome;
 pub use record::Record;
 
@@ -275,6 +276,7 @@ impl WorkingCopy {
                     writable,
                     read_only: outside,
                     protected,
+                    git_dirs: in_place.git_dirs.clone(),
                     needs_git: true,
                 }
             }
@@ -282,6 +284,7 @@ impl WorkingCopy {
                 writable: clone.clone_root.clone(),
                 read_only: vec![clone.repo.top().join(".git").join("objects")],
                 protected: Vec::new(),
+                git_dirs: Vec::new(),
                 needs_git: true,
             },
         }

@@ -131,6 +131,16 @@ async fn in_place_git_is_read_only(extra: &[&str]) {
     assert!(!h.repo().join(".git/hooks/post-commit").exists());
     outside.assert_untouched();
     assert!(stdout(&output).contains("+fixed"), "{}", stdout(&output));
+    // wright committed the change for the agent, in a sandbox of its own.
+    assert!(
+        stdout(&output).contains("committed by wright"),
+        "{}",
+        stdout(&output)
+    );
+    let last = git(h.repo(), &["log", "-1", "--format=%s"]);
+    assert_eq!(last.trim(), "wright: plant in place");
+    let committed = git(h.repo(), &["show", "HEAD:export.py"]);
+    assert!(committed.ends_with("fixed\n"), "{committed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

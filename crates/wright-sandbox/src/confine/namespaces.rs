@@ -66,7 +66,9 @@ pub fn isolate(
             ));
         }
         Ok(Isolated {
-            words: format!("no namespaces ({reason}); Unix sockets refused"),
+            words: format!(
+                "no namespaces ({reason}); Unix sockets refused, so no host socket is reachable"
+            ),
             own_root: false,
         })
     };
@@ -107,7 +109,7 @@ pub fn isolate(
     };
     Ok(Isolated {
         words: format!(
-            "own root (only the workspace, private tmp and toolchains; fresh /tmp, /run, /dev){net}{pid_words}"
+            "own root (only the workspace, private tmp and toolchains; fresh /tmp, /run, /dev: no host socket reachable){net}{pid_words}"
         ),
         own_root: true,
     })

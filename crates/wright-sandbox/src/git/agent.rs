@@ -107,6 +107,14 @@ impl<'a> AgentRepo<'a> {
         .map(drop)
     }
 
+    /// Commits the changes under this directory (an in-place workspace, which may be a
+    /// part of its repository) on the current branch.
+    pub fn commit_here(&self, message: &str) -> Result<(), GitError> {
+        self.run(&["add", "--all", "--", "."])?;
+        self.run(&["commit", "--quiet", "--no-verify", "-m", message])
+            .map(drop)
+    }
+
     /// The commit HEAD names.
     pub fn head(&self) -> Result<Oid, GitError> {
         let args = ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"];
