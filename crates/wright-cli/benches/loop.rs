@@ -286,6 +286,7 @@ fn spawn_costs() -> Vec<(&'static str, Duration)> {
         time(level, &mut || {
             std::process::Command::new(WRIGHT)
                 .args(["__sandbox-exec", &json, "--", "true"])
+                .current_dir(ws.path())
                 .status()
                 .unwrap()
         });

@@ -114,6 +114,7 @@ pub fn enter(layout: &Layout<'_>, cwd: &Path, cwd_optional: bool) -> Result<(), 
     for entry in &entries {
         place(entry)?;
     }
+    seal(&entries)?;
     finish_special(layout)?;
     // Read-only from here on where the new root itself is concerned (its mount points
     // are made), then the host's root goes away.
@@ -240,9 +241,7 @@ fn place(entry: &Entry) -> Result<(), String> {
                 MsFlags::MS_BIND | MsFlags::MS_REC,
                 None,
             )?;
-            if !writable {
-                read_only_below(&target)?;
-            }
+            let _ = writable; // made read-only, submounts included, by `seal`
             Ok(())
         }
         Entry::Tmpfs { path, bytes } => {
@@ -347,6 +346,32 @@ fn finish_special(layout: &Layout<'_>) -> Result<(), String> {
             if target.is_file() {
                 mount_flags(Some(&empty), &target, None, MsFlags::MS_BIND, None)?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Makes every mount of a read-only bind read-only, its submounts included, keeping the
+/// flags each had: a mount belongs to the deepest entry whose path holds it. (One read of
+/// mountinfo for all of them: this is most of the cost of starting a confined command.)
+fn seal(entries: &[Entry]) -> Result<(), String> {
+    for (point, kept) in mounts()? {
+        let Ok(inner) = point.strip_prefix(NEW) else {
+            continue;
+        };
+        let inner = Path::new("/").join(inner);
+        let owner = entries
+            .iter()
+            .filter(|entry| inner.starts_with(entry.path()))
+            .max_by_key(|entry| entry.path().components().count());
+        if let Some(Entry::Bind {
+            writable: false, ..
+        }) = owner
+        {
+            remount(
+                &point,
+                MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY | kept,
+            )?;
         }
     }
     Ok(())
