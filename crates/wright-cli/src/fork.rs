@@ -98,8 +98,7 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
     let (new_workspace, note) = match made {
         Ok(made) => made,
         Err(err) => {
-            let _ = std::fs::remove_dir_all(&dir);
-            let _ = std::fs::remove_dir_all(wright_core::workspaces_dir().join(&id));
+            crate::working_copy::remove_unstarted(&dir, &id);
             return Err(err);
         }
     };

@@ -376,8 +376,7 @@ impl NewSession {
             Ok(prepared) => prepared,
             Err(err) => {
                 // Nothing ran: leave no half-made conversation (or clone) behind.
-                let _ = std::fs::remove_dir_all(&conversation_dir);
-                let _ = std::fs::remove_dir_all(wright_core::workspaces_dir().join(&id));
+                crate::working_copy::remove_unstarted(&conversation_dir, &id);
                 return Err(err);
             }
         };

@@ -61,6 +61,24 @@ impl Outside {
     }
 }
 
+/// Runs `wright run TASK EXTRA…` on a model that plants with one command, then finishes.
+pub async fn plant_then_finish(
+    h: &crate::common::Harness,
+    plant: &str,
+    task: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    use serde_json::json;
+    use wright_testkit::reply;
+    let server = wright_testkit::ScriptedServer::start(vec![
+        reply().call("terminal", json!({ "command": plant })),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    h.run(&server.url(), task, extra).await
+}
+
 /// `CMD && echo ESCAPED || echo BLOCKED`
 pub fn attempt(command: &str) -> String {
     format!("{{ {command} ; }} >/dev/null 2>&1 && echo ESCAPED || echo BLOCKED")

@@ -91,8 +91,8 @@ fn skip_string(chars: &mut Chars<'_>) {
     }
 }
 
-/// A serialized JSON line with the C1 controls and bidirectional marks escaped as `\uXXXX`
-/// (they can only occur inside strings, where the escape means the same character).
+/// A serialized JSON line with the C1 controls and bidirectional marks escaped (`\u009b`;
+/// they can only occur inside strings, where the escape means the same character).
 pub fn escape_for_json_line(line: String) -> String {
     if !line.chars().any(|c| is_c1(c) || is_bidi_control(c)) {
         return line;

@@ -18,9 +18,10 @@ pub struct PrivateDir {
 }
 
 impl PrivateDir {
-    /// Creates `BASE/wright-CONVERSATION-XXXXXX/{tmp,home,out}`.
+    /// Creates `BASE/wright-CONVERSATION-<six random characters>/{tmp,home,out}`.
     pub fn create(base: &Path, conversation: &str) -> Result<Self, SandboxError> {
-        let template = base.join(format!("wright-{conversation}-XXXXXX"));
+        // mkdtemp replaces the trailing Xs with random characters.
+        let template = base.join(format!("wright-{conversation}-{}", "X".repeat(6)));
         let root = nix::unistd::mkdtemp(&template).map_err(|e| {
             SandboxError::Io(std::io::Error::other(format!(
                 "cannot create a private directory in {}: {e}",

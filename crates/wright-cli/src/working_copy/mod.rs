@@ -107,6 +107,12 @@ pub fn discard(conversation_dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Removes what a conversation that never ran left: its directory and its clone.
+pub fn remove_unstarted(conversation_dir: &Path, id: &str) {
+    let _ = std::fs::remove_dir_all(conversation_dir);
+    let _ = std::fs::remove_dir_all(wright_core::workspaces_dir().join(id));
+}
+
 impl WorkingCopy {
     /// Decides where a new conversation works and records it. Only the user's own
     /// repository is read here; the clone is made without a work tree (`start` checks it

@@ -16,42 +16,35 @@ const ADDRESS_SPACE: u64 = 2 << 30;
 /// The most resident memory wright may reach in them (it needs about 20 MB).
 const PEAK_KIB: u64 = 200 << 10;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_review_does_not_read_through_a_link_to_an_endless_file() {
-    let h = Harness::new();
-    failing_python_repo(h.repo());
-    let server = ScriptedServer::start(vec![
-        reply().call(
-            "terminal",
-            json!({"command": "ln -s /dev/zero notes.txt && mkfifo waiting && echo fixed >> export.py && echo ok"}),
-        ),
-        reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
+/// Runs the script with wright's memory bounded and measured; it must succeed and stay
+/// under `PEAK_KIB`.
+async fn run_bounded(h: &Harness, script: Vec<wright_testkit::Reply>, task: &str) {
+    let server = ScriptedServer::start(script).await.unwrap();
     let url = server.url();
-    let (output, peak) = h
-        .wright_measured(
-            ADDRESS_SPACE,
-            &[
-                "run",
-                "--base-url",
-                &url,
-                "--model",
-                "test-model",
-                "leave traps",
-            ],
-            &[],
-        )
-        .await;
+    let args = ["run", "--base-url", &url, "--model", "test-model", task];
+    let (output, peak) = h.wright_measured(ADDRESS_SPACE, &args, &[]).await;
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(peak < PEAK_KIB, "wright grew to {peak} KiB");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_does_not_read_through_a_link_to_an_endless_file() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let script = vec![
+        reply().call(
+            "terminal",
+            json!({"command": "ln -s /dev/zero notes.txt && mkfifo waiting && echo fixed >> export.py && echo ok"}),
+        ),
+        reply().call("finish", json!({"message": "done"})),
+    ];
+    run_bounded(&h, script, "leave traps").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn viewing_a_huge_one_line_file_is_bounded() {
     let h = Harness::new();
-    let server = ScriptedServer::start(vec![
+    let script = vec![
         reply().call(
             "terminal",
             json!({"command": "head -c 200000000 /dev/zero | tr '\\0' a > big.txt && echo made"}),
@@ -62,26 +55,8 @@ async fn viewing_a_huge_one_line_file_is_bounded() {
             json!({"command": "str_replace", "path": "big.txt", "old_str": "aaa", "new_str": "b"}),
         ),
         reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
-    let url = server.url();
-    let (output, peak) = h
-        .wright_measured(
-            ADDRESS_SPACE,
-            &[
-                "run",
-                "--base-url",
-                &url,
-                "--model",
-                "test-model",
-                "view it",
-            ],
-            &[],
-        )
-        .await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(peak < PEAK_KIB, "wright grew to {peak} KiB");
+    ];
+    run_bounded(&h, script, "view it").await;
     let obs = observations(&h.events());
     let viewed = obs[1]["output"].as_str().unwrap();
     assert!(viewed.len() < 20_000, "{} bytes shown", viewed.len());

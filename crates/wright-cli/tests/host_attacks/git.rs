@@ -2,6 +2,7 @@
 //! must never make a git outside the sandbox run a program or read another repository.
 
 use super::attempt;
+use super::plant_then_finish;
 use super::Outside;
 use crate::common::observations;
 use crate::common::stderr;
@@ -35,13 +36,7 @@ async fn failed_commit_runs_nothing_outside(extra: &[&str]) {
         "{} && echo changed >> export.py && touch .git/index.lock && echo planted",
         plant_programs(&outside)
     );
-    let server = ScriptedServer::start(vec![
-        reply().call("terminal", json!({ "command": plant })),
-        reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
-    let output = h.run(&server.url(), "plant programs", extra).await;
+    let output = plant_then_finish(&h, &plant, "plant programs", extra).await;
     let obs = observations(&h.events());
     assert_eq!(obs[0]["output"], "planted", "{}", stderr(&output));
     outside.assert_untouched();
@@ -75,13 +70,7 @@ async fn the_report_of_a_clone_runs_no_planted_program() {
         "{} && echo changed >> export.py && echo planted",
         plant_programs(&outside)
     );
-    let server = ScriptedServer::start(vec![
-        reply().call("terminal", json!({ "command": plant })),
-        reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
-    let output = h.run(&server.url(), "plant programs", &[]).await;
+    let output = plant_then_finish(&h, &plant, "plant programs", &[]).await;
     assert!(output.status.success(), "{}", stderr(&output));
     outside.assert_untouched();
     // The change is there, as text, on the branch.
@@ -198,13 +187,7 @@ async fn plant_in_the_clone(plant: String) -> (Harness, std::process::Output, St
     let plant = plant
         .replace("OTHER", &other.path().display().to_string())
         .replace("SECRET_COMMIT", &secret_commit);
-    let server = ScriptedServer::start(vec![
-        reply().call("terminal", json!({ "command": plant })),
-        reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
-    let output = h.run(&server.url(), "reach another repository", &[]).await;
+    let output = plant_then_finish(&h, &plant, "reach another repository", &[]).await;
     let all = format!("{}{}", stdout(&output), stderr(&output));
     assert!(!all.contains("other repo secret"), "{all}");
     // The user's repository never received the other repository's objects.

@@ -2,6 +2,7 @@
 //! work tree. Whatever the agent configured there runs confined, if at all; output is
 //! bounded and every command has a deadline.
 
+use super::user::diff_text;
 use super::user::text_of;
 use super::GitError;
 use super::Oid;
@@ -147,13 +148,8 @@ impl<'a> AgentRepo<'a> {
             b"",
             RunLimits::default(),
         )?;
-        if captured.stdout_cut {
-            // A diff too long to show whole is still worth its beginning.
-            let mut text = String::from_utf8_lossy(&captured.stdout).into_owned();
-            text.push_str("\n[the diff goes on; it was cut here]\n");
-            return Ok(text);
-        }
-        text_of(&["diff"], captured)
+        // A diff too long to show whole is still worth its beginning.
+        diff_text(&["diff"], captured)
     }
 
     /// Sends the objects of `tip` that `base` lacks, packed inside the sandbox (so only

@@ -63,17 +63,21 @@ impl UserRepo {
         command
     }
 
-    fn run(&self, args: &[&str]) -> Result<String, GitError> {
-        let output = self
-            .command()
+    /// `git ARGS` on pipes, its output read as it comes.
+    fn spawn(&self, args: &[&str], stdin: Stdio) -> Result<std::process::Child, GitError> {
+        self.command()
             .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| GitError::Spawn(e.to_string()))?;
-        if !output.status.success() {
-            return Err(failed(args, &String::from_utf8_lossy(&output.stderr)));
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| GitError::Spawn(e.to_string()))
+    }
+
+    /// `git ARGS` to its end, its output bounded.
+    fn run(&self, args: &[&str]) -> Result<String, GitError> {
+        let child = self.spawn(args, Stdio::null())?;
+        text_of(args, finish(child, Vec::new(), RunLimits::default())?)
     }
 
     fn oid(&self, args: &[&str]) -> Result<Oid, GitError> {
@@ -133,14 +137,7 @@ impl UserRepo {
         max_bytes: u64,
     ) -> Result<(), GitError> {
         let args = ["index-pack", "--stdin", "--strict"];
-        let mut child = self
-            .command()
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| GitError::Spawn(e.to_string()))?;
+        let mut child = self.spawn(&args, Stdio::piped())?;
         let stdin = child.stdin.take();
         let copier = std::thread::spawn(move || match stdin {
             Some(mut stdin) => copy_bounded(&mut pack, &mut stdin, max_bytes),
@@ -195,16 +192,8 @@ impl UserRepo {
             tip.as_str(),
             "--",
         ];
-        let child = self
-            .command()
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| GitError::Spawn(e.to_string()))?;
-        let captured = finish(child, Vec::new(), RunLimits::default())?;
-        text_of(&args, captured)
+        let child = self.spawn(&args, Stdio::null())?;
+        diff_text(&args, finish(child, Vec::new(), RunLimits::default())?)
     }
 
     /// `wright apply`: merges `branch` into the current branch (the user's own hooks
@@ -248,6 +237,16 @@ fn failed(args: &[&str], said: &str) -> GitError {
         command: args.join(" "),
         said: said.trim().to_string(),
     }
+}
+
+/// A diff's text: when it passed the output bound, its beginning and a line saying so.
+pub(super) fn diff_text(args: &[&str], captured: Captured) -> Result<String, GitError> {
+    if captured.stdout_cut {
+        let mut text = String::from_utf8_lossy(&captured.stdout).into_owned();
+        text.push_str("\n[the diff goes on; it was cut here]\n");
+        return Ok(text);
+    }
+    text_of(args, captured)
 }
 
 pub(super) fn text_of(args: &[&str], captured: Captured) -> Result<String, GitError> {
