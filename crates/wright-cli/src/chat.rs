@@ -196,29 +196,20 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                 say!("new conversation {}", chat.conversation.id());
             }
             "/resume" if !rest.trim().is_empty() => {
-                let path = crate::history_cmds::conversation_dir(rest.trim())?.join("events.jsonl");
                 let client = chat.conversation.client().clone();
-                match Conversation::resume(&path, client, tools.toolbox.clone()) {
-                    Ok((mut resumed, _)) => {
-                        let same = resumed.events().first().is_some_and(|e| match &e.body {
-                            EventBody::Start(start) => start.workspace == root,
-                            _ => false,
-                        });
-                        if same {
-                            configure(
-                                &mut resumed,
-                                chat.window,
-                                chat.common.condense_at,
-                                &chat.inspector,
-                            );
-                            resumed.add_step_guard(tools.disk_guard(chat.common.max_disk));
-                            chat.conversation = resumed;
-                            say!("back in conversation {}", chat.conversation.id());
-                        } else {
-                            say!("that conversation worked elsewhere; use `wright resume {}` from the shell", rest.trim());
-                        }
+                match resume_here(rest.trim(), &root, client, &tools) {
+                    Ok(mut resumed) => {
+                        configure(
+                            &mut resumed,
+                            chat.window,
+                            chat.common.condense_at,
+                            &chat.inspector,
+                        );
+                        resumed.add_step_guard(tools.disk_guard(chat.common.max_disk));
+                        chat.conversation = resumed;
+                        say!("back in conversation {}", chat.conversation.id());
                     }
-                    Err(err) => say!("{err}"),
+                    Err(err) => say!("{err:#}"),
                 }
             }
             _ if command.starts_with('/') => say!("unknown command {command}. {HELP}"),
@@ -270,6 +261,33 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// Another conversation of this workspace, to go on with in this chat. Its record says
+/// where it worked, and is checked (with its log) before its log is touched.
+fn resume_here(
+    id: &str,
+    root: &str,
+    client: wright_llm::Client,
+    tools: &Tools,
+) -> Result<Conversation> {
+    let dir = crate::history_cmds::conversation_dir(id)?;
+    let record = crate::working_copy::Record::read(&dir)?;
+    if record.workspace() != std::path::Path::new(root) {
+        anyhow::bail!(
+            "that conversation worked in {}; use `wright resume {id}` from the shell",
+            record.workspace().display()
+        );
+    }
+    let log = wright_protocol::read_log(&dir.join("events.jsonl"))?;
+    let logged = log.events.first().and_then(|e| match &e.body {
+        EventBody::Start(start) => Some(start.workspace.clone()),
+        _ => None,
+    });
+    record.check_logged_workspace(std::path::Path::new(&logged.unwrap_or_default()))?;
+    let (resumed, _) =
+        Conversation::resume(&dir.join("events.jsonl"), client, tools.toolbox.clone())?;
+    Ok(resumed)
 }
 
 /// One turn: the agent works on `line` until it answers; Ctrl-C stops it.

@@ -39,7 +39,7 @@ async fn turns_and_slash_commands() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin
-        .write_all(b"write hello in notes.txt\n/diff\n/undo\n/cost\nwhat is 2+2?\n/bogus\n/exit\n")
+        .write_all(b"write hello in notes.txt\n/diff\n/undo\n/cost\nwhat is 2+2?\n/resume nope\n/bogus\n/exit\n")
         .await
         .unwrap();
     drop(stdin);
@@ -56,6 +56,8 @@ async fn turns_and_slash_commands() {
     );
     assert!(out.contains("Undid the creation of notes.txt"), "{out}");
     assert!(out.contains("2 steps · "), "{out}");
+    // A /resume that cannot be done is said, and the chat goes on.
+    assert!(out.contains("no conversation 'nope'"), "{out}");
     assert!(out.contains("unknown command /bogus"), "{out}");
     let err = stderr(&output);
     assert!(
