@@ -1,5 +1,6 @@
 //! A conversation's private directory, outside every workspace: `tmp/` (the commands'
-//! TMPDIR) and `home/` (their HOME), which the sandbox may write, and `out/`, where wright
+//! TMPDIR) and `home/` (their HOME), which the sandbox may write; `caches/`, the upper
+//! layers of the overlays over the user's toolchain caches; and `out/`, where wright
 //! itself writes the scripts it runs and the long outputs it saves, which the sandbox may
 //! only read — so the agent can neither plant a link there nor replace a file wright is
 //! about to write.
@@ -32,7 +33,12 @@ impl PrivateDir {
         let made = Self { root };
         // `out` is readable by all: in a Docker sandbox it is bound alone into the
         // container, whose user may be another uid; on the host the 0700 root guards it.
-        for (sub, mode) in [("tmp", 0o700), ("home", 0o700), ("out", 0o755)] {
+        for (sub, mode) in [
+            ("tmp", 0o700),
+            ("home", 0o700),
+            ("out", 0o755),
+            ("caches", 0o700),
+        ] {
             std::fs::DirBuilder::new()
                 .mode(mode)
                 .create(made.root.join(sub))?;
@@ -57,6 +63,11 @@ impl PrivateDir {
     /// wright's own scratch files (read-only in the sandbox).
     pub fn out(&self) -> PathBuf {
         self.root.join("out")
+    }
+
+    /// The private layers over the toolchain caches (reached only by the launcher).
+    pub fn caches(&self) -> PathBuf {
+        self.root.join("caches")
     }
 }
 

@@ -51,10 +51,13 @@ pub fn prepare(policy: &Policy, own_root: bool) -> Result<Prepared, String> {
     } else {
         Vec::new()
     };
+    // With a root of its own the caches are private layers; else the user's own, read-only.
+    let cache_access = if own_root { all_fs } else { read_fs };
     for (paths, access) in [
         (&policy.read_only, read_fs),
         (&policy.read_write, all_fs),
         (&private_tmpfs, all_fs),
+        (&policy.caches, cache_access),
     ] {
         for path in paths {
             // A path that vanished since the policy was made is simply not granted.

@@ -96,6 +96,8 @@ pub fn isolate(
         tmpfs_bytes: (policy.max_memory_bytes / 4).clamp(64 << 20, 1 << 30),
         own_pids: pids.is_ok(),
         network: policy.network,
+        caches: &policy.caches,
+        cache_layers: policy.cache_layers.as_deref(),
     };
     super::root::enter(&layout, &cwd, report_only)?;
     let net = if policy.network {
@@ -109,7 +111,7 @@ pub fn isolate(
     };
     Ok(Isolated {
         words: format!(
-            "own root (only the workspace, private tmp and toolchains; fresh /tmp, /run, /dev: no host socket reachable){net}{pid_words}"
+            "own root (only the workspace, private tmp and toolchains, caches as private layers; fresh /tmp, /run, /dev: no host socket reachable){net}{pid_words}"
         ),
         own_root: true,
     })

@@ -17,6 +17,15 @@ pub struct Policy {
     /// mount namespace (or Docker) can do that: without one the launcher refuses to run.
     #[serde(default)]
     pub protected: Vec<PathBuf>,
+    /// The user's toolchain caches (`~/.cargo/registry`, pip's, npm's, Go's build cache):
+    /// readable, and writable only through a private layer (an overlay whose upper half is
+    /// in `cache_layers`), so what the agent writes there never reaches the real cache,
+    /// where the user's own builds would run it. Read-only without a mount namespace.
+    #[serde(default)]
+    pub caches: Vec<PathBuf>,
+    /// Where the private layers of the caches go (the conversation's private directory).
+    #[serde(default)]
+    pub cache_layers: Option<PathBuf>,
     /// Whether TCP/UDP sockets are allowed.
     pub network: bool,
     /// Limits on the command and everything it starts.
@@ -84,11 +93,14 @@ const HOME_TOOLCHAINS: &[&str] = &[
     ".m2/wrapper",
 ];
 
-/// Caches the toolchains write as the user expects them to (downloads, locks).
+/// Caches the toolchains write (downloads, extracted sources, locks, compiled objects):
+/// code the user's own builds run, so the agent writes only a private layer over them.
 const HOME_CACHES: &[&str] = &[
     ".cargo/registry",
     ".cargo/git",
     ".cargo/.package-cache",
+    ".cargo/.package-cache-mutate",
+    ".cargo/.global-cache",
     ".cache/pip",
     ".npm",
     ".cache/go-build",
@@ -105,6 +117,7 @@ impl Policy {
             .map(PathBuf::from)
             .filter_map(existing)
             .collect();
+        let mut caches = Vec::new();
         let mut read_write: Vec<PathBuf> = DEVICES_READ_WRITE
             .iter()
             .map(PathBuf::from)
@@ -117,7 +130,7 @@ impl Policy {
                     .map(|p| home.join(p))
                     .filter_map(existing),
             );
-            read_write.extend(
+            caches.extend(
                 HOME_CACHES
                     .iter()
                     .map(|p| home.join(p))
@@ -137,6 +150,8 @@ impl Policy {
             read_only,
             read_write,
             protected: Vec::new(),
+            caches,
+            cache_layers: Some(private.caches()),
             network: false,
             max_processes: 512,
             max_file_bytes: 4 << 30,

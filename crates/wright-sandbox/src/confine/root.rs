@@ -11,6 +11,9 @@
 //!   and read-write paths (workspace, private tmp and home, caches), bound at the same
 //!   paths; a path that is a symbolic link on the host is the same link inside;
 //! - `protected` paths bound read-only over a read-write one (an in-place `.git`);
+//! - the user's toolchain caches as overlays: theirs below, read-only, and a private
+//!   upper layer taking the writes, so nothing the agent writes there reaches the real
+//!   cache, which the user's own builds run (read-only where an overlay cannot be had);
 //! - fresh, size-bounded tmpfs at `/tmp`, `/run` (and `/var/run`), `/dev/shm`;
 //! - a minimal `/dev`: null, zero, full, random, urandom, tty, and a devpts of its own;
 //! - `/proc`: a fresh one in the command's PID namespace, else the host's, read-only;
@@ -39,6 +42,9 @@ pub struct Layout<'a> {
     /// The network is allowed: a resolver file that `/etc` links into `/run` (as
     /// systemd-resolved sets up) is brought along.
     pub network: bool,
+    /// Toolchain caches, given a private writable layer in `cache_layers`.
+    pub caches: &'a [PathBuf],
+    pub cache_layers: Option<&'a Path>,
 }
 
 /// Device nodes bound into the new `/dev`.
@@ -66,6 +72,16 @@ enum Entry {
         path: PathBuf,
         writable: bool,
     },
+    /// The host's `path` below, read-only, with writes going to `layer` (`upper`, `work`).
+    Overlay {
+        path: PathBuf,
+        layer: PathBuf,
+    },
+    /// A file (a lock) given a private empty copy, writable.
+    PrivateFile {
+        path: PathBuf,
+        copy: PathBuf,
+    },
     Tmpfs {
         path: PathBuf,
         bytes: u64,
@@ -80,7 +96,11 @@ enum Entry {
 impl Entry {
     fn path(&self) -> &Path {
         match self {
-            Entry::Bind { path, .. } | Entry::Tmpfs { path, .. } | Entry::Link { path, .. } => path,
+            Entry::Bind { path, .. }
+            | Entry::Overlay { path, .. }
+            | Entry::PrivateFile { path, .. }
+            | Entry::Tmpfs { path, .. }
+            | Entry::Link { path, .. } => path,
         }
     }
 }
@@ -180,6 +200,23 @@ fn plan(layout: &Layout<'_>) -> Vec<Entry> {
         path: "/var/run".into(),
         target: "../run".into(),
     });
+    for (n, cache) in layout.caches.iter().enumerate() {
+        let (Some(layers), Ok(meta)) = (layout.cache_layers, std::fs::metadata(cache)) else {
+            continue;
+        };
+        let layer = layers.join(n.to_string());
+        entries.push(if meta.is_dir() {
+            Entry::Overlay {
+                path: cache.clone(),
+                layer,
+            }
+        } else {
+            Entry::PrivateFile {
+                path: cache.clone(),
+                copy: layer,
+            }
+        });
+    }
     if layout.network {
         if let Ok(resolver) = std::fs::canonicalize("/etc/resolv.conf") {
             if resolver.starts_with("/run") {
@@ -244,6 +281,24 @@ fn place(entry: &Entry) -> Result<(), String> {
             let _ = writable; // made read-only, submounts included, by `seal`
             Ok(())
         }
+        Entry::Overlay { path, layer } => {
+            let target = inside(NEW, path);
+            make_dir(&target)?;
+            match overlay(&inside(OLD, path), &inside(OLD, layer), &target) {
+                Ok(()) => Ok(()),
+                // No overlay here (or a path it cannot name): the cache, read-only.
+                Err(_) => place(&Entry::Bind {
+                    path: path.clone(),
+                    writable: false,
+                }),
+            }
+        }
+        Entry::PrivateFile { path, copy } => {
+            let (copy, target) = (inside(OLD, copy), inside(NEW, path));
+            std::fs::File::create(&copy).map_err(|e| format!("create {}: {e}", copy.display()))?;
+            make_mount_point(&target, false)?;
+            mount_flags(Some(&copy), &target, None, MsFlags::MS_BIND, None)
+        }
         Entry::Tmpfs { path, bytes } => {
             let target = inside(NEW, path);
             make_dir(&target)?;
@@ -269,6 +324,38 @@ fn place(entry: &Entry) -> Result<(), String> {
             }
         }
     }
+}
+
+/// An overlay of `lower` (read-only) with its upper layer in `layer`, at `target`.
+fn overlay(lower: &Path, layer: &Path, target: &Path) -> Result<(), String> {
+    let (upper, work) = (layer.join("upper"), layer.join("work"));
+    make_dir(&upper)?;
+    make_dir(&work)?;
+    let named = [lower, upper.as_path(), work.as_path()];
+    // The option string cannot quote these.
+    if named
+        .iter()
+        .any(|p| p.to_str().is_none_or(|s| s.contains([',', ':', '\\'])))
+    {
+        return Err("a path the overlay cannot name".into());
+    }
+    let mut options = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        lower.display(),
+        upper.display(),
+        work.display()
+    );
+    if !nix::unistd::geteuid().is_root() {
+        // In a user namespace the overlay keeps its metadata in user.* attributes.
+        options.push_str(",userxattr");
+    }
+    mount_flags(
+        fs("overlay"),
+        target,
+        Some("overlay"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(&options),
+    )
 }
 
 /// `/dev`, `/proc`, `/dev/shm` and the masks.
