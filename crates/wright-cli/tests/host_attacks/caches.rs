@@ -21,6 +21,11 @@ async fn code_planted_in_a_toolchain_cache_stays_in_the_sandbox() {
     std::fs::write(crate_dir.join("build.rs"), "fn main() {}\n").unwrap();
     std::fs::create_dir_all(home.path().join(".cargo/bin")).unwrap();
     std::fs::write(home.path().join(".cargo/.package-cache"), "").unwrap();
+    // Go trusts its build cache: an object planted there is linked into the user's builds.
+    let gocache = home.path().join(".cache/go-build/00");
+    std::fs::create_dir_all(&gocache).unwrap();
+    std::fs::write(gocache.join("0000-d"), "object").unwrap();
+    let go_object = gocache.join("0000-d").display().to_string();
     let build_rs = crate_dir.join("build.rs").display().to_string();
     let lock = home
         .path()
@@ -28,7 +33,7 @@ async fn code_planted_in_a_toolchain_cache_stays_in_the_sandbox() {
         .display()
         .to_string();
     let plant = format!(
-        "echo 'fn main() {{ std::process::Command::new(\"evil\"); }}' >> {build_rs} && echo x > {lock} && cat {build_rs} && echo PLANTED || echo REFUSED"
+        "echo 'fn main() {{ std::process::Command::new(\"evil\"); }}' >> {build_rs} && echo x > {lock} && echo evil > {go_object} && cat {build_rs} && echo PLANTED || echo REFUSED"
     );
     let server = ScriptedServer::start(vec![
         reply().call("terminal", json!({ "command": plant })),
@@ -59,6 +64,10 @@ async fn code_planted_in_a_toolchain_cache_stays_in_the_sandbox() {
     assert_eq!(
         std::fs::read_to_string(home.path().join(".cargo/.package-cache")).unwrap(),
         ""
+    );
+    assert_eq!(
+        std::fs::read_to_string(gocache.join("0000-d")).unwrap(),
+        "object"
     );
     // With a root of its own the agent writes a private layer (builds work as usual);
     // without one the cache is read-only.

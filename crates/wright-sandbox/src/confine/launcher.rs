@@ -37,8 +37,9 @@ enum Never {}
 fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
     let mut args = args.into_iter();
     let policy_json = args.next().ok_or("missing policy")?;
-    let policy: Policy = serde_json::from_str(&policy_json.to_string_lossy())
-        .map_err(|e| format!("bad policy: {e}"))?;
+    let policy: Policy = serde_json::from_str::<Policy>(&policy_json.to_string_lossy())
+        .map_err(|e| format!("bad policy: {e}"))?
+        .without_grants_beneath_writable();
     let mut mode = args.next().ok_or("missing -- or --report")?;
     // `--mark VAR=TOKEN`: the variable that lets the PTY find the shell in a PID namespace.
     let mut mark = None;

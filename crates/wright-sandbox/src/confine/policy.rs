@@ -165,6 +165,25 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// Drops read-only and cache grants at or beneath a writable path: the writable grant
+    /// covers them already, and the agent can replace them with links, which the
+    /// launcher (binding, granting) must never follow. An activated `.venv` inside the
+    /// workspace is the usual case.
+    pub fn without_grants_beneath_writable(mut self) -> Self {
+        let writable: Vec<PathBuf> = self
+            .read_write
+            .iter()
+            .filter(|path| !path.starts_with("/dev"))
+            .cloned()
+            .collect();
+        let beneath = |path: &PathBuf| writable.iter().any(|w| path.starts_with(w));
+        self.read_only.retain(|path| !beneath(path));
+        self.caches.retain(|path| !beneath(path));
+        self
+    }
+}
+
 /// Half the machine's memory, at most 16 GiB: room for builds, not for a runaway.
 pub fn default_memory_limit() -> u64 {
     let total_kb = std::fs::read_to_string("/proc/meminfo")
