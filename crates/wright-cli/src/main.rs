@@ -65,6 +65,8 @@ fn main() -> ExitCode {
     {
         wright_sandbox::confine::launcher_main(args.collect());
     }
+    // Orphans of the agent's commands become wright's, so none outlives its run.
+    wright_sandbox::become_subreaper();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -233,6 +233,18 @@ impl SandboxSetup {
         Ok(Some(Committer { sandbox }))
     }
 
+    /// Kills everything the agent left running (its cgroup's processes, the container's,
+    /// orphans that came to wright), so nothing changes the work while wright reads,
+    /// commits and reports it, and nothing goes on after the run.
+    pub fn stop_leftovers(&self) -> Result<()> {
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill_all();
+        }
+        self.sandbox
+            .stop_leftovers()
+            .context("cannot stop what the agent left running")
+    }
+
     /// Where the agent's commands can put files on disk: its writable directory and its
     /// private tmp and home.
     pub fn written_paths(&self) -> Vec<PathBuf> {
@@ -267,6 +279,7 @@ impl Drop for SandboxSetup {
         if let Some(cgroup) = &self.cgroup {
             cgroup.remove();
         }
+        wright_sandbox::kill_leftovers();
         // The private directory goes with `self.private`.
     }
 }

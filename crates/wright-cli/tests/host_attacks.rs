@@ -8,6 +8,7 @@ mod editor;
 mod exhaustion;
 mod git;
 mod injection;
+mod leftovers;
 mod policy_paths;
 mod resume;
 mod scratch;

@@ -67,6 +67,17 @@ impl Sandbox {
         Ok((sandbox, report))
     }
 
+    /// Kills whatever the agent left running, and keeps the sandbox usable: the
+    /// container's processes (it is restarted), and every leftover child of wright's (see
+    /// `reap`); a cgroup's processes are its owner's to kill.
+    pub fn stop_leftovers(&self) -> Result<(), SandboxError> {
+        if let Level::Docker(container) = &self.level {
+            container.stop_processes()?;
+        }
+        crate::reap::kill_leftovers();
+        Ok(())
+    }
+
     /// Ends what the sandbox keeps running: the Docker container, with every process in
     /// it. Nothing to do for the other levels. The sandbox cannot run commands after this.
     pub fn shutdown(&self) {

@@ -49,6 +49,13 @@ impl WorkingCopy {
     /// the user's repository; in place, on the current branch when the tree was clean at
     /// the start. Every git command over what the agent wrote runs in a sandbox.
     pub fn finish(&self, task: &str, setup: &SandboxSetup) -> Outcome {
+        // Nothing of the agent's may change the work while it is read and committed.
+        if let Err(err) = setup.stop_leftovers() {
+            return Outcome::Failed {
+                reason: format!("{err:#}"),
+                kept: self.workspace().to_path_buf(),
+            };
+        }
         let title: String = task.lines().next().unwrap_or("").chars().take(72).collect();
         let message = format!("wright: {title}");
         match self {

@@ -92,6 +92,14 @@ impl Cgroup {
 
     /// Kills everything still in the cgroup and removes it.
     pub fn remove(&self) {
+        self.kill_all();
+        for dir in &self.dirs {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+
+    /// Kills everything in the cgroup (which stays, for the next commands).
+    pub fn kill_all(&self) {
         for _ in 0..20 {
             let mut alive = false;
             for dir in &self.dirs {
@@ -108,9 +116,6 @@ impl Cgroup {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        for dir in &self.dirs {
-            let _ = std::fs::remove_dir(dir);
         }
     }
 }

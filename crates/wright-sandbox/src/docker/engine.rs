@@ -177,6 +177,23 @@ pub(super) async fn reap_orphans(docker: &Docker) {
 }
 
 /// Stops (SIGKILL) and removes the container; one already gone is fine.
+/// Kills every process in the container and starts its keep-alive again: a container
+/// with nothing of the agent's left running (its files stay).
+pub(super) async fn restart(docker: &Docker, name: &str) -> Result<(), SandboxError> {
+    let options = bollard::query_parameters::RestartContainerOptionsBuilder::new()
+        .t(0)
+        .build();
+    docker
+        .restart_container(name, Some(options))
+        .await
+        .map_err(|error| {
+            refused(format!(
+                "cannot restart the container {name}: {}",
+                cause(&error)
+            ))
+        })
+}
+
 pub(super) async fn remove(docker: &Docker, name: &str) -> Result<(), SandboxError> {
     let options = RemoveContainerOptionsBuilder::new()
         .force(true)

@@ -172,6 +172,14 @@ impl Container {
         ("/bin/sh".to_string(), wrapped)
     }
 
+    /// Kills every process in the container (the agent's leftovers); it runs on, empty.
+    pub(crate) fn stop_processes(&self) -> Result<(), SandboxError> {
+        let name = self.name.clone();
+        engine::with_docker(&self.socket, |docker| async move {
+            engine::restart(&docker, &name).await
+        })
+    }
+
     /// Stops and removes the container (and so every process in it). Idempotent.
     pub(crate) fn remove(&self) {
         if self.removed.swap(true, Ordering::SeqCst) {
