@@ -192,7 +192,6 @@ fn fill_clone(
             source.clone_root.clone(),
         ],
         protected: Vec::new(),
-        git_dirs: Vec::new(),
         needs_git: true,
     };
     let setup = SandboxSetup::new(

@@ -28,32 +28,6 @@ pub struct SandboxSetup {
     max_file_bytes: u64,
     /// The directory the agent may write (its clone, or the workspace).
     writable: PathBuf,
-    /// How to make the sandbox of wright's own in-place commit, where `.git` is writable.
-    unlock: Option<Unlock>,
-}
-
-/// What the committing sandbox is made from: the conversation's own, with the protected
-/// git directories writable.
-enum Unlock {
-    Launcher {
-        launcher: PathBuf,
-        policy: Policy,
-    },
-    Docker {
-        settings: DockerSettings,
-        policy: Policy,
-    },
-}
-
-/// A sandbox in which wright commits an in-place run's changes (removed when dropped).
-pub struct Committer {
-    pub sandbox: Sandbox,
-}
-
-impl Drop for Committer {
-    fn drop(&mut self) {
-        self.sandbox.shutdown();
-    }
 }
 
 /// Where a conversation's commands may act, as the working copy decides it.
@@ -65,9 +39,6 @@ pub struct Placement {
     pub read_only: Vec<PathBuf>,
     /// Inside `writable`, kept read-only (an in-place run's `.git`).
     pub protected: Vec<PathBuf>,
-    /// The git directories wright's own commit writes (in place), inside or outside
-    /// `writable`: writable only in the sandbox that makes that commit.
-    pub git_dirs: Vec<PathBuf>,
     /// git must run in the sandbox (the image of `--sandbox docker` must have it).
     pub needs_git: bool,
 }
@@ -78,7 +49,6 @@ impl Placement {
             writable: root.to_path_buf(),
             read_only: Vec::new(),
             protected: Vec::new(),
-            git_dirs: Vec::new(),
             needs_git: false,
         }
     }
@@ -119,7 +89,6 @@ impl SandboxSetup {
                 cgroup: None,
                 max_file_bytes,
                 writable: placement.writable.clone(),
-                unlock: None,
             });
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -143,15 +112,6 @@ impl SandboxSetup {
         }
         let launcher = std::env::current_exe()
             .context("cannot find the wright binary to launch the sandbox")?;
-        let mut unlocked = policy.clone();
-        unlocked.protected.clear();
-        unlocked
-            .read_only
-            .retain(|path| !placement.git_dirs.contains(path));
-        unlocked
-            .read_write
-            .extend(placement.git_dirs.iter().cloned());
-        let mut unlock = None;
         let setup = if mode == SandboxMode::Docker {
             let settings = DockerSettings {
                 image: options
@@ -167,34 +127,10 @@ impl SandboxSetup {
                     .chain([private.out()])
                     .collect(),
                 needs_git: placement.needs_git,
-                also_writable: Vec::new(),
                 env: container_environment(std::env::vars()),
             };
-            if !placement.git_dirs.is_empty() {
-                let mut commit_settings = settings.clone();
-                commit_settings.conversation = format!("{conversation}-commit");
-                commit_settings
-                    .read_only
-                    .retain(|path| !placement.git_dirs.contains(path));
-                commit_settings.also_writable = placement
-                    .git_dirs
-                    .iter()
-                    .filter(|dir| !dir.starts_with(&placement.writable))
-                    .cloned()
-                    .collect();
-                unlock = Some(Unlock::Docker {
-                    settings: commit_settings,
-                    policy: unlocked,
-                });
-            }
             Sandbox::docker(&settings, &policy).map(|(sandbox, report)| (sandbox, Some(report)))
         } else {
-            if !placement.git_dirs.is_empty() {
-                unlock = Some(Unlock::Launcher {
-                    launcher: launcher.clone(),
-                    policy: unlocked,
-                });
-            }
             Sandbox::for_mode(mode, launcher, &policy)
         };
         let (sandbox, report) = match setup {
@@ -215,22 +151,7 @@ impl SandboxSetup {
             cgroup,
             max_file_bytes,
             writable: placement.writable.clone(),
-            unlock,
         })
-    }
-
-    /// The sandbox for wright's own in-place commit: the conversation's, but with the git
-    /// directories writable. `None` unconfined (`--sandbox none`: the sandbox itself can
-    /// commit) or when the run is not in place.
-    pub fn committer(&self) -> Result<Option<Committer>> {
-        let sandbox = match &self.unlock {
-            None => return Ok(None),
-            Some(Unlock::Launcher { launcher, policy }) => {
-                Sandbox::confined(launcher.clone(), policy)?
-            }
-            Some(Unlock::Docker { settings, policy }) => Sandbox::docker(settings, policy)?.0,
-        };
-        Ok(Some(Committer { sandbox }))
     }
 
     /// Kills everything the agent left running (its cgroup's processes, the container's,

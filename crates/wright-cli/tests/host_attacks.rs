@@ -7,6 +7,7 @@ mod caches;
 mod editor;
 mod exhaustion;
 mod git;
+mod in_place;
 mod injection;
 mod leftovers;
 mod policy_paths;

@@ -117,7 +117,6 @@ impl Sandbox {
                     workspace,
                     read_only: Vec::new(),
                     needs_git: false,
-                    also_writable: Vec::new(),
                     env: container_environment(std::env::vars()),
                 };
                 let (sandbox, report) = Self::docker(&settings, policy)?;

@@ -67,34 +67,64 @@ impl WorkingCopy {
 }
 
 impl InPlace {
+    /// Commits the agent's changes for it: made in the agent's own sandbox, where `.git`
+    /// is read-only (the index and new objects aside), then taken into the repository as
+    /// a checked pack and the branch moved to the commit by value. What is shown is the
+    /// diff of that commit, so it is what was committed.
     fn commit(&self, message: &str, setup: &SandboxSetup) -> Outcome {
         let failed = |reason: String| Outcome::Failed {
             reason,
             kept: self.workspace.clone(),
         };
         let git = AgentRepo::new(&setup.sandbox, &setup.env, &self.workspace);
-        let diff = match git.changes_since(&self.base) {
-            Ok(diff) => diff,
-            Err(err) => return failed(format!("could not read the changes: {err}")),
-        };
-        let commit = if diff.trim().is_empty() {
-            InPlaceCommit::NothingToCommit
-        } else if self.forced {
-            InPlaceCommit::LeftWithYours
-        } else {
-            // The agent's shell saw .git read-only; this one sandbox may write it.
-            let committer = match setup.committer() {
-                Ok(committer) => committer,
-                Err(err) => return failed(format!("could not commit the changes: {err:#}")),
+        if self.forced {
+            return match git.changes_since(&self.base) {
+                Ok(diff) if diff.trim().is_empty() => Outcome::InPlace {
+                    diff,
+                    commit: InPlaceCommit::NothingToCommit,
+                },
+                Ok(diff) => Outcome::InPlace {
+                    diff,
+                    commit: InPlaceCommit::LeftWithYours,
+                },
+                Err(err) => failed(format!("could not read the changes: {err}")),
             };
-            let sandbox = committer.as_ref().map_or(&setup.sandbox, |c| &c.sandbox);
-            let git = AgentRepo::new(sandbox, &setup.env, &self.workspace);
-            match git.commit_here(message).and_then(|()| git.head()) {
-                Ok(tip) => InPlaceCommit::Made(tip),
-                Err(err) => return failed(format!("could not commit the changes: {err}")),
-            }
+        }
+        let commit = match git.commit_aside(&self.base, message) {
+            Ok(commit) => commit,
+            Err(err) => return failed(format!("could not commit the changes: {err}")),
         };
-        Outcome::InPlace { diff, commit }
+        let tip = commit.tip.clone();
+        if let Err(err) =
+            git.send_objects(&tip, &self.base, Some(&commit), &self.repo, MAX_PACK_BYTES)
+        {
+            return failed(format!(
+                "could not commit the changes (their objects did not pass): {err}"
+            ));
+        }
+        match self.repo.same_tree(&self.base, &tip) {
+            Ok(true) => {
+                return Outcome::InPlace {
+                    diff: String::new(),
+                    commit: InPlaceCommit::NothingToCommit,
+                }
+            }
+            Ok(false) => {}
+            Err(err) => return failed(format!("could not commit the changes: {err}")),
+        }
+        if let Err(err) = self.repo.advance_head(&self.base, &tip) {
+            return failed(format!(
+                "could not commit the changes on your branch: {err}"
+            ));
+        }
+        let diff = self
+            .repo
+            .diff(&self.base, &tip)
+            .unwrap_or_else(|err| format!("(the diff could not be shown: {err})"));
+        Outcome::InPlace {
+            diff,
+            commit: InPlaceCommit::Made(tip),
+        }
     }
 }
 
@@ -114,7 +144,7 @@ impl AgentClone {
             Ok(tip) => tip,
             Err(err) => return failed(format!("could not commit the agent's changes: {err}")),
         };
-        if let Err(err) = git.send_objects(&tip, &self.base, &self.repo, MAX_PACK_BYTES) {
+        if let Err(err) = git.send_objects(&tip, &self.base, None, &self.repo, MAX_PACK_BYTES) {
             return failed(format!(
                 "could not commit the agent's changes to your repository (its objects did not pass): {err}"
             ));

@@ -282,7 +282,6 @@ impl WorkingCopy {
                     writable,
                     read_only: outside,
                     protected,
-                    git_dirs: in_place.git_dirs.clone(),
                     needs_git: true,
                 }
             }
@@ -290,7 +289,6 @@ impl WorkingCopy {
                 writable: clone.clone_root.clone(),
                 read_only: vec![clone.repo.top().join(".git").join("objects")],
                 protected: Vec::new(),
-                git_dirs: Vec::new(),
                 needs_git: true,
             },
         }

@@ -1,7 +1,6 @@
 //! Git on what the agent wrote: its clone's config, attributes, hooks, alternates and refs
 //! must never make a git outside the sandbox run a program or read another repository.
 
-use super::attempt;
 use super::plant_then_finish;
 use super::Outside;
 use crate::common::observations;
@@ -16,7 +15,7 @@ use wright_testkit::ScriptedServer;
 
 /// Shell lines that plant every configured program git can be made to run, each leaving
 /// evidence in `outside` if it runs where it can write there (outside the sandbox).
-fn plant_programs(outside: &Outside) -> String {
+pub fn plant_programs(outside: &Outside) -> String {
     let o = outside.display();
     format!(
         r#"printf '#!/bin/sh\ntouch {o}/program-ran\ncat "${{1:--}}" 2>/dev/null\n' > "$PWD/prog.sh" && chmod +x "$PWD/prog.sh" &&
@@ -78,95 +77,6 @@ async fn the_report_of_a_clone_runs_no_planted_program() {
     let id = h.conversation_id();
     let shown = git(h.repo(), &["show", &format!("wright/{id}:export.py")]);
     assert!(shown.ends_with("changed\n"), "{shown}");
-}
-
-async fn in_place_git_is_read_only(extra: &[&str]) {
-    let h = Harness::new();
-    failing_python_repo(h.repo());
-    let outside = Outside::new();
-    let server = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": attempt(&plant_programs(&outside))})),
-        reply().call(
-            "terminal",
-            json!({"command": attempt("printf '#!/bin/sh\\necho hook\\n' > .git/hooks/post-commit")}),
-        ),
-        reply().call("terminal", json!({"command": attempt("echo x >> .git/config")})),
-        reply().call("terminal", json!({"command": attempt("rm -rf .git/objects/info")})),
-        reply().call(
-            "terminal",
-            json!({"command": "echo fixed >> export.py && git status --short"}),
-        ),
-        reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
-    let mut args = vec!["--in-place"];
-    args.extend_from_slice(extra);
-    let output = h.run(&server.url(), "plant in place", &args).await;
-    if crate::common::in_place_needs_namespaces("in_place_git_is_read_only", &output) {
-        return;
-    }
-    assert!(output.status.success(), "{}", stderr(&output));
-    let obs = observations(&h.events());
-    for (n, observation) in obs.iter().take(4).enumerate() {
-        assert_eq!(observation["output"], "BLOCKED", "attempt {n}");
-    }
-    // git itself works for the agent, read-only.
-    assert!(
-        obs[4]["output"].as_str().unwrap().contains("M export.py"),
-        "{}",
-        obs[4]
-    );
-    assert!(!h.repo().join(".git/hooks/post-commit").exists());
-    outside.assert_untouched();
-    assert!(stdout(&output).contains("+fixed"), "{}", stdout(&output));
-    // wright committed the change for the agent, in a sandbox of its own.
-    assert!(
-        stdout(&output).contains("committed by wright"),
-        "{}",
-        stdout(&output)
-    );
-    let last = git(h.repo(), &["log", "-1", "--format=%s"]);
-    assert_eq!(last.trim(), "wright: plant in place");
-    let committed = git(h.repo(), &["show", "HEAD:export.py"]);
-    assert!(committed.ends_with("fixed\n"), "{committed}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_place_the_agent_cannot_write_git_and_nothing_runs_outside() {
-    in_place_git_is_read_only(&[]).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_place_git_is_read_only_with_docker() {
-    if crate::docker::docker_or_skip("in_place_git_is_read_only_with_docker") {
-        in_place_git_is_read_only(&[
-            "--sandbox",
-            "docker",
-            "--docker-image",
-            crate::docker::IMAGE,
-        ])
-        .await;
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_place_is_refused_where_git_cannot_be_made_read_only() {
-    let h = Harness::new();
-    failing_python_repo(h.repo());
-    let server = ScriptedServer::start(vec![reply().call("finish", json!({"message": "x"}))])
-        .await
-        .unwrap();
-    let output = h
-        .run(&server.url(), "x", &["--in-place", "--sandbox", "landlock"])
-        .await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    let said = stderr(&output);
-    assert!(
-        said.contains("--in-place") && said.contains("landlock") && said.contains(".git"),
-        "{said}"
-    );
-    assert_eq!(server.chat_requests().len(), 0);
 }
 
 /// Another repository with a committed secret, and its commit id.

@@ -52,9 +52,6 @@ pub struct DockerSettings {
     /// The workspace is wright's clone of a repository: git must run in the container to
     /// commit the agent's branch, so the image must have it.
     pub needs_git: bool,
-    /// Bind-mounted read-write too, at the same path (an in-place repository's git
-    /// directory, for the one container that makes wright's own commit).
-    pub also_writable: Vec<PathBuf>,
     /// The container's environment: scrubbed, never the host's (`container_environment`).
     pub env: Vec<(String, String)>,
 }

@@ -34,7 +34,6 @@ pub(super) fn container_body(
 ) -> ContainerCreateBody {
     let workspace = settings.workspace.display().to_string();
     let mut mounts = vec![bind(&settings.workspace, false)];
-    mounts.extend(settings.also_writable.iter().map(|path| bind(path, false)));
     mounts.extend(
         settings
             .read_only
@@ -134,7 +133,6 @@ mod tests {
             workspace: PathBuf::from("/work/repo"),
             read_only: vec![PathBuf::from("/nonexistent/objects")],
             needs_git: true,
-            also_writable: Vec::new(),
             env: vec![("TERM".into(), "dumb".into())],
         };
         let base = tempfile::tempdir().unwrap();

@@ -49,6 +49,46 @@ done
 exit 0
 "#;
 
+/// Commits the work tree under this directory on top of `$1` with message `$2`, without
+/// writing the repository (its `.git` may be read-only): the index and the new objects go
+/// to a new directory of the sandbox's own, whose path is printed after the commit's id.
+/// The rest of the arguments are git's options.
+const COMMIT_ASIDE: &str = r#"
+set -e
+base=$1; msg=$2; shift 2
+common=$(git "$@" rev-parse --path-format=absolute --git-common-dir)
+d=$(mktemp -d)
+mkdir "$d/objects"
+export GIT_INDEX_FILE="$d/index" GIT_OBJECT_DIRECTORY="$d/objects" GIT_ALTERNATE_OBJECT_DIRECTORIES="$common/objects"
+git "$@" read-tree "$base"
+git "$@" add --all -- .
+tree=$(git "$@" write-tree)
+if [ "$base" = 4b825dc642cb6eb9a060e54bf8d69288fbee4904 ]; then
+  commit=$(git "$@" commit-tree -m "$msg" "$tree")
+else
+  commit=$(git "$@" commit-tree -p "$base" -m "$msg" "$tree")
+fi
+printf '%s %s
+' "$commit" "$d"
+"#;
+
+/// Packs the revisions on stdin; with `$1`, objects also come from the directory
+/// `COMMIT_ASIDE` printed. The rest of the arguments are git's options.
+const PACK: &str = r#"
+aside=$1; shift
+if [ -n "$aside" ]; then
+  common=$(git "$@" rev-parse --path-format=absolute --git-common-dir) || exit
+  export GIT_OBJECT_DIRECTORY="$aside/objects" GIT_ALTERNATE_OBJECT_DIRECTORIES="$common/objects"
+fi
+exec git "$@" pack-objects --revs --stdout --quiet
+"#;
+
+/// A commit made by `commit_aside`: its id, and where its new objects are in the sandbox.
+pub struct AsideCommit {
+    pub tip: Oid,
+    aside: String,
+}
+
 pub struct AgentRepo<'a> {
     sandbox: &'a Sandbox,
     env: &'a [(String, String)],
@@ -108,12 +148,33 @@ impl<'a> AgentRepo<'a> {
         .map(drop)
     }
 
-    /// Commits the changes under this directory (an in-place workspace, which may be a
-    /// part of its repository) on the current branch.
-    pub fn commit_here(&self, message: &str) -> Result<(), GitError> {
-        self.run(&["add", "--all", "--", "."])?;
-        self.run(&["commit", "--quiet", "--no-verify", "-m", message])
-            .map(drop)
+    /// A commit of the work tree under this directory (an in-place workspace, which may
+    /// be a part of its repository) on top of `base`, made without writing the repository:
+    /// its `.git` stays read-only to everything the sandbox runs.
+    pub fn commit_aside(&self, base: &Oid, message: &str) -> Result<AsideCommit, GitError> {
+        let mut args = vec!["-c", COMMIT_ASIDE, "wright-commit", base.as_str(), message];
+        args.extend_from_slice(HARDENED);
+        let captured = self.sandbox.capture(
+            &self.dir,
+            self.env,
+            "bash",
+            &args,
+            b"",
+            RunLimits::default(),
+        )?;
+        let printed = text_of(&["commit-tree"], captured)?;
+        let (tip, aside) = printed
+            .trim()
+            .split_once(' ')
+            .unwrap_or((printed.trim(), ""));
+        let tip = Oid::parse(tip).ok_or_else(|| GitError::NotAnId {
+            command: "commit-tree".into(),
+            printed: printed.clone(),
+        })?;
+        Ok(AsideCommit {
+            tip,
+            aside: aside.to_string(),
+        })
     }
 
     /// The commit HEAD names.
@@ -154,17 +215,24 @@ impl<'a> AgentRepo<'a> {
 
     /// Sends the objects of `tip` that `base` lacks, packed inside the sandbox (so only
     /// objects the sandbox can read — never another repository's, whatever alternates say)
-    /// into `user`'s repository, checked there; at most `max_bytes` of pack.
+    /// into `user`'s repository, checked there; at most `max_bytes` of pack. `aside` names
+    /// a commit made by `commit_aside`, whose new objects are in the sandbox's scratch.
     pub fn send_objects(
         &self,
         tip: &Oid,
         base: &Oid,
+        aside: Option<&AsideCommit>,
         user: &UserRepo,
         max_bytes: u64,
     ) -> Result<(), GitError> {
-        let mut full: Vec<&str> = HARDENED.to_vec();
-        full.extend_from_slice(&["pack-objects", "--revs", "--stdout", "--quiet"]);
-        let mut command = self.sandbox.command(&self.dir, self.env, "git", &full);
+        let mut full = vec![
+            "-c",
+            PACK,
+            "wright-pack",
+            aside.map_or("", |a| a.aside.as_str()),
+        ];
+        full.extend_from_slice(HARDENED);
+        let mut command = self.sandbox.command(&self.dir, self.env, "bash", &full);
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -173,7 +241,11 @@ impl<'a> AgentRepo<'a> {
             .spawn()
             .map_err(|e| GitError::Spawn(e.to_string()))?;
         if let Some(mut stdin) = child.stdin.take() {
-            let revs = format!("{tip}\n^{base}\n");
+            let revs = if *base == Oid::empty_tree() {
+                format!("{tip}\n")
+            } else {
+                format!("{tip}\n^{base}\n")
+            };
             let _ = stdin.write_all(revs.as_bytes());
         }
         let Some(pack) = child.stdout.take() else {

@@ -16,6 +16,7 @@ mod agent;
 mod user;
 
 pub use agent::AgentRepo;
+pub use agent::AsideCommit;
 pub use user::UserRepo;
 
 /// A full object id, as git prints it (SHA-1 or SHA-256), checked to be nothing else.

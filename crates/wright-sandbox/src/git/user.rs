@@ -165,6 +165,23 @@ impl UserRepo {
             .map(drop)
     }
 
+    /// Moves the current branch (or a detached HEAD) from `base` to `tip` — refused if
+    /// it moved meanwhile — and makes `tip` the index. The work tree is not touched: in
+    /// place, it already holds the changes.
+    pub fn advance_head(&self, base: &Oid, tip: &Oid) -> Result<(), GitError> {
+        // An unborn branch must not exist yet.
+        let old = if *base == Oid::empty_tree() {
+            ""
+        } else {
+            base.as_str()
+        };
+        match self.run(&["symbolic-ref", "--quiet", "HEAD"]) {
+            Ok(reference) => self.run(&["update-ref", reference.trim(), tip.as_str(), old])?,
+            Err(_) => self.run(&["update-ref", "--no-deref", "HEAD", tip.as_str(), old])?,
+        };
+        self.run(&["read-tree", tip.as_str()]).map(drop)
+    }
+
     pub fn branch_exists(&self, branch: &str) -> bool {
         let reference = format!("refs/heads/{branch}");
         self.run(&["rev-parse", "--verify", "--quiet", &reference])
