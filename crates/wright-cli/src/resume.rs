@@ -49,7 +49,12 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace))?;
     let client = common.client(Some((&start.base_url, &start.model))).await?;
     let window = context_window(&client, common.context_window).await;
-    let tools = Tools::build(common, &working_copy, &start.conversation)?;
+    let tools = Tools::build(
+        common,
+        &working_copy,
+        &start.conversation,
+        crate::session::Readiness::Reopen,
+    )?;
     let (mut conversation, notes) =
         Conversation::resume(&log_path, client.clone(), tools.toolbox.clone())?;
     if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {

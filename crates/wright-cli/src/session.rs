@@ -163,16 +163,32 @@ pub struct Tools {
     pub warm_up: tokio::task::JoinHandle<()>,
 }
 
+/// When the working copy is made ready: a new conversation checks its clone out once
+/// the sandbox exists; a resumed one finds it as it was.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    Start,
+    Reopen,
+}
+
 impl Tools {
-    pub fn build(args: &CommonArgs, working_copy: &WorkingCopy, id: &str) -> Result<Self> {
-        let workspace =
-            Workspace::new(working_copy.workspace()).map_err(|err| anyhow::anyhow!("{err}"))?;
+    pub fn build(
+        args: &CommonArgs,
+        working_copy: &WorkingCopy,
+        id: &str,
+        readiness: Readiness,
+    ) -> Result<Self> {
         let setup = SandboxSetup::new(
             args.sandbox_mode()?,
             args.sandbox_options(),
             &working_copy.placement(),
             id,
         )?;
+        if readiness == Readiness::Start {
+            working_copy.start(&setup)?;
+        }
+        // Opened once it exists, and never through a link the agent made.
+        let workspace = working_copy.open_workspace()?;
         let terminal = Arc::new(TerminalTool::new(
             workspace.clone(),
             setup.env.clone(),
@@ -368,8 +384,7 @@ impl NewSession {
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
         let prepared = WorkingCopy::prepare(&requested, &conversation_dir, &id, in_place, force)
             .and_then(|working_copy| {
-                let tools = Tools::build(common, &working_copy, &id)?;
-                working_copy.start(&tools.setup)?;
+                let tools = Tools::build(common, &working_copy, &id, Readiness::Start)?;
                 Ok((working_copy, tools))
             });
         let (working_copy, tools) = match prepared {

@@ -43,6 +43,42 @@ impl Workspace {
         })
     }
 
+    /// `sub` within `trusted` (a directory only wright controls), reached component by
+    /// component without following a link: `sub` is the agent's to replace with one.
+    pub fn within(trusted: &Path, sub: &Path) -> Result<Self, ToolError> {
+        let top = Self::new(trusted)?;
+        let mut dir = Dir::open_ambient_dir(&top.root, ambient_authority())
+            .map_err(|err| ToolError::Fatal(format!("workspace {}: {err}", top.root.display())))?;
+        let mut root = top.root.clone();
+        for component in sub.components() {
+            let Component::Normal(name) = component else {
+                return Err(ToolError::Fatal(format!(
+                    "the workspace {} is not plainly inside {}",
+                    sub.display(),
+                    top.root.display()
+                )));
+            };
+            root.push(name);
+            let flags = nix::fcntl::OFlag::O_RDONLY
+                | nix::fcntl::OFlag::O_DIRECTORY
+                | nix::fcntl::OFlag::O_NOFOLLOW
+                | nix::fcntl::OFlag::O_CLOEXEC;
+            let fd = nix::fcntl::openat(&dir, name, flags, nix::sys::stat::Mode::empty()).map_err(
+                |err| {
+                    ToolError::Fatal(format!(
+                        "the workspace {} is not a directory (a link, or gone?): {err}",
+                        root.display()
+                    ))
+                },
+            )?;
+            dir = Dir::from_std_file(std::fs::File::from(fd));
+        }
+        Ok(Self {
+            root,
+            dir: Arc::new(dir),
+        })
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

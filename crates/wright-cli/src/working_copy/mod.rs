@@ -250,6 +250,23 @@ impl WorkingCopy {
         })
     }
 
+    /// The workspace, opened: a clone's subdirectory is reached from the clone's root
+    /// without following a link (the agent may have replaced it with one).
+    pub fn open_workspace(&self) -> Result<wright_tools::Workspace> {
+        let opened = match self {
+            WorkingCopy::Clone(clone) => {
+                let sub = clone
+                    .workspace
+                    .strip_prefix(&clone.clone_root)
+                    .unwrap_or(Path::new(""));
+                wright_tools::Workspace::within(&clone.clone_root, sub)
+            }
+            WorkingCopy::Direct { root } => wright_tools::Workspace::new(root),
+            WorkingCopy::InPlace(in_place) => wright_tools::Workspace::new(&in_place.workspace),
+        };
+        opened.map_err(|err| anyhow::anyhow!("{err}"))
+    }
+
     /// The directory the agent works in.
     pub fn workspace(&self) -> &Path {
         match self {

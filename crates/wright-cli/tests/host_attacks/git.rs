@@ -171,3 +171,84 @@ async fn a_fork_copies_what_the_agent_left_without_following_it() {
     assert!(forked.status.success(), "{}", stderr(&forked));
     outside.assert_untouched();
 }
+
+/// A run in a subdirectory of the repository works in the same subdirectory of the clone,
+/// which the agent can replace with a link: on resume, wright's own process (the file
+/// editor) must not take the link's target for the workspace (from a review).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subdirectory_swapped_for_a_link_is_not_the_workspace_on_resume() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    std::fs::create_dir(h.repo().join("sub")).unwrap();
+    std::fs::write(h.repo().join("sub/a.txt"), "a\n").unwrap();
+    git(h.repo(), &["add", "."]);
+    git(h.repo(), &["commit", "-q", "-m", "sub"]);
+    let outside = Outside::new();
+    let o = outside.display();
+    // The first run works in sub/ (its files are there), then replaces it with a link.
+    let server = ScriptedServer::start(vec![
+        reply().call("file_editor", json!({"command": "view", "path": "a.txt"})),
+        reply().call(
+            "terminal",
+            json!({"command": format!("cd .. && rm -rf sub && ln -s {o} sub && echo swapped")}),
+        ),
+        reply().call("terminal", json!({"command": "echo never"})),
+    ])
+    .await
+    .unwrap();
+    let sub = h.repo().join("sub").display().to_string();
+    let output = h
+        .run(&server.url(), "swap", &["-C", &sub, "--max-steps", "2"])
+        .await;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    assert!(
+        obs[0]["output"].as_str().unwrap().contains("1\ta"),
+        "{}",
+        obs[0]
+    );
+    assert!(
+        obs[1]["output"].as_str().unwrap().starts_with("swapped"),
+        "{}",
+        obs[1]
+    );
+    let id = h.conversation_id();
+    let server = ScriptedServer::start(vec![
+        reply().call(
+            "file_editor",
+            json!({"command": "view", "path": "target.txt"}),
+        ),
+        reply().call(
+            "file_editor",
+            json!({"command": "create", "path": "planted-by-the-agent", "file_text": "x"}),
+        ),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let url = server.url();
+    let resumed = h
+        .wright(
+            &[
+                "resume",
+                &id,
+                "--base-url",
+                &url,
+                "--model",
+                "test-model",
+                "go on",
+            ],
+            &[],
+        )
+        .await;
+    // Refused, saying why; nothing read or written outside.
+    assert_eq!(resumed.status.code(), Some(2), "{}", stderr(&resumed));
+    assert!(
+        stderr(&resumed).contains("not a directory"),
+        "{}",
+        stderr(&resumed)
+    );
+    let log = std::fs::read_to_string(h.log_path()).unwrap();
+    assert!(!log.contains("original"), "read outside");
+    outside.assert_untouched();
+}
