@@ -45,20 +45,17 @@ pub fn print_report(
             diff.trim_end()
         ),
         working_copy::Outcome::NoChanges => say!("\n── no changes"),
-        working_copy::Outcome::InPlace { diff, commit } => match commit {
-            InPlaceCommit::NothingToCommit => say!("\n── no changes in the workspace"),
-            InPlaceCommit::Made(tip) => say!(
-                "\n── changes in your checkout, committed by wright as {} on your current branch\n{}\n\n   take it back: git reset HEAD~1 (the changes stay in your files)",
-                &tip.as_str()[..12],
-                diff.trim_end()
-            ),
-            InPlaceCommit::LeftWithYours => say!(
-                "\n── changes in your checkout, left uncommitted (the tree had changes of yours when the run began)\n{}",
-                diff.trim_end()
-            ),
-        },
-        working_copy::Outcome::NotGit => {
-            say!("\n── the workspace is not a git repository: no diff to show")
+        working_copy::Outcome::InPlace {
+            diff,
+            commit,
+            quarantine,
+        } => {
+            in_place_changes(diff, commit);
+            print_quarantine(quarantine);
+        }
+        working_copy::Outcome::NotGit { quarantine } => {
+            say!("\n── the workspace is not a git repository: no diff to show");
+            print_quarantine(quarantine);
         }
         working_copy::Outcome::Failed { .. } => {
             say!("\n── the changes could not be handed over (see below)")
@@ -92,4 +89,33 @@ pub fn print_report(
         totals.completion_tokens,
         log_path.display()
     );
+}
+
+fn in_place_changes(diff: &str, commit: &InPlaceCommit) {
+    match commit {
+        InPlaceCommit::NothingToCommit => say!("\n── no changes in the workspace"),
+        InPlaceCommit::Made(tip) => say!(
+            "\n── changes in your checkout, committed by wright as {} on your current branch\n{}\n\n   take it back: git reset HEAD~1 (the changes stay in your files)",
+            &tip.as_str()[..12],
+            diff.trim_end()
+        ),
+        InPlaceCommit::LeftWithYours => say!(
+            "\n── changes in your checkout, left uncommitted (the tree had changes of yours when the run began)\n{}",
+            diff.trim_end()
+        ),
+    }
+}
+
+/// Says which repositories the agent made were set aside, or that not all could be checked.
+fn print_quarantine(quarantine: &working_copy::Quarantine) {
+    for (dir, moved) in &quarantine.moved {
+        say!(
+            "\n── the agent made a git repository in {}: its .git is now {}, so neither wright nor git takes it for yours (look at its hooks and config before using it)",
+            dir.display(),
+            moved.display()
+        );
+    }
+    if quarantine.incomplete {
+        say!("\n── the workspace has too many files to check all of them for git repositories the agent may have made; do not run git in its subdirectories without looking first");
+    }
 }

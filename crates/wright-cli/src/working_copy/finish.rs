@@ -1,8 +1,10 @@
 //! The end of a run on a working copy: what the agent changed, read in the sandbox, and
 //! for a clone its commit and hand-over as the conversation's branch.
 
+use super::git_entries::quarantine_new;
 use super::AgentClone;
 use super::InPlace;
+use super::Quarantine;
 use super::WorkingCopy;
 use crate::sandbox_setup::SandboxSetup;
 use std::path::PathBuf;
@@ -12,12 +14,15 @@ use wright_sandbox::Sandbox;
 
 /// What the run left, for the report.
 pub enum Outcome {
-    /// Not a git repository: no diff to show.
-    NotGit,
+    /// Not a git repository: no diff to show; any repository the agent made, set aside.
+    NotGit {
+        quarantine: Quarantine,
+    },
     /// `--in-place`: the agent's changes in the checkout, and what wright did with them.
     InPlace {
         diff: String,
         commit: InPlaceCommit,
+        quarantine: Quarantine,
     },
     NoChanges,
     Branch {
@@ -59,11 +64,29 @@ impl WorkingCopy {
         let title: String = task.lines().next().unwrap_or("").chars().take(72).collect();
         let message = format!("wright: {title}");
         match self {
-            WorkingCopy::Direct { .. } => Outcome::NotGit,
-            WorkingCopy::InPlace(in_place) => in_place.commit(&message, setup),
+            WorkingCopy::Direct { root, git_before } => Outcome::NotGit {
+                quarantine: quarantine_new(root, git_before),
+            },
+            WorkingCopy::InPlace(in_place) => {
+                // Before the commit, which leaves what is set aside out.
+                let quarantine = quarantine_new(&in_place.workspace, &in_place.git_before);
+                match in_place.commit(&message, setup) {
+                    InPlaceResult::Done { diff, commit } => Outcome::InPlace {
+                        diff,
+                        commit,
+                        quarantine,
+                    },
+                    InPlaceResult::Failed(outcome) => outcome,
+                }
+            }
             WorkingCopy::Clone(clone) => clone.hand_over(&message, &setup.sandbox, &setup.env),
         }
     }
+}
+
+enum InPlaceResult {
+    Done { diff: String, commit: InPlaceCommit },
+    Failed(Outcome),
 }
 
 impl InPlace {
@@ -71,19 +94,21 @@ impl InPlace {
     /// is read-only (the index and new objects aside), then taken into the repository as
     /// a checked pack and the branch moved to the commit by value. What is shown is the
     /// diff of that commit, so it is what was committed.
-    fn commit(&self, message: &str, setup: &SandboxSetup) -> Outcome {
-        let failed = |reason: String| Outcome::Failed {
-            reason,
-            kept: self.workspace.clone(),
+    fn commit(&self, message: &str, setup: &SandboxSetup) -> InPlaceResult {
+        let failed = |reason: String| {
+            InPlaceResult::Failed(Outcome::Failed {
+                reason,
+                kept: self.workspace.clone(),
+            })
         };
         let git = AgentRepo::new(&setup.sandbox, &setup.env, &self.workspace);
         if self.forced {
             return match git.changes_since(&self.base) {
-                Ok(diff) if diff.trim().is_empty() => Outcome::InPlace {
+                Ok(diff) if diff.trim().is_empty() => InPlaceResult::Done {
                     diff,
                     commit: InPlaceCommit::NothingToCommit,
                 },
-                Ok(diff) => Outcome::InPlace {
+                Ok(diff) => InPlaceResult::Done {
                     diff,
                     commit: InPlaceCommit::LeftWithYours,
                 },
@@ -104,7 +129,7 @@ impl InPlace {
         }
         match self.repo.same_tree(&self.base, &tip) {
             Ok(true) => {
-                return Outcome::InPlace {
+                return InPlaceResult::Done {
                     diff: String::new(),
                     commit: InPlaceCommit::NothingToCommit,
                 }
@@ -121,7 +146,7 @@ impl InPlace {
             .repo
             .diff(&self.base, &tip)
             .unwrap_or_else(|err| format!("(the diff could not be shown: {err})"));
-        Outcome::InPlace {
+        InPlaceResult::Done {
             diff,
             commit: InPlaceCommit::Made(tip),
         }

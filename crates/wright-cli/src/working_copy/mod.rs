@@ -12,10 +12,12 @@
 //! that keeps the clone; there is no fallback to doing it outside.
 
 mod finish;
+mod git_entries;
 mod record;
 
 pub use finish::InPlaceCommit;
 pub use finish::Outcome;
+pub use git_entries::Quarantine;
 pub use record::Record;
 
 use crate::sandbox_setup::Placement;
@@ -33,6 +35,8 @@ pub enum WorkingCopy {
     /// Not a git repository: the agent works in the directory itself.
     Direct {
         root: PathBuf,
+        /// The `.git` entries there when the run began (any other is the agent's).
+        git_before: Vec<PathBuf>,
     },
     /// `--in-place`: the agent works in the repository's own work tree.
     InPlace(InPlace),
@@ -47,6 +51,8 @@ pub struct InPlace {
     pub git_dirs: Vec<PathBuf>,
     /// `--force`: uncommitted changes of the user's may be in the tree.
     pub forced: bool,
+    /// The `.git` entries under the workspace when the run began.
+    pub git_before: Vec<PathBuf>,
 }
 
 pub struct AgentClone {
@@ -131,6 +137,7 @@ impl WorkingCopy {
             .write(conversation_dir)?;
             return Ok(WorkingCopy::Direct {
                 root: workspace.to_path_buf(),
+                git_before: git_entries::git_entries(workspace).0,
             });
         };
         let base = repo
@@ -159,6 +166,7 @@ impl WorkingCopy {
                 base,
                 git_dirs,
                 forced: force,
+                git_before: git_entries::git_entries(workspace).0,
             }));
         }
         let sub = workspace
@@ -210,7 +218,10 @@ impl WorkingCopy {
         record.check_logged_workspace(logged_workspace)?;
         let parse = |base: &str| Oid::parse(base).context("the record's base commit is damaged");
         Ok(match record {
-            Record::Direct { workspace } => WorkingCopy::Direct { root: workspace },
+            Record::Direct { workspace } => WorkingCopy::Direct {
+                git_before: git_entries::git_entries(&workspace).0,
+                root: workspace,
+            },
             Record::InPlace {
                 repo_root,
                 workspace,
@@ -221,6 +232,7 @@ impl WorkingCopy {
                 WorkingCopy::InPlace(InPlace {
                     git_dirs: repo.git_dirs()?,
                     repo,
+                    git_before: git_entries::git_entries(&workspace).0,
                     workspace,
                     base: parse(&base_commit)?,
                     forced,
@@ -261,7 +273,7 @@ impl WorkingCopy {
                     .unwrap_or(Path::new(""));
                 wright_tools::Workspace::within(&clone.clone_root, sub)
             }
-            WorkingCopy::Direct { root } => wright_tools::Workspace::new(root),
+            WorkingCopy::Direct { root, .. } => wright_tools::Workspace::new(root),
             WorkingCopy::InPlace(in_place) => wright_tools::Workspace::new(&in_place.workspace),
         };
         opened.map_err(|err| anyhow::anyhow!("{err}"))
@@ -270,7 +282,7 @@ impl WorkingCopy {
     /// The directory the agent works in.
     pub fn workspace(&self) -> &Path {
         match self {
-            WorkingCopy::Direct { root } => root,
+            WorkingCopy::Direct { root, .. } => root,
             WorkingCopy::InPlace(in_place) => &in_place.workspace,
             WorkingCopy::Clone(clone) => &clone.workspace,
         }
@@ -281,7 +293,7 @@ impl WorkingCopy {
     /// repository's git directories), and what stays read-only inside it (`.git`).
     pub fn placement(&self) -> Placement {
         match self {
-            WorkingCopy::Direct { root } => Placement::writable(root),
+            WorkingCopy::Direct { root, .. } => Placement::writable(root),
             WorkingCopy::InPlace(in_place) => {
                 let writable = in_place.workspace.clone();
                 let (inside, outside): (Vec<PathBuf>, Vec<PathBuf>) = in_place

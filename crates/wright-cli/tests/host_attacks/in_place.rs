@@ -214,3 +214,32 @@ async fn in_place_the_commit_holds_only_what_the_report_showed_with_docker() {
         .await;
     }
 }
+
+/// In place, only the repository's own `.git` is protected: one the agent nests in it is
+/// set aside at the end, before anyone runs git there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_place_a_repository_the_agent_nests_is_set_aside() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let plant = "mkdir -p sub && git init -q sub && echo '#!/bin/sh' > sub/.git/hooks/post-checkout && echo fixed >> export.py && echo planted";
+    let output = plant_then_finish(&h, plant, "nest a repository", &["--in-place"]).await;
+    if in_place_needs_namespaces("in_place_a_repository_the_agent_nests", &output) {
+        return;
+    }
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!h.repo().join("sub/.git").exists());
+    assert!(h
+        .repo()
+        .join("sub/.git.wright-quarantined/hooks/post-checkout")
+        .exists());
+    assert!(
+        stdout(&output).contains("the agent made a git repository"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stdout(&output).contains("committed by wright"),
+        "{}",
+        stdout(&output)
+    );
+}

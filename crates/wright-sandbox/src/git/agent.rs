@@ -52,7 +52,8 @@ exit 0
 /// Commits the work tree under this directory on top of `$1` with message `$2`, without
 /// writing the repository (its `.git` may be read-only): the index and the new objects go
 /// to a new directory of the sandbox's own, whose path is printed after the commit's id.
-/// The rest of the arguments are git's options.
+/// Repositories the agent made and wright set aside (`.git.wright-quarantined`) are left
+/// out. The rest of the arguments are git's options.
 const COMMIT_ASIDE: &str = r#"
 set -e
 base=$1; msg=$2; shift 2
@@ -61,7 +62,7 @@ d=$(mktemp -d)
 mkdir "$d/objects"
 export GIT_INDEX_FILE="$d/index" GIT_OBJECT_DIRECTORY="$d/objects" GIT_ALTERNATE_OBJECT_DIRECTORIES="$common/objects"
 git "$@" read-tree "$base"
-git "$@" add --all -- .
+git "$@" add --all -- . ':(exclude,glob)**/.git.wright-quarantined*' ':(exclude,glob)**/.git.wright-quarantined*/**'
 tree=$(git "$@" write-tree)
 if [ "$base" = 4b825dc642cb6eb9a060e54bf8d69288fbee4904 ]; then
   commit=$(git "$@" commit-tree -m "$msg" "$tree")
