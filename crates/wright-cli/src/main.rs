@@ -45,8 +45,13 @@ enum Command {
     /// Take a conversation's branch into your current branch (merge, or --cherry-pick).
     Apply {
         id: String,
+        /// Pick the branch's commits instead of merging it.
         #[arg(long)]
         cherry_pick: bool,
+        /// Take it even though it changes files that configure git or git-lfs
+        /// (`.gitattributes`, `.gitmodules`, `.lfsconfig`), once you have read them.
+        #[arg(long)]
+        with_git_config: bool,
     },
     /// Drop a conversation's branch and the agent's clone.
     Discard { id: String },
@@ -99,8 +104,12 @@ fn main() -> ExitCode {
             Command::Resume(args) => resume::resume(*args).await,
             Command::Fork(args) => fork::fork(*args).await,
             Command::Doctor(args) => doctor::doctor(args).await,
-            Command::Apply { id, cherry_pick } => history_cmds::conversation_dir(&id)
-                .and_then(|dir| working_copy::apply(&dir, cherry_pick))
+            Command::Apply {
+                id,
+                cherry_pick,
+                with_git_config,
+            } => history_cmds::conversation_dir(&id)
+                .and_then(|dir| working_copy::apply(&dir, cherry_pick, with_git_config))
                 .map(|()| 0),
             Command::Discard { id } => history_cmds::conversation_dir(&id)
                 .and_then(|dir| working_copy::discard(&dir))

@@ -40,10 +40,22 @@ pub fn print_report(
         say!("{}", summary.trim());
     }
     match changes {
-        working_copy::Outcome::Branch { branch, diff } => say!(
-            "\n── changes, on branch {branch} (your checkout is untouched)\n{}\n\n   take them: wright apply {id}\n   drop them: wright discard {id}",
-            diff.trim_end()
-        ),
+        working_copy::Outcome::Branch {
+            branch,
+            diff,
+            configuring,
+        } => {
+            say!(
+                "\n── changes, on branch {branch} (your checkout is untouched)\n{}\n\n   take them: wright apply {id}\n   drop them: wright discard {id}",
+                diff.trim_end()
+            );
+            if !configuring.is_empty() {
+                say!(
+                    "   note: it changes {}, which configure git and git-lfs; read them first (`wright apply` asks for --with-git-config)",
+                    configuring.join(", ")
+                );
+            }
+        }
         working_copy::Outcome::NoChanges => say!("\n── no changes"),
         working_copy::Outcome::InPlace {
             diff,

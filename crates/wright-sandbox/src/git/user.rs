@@ -213,6 +213,24 @@ impl UserRepo {
         diff_text(&args, finish(child, Vec::new(), RunLimits::default())?)
     }
 
+    /// The paths `tip` (a commit or branch) changes against `base`.
+    pub fn changed_paths(&self, base: &Oid, tip: &str) -> Result<Vec<String>, GitError> {
+        let printed = self.run(&[
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            base.as_str(),
+            tip,
+            "--",
+        ])?;
+        Ok(printed
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
     /// `wright apply`: merges `branch` into the current branch (the user's own hooks
     /// run, as for any merge of theirs).
     pub fn merge(&self, branch: &str) -> Result<(), GitError> {
