@@ -1,5 +1,7 @@
 //! Finding the model name a user probably meant.
 
+use wright_protocol::edit_distance;
+
 /// The available name closest to `wanted`: a case-insensitive containment match first,
 /// else the smallest edit distance if it is within a third of the name's length.
 pub fn closest_name(wanted: &str, available: &[String]) -> Option<String> {
@@ -16,20 +18,6 @@ pub fn closest_name(wanted: &str, available: &[String]) -> Option<String> {
         .filter(|(distance, _)| *distance <= wanted.chars().count().max(3) / 3)
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, name)| name.clone())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 mod event;
 mod log;
+mod names;
 mod printable;
 
 pub use event::AgentState;
@@ -25,5 +26,6 @@ pub use log::read_log;
 pub use log::LogError;
 pub use log::ParsedLog;
 pub use log::TornLine;
+pub use names::edit_distance;
 pub use printable::escape_for_json_line;
 pub use printable::printable;

@@ -1,0 +1,448 @@
+//! wright's configuration, in one place, with where each value came from.
+//!
+//! Sources, in rising precedence: the user's file (`~/.config/wright/config.toml`), the
+//! repository's file (`.wright/config.toml`, read by the caller from the user's checkout
+//! at the commit the conversation starts from, never from the agent's clone), the
+//! environment, the command line. Each value keeps its origin for `wright config show`.
+//! A repository's file may set harmless keys on its own; keys that weaken the sandbox,
+//! open the network, name hosts or secrets need the user's approval of that file's exact
+//! content (`consent`), and some keys only the user's own file may set.
+//!
+//! Model profiles (`[profiles.NAME]`) are resolved here too: the profile chosen at the
+//! highest precedence gives its values at that precedence, so `--profile hosted` beats
+//! `OPENAI_BASE_URL`, which beats a file's `profile = "local"`.
+
+pub mod consent;
+mod file;
+mod schema;
+
+pub use file::Setting;
+pub use schema::Key;
+pub use schema::Kind;
+pub use schema::RepoRule;
+pub use schema::KEYS;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file} is not valid TOML: {message}")]
+    Parse { file: String, message: String },
+    #[error("{file} line {line}: unknown key {key}{}", closest.as_ref().map(|c| format!(" (did you mean {c}?)")).unwrap_or_default())]
+    Unknown {
+        file: String,
+        line: usize,
+        key: String,
+        closest: Option<String>,
+    },
+    #[error("{file} line {line}: {key} must be {expected}")]
+    Type {
+        file: String,
+        line: usize,
+        key: String,
+        expected: String,
+    },
+    #[error("{file} line {line}: this wright reads configuration version 1 (`version = 1`)")]
+    Version { file: String, line: usize },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{file} sets {keys}, which only your own configuration file may set")]
+    UserOnly { file: String, keys: String },
+    #[error("{file} asks for {keys}, which a repository's file may only set once you have approved its content (shown by `wright allow repo-config`, in the repository)")]
+    NeedsApproval { file: String, keys: String },
+    #[error("there is no profile '{name}'{}", if defined.is_empty() { "; no profile is defined (add a [profiles.NAME] table to your configuration)".to_string() } else { format!("; defined: {}", defined.join(", ")) })]
+    NoProfile { name: String, defined: Vec<String> },
+}
+
+/// Where a value came from, lowest precedence first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    UserFile { path: PathBuf, line: usize },
+    RepoFile { name: String, line: usize },
+    Env(String),
+    Flag(String),
+}
+
+impl Origin {
+    fn rank(&self) -> u8 {
+        match self {
+            Origin::UserFile { .. } => 1,
+            Origin::RepoFile { .. } => 2,
+            Origin::Env(_) => 3,
+            Origin::Flag(_) => 4,
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::UserFile { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::RepoFile { name, line } => write!(f, "{name}:{line}"),
+            Origin::Env(var) => write!(f, "environment {var}"),
+            Origin::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+/// One value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sourced {
+    pub value: toml::Value,
+    pub origin: Origin,
+}
+
+/// What the server keys of a chosen profile become, in the flat key space.
+const PROFILE_KEYS: &[&str] = &[
+    "base_url",
+    "model",
+    "api_key_env",
+    "context_window",
+    "tool_calling",
+    "temperature",
+    "max_reply_tokens",
+    "extra",
+    "price_in",
+    "price_out",
+    "max_cost",
+];
+
+/// The merged configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Every value set, by dotted key, with the highest-precedence one winning.
+    values: BTreeMap<String, Sourced>,
+    /// The files read, in order.
+    files: Vec<String>,
+}
+
+impl Config {
+    /// The user's own file: `$XDG_CONFIG_HOME/wright/config.toml`, else
+    /// `~/.config/wright/config.toml`.
+    pub fn user_file() -> Option<PathBuf> {
+        std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+            .map(|base| base.join("wright").join("config.toml"))
+    }
+
+    /// Adds the user's file at `path` if it exists.
+    pub fn with_user_file(mut self, path: &Path) -> Result<Self, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(self),
+            Err(source) => {
+                return Err(ConfigError::Io {
+                    path: path.display().to_string(),
+                    source,
+                })
+            }
+        };
+        let name = path.display().to_string();
+        for setting in file::parse(&text, &name)? {
+            let origin = Origin::UserFile {
+                path: path.to_path_buf(),
+                line: setting.line,
+            };
+            self.set(setting.key(), setting.value, origin);
+        }
+        self.files.push(name);
+        Ok(self)
+    }
+
+    /// Adds a repository's file (its content, and a name for messages). Keys it may not
+    /// set alone are refused unless `approved` (the user approved this exact content).
+    pub fn with_repo_file(
+        mut self,
+        text: &str,
+        name: &str,
+        approved: bool,
+    ) -> Result<Self, ConfigError> {
+        let settings = file::parse(text, name)?;
+        let rule = |s: &Setting| {
+            let path: Vec<&str> = s.path.iter().map(String::as_str).collect();
+            let rule = schema::key(&path).map_or(RepoRule::UserOnly, |k| k.repo);
+            // Choosing to keep the code on this machine never needs asking.
+            if s.key() == "egress" && s.value.as_str() == Some("local_only") {
+                return RepoRule::Allowed;
+            }
+            rule
+        };
+        let listed = |wanted: RepoRule| {
+            settings
+                .iter()
+                .filter(|s| rule(s) == wanted)
+                .map(Setting::key)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let user_only = listed(RepoRule::UserOnly);
+        if !user_only.is_empty() {
+            return Err(ConfigError::UserOnly {
+                file: name.to_string(),
+                keys: user_only,
+            });
+        }
+        let needs = listed(RepoRule::NeedsApproval);
+        if !needs.is_empty() && !approved {
+            return Err(ConfigError::NeedsApproval {
+                file: name.to_string(),
+                keys: needs,
+            });
+        }
+        for setting in settings {
+            let origin = Origin::RepoFile {
+                name: name.to_string(),
+                line: setting.line,
+            };
+            self.set(setting.key(), setting.value, origin);
+        }
+        self.files.push(name.to_string());
+        Ok(self)
+    }
+
+    /// Whether a repository's file asks for anything that needs approval.
+    pub fn repo_file_needs_approval(text: &str, name: &str) -> Result<bool, ConfigError> {
+        match Config::default().with_repo_file(text, name, false) {
+            Ok(_) => Ok(false),
+            Err(ConfigError::NeedsApproval { .. }) => Ok(true),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Sets `key` from an environment variable or a flag (their precedence is their
+    /// origin's).
+    pub fn with(mut self, key: &str, value: toml::Value, origin: Origin) -> Self {
+        self.set(key.to_string(), value, origin);
+        self
+    }
+
+    fn set(&mut self, key: String, value: toml::Value, origin: Origin) {
+        let keep = self
+            .values
+            .get(&key)
+            .is_some_and(|old| old.origin.rank() > origin.rank());
+        if !keep {
+            self.values.insert(key, Sourced { value, origin });
+        }
+    }
+
+    /// Resolves the chosen profile into the top-level server keys (`model`, `base_url`,
+    /// …) at the precedence the choice was made with. A named profile must exist.
+    pub fn resolve_profile(mut self) -> Result<Self, ConfigError> {
+        let Some(chosen) = self.values.get("profile").cloned() else {
+            return Ok(self);
+        };
+        let name = chosen.value.as_str().unwrap_or_default().to_string();
+        let prefix = format!("profiles.{name}.");
+        let values: Vec<(String, Sourced)> = self
+            .values
+            .iter()
+            .filter_map(|(key, sourced)| {
+                key.strip_prefix(&prefix)
+                    .map(|rest| (rest.to_string(), sourced.clone()))
+            })
+            .collect();
+        if values.is_empty() {
+            return Err(ConfigError::NoProfile {
+                name,
+                defined: self.profiles(),
+            });
+        }
+        for (key, sourced) in values {
+            if PROFILE_KEYS.contains(&key.as_str()) {
+                // The profile's value, at the precedence of its choosing.
+                self.set(key, sourced.value, chosen.origin.clone());
+            }
+        }
+        Ok(self)
+    }
+
+    /// The names of the profiles defined.
+    pub fn profiles(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .values
+            .keys()
+            .filter_map(|key| key.strip_prefix("profiles."))
+            .filter_map(|rest| rest.split('.').next())
+            .map(str::to_string)
+            .collect();
+        names.dedup();
+        names
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Sourced> {
+        self.values.get(key)
+    }
+
+    pub fn str(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(|s| s.value.as_str())
+    }
+
+    pub fn int(&self, key: &str) -> Option<i64> {
+        self.get(key).and_then(|s| s.value.as_integer())
+    }
+
+    pub fn uint(&self, key: &str) -> Option<u64> {
+        self.int(key).and_then(|n| u64::try_from(n).ok())
+    }
+
+    pub fn float(&self, key: &str) -> Option<f64> {
+        self.get(key).and_then(|s| match &s.value {
+            toml::Value::Float(x) => Some(*x),
+            toml::Value::Integer(n) => Some(*n as f64),
+            _ => None,
+        })
+    }
+
+    pub fn bool(&self, key: &str) -> Option<bool> {
+        self.get(key).and_then(|s| s.value.as_bool())
+    }
+
+    /// Every value set, by key.
+    pub fn entries(&self) -> impl Iterator<Item = (&String, &Sourced)> {
+        self.values.iter()
+    }
+
+    /// The files read.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn user(text: &str) -> (tempfile::TempDir, Config) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        let config = Config::default().with_user_file(&path).unwrap();
+        (dir, config)
+    }
+
+    #[test]
+    fn precedence_is_file_repo_env_flag() {
+        let (_dir, config) =
+            user("[run]\nmax_steps = 10\nmax_tokens = 100\nmax_time = 5\nidle_timeout = 7\n");
+        let config = config
+            .with_repo_file(
+                "[run]\nmax_tokens = 200\nmax_time = 6\nidle_timeout = 8\n",
+                ".wright/config.toml",
+                false,
+            )
+            .unwrap()
+            .with(
+                "run.max_time",
+                toml::Value::Integer(7),
+                Origin::Env("X".into()),
+            )
+            .with(
+                "run.idle_timeout",
+                toml::Value::Integer(9),
+                Origin::Env("Y".into()),
+            )
+            .with(
+                "run.idle_timeout",
+                toml::Value::Integer(10),
+                Origin::Flag("--idle-timeout".into()),
+            );
+        assert_eq!(config.uint("run.max_steps"), Some(10));
+        assert_eq!(config.uint("run.max_tokens"), Some(200));
+        assert_eq!(config.uint("run.max_time"), Some(7));
+        assert_eq!(config.uint("run.idle_timeout"), Some(10));
+        assert!(matches!(
+            config.get("run.max_steps").unwrap().origin,
+            Origin::UserFile { line: 2, .. }
+        ));
+        assert!(matches!(
+            config.get("run.max_tokens").unwrap().origin,
+            Origin::RepoFile { line: 2, .. }
+        ));
+        // A lower source never overrides a higher one, whatever the order of adding.
+        let config = config.with(
+            "run.idle_timeout",
+            toml::Value::Integer(1),
+            Origin::Env("Z".into()),
+        );
+        assert_eq!(config.uint("run.idle_timeout"), Some(10));
+    }
+
+    #[test]
+    fn a_repository_file_needs_approval_for_what_weakens() {
+        let weakening = "[sandbox]\nnetwork = true\n";
+        let err = Config::default()
+            .with_repo_file(weakening, "repo/.wright/config.toml", false)
+            .unwrap_err();
+        assert!(err.to_string().contains("sandbox.network"), "{err}");
+        assert!(Config::default()
+            .with_repo_file(weakening, "r", true)
+            .is_ok());
+        let hosts = "[profiles.x]\nbase_url = \"https://evil.example/v1\"\n";
+        assert!(Config::repo_file_needs_approval(hosts, "r").unwrap());
+        assert!(!Config::repo_file_needs_approval("egress = \"local_only\"\n", "r").unwrap());
+        assert!(Config::repo_file_needs_approval("egress = \"any\"\n", "r").unwrap());
+        let err = Config::default()
+            .with_repo_file("[repos.\"/x\"]\negress = \"any\"\n", "r", true)
+            .unwrap_err();
+        assert!(matches!(err, ConfigError::UserOnly { .. }), "{err}");
+    }
+
+    #[test]
+    fn the_chosen_profile_gives_its_values_at_its_precedence() {
+        let (_dir, config) = user(
+            "profile = \"local\"\n[profiles.local]\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodel = \"qwen\"\n[profiles.hosted]\nbase_url = \"https://api.example/v1\"\nmodel = \"big\"\napi_key_env = \"EXAMPLE_KEY\"\n",
+        );
+        let by_file = config.clone().resolve_profile().unwrap();
+        assert_eq!(by_file.str("model"), Some("qwen"));
+        // The environment beats a profile a file chose…
+        let env = config
+            .clone()
+            .with(
+                "model",
+                toml::Value::String("env-model".into()),
+                Origin::Env("OPENAI_MODEL".into()),
+            )
+            .resolve_profile()
+            .unwrap();
+        assert_eq!(env.str("model"), Some("env-model"));
+        // …and a profile chosen on the command line beats the environment.
+        let flag = config
+            .clone()
+            .with(
+                "model",
+                toml::Value::String("env-model".into()),
+                Origin::Env("OPENAI_MODEL".into()),
+            )
+            .with(
+                "profile",
+                toml::Value::String("hosted".into()),
+                Origin::Flag("--profile".into()),
+            )
+            .resolve_profile()
+            .unwrap();
+        assert_eq!(flag.str("model"), Some("big"));
+        assert_eq!(flag.str("api_key_env"), Some("EXAMPLE_KEY"));
+        let missing = config
+            .with(
+                "profile",
+                toml::Value::String("nope".into()),
+                Origin::Flag("--profile".into()),
+            )
+            .resolve_profile()
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            missing,
+            "there is no profile 'nope'; defined: hosted, local"
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! Every key wright's configuration knows, with its type, what it does, and whether a
+//! repository's own file may set it without the user's approval. The README's table of
+//! keys is this list; an unknown key is an error that names the closest known one.
+
+/// What a key holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    Str,
+    /// A whole number, at least the given minimum.
+    Int {
+        min: i64,
+    },
+    /// A number within the range.
+    Float {
+        min: f64,
+        max: f64,
+    },
+    Bool,
+    /// One of these words.
+    OneOf(&'static [&'static str]),
+    /// A table of anything, passed on as it is (extra request fields).
+    Table,
+}
+
+/// May a repository's `.wright/config.toml` set it on its own?
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepoRule {
+    /// Harmless: how long to run, how to talk to the model chosen.
+    Allowed,
+    /// Weakens the sandbox, opens the network, names hosts or secrets: only once the user
+    /// has approved that file's exact content.
+    NeedsApproval,
+    /// Only the user's own file may set it.
+    UserOnly,
+}
+
+use wright_protocol::edit_distance;
+
+pub struct Key {
+    /// Dotted path; `*` stands for a name the user chooses (a profile, a repository).
+    pub path: &'static str,
+    pub kind: Kind,
+    pub repo: RepoRule,
+    pub doc: &'static str,
+}
+
+const TOOL_CALLING: &[&str] = &["auto", "native", "text"];
+const SANDBOX: &[&str] = &["auto", "landlock", "namespaces", "docker", "none"];
+const EGRESS: &[&str] = &["local_only", "ask", "any"];
+
+pub const KEYS: &[Key] = &[
+    Key { path: "version", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "format version of the file: 1" },
+    Key { path: "profile", kind: Kind::Str, repo: RepoRule::Allowed, doc: "the profile used when none is named (--profile, WRIGHT_PROFILE)" },
+    Key { path: "egress", kind: Kind::OneOf(EGRESS), repo: RepoRule::NeedsApproval, doc: "where this repository's code may go: local_only (loopback servers only), ask (the first request to another server asks), any; a repository's file may always choose local_only" },
+    Key { path: "run.max_steps", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "model steps per run (--max-steps); default 50" },
+    Key { path: "run.max_tokens", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "prompt plus completion tokens of a conversation (--max-tokens)" },
+    Key { path: "run.max_time", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "seconds per run (--max-time)" },
+    Key { path: "run.condense_at", kind: Kind::Float { min: 0.3, max: 0.95 }, repo: RepoRule::Allowed, doc: "share of the window at which the history is condensed (--condense-at); default 0.75" },
+    Key { path: "run.idle_timeout", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "seconds of silence from the server before a request is given up (--idle-timeout); default 600" },
+    Key { path: "run.stream", kind: Kind::Bool, repo: RepoRule::Allowed, doc: "ask for streamed replies (false: --no-stream); default true" },
+    Key { path: "sandbox.level", kind: Kind::OneOf(SANDBOX), repo: RepoRule::NeedsApproval, doc: "confinement of the model's commands (--sandbox); default auto" },
+    Key { path: "sandbox.network", kind: Kind::Bool, repo: RepoRule::NeedsApproval, doc: "let the model's commands use the network (--network); default false" },
+    Key { path: "sandbox.docker_image", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "image for the docker level (--docker-image, WRIGHT_DOCKER_IMAGE)" },
+    Key { path: "sandbox.max_processes", kind: Kind::Int { min: 1 }, repo: RepoRule::NeedsApproval, doc: "most processes at once (--max-processes); default 512" },
+    Key { path: "sandbox.max_memory", kind: Kind::Int { min: 1 }, repo: RepoRule::NeedsApproval, doc: "MiB of memory for all commands (--max-memory); default half the RAM, at most 16 GiB" },
+    Key { path: "sandbox.max_file_size", kind: Kind::Int { min: 1 }, repo: RepoRule::NeedsApproval, doc: "MiB, the largest file a command may write (--max-file-size); default 4096" },
+    Key { path: "sandbox.max_disk", kind: Kind::Int { min: 1 }, repo: RepoRule::NeedsApproval, doc: "MiB the agent's files may grow by (--max-disk); default half the free space" },
+    Key { path: "profiles.*.base_url", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile's OpenAI-compatible server" },
+    Key { path: "profiles.*.model", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the model's name on that server" },
+    Key { path: "profiles.*.api_key_env", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the environment variable holding the API key (never the key itself)" },
+    Key { path: "profiles.*.context_window", kind: Kind::Int { min: 256 }, repo: RepoRule::NeedsApproval, doc: "never send more than this many tokens (--context-window)" },
+    Key { path: "profiles.*.tool_calling", kind: Kind::OneOf(TOOL_CALLING), repo: RepoRule::NeedsApproval, doc: "how tool calls travel (--tool-calling)" },
+    Key { path: "profiles.*.temperature", kind: Kind::Float { min: 0.0, max: 2.0 }, repo: RepoRule::NeedsApproval, doc: "sampling temperature (--temperature)" },
+    Key { path: "profiles.*.max_reply_tokens", kind: Kind::Int { min: 0 }, repo: RepoRule::NeedsApproval, doc: "most tokens one reply may generate, 0 for the server's (--max-reply-tokens)" },
+    Key { path: "profiles.*.extra", kind: Kind::Table, repo: RepoRule::NeedsApproval, doc: "extra fields sent in every request body (a table)" },
+    Key { path: "profiles.*.price_in", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million prompt tokens, for max_cost" },
+    Key { path: "profiles.*.price_out", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million generated tokens, for max_cost" },
+    Key { path: "profiles.*.max_cost", kind: Kind::Float { min: 0.0, max: 1.0e9 }, repo: RepoRule::NeedsApproval, doc: "stop a conversation once its cost reaches this (with price_in and price_out)" },
+    Key { path: "repos.*.egress", kind: Kind::OneOf(EGRESS), repo: RepoRule::UserOnly, doc: "egress for the repository at this path (the user's file only)" },
+];
+
+/// Tables a file may open: sections, and the named tables under them.
+const TABLES: &[&str] = &[
+    "run",
+    "sandbox",
+    "profiles",
+    "profiles.*",
+    "repos",
+    "repos.*",
+];
+
+fn matches(pattern: &str, path: &[&str]) -> bool {
+    let parts: Vec<&str> = pattern.split('.').collect();
+    parts.len() == path.len() && parts.iter().zip(path).all(|(p, k)| *p == "*" || p == k)
+}
+
+/// The key at `path` (its segments, a chosen name included as it is).
+pub fn key(path: &[&str]) -> Option<&'static Key> {
+    KEYS.iter().find(|key| matches(key.path, path))
+}
+
+pub fn is_table(path: &[&str]) -> bool {
+    TABLES.iter().any(|table| matches(table, path))
+}
+
+/// The known key or table closest to an unknown `path`, to suggest.
+pub fn closest(path: &[&str]) -> Option<String> {
+    let wanted = path.join(".");
+    let shape = |pattern: &str| -> String {
+        // A pattern with the user's own names in place of `*`.
+        pattern
+            .split('.')
+            .enumerate()
+            .map(|(n, part)| match (part, path.get(n)) {
+                ("*", Some(name)) => (*name).to_string(),
+                (part, _) => part.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(".")
+    };
+    KEYS.iter()
+        .map(|key| key.path)
+        .chain(TABLES.iter().copied())
+        .map(shape)
+        .map(|candidate| (edit_distance(&wanted, &candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= candidate.len().max(4) / 2)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_suggestions() {
+        assert!(key(&["run", "max_steps"]).is_some());
+        assert!(key(&["profiles", "local", "model"]).is_some());
+        assert!(key(&["profiles", "model"]).is_none());
+        assert!(is_table(&["profiles", "hosted"]));
+        assert_eq!(
+            closest(&["run", "max_step"]).as_deref(),
+            Some("run.max_steps")
+        );
+        assert_eq!(
+            closest(&["profiles", "local", "modle"]).as_deref(),
+            Some("profiles.local.model")
+        );
+        assert_eq!(
+            closest(&["sandbox", "netwrok"]).as_deref(),
+            Some("sandbox.network")
+        );
+        assert_eq!(closest(&["completely", "different", "thing"]), None);
+    }
+}
