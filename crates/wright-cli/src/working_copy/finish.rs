@@ -196,12 +196,13 @@ impl AgentClone {
                     .repo
                     .diff(&self.base, &tip)
                     .unwrap_or_else(|err| format!("(the diff could not be shown: {err})"));
+                let pointed = self.repo.configured_paths();
                 let configuring = self
                     .repo
-                    .changed_paths(&self.base, tip.as_str())
+                    .paths_touched(&self.base, tip.as_str())
                     .unwrap_or_default()
                     .into_iter()
-                    .filter(|path| super::configures_git(path))
+                    .filter(|path| super::configures_git(path, &pointed))
                     .collect();
                 Outcome::Branch {
                     branch: self.branch.clone(),

@@ -79,12 +79,17 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) 
     };
     let repo = UserRepo::at(&repo_root);
     let base = Oid::parse(&base_commit).context("the record's base commit is damaged")?;
+    if !repo.is_ancestor(&base, &branch) {
+        bail!("{branch} does not grow from the commit the conversation started at ({base_commit}): its history was rewritten in the agent's clone, so wright will not take it; look at it with `git log {branch}`");
+    }
     // These make the git of the merge (and git-lfs) run programs or reach servers of
-    // their choosing on the agent's files: the user reads them first.
+    // their choosing on the agent's files: the user reads them first. Every commit
+    // counts: a cherry-pick checks each one out.
+    let pointed = repo.configured_paths();
     let configuring: Vec<String> = repo
-        .changed_paths(&base, &branch)?
+        .paths_touched(&base, &branch)?
         .into_iter()
-        .filter(|path| configures_git(path))
+        .filter(|path| configures_git(path, &pointed))
         .collect();
     if !configuring.is_empty() && !with_git_config {
         bail!(
@@ -103,10 +108,16 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) 
     Ok(())
 }
 
-/// Files in a tree that configure git or git-lfs.
-fn configures_git(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
+/// Whether a path of a tree configures git or git-lfs: by its name (in any case, as a
+/// case-insensitive file system would read it), or because the repository's config points
+/// at it or at a directory holding it (`pointed`, relative to the top).
+pub(crate) fn configures_git(path: &str, pointed: &[String]) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    let name = name.trim_end_matches(['.', ' ']);
     matches!(name, ".gitattributes" | ".gitmodules" | ".lfsconfig")
+        || pointed
+            .iter()
+            .any(|p| path == p || path.starts_with(&format!("{}/", p.trim_end_matches('/'))))
 }
 
 /// `wright discard ID`: deletes the conversation's branch and the agent's clone.

@@ -346,3 +346,81 @@ async fn apply_asks_before_taking_git_configuration() {
     assert!(taken.status.success(), "{}", stderr(&taken));
     assert!(h.repo().join(".lfsconfig").exists());
 }
+
+/// `--cherry-pick` checks out every commit of the branch: a `.gitattributes` the agent
+/// committed and then removed still runs the user's own filter on its files, so every
+/// commit is looked at, not only the end result (from a review).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cherry_pick_does_not_take_git_configuration_from_an_intermediate_commit() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("smudge-ran");
+    // The user's own filter, as `git lfs install` configures one.
+    git(
+        h.repo(),
+        &[
+            "config",
+            "filter.x.smudge",
+            &format!("touch {} && cat", mark.display()),
+        ],
+    );
+    let plant = "A='-c user.name=a -c user.email=a@a' && \
+echo '*.txt filter=x' > .gitattributes && echo data > a.txt && git add .gitattributes a.txt && \
+git $A commit -qm one && git rm -q .gitattributes && git $A commit -qm two && echo planted";
+    let output = plant_then_finish(&h, plant, "two commits", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(observations(&h.events())[0]["output"], "planted");
+    let id = h.conversation_id();
+    let applied = h.wright(&["apply", &id, "--cherry-pick"], &[]).await;
+    assert_eq!(applied.status.code(), Some(2), "{}", stderr(&applied));
+    assert!(
+        stderr(&applied).contains(".gitattributes"),
+        "{}",
+        stderr(&applied)
+    );
+    assert!(!mark.exists(), "the user's filter ran on the agent's file");
+    // Told to, it picks both commits (none of them empty).
+    let taken = h
+        .wright(&["apply", &id, "--cherry-pick", "--with-git-config"], &[])
+        .await;
+    assert!(taken.status.success(), "{}", stderr(&taken));
+}
+
+/// Hooks kept in the tree (`core.hooksPath = .githooks`, as husky and lefthook set up):
+/// the merge brings the agent's version of them, so `wright apply` runs no hook, and a
+/// branch changing them counts as changing git's configuration (from a review).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_does_not_run_a_hook_the_agent_wrote_in_the_tree() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    std::fs::create_dir(h.repo().join(".githooks")).unwrap();
+    let hook = h.repo().join(".githooks/post-merge");
+    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&hook)
+        .status()
+        .unwrap();
+    git(h.repo(), &["add", ".githooks"]);
+    git(h.repo(), &["commit", "-qm", "hooks"]);
+    git(h.repo(), &["config", "core.hooksPath", ".githooks"]);
+    let outside = Outside::new();
+    let plant = format!(
+        "printf '#!/bin/sh\\ntouch {}/hook-ran\\n' > .githooks/post-merge && echo fixed >> export.py && echo planted",
+        outside.display()
+    );
+    let output = plant_then_finish(&h, &plant, "change a hook", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = h.conversation_id();
+    let refused = h.wright(&["apply", &id], &[]).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(".githooks/post-merge"),
+        "{}",
+        stderr(&refused)
+    );
+    let taken = h.wright(&["apply", &id, "--with-git-config"], &[]).await;
+    assert!(taken.status.success(), "{}", stderr(&taken));
+    outside.assert_untouched();
+}

@@ -135,18 +135,21 @@ impl<'a> AgentRepo<'a> {
         self.run(&["read-tree", base.as_str()]).map(drop)
     }
 
-    /// Commits everything in the work tree (the agent's changes) on the current branch.
+    /// Commits everything in the work tree (the agent's changes) on the current branch,
+    /// when there is anything to commit (the agent may have committed it all itself).
     pub fn commit_all(&self, message: &str) -> Result<(), GitError> {
         self.run(&["add", "--all"])?;
-        self.run(&[
-            "commit",
-            "--quiet",
-            "--allow-empty",
-            "--no-verify",
-            "-m",
-            message,
-        ])
-        .map(drop)
+        let staged = self.git(&["diff", "--cached", "--quiet"], b"", RunLimits::default())?;
+        match staged.code {
+            Some(0) => Ok(()),
+            Some(1) => self
+                .run(&["commit", "--quiet", "--no-verify", "-m", message])
+                .map(drop),
+            _ => Err(GitError::Failed {
+                command: "diff --cached".into(),
+                said: staged.said(),
+            }),
+        }
     }
 
     /// A commit of the work tree under this directory (an in-place workspace, which may

@@ -213,38 +213,91 @@ impl UserRepo {
         diff_text(&args, finish(child, Vec::new(), RunLimits::default())?)
     }
 
-    /// The paths `tip` (a commit or branch) changes against `base`.
-    pub fn changed_paths(&self, base: &Oid, tip: &str) -> Result<Vec<String>, GitError> {
+    /// The paths any commit of `base..tip` touches (every one of them gets checked out
+    /// by a cherry-pick, not only the end result).
+    pub fn paths_touched(&self, base: &Oid, tip: &str) -> Result<Vec<String>, GitError> {
+        let range = format!("{base}..{tip}");
         let printed = self.run(&[
-            "diff",
+            "log",
+            "--no-renames",
             "--name-only",
             "-z",
-            "--no-renames",
-            base.as_str(),
-            tip,
+            "--format=",
+            &range,
             "--",
         ])?;
-        Ok(printed
-            .split('\0')
+        let mut paths: Vec<String> = printed
+            .split(['\0', '\n'])
             .filter(|p| !p.is_empty())
             .map(str::to_string)
-            .collect())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
     }
 
-    /// `wright apply`: merges `branch` into the current branch (the user's own hooks
-    /// run, as for any merge of theirs).
+    /// Whether `ancestor` is in `tip`'s history.
+    pub fn is_ancestor(&self, ancestor: &Oid, tip: &str) -> bool {
+        self.run(&["merge-base", "--is-ancestor", ancestor.as_str(), tip])
+            .is_ok()
+    }
+
+    /// Paths in the work tree that the repository's configuration points git at (a hooks
+    /// directory, attributes or excludes files, included config), relative to the top.
+    pub fn configured_paths(&self) -> Vec<String> {
+        let keys = [
+            "core.hooksPath",
+            "core.attributesFile",
+            "core.excludesFile",
+            "include.path",
+        ];
+        let mut paths = Vec::new();
+        for key in keys {
+            if let Ok(printed) = self.run(&["config", "--get-all", "--path", key]) {
+                paths.extend(printed.lines().map(str::to_string));
+            }
+        }
+        if let Ok(printed) =
+            self.run(&["config", "--get-regexp", "--path", r"^includeif\..*\.path$"])
+        {
+            paths.extend(
+                printed
+                    .lines()
+                    .filter_map(|l| l.split_once(' '))
+                    .map(|(_, p)| p.to_string()),
+            );
+        }
+        paths
+            .into_iter()
+            .filter_map(|path| {
+                let path = Path::new(&path);
+                let full = if path.is_absolute() {
+                    path.to_path_buf()
+                } else {
+                    self.top.join(path)
+                };
+                full.strip_prefix(&self.top)
+                    .ok()
+                    .map(|p| p.display().to_string())
+            })
+            .filter(|p| !p.is_empty())
+            .collect()
+    }
+
+    /// `wright apply`: merges `branch` into the current branch. No hook runs: the merge
+    /// brings the agent's files, which may be the hooks themselves (`core.hooksPath`).
     pub fn merge(&self, branch: &str) -> Result<(), GitError> {
-        self.with_user_hooks(&["merge", "--no-edit", branch])
+        self.taking(&["merge", "--no-edit", branch])
     }
 
-    /// `wright apply --cherry-pick`: picks the commits `base..branch`.
+    /// `wright apply --cherry-pick`: picks the commits `base..branch`, without hooks.
     pub fn cherry_pick(&self, base: &Oid, branch: &str) -> Result<(), GitError> {
-        self.with_user_hooks(&["cherry-pick", &format!("{base}..{branch}")])
+        self.taking(&["cherry-pick", &format!("{base}..{branch}")])
     }
 
-    fn with_user_hooks(&self, args: &[&str]) -> Result<(), GitError> {
+    fn taking(&self, args: &[&str]) -> Result<(), GitError> {
         let output = base_command(&self.top)
-            .args(["-c", "core.fsmonitor=false"])
+            .args(HARDENED)
             .args(args)
             .stdin(Stdio::null())
             .output()
