@@ -127,7 +127,19 @@ fn print_quarantine(quarantine: &working_copy::Quarantine) {
             moved.display()
         );
     }
-    if quarantine.incomplete {
+    for (dir, why) in &quarantine.failed {
+        say!(
+            "\n── the agent made a git repository in {}, and wright could not set it aside ({why}): do not run git there; its hooks and config are the agent's",
+            dir.display()
+        );
+    }
+    for dir in &quarantine.unreadable {
+        say!(
+            "\n── {} could not be looked into for git repositories the agent may have made; do not run git there without looking first",
+            dir.display()
+        );
+    }
+    if quarantine.truncated {
         say!("\n── the workspace has too many files to check all of them for git repositories the agent may have made; do not run git in its subdirectories without looking first");
     }
 }

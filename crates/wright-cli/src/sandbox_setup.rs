@@ -73,8 +73,14 @@ impl SandboxSetup {
         conversation: &str,
     ) -> Result<Self> {
         if !placement.protected.is_empty() && mode == SandboxMode::Landlock {
+            let listed: Vec<String> = placement
+                .protected
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
             anyhow::bail!(
-                "--in-place with --sandbox landlock cannot keep the repository's .git read-only (Landlock only adds rights; it takes a mount namespace or Docker), so the agent could plant hooks that run on your next commit; use --sandbox auto or docker, or work in a clone (drop --in-place)"
+                "the agent must not write {} (the repository's .git with --in-place, or your own repositories in the workspace), and --sandbox landlock cannot keep them read-only (Landlock only adds rights; it takes a mount namespace or Docker), so the agent could plant hooks that run on your next git command; use --sandbox auto or docker, or work in a clone (drop --in-place)",
+                listed.join(", ")
             );
         }
         let private = PrivateDir::create(&std::env::temp_dir(), conversation)

@@ -3,6 +3,7 @@
 //! follow, parse or run it. Each test plants through the real tools under the default
 //! sandbox and checks that nothing outside was touched, read or run.
 
+mod agent_repos;
 mod caches;
 mod editor;
 mod exhaustion;

@@ -66,13 +66,28 @@ impl WorkingCopy {
         let title: String = task.lines().next().unwrap_or("").chars().take(72).collect();
         let message = format!("wright: {title}");
         match self {
-            WorkingCopy::Direct { root, git_before } => Outcome::NotGit {
-                quarantine: quarantine_new(root, git_before),
-            },
+            WorkingCopy::Direct {
+                root,
+                git_before,
+                record_dir,
+            } => {
+                let quarantine = quarantine_new(root, git_before);
+                if quarantine.failed.is_empty() {
+                    super::mark_settled(record_dir);
+                }
+                Outcome::NotGit { quarantine }
+            }
             WorkingCopy::InPlace(in_place) => {
-                // Before the commit, which leaves what is set aside out.
-                let quarantine = quarantine_new(&in_place.workspace, &in_place.git_before);
-                match in_place.commit(&message, setup) {
+                // Before the commit, which leaves what is set aside out; and after it, in
+                // case its filters (the repository's own) made one.
+                let before = quarantine_new(&in_place.workspace, &in_place.git_before);
+                let result = in_place.commit(&message, setup);
+                let quarantine =
+                    before.and(quarantine_new(&in_place.workspace, &in_place.git_before));
+                if quarantine.failed.is_empty() {
+                    super::mark_settled(&in_place.record_dir);
+                }
+                match result {
                     InPlaceResult::Done { diff, commit } => Outcome::InPlace {
                         diff,
                         commit,

@@ -18,6 +18,7 @@ mod record;
 pub use finish::InPlaceCommit;
 pub use finish::Outcome;
 pub use git_entries::Quarantine;
+pub use git_entries::Scan;
 pub use record::Record;
 
 use crate::sandbox_setup::Placement;
@@ -35,8 +36,10 @@ pub enum WorkingCopy {
     /// Not a git repository: the agent works in the directory itself.
     Direct {
         root: PathBuf,
-        /// The `.git` entries there when the run began (any other is the agent's).
-        git_before: Vec<PathBuf>,
+        /// The repositories there when the conversation began (any other is the agent's).
+        git_before: Scan,
+        /// The conversation's own directory (where its record is).
+        record_dir: PathBuf,
     },
     /// `--in-place`: the agent works in the repository's own work tree.
     InPlace(InPlace),
@@ -51,8 +54,10 @@ pub struct InPlace {
     pub git_dirs: Vec<PathBuf>,
     /// `--force`: uncommitted changes of the user's may be in the tree.
     pub forced: bool,
-    /// The `.git` entries under the workspace when the run began.
-    pub git_before: Vec<PathBuf>,
+    /// The repositories under the workspace when the conversation began.
+    pub git_before: Scan,
+    /// The conversation's own directory (where its record is).
+    pub record_dir: PathBuf,
 }
 
 pub struct AgentClone {
@@ -144,6 +149,56 @@ pub fn discard(conversation_dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What must stay read-only for the repositories of a scan to stay the user's.
+fn guarded(scan: &Scan) -> Vec<PathBuf> {
+    scan.repositories
+        .iter()
+        .map(|r| r.guarded_path().to_path_buf())
+        .collect()
+}
+
+/// The marker a conversation working directly leaves once its end set aside the
+/// repositories its agent made.
+const SETTLED: &str = "settled";
+
+/// Marks the conversation in `record_dir` as settled.
+pub(crate) fn mark_settled(record_dir: &Path) {
+    let _ = std::fs::write(record_dir.join(SETTLED), "");
+}
+
+/// Finishes what earlier conversations in `workspace` did not (a crash, a kill, a second
+/// Ctrl-C): the repositories their agents made are set aside before anyone trusts them.
+fn settle_earlier_runs(workspace: &Path, current: &Path) {
+    let Ok(entries) = std::fs::read_dir(wright_core::conversations_dir()) else {
+        return;
+    };
+    for dir in entries.flatten().map(|e| e.path()) {
+        if dir == current || dir.join(SETTLED).exists() {
+            continue;
+        }
+        let Ok(record) = Record::read(&dir) else {
+            continue;
+        };
+        let earlier = record.workspace();
+        // The same directory, or one holding it or held in it.
+        let overlaps = workspace.starts_with(earlier) || earlier.starts_with(workspace);
+        let Some(before) = record.git_before().filter(|_| overlaps) else {
+            continue;
+        };
+        let done = git_entries::quarantine_new(earlier, before);
+        for (repo, moved) in &done.moved {
+            tell!(
+                "wright: an earlier run's agent made a git repository in {}; its .git is now {}",
+                repo.display(),
+                moved.display()
+            );
+        }
+        if done.failed.is_empty() {
+            mark_settled(&dir);
+        }
+    }
+}
+
 /// Removes what a conversation that never ran left: its directory and its clone.
 pub fn remove_unstarted(conversation_dir: &Path, id: &str) {
     let _ = std::fs::remove_dir_all(conversation_dir);
@@ -161,14 +216,19 @@ impl WorkingCopy {
         in_place: bool,
         force: bool,
     ) -> Result<Self> {
+        // Before anything looks for "the user's repository" here.
+        settle_earlier_runs(workspace, conversation_dir);
         let Some(repo) = UserRepo::discover(workspace) else {
+            let git_before = git_entries::scan(workspace, false, &[]);
             Record::Direct {
                 workspace: workspace.to_path_buf(),
+                git_before: git_before.clone(),
             }
             .write(conversation_dir)?;
             return Ok(WorkingCopy::Direct {
                 root: workspace.to_path_buf(),
-                git_before: git_entries::git_entries(workspace).0,
+                git_before,
+                record_dir: conversation_dir.to_path_buf(),
             });
         };
         let base = repo
@@ -184,11 +244,13 @@ impl WorkingCopy {
         let base = base?;
         if in_place {
             let git_dirs = repo.git_dirs()?;
+            let git_before = git_entries::scan(workspace, false, &[]);
             Record::InPlace {
                 repo_root: repo.top().to_path_buf(),
                 workspace: workspace.to_path_buf(),
                 base_commit: base.to_string(),
                 forced: force,
+                git_before: git_before.clone(),
             }
             .write(conversation_dir)?;
             return Ok(WorkingCopy::InPlace(InPlace {
@@ -197,7 +259,8 @@ impl WorkingCopy {
                 base,
                 git_dirs,
                 forced: force,
-                git_before: git_entries::git_entries(workspace).0,
+                git_before,
+                record_dir: conversation_dir.to_path_buf(),
             }));
         }
         let sub = workspace
@@ -249,24 +312,34 @@ impl WorkingCopy {
         record.check_logged_workspace(logged_workspace)?;
         let parse = |base: &str| Oid::parse(base).context("the record's base commit is damaged");
         Ok(match record {
-            Record::Direct { workspace } => WorkingCopy::Direct {
-                git_before: git_entries::git_entries(&workspace).0,
-                root: workspace,
-            },
+            Record::Direct {
+                workspace,
+                git_before,
+            } => {
+                settle_earlier_runs(&workspace, conversation_dir);
+                WorkingCopy::Direct {
+                    root: workspace,
+                    git_before,
+                    record_dir: conversation_dir.to_path_buf(),
+                }
+            }
             Record::InPlace {
                 repo_root,
                 workspace,
                 base_commit,
                 forced,
+                git_before,
             } => {
+                settle_earlier_runs(&workspace, conversation_dir);
                 let repo = UserRepo::at(&repo_root);
                 WorkingCopy::InPlace(InPlace {
                     git_dirs: repo.git_dirs()?,
                     repo,
-                    git_before: git_entries::git_entries(&workspace).0,
                     workspace,
                     base: parse(&base_commit)?,
                     forced,
+                    git_before,
+                    record_dir: conversation_dir.to_path_buf(),
                 })
             }
             Record::Clone {
@@ -324,7 +397,14 @@ impl WorkingCopy {
     /// repository's git directories), and what stays read-only inside it (`.git`).
     pub fn placement(&self) -> Placement {
         match self {
-            WorkingCopy::Direct { root, .. } => Placement::writable(root),
+            WorkingCopy::Direct {
+                root, git_before, ..
+            } => Placement {
+                // The user's own repositories in it stay theirs: read-only to the agent.
+                protected: guarded(git_before),
+                needs_git: false,
+                ..Placement::writable(root)
+            },
             WorkingCopy::InPlace(in_place) => {
                 let writable = in_place.workspace.clone();
                 let (inside, outside): (Vec<PathBuf>, Vec<PathBuf>) = in_place
@@ -332,8 +412,14 @@ impl WorkingCopy {
                     .iter()
                     .cloned()
                     .partition(|dir| dir.starts_with(&writable));
-                // A `.git` file (a linked worktree's) inside is protected too.
+                // A `.git` file (a linked worktree's) inside is protected too, and so is
+                // every other repository of the user's in the workspace (submodules).
                 let mut protected = inside;
+                for path in guarded(&in_place.git_before) {
+                    if !protected.contains(&path) {
+                        protected.push(path);
+                    }
+                }
                 let dot_git = in_place.repo.top().join(".git");
                 if dot_git.starts_with(&writable) && !protected.contains(&dot_git) {
                     protected.push(dot_git);

@@ -3,6 +3,7 @@
 //! cannot reach. Resume, fork, apply and discard trust this record, not the log: the
 //! log's own idea of its workspace must agree with it.
 
+use super::git_entries::Scan;
 use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
@@ -17,7 +18,12 @@ const FILE: &str = "working_copy.json";
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Record {
     /// A directory that is not a git repository, worked in directly.
-    Direct { workspace: PathBuf },
+    Direct {
+        workspace: PathBuf,
+        /// The repositories in it when the conversation started (the user's).
+        #[serde(default)]
+        git_before: Scan,
+    },
     /// A repository's own work tree (`--in-place`), its `.git` read-only to the agent.
     InPlace {
         repo_root: PathBuf,
@@ -25,6 +31,9 @@ pub enum Record {
         base_commit: String,
         /// `--force`: the tree may have had changes of the user's at the start.
         forced: bool,
+        /// The repositories in it when the conversation started (the user's).
+        #[serde(default)]
+        git_before: Scan,
     },
     /// The agent's clone on its own branch.
     Clone {
@@ -39,7 +48,7 @@ pub enum Record {
 impl Record {
     pub fn workspace(&self) -> &Path {
         match self {
-            Record::Direct { workspace }
+            Record::Direct { workspace, .. }
             | Record::InPlace { workspace, .. }
             | Record::Clone { workspace, .. } => workspace,
         }
@@ -69,6 +78,17 @@ impl Record {
             Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
         };
         serde_json::from_str(&text).with_context(|| format!("{} is damaged", path.display()))
+    }
+
+    /// The repositories found in the workspace when the conversation started (none for a
+    /// clone: the agent's own).
+    pub fn git_before(&self) -> Option<&Scan> {
+        match self {
+            Record::Direct { git_before, .. } | Record::InPlace { git_before, .. } => {
+                Some(git_before)
+            }
+            Record::Clone { .. } => None,
+        }
     }
 
     /// Refuses a log whose workspace is not the one recorded for it.

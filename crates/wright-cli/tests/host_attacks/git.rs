@@ -253,70 +253,6 @@ async fn a_subdirectory_swapped_for_a_link_is_not_the_workspace_on_resume() {
     outside.assert_untouched();
 }
 
-/// Outside git the agent works in the directory itself: a repository it makes there must
-/// not become "the user's repository" for the next run and `wright apply`, whose git runs
-/// that repository's hooks on the host (from a review).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_repository_the_agent_made_is_not_taken_for_the_users() {
-    let h = Harness::new();
-    std::fs::create_dir_all(h.repo().join("mine/.git")).unwrap();
-    let outside = Outside::new();
-    let o = outside.display();
-    let plant = format!(
-        r#"git init -q && git config user.email a@a && git config user.name a &&
-printf '#!/bin/sh\ntouch {o}/hook-ran\n' > .git/hooks/post-merge && chmod +x .git/hooks/post-merge &&
-echo x > f && git add f && git commit -qm init && mkdir -p deep/er && git init -q deep/er && echo planted"#
-    );
-    let output = plant_then_finish(&h, &plant, "make a repo", &[]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(observations(&h.events())[0]["output"], "planted");
-    // Both repositories are set aside and said so; the user's own one is left.
-    let said = stdout(&output);
-    assert!(said.contains("the agent made a git repository"), "{said}");
-    assert!(!h.repo().join(".git").exists() && !h.repo().join("deep/er/.git").exists());
-    assert!(h
-        .repo()
-        .join(".git.wright-quarantined/hooks/post-merge")
-        .exists());
-    assert!(h.repo().join("mine/.git").is_dir());
-    // The next run there is not in "the user's repository", and there is nothing to apply.
-    let data2 = tempfile::tempdir().unwrap();
-    let d2 = data2.path().display().to_string();
-    let server = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": "echo y >> f && echo ok"})),
-        reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
-    let url = server.url();
-    let env = [("XDG_DATA_HOME", d2.as_str())];
-    let second = h
-        .wright(
-            &[
-                "run",
-                "--base-url",
-                &url,
-                "--model",
-                "test-model",
-                "change f",
-            ],
-            &env,
-        )
-        .await;
-    assert!(second.status.success(), "{}", stderr(&second));
-    assert!(
-        stdout(&second).contains("not a git repository"),
-        "{}",
-        stdout(&second)
-    );
-    let listed = std::fs::read_dir(data2.path().join("wright/conversations")).unwrap();
-    let id = listed.flatten().next().unwrap().file_name();
-    let id = id.to_string_lossy().into_owned();
-    let applied = h.wright(&["apply", &id], &env).await;
-    assert_ne!(applied.status.code(), Some(0), "{}", stderr(&applied));
-    outside.assert_untouched();
-}
-
 /// A branch that changes what configures git or git-lfs (`.gitattributes`, `.lfsconfig`)
 /// makes the host's merge run the user's filters and drivers on files the agent chose, and
 /// git-lfs talk to a server of its choosing: `wright apply` takes it only when told to.
@@ -356,6 +292,9 @@ async fn cherry_pick_does_not_take_git_configuration_from_an_intermediate_commit
     failing_python_repo(h.repo());
     let marks = tempfile::tempdir().unwrap();
     let mark = marks.path().join("smudge-ran");
+    // Picking commits needs the user's identity.
+    git(h.repo(), &["config", "user.name", "u"]);
+    git(h.repo(), &["config", "user.email", "u@u"]);
     // The user's own filter, as `git lfs install` configures one.
     git(
         h.repo(),

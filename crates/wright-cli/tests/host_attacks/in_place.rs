@@ -243,3 +243,32 @@ async fn in_place_a_repository_the_agent_nests_is_set_aside() {
         stdout(&output)
     );
 }
+
+/// In place, a filter the agent configured in its HOME's gitconfig makes a repository
+/// while wright commits (from a second review): its gitconfig has no say in that commit,
+/// and what is made is set aside after it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_place_a_repository_made_during_the_commit_is_set_aside() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let plant = r#"cat > ~/f.sh <<'X'
+if [ ! -e sub/.git ]; then
+  env -u GIT_INDEX_FILE -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES -u GIT_DIR -u GIT_WORK_TREE git init -q sub >/dev/null 2>&1
+  printf '#!/bin/sh\necho hook\n' > sub/.git/hooks/post-merge; chmod +x sub/.git/hooks/post-merge
+fi
+cat
+X
+git config --global filter.x.clean "sh $HOME/f.sh" &&
+echo '* filter=x' > .gitattributes && echo fixed >> export.py && echo planted"#;
+    let output = plant_then_finish(&h, plant, "plant late", &["--in-place"]).await;
+    if in_place_needs_namespaces("in_place_a_repository_made_during", &output) {
+        return;
+    }
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(observations(&h.events())[0]["output"], "planted");
+    assert!(
+        !h.repo().join("sub/.git").exists(),
+        "a repository the agent made (sub/.git, hooks in it) was left: {}",
+        stdout(&output)
+    );
+}

@@ -61,6 +61,8 @@ common=$(git "$@" rev-parse --path-format=absolute --git-common-dir)
 d=$(mktemp -d)
 mkdir "$d/objects"
 export GIT_INDEX_FILE="$d/index" GIT_OBJECT_DIRECTORY="$d/objects" GIT_ALTERNATE_OBJECT_DIRECTORIES="$common/objects"
+# The agent's own gitconfig (its HOME's) has no say in this commit: no filter of its.
+export GIT_CONFIG_GLOBAL=/dev/null
 git "$@" read-tree "$base"
 git "$@" add --all -- . ':(exclude,glob)**/.git.wright-quarantined*' ':(exclude,glob)**/.git.wright-quarantined*/**'
 tree=$(git "$@" write-tree)
