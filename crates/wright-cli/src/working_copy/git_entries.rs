@@ -65,8 +65,10 @@ pub fn scan(root: &Path, open_up: bool, known_unreadable: &[PathBuf]) -> Scan {
     let mut pending = vec![root.to_path_buf()];
     let (mut entries_seen, mut bytes_held) = (0usize, 0usize);
     while let Some(dir) = pending.pop() {
+        // Paths waiting and paths found together stay under the bound.
         bytes_held = bytes_held.saturating_sub(dir.as_os_str().len());
         if is_bare_layout(&dir) {
+            bytes_held += dir.as_os_str().len();
             found.repositories.push(Repository::Bare(dir.clone()));
         }
         let listed = match std::fs::read_dir(&dir) {
@@ -78,6 +80,7 @@ pub fn scan(root: &Path, open_up: bool, known_unreadable: &[PathBuf]) -> Scan {
             Err(err) => Err(err),
         };
         let Ok(listed) = listed else {
+            bytes_held += dir.as_os_str().len();
             found.unreadable.push(dir);
             continue;
         };
@@ -92,6 +95,7 @@ pub fn scan(root: &Path, open_up: bool, known_unreadable: &[PathBuf]) -> Scan {
                 continue;
             };
             if entry.file_name() == ".git" {
+                bytes_held += path.as_os_str().len();
                 found.repositories.push(Repository::DotGit(path));
             } else if kind.is_dir() {
                 bytes_held += path.as_os_str().len();
