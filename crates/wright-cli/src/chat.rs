@@ -13,6 +13,7 @@ use crate::session::CommonArgs;
 use crate::session::NewSession;
 use crate::session::Tools;
 use crate::session::WorkspaceArgs;
+use crate::settings::SessionSettings;
 use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
@@ -43,7 +44,7 @@ struct Chat {
     tool_calling: ToolCalling,
     window: Option<u64>,
     inspector: Option<GitInspector>,
-    common: CommonArgs,
+    settings: SessionSettings,
     started: Instant,
 }
 
@@ -63,19 +64,19 @@ impl Chat {
         configure(
             &mut conversation,
             self.window,
-            self.common.condense_at,
+            &self.settings,
             &self.inspector,
         );
-        conversation.add_step_guard(tools.disk_guard(self.common.max_disk));
+        conversation.add_step_guard(tools.disk_guard(self.settings.values.max_disk));
         Ok(conversation)
     }
 }
 
 pub async fn chat(args: ChatArgs) -> Result<u8> {
-    let common = args.common.clone();
-    let session = NewSession::prepare(&common, &args.place).await?;
+    let session = NewSession::prepare(&args.common, &args.place).await?;
     let lines = session.model_lines();
     let NewSession {
+        settings,
         client,
         tool_calling,
         window,
@@ -101,17 +102,17 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         tool_calling,
         window: window.tokens,
         inspector,
-        common: common.clone(),
+        settings,
         started: Instant::now(),
     };
     configure(
         &mut chat.conversation,
         chat.window,
-        chat.common.condense_at,
+        &chat.settings,
         &chat.inspector,
     );
     chat.conversation
-        .add_step_guard(tools.disk_guard(chat.common.max_disk));
+        .add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
     print_header(
         &id,
         &client,
@@ -179,10 +180,8 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
             },
             "/undo" => undo(&mut chat, &tools, &mut observer).await?,
             "/model" if !rest.trim().is_empty() => {
-                let mut switched = common.clone();
-                switched.base_url = Some(chat.conversation.client().config().base_url.clone());
-                switched.model = Some(rest.trim().to_string());
-                match switched.client(None).await {
+                let base_url = chat.conversation.client().config().base_url.clone();
+                match chat.settings.client_for(&base_url, rest.trim()).await {
                     Ok(client) => {
                         chat.conversation.set_client(client);
                         say!("now talking to {}", rest.trim());
@@ -199,13 +198,8 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                 let client = chat.conversation.client().clone();
                 match resume_here(rest.trim(), &root, client, &tools) {
                     Ok(mut resumed) => {
-                        configure(
-                            &mut resumed,
-                            chat.window,
-                            chat.common.condense_at,
-                            &chat.inspector,
-                        );
-                        resumed.add_step_guard(tools.disk_guard(chat.common.max_disk));
+                        configure(&mut resumed, chat.window, &chat.settings, &chat.inspector);
+                        resumed.add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
                         chat.conversation = resumed;
                         say!("back in conversation {}", chat.conversation.id());
                     }
@@ -305,7 +299,7 @@ async fn turn(
             _ = turn_done.cancelled() => {}
         }
     });
-    let limits = chat.common.limits();
+    let limits = chat.settings.limits();
     let outcome = chat
         .conversation
         .proceed(Some(line), limits, &cancel, observer)

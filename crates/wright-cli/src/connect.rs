@@ -1,5 +1,5 @@
-//! Choosing the model server and model: flags, then the usual variables, then the local
-//! servers that answer. Every dead end ends in a sentence that says what to do.
+//! Choosing the model server and model: the one the settings name (flags, variables,
+//! files), else the local servers that answer. Every dead end ends in a sentence that says what to do.
 
 use anyhow::Result;
 use wright_llm::discover_local_server;
@@ -18,8 +18,7 @@ pub struct ServerChoice {
 
 /// Returns a client for a model that exists on a server that answers.
 pub async fn connect(choice: ServerChoice, mut config: ClientConfig) -> Result<Client, LlmError> {
-    let ollama_host = std::env::var("OLLAMA_HOST").ok().filter(|v| !v.is_empty());
-    let explicit = choice.base_url.or(ollama_host);
+    let explicit = choice.base_url;
     config.api_key = choice.api_key.filter(|k| !k.is_empty());
     match explicit {
         Some(raw) => {

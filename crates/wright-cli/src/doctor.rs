@@ -5,7 +5,8 @@
 
 use crate::connect::connect;
 use crate::connect::context_window;
-use crate::connect::ServerChoice;
+use crate::session::CommonArgs;
+use crate::settings::SessionSettings;
 use anyhow::Result;
 use clap::Args;
 use serde_json::json;
@@ -13,22 +14,28 @@ use serde_json::Value;
 use std::time::Duration;
 use wright_llm::ChatMessage;
 use wright_llm::Client;
-use wright_llm::ClientConfig;
 use wright_sandbox::confine::Policy;
 use wright_sandbox::Sandbox;
 use wright_sandbox::SandboxMode;
 
 #[derive(Args)]
 pub struct DoctorArgs {
-    #[arg(long, env = "OPENAI_BASE_URL")]
+    /// Check this profile of your configuration.
+    #[arg(long, conflicts_with = "all")]
+    profile: Option<String>,
+    /// Check every profile of your configuration, one after the other.
+    #[arg(long)]
+    all: bool,
+    /// Model server URL (default: as `wright run` would choose it).
+    #[arg(long)]
     base_url: Option<String>,
-    #[arg(long, env = "OPENAI_MODEL")]
+    #[arg(long)]
     model: Option<String>,
-    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    #[arg(long)]
     api_key: Option<String>,
-    /// The sandbox level to check.
-    #[arg(long, default_value = "auto")]
-    sandbox: String,
+    /// The sandbox level to check (default: the configuration's, else auto).
+    #[arg(long)]
+    sandbox: Option<String>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -47,44 +54,75 @@ impl Report {
     }
 }
 
+impl DoctorArgs {
+    /// The session flags these stand for, with `profile` chosen.
+    fn common(&self, profile: Option<String>) -> CommonArgs {
+        CommonArgs {
+            profile,
+            base_url: self.base_url.clone().filter(|v| !v.is_empty()),
+            model: self.model.clone().filter(|v| !v.is_empty()),
+            api_key: self.api_key.clone(),
+            sandbox: self.sandbox.clone(),
+            json: self.json,
+            ..CommonArgs::default()
+        }
+    }
+}
+
 pub async fn doctor(args: DoctorArgs) -> Result<u8> {
-    let mut report = Report {
-        fields: serde_json::Map::new(),
-        problems: Vec::new(),
-        lines: Vec::new(),
+    // What `wright run` would use, but without a repository's own file: doctor checks
+    // the user's setup, wherever it is run.
+    let profiles: Vec<Option<String>> = if args.all {
+        let defined = crate::settings::merged(&args.common(None), None)?.profiles();
+        if defined.is_empty() {
+            anyhow::bail!(
+                "no profile is defined; add a [profiles.NAME] table to {}",
+                wright_config::Config::user_file()
+                    .map_or_else(|| "your configuration".into(), |p| p.display().to_string())
+            );
+        }
+        defined.into_iter().map(Some).collect()
+    } else {
+        vec![args.profile.clone()]
     };
-    let choice = ServerChoice {
-        base_url: args.base_url.filter(|v| !v.is_empty()),
-        model: args.model.filter(|v| !v.is_empty()),
-        preferred_model: None,
-        api_key: args.api_key,
-    };
-    let mut config = ClientConfig::new("", "");
-    config.idle_timeout = Duration::from_secs(300);
-    match connect(choice, config).await {
-        Ok(client) => check_model_server(&client, &mut report).await,
-        Err(err) => {
+    let mut all_ok = true;
+    let mut reports = serde_json::Map::new();
+    for profile in profiles {
+        let mut report = Report {
+            fields: serde_json::Map::new(),
+            problems: Vec::new(),
+            lines: Vec::new(),
+        };
+        if args.all {
+            report.lines.push(format!(
+                "profile    {}",
+                profile.as_deref().unwrap_or_default()
+            ));
+        }
+        let checked = check_profile(&args, profile.clone(), &mut report).await;
+        if let Err(err) = checked {
             report.set(
                 "server",
                 Value::Null,
-                format!("server     none usable: {err}"),
+                format!("server     none usable: {err:#}"),
             );
-            report.problems.push(err.to_string());
+            report.problems.push(format!("{err:#}"));
         }
-    }
-    check_sandbox(&args.sandbox, &mut report);
-
-    let ok = report.problems.is_empty();
-    if args.json {
-        report.fields.insert("ok".into(), json!(ok));
-        report
-            .fields
-            .insert("problems".into(), json!(report.problems));
-        crate::screen::out(&wright_protocol::escape_for_json_line(format!(
-            "{}\n",
-            Value::Object(report.fields)
-        )));
-    } else {
+        let ok = report.problems.is_empty();
+        all_ok &= ok;
+        if args.json {
+            report.fields.insert("ok".into(), json!(ok));
+            report
+                .fields
+                .insert("problems".into(), json!(report.problems));
+            match &profile {
+                Some(name) if args.all => {
+                    reports.insert(name.clone(), Value::Object(report.fields));
+                }
+                _ => reports = report.fields,
+            }
+            continue;
+        }
         for line in &report.lines {
             say!("{line}");
         }
@@ -96,8 +134,43 @@ pub async fn doctor(args: DoctorArgs) -> Result<u8> {
                 say!("  - {problem}");
             }
         }
+        if args.all {
+            say!();
+        }
     }
-    Ok(if ok { 0 } else { 1 })
+    if args.json {
+        let value = if args.all {
+            json!({"ok": all_ok, "profiles": reports})
+        } else {
+            Value::Object(reports)
+        };
+        crate::screen::out(&wright_protocol::escape_for_json_line(format!("{value}\n")));
+    }
+    Ok(if all_ok { 0 } else { 1 })
+}
+
+/// One profile (or the setup without one): its server and model, then the sandbox.
+async fn check_profile(
+    args: &DoctorArgs,
+    profile: Option<String>,
+    report: &mut Report,
+) -> Result<()> {
+    let settings = SessionSettings::resolve(&args.common(profile), None)?;
+    let mut config = settings.client_config();
+    config.idle_timeout = Duration::from_secs(300);
+    match connect(settings.server_choice(), config).await {
+        Ok(client) => check_model_server(&client, report).await,
+        Err(err) => {
+            report.set(
+                "server",
+                Value::Null,
+                format!("server     none usable: {err}"),
+            );
+            report.problems.push(err.to_string());
+        }
+    }
+    check_sandbox(&settings.values.sandbox_level, report);
+    Ok(())
 }
 
 async fn check_model_server(client: &Client, report: &mut Report) {

@@ -156,7 +156,8 @@ fn set_up(
             let sub = Path::new(old_workspace)
                 .strip_prefix(&source.clone_root)
                 .unwrap_or(Path::new(""));
-            let fork = WorkingCopy::prepare(&source.repo.top().join(sub), dir, id, false, false)?;
+            let start = crate::working_copy::StartPoint::find(&source.repo.top().join(sub));
+            let fork = WorkingCopy::prepare(start, dir, id, false, false)?;
             let WorkingCopy::Clone(clone) = &fork else {
                 bail!("the repository {} is gone", source.repo.top().display());
             };
@@ -194,9 +195,16 @@ fn fill_clone(
         protected: Vec::new(),
         needs_git: true,
     };
+    let settings = crate::settings::SessionSettings::resolve(
+        &args.common,
+        Some(&crate::settings::RepoConfigSource::Commit {
+            repo: source.repo.clone(),
+            commit: source.base.clone(),
+        }),
+    )?;
     let setup = SandboxSetup::new(
-        args.common.sandbox_mode()?,
-        args.common.sandbox_options(),
+        settings.sandbox_mode()?,
+        settings.sandbox_options(),
         &placement,
         &format!("{id}-fork"),
     )?;

@@ -4,7 +4,9 @@
 #[macro_use]
 mod screen;
 
+mod ask;
 mod chat;
+mod config_cmds;
 mod connect;
 mod doctor;
 mod fork;
@@ -16,6 +18,7 @@ mod resume;
 mod run;
 mod sandbox_setup;
 mod session;
+mod settings;
 mod tool_mode;
 mod working_copy;
 
@@ -52,6 +55,19 @@ enum Command {
         /// (`.gitattributes`, `.gitmodules`, `.lfsconfig`), once you have read them.
         #[arg(long)]
         with_git_config: bool,
+    },
+    /// The configuration: `show` (merged, with where each value came from), `path`.
+    Config {
+        #[command(subcommand)]
+        command: config_cmds::ConfigCommand,
+    },
+    /// Allow what a repository asks for: `repo-config` (its .wright/config.toml as it is
+    /// now), `egress SERVER` (its code going to that server); `--list` shows all.
+    Allow(config_cmds::AllowArgs),
+    /// Take back what `wright allow` allowed.
+    Deny {
+        #[command(subcommand)]
+        what: config_cmds::Grantable,
     },
     /// Drop a conversation's branch and the agent's clone.
     Discard { id: String },
@@ -114,6 +130,9 @@ fn main() -> ExitCode {
             Command::Discard { id } => history_cmds::conversation_dir(&id)
                 .and_then(|dir| working_copy::discard(&dir))
                 .map(|()| 0),
+            Command::Config { command } => config_cmds::config(command).map(|()| 0),
+            Command::Allow(args) => config_cmds::allow(args).map(|()| 0),
+            Command::Deny { what } => config_cmds::deny(what).map(|()| 0),
             Command::Ls => history_cmds::list().map(|()| 0),
             Command::Show { id } => history_cmds::show(&id).map(|()| 0),
         }

@@ -9,6 +9,7 @@ use crate::session::drive;
 use crate::session::print_header;
 use crate::session::CommonArgs;
 use crate::session::Tools;
+use crate::settings::SessionSettings;
 use crate::working_copy::WorkingCopy;
 use anyhow::bail;
 use anyhow::Result;
@@ -30,8 +31,6 @@ pub struct ResumeArgs {
 
 pub async fn resume(args: ResumeArgs) -> Result<u8> {
     let _ = nix::sys::prctl::set_dumpable(false);
-    let common = &args.common;
-    common.sandbox_mode()?;
     let dir = conversation_dir(&args.id)?;
     let log_path = dir.join("events.jsonl");
     let logged = read_log(&log_path)?;
@@ -47,10 +46,13 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     // The record, not the log, says where the conversation works; checked before any
     // server is asked anything.
     let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace))?;
-    let client = common.client(Some((&start.base_url, &start.model))).await?;
-    let window = context_window(&client, common.context_window).await;
+    let settings = SessionSettings::resolve(&args.common, Some(&working_copy.config_source()))?;
+    let client = settings
+        .client(Some((&start.base_url, &start.model)))
+        .await?;
+    let window = context_window(&client, settings.values.context_window).await;
     let tools = Tools::build(
-        common,
+        &settings,
         &working_copy,
         &start.conversation,
         crate::session::Readiness::Reopen,
@@ -67,11 +69,11 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     configure(
         &mut conversation,
         window.tokens,
-        common.condense_at,
+        &settings,
         &tools.inspector(&working_copy),
     );
-    conversation.add_step_guard(tools.disk_guard(common.max_disk));
-    if !common.json {
+    conversation.add_step_guard(tools.disk_guard(settings.values.max_disk));
+    if !settings.json {
         let mut lines = vec![format!("context {}", window.description)];
         if let Some(torn) = &notes.torn {
             lines.push(format!(
@@ -100,7 +102,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     drive(
         conversation,
         args.message.as_deref(),
-        common,
+        &settings,
         tools,
         &working_copy,
         &title,

@@ -26,6 +26,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
     let common = &args.common;
     let session = NewSession::prepare(common, &args.place).await?;
     let NewSession {
+        settings,
         client,
         tool_calling,
         window,
@@ -48,11 +49,11 @@ pub async fn run(args: RunArgs) -> Result<u8> {
     configure(
         &mut conversation,
         window.tokens,
-        common.condense_at,
+        settings,
         &tools.inspector(working_copy),
     );
-    conversation.add_step_guard(tools.disk_guard(common.max_disk));
-    if !common.json {
+    conversation.add_step_guard(tools.disk_guard(settings.values.max_disk));
+    if !settings.json {
         print_header(
             id,
             client,
@@ -66,6 +67,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         }
     }
     let NewSession {
+        settings,
         working_copy,
         tools,
         ..
@@ -73,7 +75,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
     drive(
         conversation,
         Some(&args.task),
-        common,
+        &settings,
         tools,
         &working_copy,
         &args.task,

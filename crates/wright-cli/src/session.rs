@@ -2,29 +2,24 @@
 //! connecting to the model, building the sandboxed tools for a workspace, and driving a
 //! conversation to its end (Ctrl-C, budgets, the working copy, the report, exit code).
 
-use crate::connect::connect;
-use crate::connect::ServerChoice;
 use crate::progress::JsonLines;
 use crate::progress::Progress;
 use crate::report::print_report;
-use crate::sandbox_setup::SandboxOptions;
 use crate::sandbox_setup::SandboxSetup;
+pub use crate::settings::CommonArgs;
+use crate::settings::SessionSettings;
 use crate::working_copy;
 use crate::working_copy::WorkingCopy;
 use anyhow::Result;
 use clap::Args;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use wright_core::Conversation;
-use wright_core::Limits;
 use wright_core::Observer;
 use wright_llm::Client;
-use wright_llm::ClientConfig;
 use wright_protocol::AgentState;
-use wright_sandbox::SandboxMode;
 use wright_tools::FileEditorTool;
 use wright_tools::FinishTool;
 use wright_tools::TerminalTool;
@@ -32,126 +27,6 @@ use wright_tools::ThinkTool;
 use wright_tools::Tool;
 use wright_tools::Toolbox;
 use wright_tools::Workspace;
-
-#[derive(Args, Clone)]
-pub struct CommonArgs {
-    /// Model server URL (default: $OPENAI_BASE_URL, $OLLAMA_HOST, else the local servers that answer).
-    #[arg(long, env = "OPENAI_BASE_URL")]
-    pub base_url: Option<String>,
-    /// Model name (default: $OPENAI_MODEL, else the server's only model).
-    #[arg(long, env = "OPENAI_MODEL")]
-    pub model: Option<String>,
-    /// API key, if the server wants one (any value works for local servers).
-    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
-    pub api_key: Option<String>,
-    /// Stop after this many model steps.
-    #[arg(long, default_value_t = 50)]
-    pub max_steps: u32,
-    /// Stop once the conversation has used this many tokens (prompt + completion).
-    #[arg(long)]
-    pub max_tokens: Option<u64>,
-    /// Stop after this many seconds.
-    #[arg(long)]
-    pub max_time: Option<u64>,
-    /// Confinement of the model's commands: auto, landlock, namespaces, docker or none.
-    #[arg(long, default_value = "auto")]
-    pub sandbox: String,
-    /// Image for --sandbox docker: any image with bash (default: debian:bookworm-slim; an
-    /// image with the project's toolchain is better, e.g. rust:1 or python:3.12).
-    #[arg(long, env = "WRIGHT_DOCKER_IMAGE")]
-    pub docker_image: Option<String>,
-    /// Let the model's commands use the network (off by default).
-    #[arg(long)]
-    pub network: bool,
-    /// Most processes the model's commands may run at once.
-    #[arg(long, default_value_t = 512)]
-    pub max_processes: u64,
-    /// Memory limit for all the model's commands together, in MiB (default: half the RAM, at most 16 GiB).
-    #[arg(long)]
-    pub max_memory: Option<u64>,
-    /// Largest file a command may write, in MiB.
-    #[arg(long, default_value_t = 4096)]
-    pub max_file_size: u64,
-    /// Stop when the agent's files (workspace, private tmp and home) have grown by this
-    /// many MiB (default: half the free space at the start).
-    #[arg(long)]
-    pub max_disk: Option<u64>,
-    /// How tool calls travel: auto (probe the server once, remember), native, or text
-    /// (tools described in the prompt, calls read from the reply).
-    #[arg(long, default_value = "auto")]
-    pub tool_calling: String,
-    /// Never send more than this many tokens, even if the server's window is larger.
-    #[arg(long)]
-    pub context_window: Option<u64>,
-    /// Condense the history when a request would pass this share of the window.
-    #[arg(long, default_value_t = wright_core::DEFAULT_CONDENSE_AT)]
-    pub condense_at: f64,
-    /// Print the event log's lines on stdout instead of progress on stderr.
-    #[arg(long)]
-    pub json: bool,
-    /// Ask for whole replies instead of streamed ones.
-    #[arg(long)]
-    pub no_stream: bool,
-    /// Sampling temperature sent to the server (default: the server's).
-    #[arg(long)]
-    pub temperature: Option<f32>,
-    /// Seconds of silence from the server before a request is given up.
-    #[arg(long, default_value_t = 600)]
-    pub idle_timeout: u64,
-    /// Most tokens one reply may generate (a small model can ramble until its window is
-    /// full; 0 leaves it to the server).
-    #[arg(long, default_value_t = 4096)]
-    pub max_reply_tokens: u32,
-}
-
-impl CommonArgs {
-    pub fn sandbox_mode(&self) -> Result<SandboxMode> {
-        Ok(self.sandbox.parse()?)
-    }
-
-    /// Connects to the model server the user names (flags, variables, else the local
-    /// servers that answer). `logged` is a resumed conversation's (base URL, model): its
-    /// model is preferred when the chosen server has it, but its server is never taken on
-    /// the log's word — the user is told how to name it.
-    pub async fn client(&self, logged: Option<(&str, &str)>) -> Result<Client> {
-        let mut config = ClientConfig::new("", "");
-        config.stream = !self.no_stream;
-        config.temperature = self.temperature;
-        config.idle_timeout = Duration::from_secs(self.idle_timeout.max(1));
-        config.max_tokens = (self.max_reply_tokens > 0).then_some(self.max_reply_tokens);
-        let choice = ServerChoice {
-            base_url: self.base_url.clone().filter(|v| !v.is_empty()),
-            model: self.model.clone().filter(|v| !v.is_empty()),
-            preferred_model: logged.map(|(_, model)| model.to_string()),
-            api_key: self.api_key.clone(),
-        };
-        match (connect(choice, config).await, logged) {
-            (Ok(client), _) => Ok(client),
-            (Err(err), Some((url, model))) => Err(anyhow::anyhow!(
-                "{err}\n  this conversation worked with {model} on {url}; wright does not take a server from a log: pass --base-url {url} to use it again"
-            )),
-            (Err(err), None) => Err(err.into()),
-        }
-    }
-
-    pub fn limits(&self) -> Limits {
-        Limits {
-            max_steps: self.max_steps,
-            max_tokens: self.max_tokens,
-            max_time: self.max_time.map(Duration::from_secs),
-        }
-    }
-
-    pub fn sandbox_options(&self) -> SandboxOptions {
-        SandboxOptions {
-            network: self.network,
-            max_processes: self.max_processes,
-            max_memory_mb: self.max_memory,
-            max_file_mb: self.max_file_size,
-            docker_image: self.docker_image.clone(),
-        }
-    }
-}
 
 /// The sandboxed tools of one conversation, with what they need to be cleaned up.
 pub struct Tools {
@@ -173,14 +48,14 @@ pub enum Readiness {
 
 impl Tools {
     pub fn build(
-        args: &CommonArgs,
+        settings: &SessionSettings,
         working_copy: &WorkingCopy,
         id: &str,
         readiness: Readiness,
     ) -> Result<Self> {
         let setup = SandboxSetup::new(
-            args.sandbox_mode()?,
-            args.sandbox_options(),
+            settings.sandbox_mode()?,
+            settings.sandbox_options(),
             &working_copy.placement(),
             id,
         )?;
@@ -222,7 +97,7 @@ impl Tools {
 pub async fn drive(
     mut conversation: Conversation,
     message: Option<&str>,
-    args: &CommonArgs,
+    settings: &SessionSettings,
     tools: Tools,
     working_copy: &WorkingCopy,
     title: &str,
@@ -241,7 +116,7 @@ pub async fn drive(
             }
         }
     });
-    let mut observer: Box<dyn Observer> = if args.json {
+    let mut observer: Box<dyn Observer> = if settings.json {
         Box::new(JsonLines)
     } else {
         Box::new(Progress::new())
@@ -250,7 +125,7 @@ pub async fn drive(
         observer.event(event);
     }
     let outcome = conversation
-        .proceed(message, args.limits(), &cancel, observer.as_mut())
+        .proceed(message, settings.limits(), &cancel, observer.as_mut())
         .await?;
     let id = conversation.id().to_string();
     let log_path = conversation.log_path().to_path_buf();
@@ -270,7 +145,7 @@ pub async fn drive(
     drop(terminal);
     let changes = working_copy.finish(title, &setup);
     drop(workspace);
-    if !args.json {
+    if !settings.json {
         tell!();
         print_report(&outcome, started.elapsed(), &changes, &id, &log_path);
     }
@@ -349,6 +224,7 @@ pub struct WorkspaceArgs {
 /// Everything a new conversation on a workspace needs before its log is created: the
 /// model (and how it calls tools, and its window), the working copy and the tools.
 pub struct NewSession {
+    pub settings: SessionSettings,
     pub client: Client,
     pub tool_calling: wright_protocol::ToolCalling,
     pub tool_calling_why: String,
@@ -366,7 +242,6 @@ impl NewSession {
         // Not dumpable: the model's commands (no capabilities) cannot read this process's
         // memory or /proc/PID/environ, where the API key may be.
         let _ = nix::sys::prctl::set_dumpable(false);
-        common.sandbox_mode()?;
         let requested = workspace.canonicalize().with_context(|| {
             format!(
                 "the workspace {} must be an existing directory",
@@ -374,17 +249,19 @@ impl NewSession {
             )
         })?;
         refuse_workspace_holding_wright(&requested)?;
-        let client = common.client(None).await?;
+        let start = crate::working_copy::StartPoint::find(&requested);
+        let settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
+        let client = settings.client(None).await?;
         let (tool_calling, tool_calling_why) =
-            crate::tool_mode::decide(&common.tool_calling, &client).await?;
-        let window = crate::connect::context_window(&client, common.context_window).await;
+            crate::tool_mode::decide(&settings.values.tool_calling, &client).await?;
+        let window = crate::connect::context_window(&client, settings.values.context_window).await;
         let id = wright_core::new_conversation_id();
         let conversation_dir = wright_core::conversations_dir().join(&id);
         std::fs::create_dir_all(&conversation_dir)
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
-        let prepared = WorkingCopy::prepare(&requested, &conversation_dir, &id, in_place, force)
+        let prepared = WorkingCopy::prepare(start, &conversation_dir, &id, in_place, force)
             .and_then(|working_copy| {
-                let tools = Tools::build(common, &working_copy, &id, Readiness::Start)?;
+                let tools = Tools::build(&settings, &working_copy, &id, Readiness::Start)?;
                 Ok((working_copy, tools))
             });
         let (working_copy, tools) = match prepared {
@@ -396,6 +273,7 @@ impl NewSession {
             }
         };
         Ok(Self {
+            settings,
             client,
             tool_calling,
             tool_calling_why,
@@ -442,18 +320,19 @@ fn refuse_workspace_holding_wright(workspace: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-/// Gives a conversation what the session knows: the window, the condensing threshold and
-/// the inspector that reviews its changes before `finish`.
+/// Gives a conversation what the session knows: the window, the condensing threshold, the
+/// prices and the inspector that reviews its changes before `finish`.
 pub fn configure(
     conversation: &mut Conversation,
     window: Option<u64>,
-    condense_at: f64,
+    settings: &SessionSettings,
     inspector: &Option<crate::inspect::GitInspector>,
 ) {
     if let Some(tokens) = window {
         conversation.set_context_window(tokens);
     }
-    conversation.set_condense_at(condense_at);
+    conversation.set_condense_at(settings.values.condense_at);
+    conversation.set_price(settings.values.price);
     if let Some(inspector) = inspector {
         conversation.set_inspector(Box::new(inspector.clone()));
     }

@@ -6,10 +6,12 @@
 mod chat;
 mod common;
 mod condense;
+mod config;
 mod context;
 mod docker;
 mod doctor;
 mod e2e_fix;
+mod egress;
 mod faults;
 mod fork;
 mod history;

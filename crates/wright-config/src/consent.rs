@@ -1,7 +1,8 @@
 //! What the user allowed, in one record outside every repository
 //! (`$XDG_DATA_HOME/wright/consent.json`, which the sandbox cannot reach): a repository's
 //! configuration file, keyed by the repository and the SHA-256 of the exact content
-//! approved — so a file the agent changed (and that was applied) asks again.
+//! approved — so a file the agent changed (and that was applied) asks again — and the
+//! servers off this machine a repository's code may be sent to.
 
 use serde::Deserialize;
 use serde::Serialize;
@@ -13,15 +14,26 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
-    /// A repository's `.wright/config.toml` asking for more than the defaults.
+    /// A repository's `.wright/config.toml` asking for more than the defaults (the
+    /// subject is the SHA-256 of its content).
     RepoConfig,
+    /// Sending a repository's code to a server not on this machine (the subject is the
+    /// server's host and port).
+    Egress,
 }
 
 impl Kind {
     pub fn as_str(&self) -> &'static str {
         match self {
             Kind::RepoConfig => "repo-config",
+            Kind::Egress => "egress",
         }
+    }
+
+    pub fn parse(word: &str) -> Option<Self> {
+        [Kind::RepoConfig, Kind::Egress]
+            .into_iter()
+            .find(|kind| kind.as_str() == word)
     }
 }
 
@@ -30,8 +42,8 @@ pub struct Grant {
     pub kind: Kind,
     /// The repository (its top level) it is for.
     pub repo: PathBuf,
-    /// SHA-256 of the content allowed, in hex.
-    pub sha256: String,
+    /// What exactly is allowed: a content's SHA-256 in hex, or a host.
+    pub subject: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -85,40 +97,53 @@ impl Consent {
         })
     }
 
-    pub fn allows(&self, kind: Kind, repo: &Path, content: &[u8]) -> bool {
-        let hash = sha256(content);
+    pub fn allows(&self, kind: Kind, repo: &Path, subject: &str) -> bool {
         self.record
             .grants
             .iter()
-            .any(|g| g.kind == kind && g.repo == repo && g.sha256 == hash)
+            .any(|g| g.kind == kind && g.repo == repo && g.subject == subject)
     }
 
-    /// Allows this content (replacing an earlier grant of the same kind for the repo).
+    /// Allows `subject` for the repository and saves the record. A configuration file's
+    /// new content replaces the one allowed before; hosts add up.
     pub fn allow(
         &mut self,
         kind: Kind,
         repo: &Path,
-        content: &[u8],
+        subject: &str,
     ) -> Result<(), crate::ConfigError> {
-        self.deny(kind, repo);
+        if kind == Kind::RepoConfig {
+            self.forget(kind, repo, None);
+        } else {
+            self.forget(kind, repo, Some(subject));
+        }
         self.record.grants.push(Grant {
             kind,
             repo: repo.to_path_buf(),
-            sha256: sha256(content),
+            subject: subject.to_string(),
         });
         self.save()
     }
 
-    /// Forgets every grant of this kind for the repository.
-    pub fn deny(&mut self, kind: Kind, repo: &Path) {
-        self.record
-            .grants
-            .retain(|g| !(g.kind == kind && g.repo == repo));
+    /// Forgets the grants of this kind for the repository (only `subject`'s, if given)
+    /// and saves the record; returns how many there were.
+    pub fn remove(
+        &mut self,
+        kind: Kind,
+        repo: &Path,
+        subject: Option<&str>,
+    ) -> Result<usize, crate::ConfigError> {
+        let removed = self.forget(kind, repo, subject);
+        self.save()?;
+        Ok(removed)
     }
 
-    pub fn remove(&mut self, kind: Kind, repo: &Path) -> Result<(), crate::ConfigError> {
-        self.deny(kind, repo);
-        self.save()
+    fn forget(&mut self, kind: Kind, repo: &Path, subject: Option<&str>) -> usize {
+        let before = self.record.grants.len();
+        self.record.grants.retain(|g| {
+            !(g.kind == kind && g.repo == repo && subject.is_none_or(|s| g.subject == s))
+        });
+        before - self.record.grants.len()
     }
 
     pub fn grants(&self) -> &[Grant] {
@@ -150,19 +175,34 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("consent.json");
         let repo = Path::new("/work/repo");
+        let (first, changed) = (
+            sha256(b"network = true"),
+            sha256(b"network = true\n# changed"),
+        );
         let mut consent = Consent::open(&path).unwrap();
-        assert!(!consent.allows(Kind::RepoConfig, repo, b"network = true"));
-        consent
-            .allow(Kind::RepoConfig, repo, b"network = true")
-            .unwrap();
+        assert!(!consent.allows(Kind::RepoConfig, repo, &first));
+        consent.allow(Kind::RepoConfig, repo, &first).unwrap();
+        let mut consent = Consent::open(&path).unwrap();
+        assert!(consent.allows(Kind::RepoConfig, repo, &first));
+        assert!(!consent.allows(Kind::RepoConfig, repo, &changed));
+        assert!(!consent.allows(Kind::RepoConfig, Path::new("/other"), &first));
+        // A new content replaces the old; hosts add up.
+        consent.allow(Kind::RepoConfig, repo, &changed).unwrap();
+        consent.allow(Kind::Egress, repo, "a.example:443").unwrap();
+        consent.allow(Kind::Egress, repo, "b.example:443").unwrap();
+        let mut consent = Consent::open(&path).unwrap();
+        assert!(!consent.allows(Kind::RepoConfig, repo, &first));
+        assert!(consent.allows(Kind::Egress, repo, "a.example:443"));
+        assert_eq!(consent.grants().len(), 3);
+        assert_eq!(
+            consent
+                .remove(Kind::Egress, repo, Some("a.example:443"))
+                .unwrap(),
+            1
+        );
+        assert_eq!(consent.remove(Kind::RepoConfig, repo, None).unwrap(), 1);
         let consent = Consent::open(&path).unwrap();
-        assert!(consent.allows(Kind::RepoConfig, repo, b"network = true"));
-        assert!(!consent.allows(Kind::RepoConfig, repo, b"network = true\n# changed"));
-        assert!(!consent.allows(Kind::RepoConfig, Path::new("/other"), b"network = true"));
-        let mut consent = Consent::open(&path).unwrap();
-        consent.remove(Kind::RepoConfig, repo).unwrap();
-        assert!(!Consent::open(&path)
-            .unwrap()
-            .allows(Kind::RepoConfig, repo, b"network = true"));
+        assert!(!consent.allows(Kind::RepoConfig, repo, &changed));
+        assert!(consent.allows(Kind::Egress, repo, "b.example:443"));
     }
 }

@@ -107,7 +107,7 @@ fn walk(
 }
 
 /// Whether `value` fits `kind`; else what was expected, in words.
-fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
+pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
     let fits = match (kind, value) {
         (Kind::Str, toml::Value::String(_)) => true,
         (Kind::Bool, toml::Value::Boolean(_)) => true,

@@ -13,8 +13,15 @@
 //! `OPENAI_BASE_URL`, which beats a file's `profile = "local"`.
 
 pub mod consent;
+mod environment;
 mod file;
 mod schema;
+mod settings;
+
+pub use settings::Egress;
+pub use settings::EgressVerdict;
+pub use settings::Settings;
+pub use settings::REPO_FILE;
 
 pub use file::Setting;
 pub use schema::Key;
@@ -55,6 +62,16 @@ pub enum ConfigError {
     UserOnly { file: String, keys: String },
     #[error("{file} asks for {keys}, which a repository's file may only set once you have approved its content (shown by `wright allow repo-config`, in the repository)")]
     NeedsApproval { file: String, keys: String },
+    #[error("{origin} says the API key is in the environment variable {var}, which is not set")]
+    KeyMissing { var: String, origin: String },
+    #[error("{origin} sets max_cost, which needs the profile's price_in and price_out (per million tokens) to count the cost")]
+    NoPrice { origin: String },
+    #[error(
+        "{origin}: extra may not set {key}, which wright sets itself (use the key of that name)"
+    )]
+    OwnField { origin: String, key: String },
+    #[error("{flag} must be {expected}")]
+    Flag { flag: String, expected: String },
     #[error("there is no profile '{name}'{}", if defined.is_empty() { "; no profile is defined (add a [profiles.NAME] table to your configuration)".to_string() } else { format!("; defined: {}", defined.join(", ")) })]
     NoProfile { name: String, defined: Vec<String> },
 }
@@ -62,15 +79,25 @@ pub enum ConfigError {
 /// Where a value came from, lowest precedence first.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Origin {
-    UserFile { path: PathBuf, line: usize },
-    RepoFile { name: String, line: usize },
+    /// wright's own default.
+    Default,
+    UserFile {
+        path: PathBuf,
+        line: usize,
+    },
+    RepoFile {
+        name: String,
+        line: usize,
+    },
     Env(String),
     Flag(String),
 }
 
 impl Origin {
-    fn rank(&self) -> u8 {
+    /// Higher wins.
+    pub fn rank(&self) -> u8 {
         match self {
+            Origin::Default => 0,
             Origin::UserFile { .. } => 1,
             Origin::RepoFile { .. } => 2,
             Origin::Env(_) => 3,
@@ -82,6 +109,7 @@ impl Origin {
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Origin::Default => write!(f, "default"),
             Origin::UserFile { path, line } => write!(f, "{}:{line}", path.display()),
             Origin::RepoFile { name, line } => write!(f, "{name}:{line}"),
             Origin::Env(var) => write!(f, "environment {var}"),
@@ -221,6 +249,18 @@ impl Config {
     pub fn with(mut self, key: &str, value: toml::Value, origin: Origin) -> Self {
         self.set(key.to_string(), value, origin);
         self
+    }
+
+    /// Sets `key` from the flag `flag`, checked as a file's value would be.
+    pub fn with_flag(self, key: &str, value: toml::Value, flag: &str) -> Result<Self, ConfigError> {
+        let path: Vec<&str> = key.split('.').collect();
+        if let Some(known) = schema::key(&path) {
+            file::check(known.kind, &value).map_err(|expected| ConfigError::Flag {
+                flag: flag.to_string(),
+                expected,
+            })?;
+        }
+        Ok(self.with(key, value, Origin::Flag(flag.to_string())))
     }
 
     fn set(&mut self, key: String, value: toml::Value, origin: Origin) {

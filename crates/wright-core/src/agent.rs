@@ -52,6 +52,8 @@ pub struct Limits {
     pub max_tokens: Option<u64>,
     /// Wall time of this run; a step in flight at the deadline is interrupted.
     pub max_time: Option<std::time::Duration>,
+    /// Money over the whole conversation, by the prices given with `set_price`.
+    pub max_cost: Option<f64>,
 }
 
 /// A check the front end makes before each step (the agent's disk use, say): a reason
@@ -74,6 +76,8 @@ pub struct Totals {
     pub generation_ms: f64,
     /// How many times the history was condensed to fit the window.
     pub condensations: u32,
+    /// What the requests cost, when the model's prices are known.
+    pub cost: f64,
 }
 
 impl Totals {
@@ -134,6 +138,8 @@ pub struct Conversation {
     last_review: Option<Review>,
     /// Checked before each step, after the budgets.
     guards: Vec<Box<dyn StepGuard>>,
+    /// The model's prices, for the cost of each request and `max_cost`.
+    price: Option<wright_protocol::Price>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -189,6 +195,7 @@ impl Conversation {
                 tools: schemas,
                 tool_calling,
                 forked_from: None,
+                destination: Some(wright_llm::destination(&client.config().base_url)),
             }),
         )?;
         Ok(Self::assemble(
@@ -228,6 +235,7 @@ impl Conversation {
             condensed_at_steps: Vec::new(),
             inspector: None,
             guards: Vec::new(),
+            price: None,
             reviewed: false,
             last_review: None,
         }
@@ -544,6 +552,10 @@ impl Conversation {
         let generation_ms = usage.predicted_ms.unwrap_or(response.generation_ms);
         self.totals.prefill_ms += prefill_ms;
         self.totals.generation_ms += generation_ms;
+        let cost = self
+            .price
+            .map(|price| price.of(usage.prompt_tokens, usage.completion_tokens));
+        self.totals.cost += cost.unwrap_or(0.0);
         self.append(
             observer,
             Source::Environment,
@@ -554,6 +566,8 @@ impl Conversation {
                 cached_tokens: usage.cached_tokens,
                 prefill_ms: Some(prefill_ms),
                 generation_ms: Some(generation_ms),
+                destination: Some(wright_llm::destination(&self.client.config().base_url)),
+                cost,
             }),
         )
     }

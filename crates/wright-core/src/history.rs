@@ -262,6 +262,7 @@ mod tests {
                     tools: vec![],
                     tool_calling: ToolCalling::Native,
                     forked_from: None,
+                    destination: None,
                 }),
             ),
             event(

@@ -32,6 +32,9 @@ pub struct ClientConfig {
     /// prefilling a long prompt at 40 tokens/s is silent for minutes and is not stuck.
     pub idle_timeout: Duration,
     pub max_retries: u32,
+    /// Fields added to every request body (a profile's `extra`); never the ones wright
+    /// sets itself.
+    pub extra: serde_json::Map<String, Value>,
 }
 
 impl ClientConfig {
@@ -46,6 +49,7 @@ impl ClientConfig {
             connect_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(600),
             max_retries: 3,
+            extra: serde_json::Map::new(),
         }
     }
 }
@@ -109,6 +113,7 @@ impl Client {
             tools,
             temperature: self.config.temperature,
             max_tokens: self.config.max_tokens,
+            extra: &self.config.extra,
             stream: self.config.stream,
             stream_options: self.config.stream.then_some(StreamOptions {
                 include_usage: true,

@@ -8,6 +8,7 @@
 
 mod accumulate;
 mod client;
+mod destination;
 mod discovery;
 mod error;
 mod names;
@@ -21,6 +22,8 @@ pub use client::normalize_base_url;
 pub use client::Client;
 pub use client::ClientConfig;
 pub use client::PROBE_TOOL;
+pub use destination::destination;
+pub use destination::host_and_port;
 pub use discovery::discover_local_server;
 pub use discovery::FoundServer;
 pub use discovery::LOCAL_SERVERS;

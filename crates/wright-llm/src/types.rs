@@ -19,6 +19,9 @@ pub struct ChatRequest<'a> {
     pub temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Fields the user's profile adds to every request (`extra`).
+    #[serde(flatten)]
+    pub extra: &'a serde_json::Map<String, Value>,
     #[serde(skip_serializing_if = "<[Value]>::is_empty")]
     pub tools: &'a [Value],
     pub messages: &'a [ChatMessage],

@@ -6,8 +6,10 @@ use serde::Serialize;
 use serde_json::Value;
 use std::time::SystemTime;
 
-/// Version of the JSONL format, written in every log's first (`start`) event.
-pub const LOG_FORMAT_VERSION: u32 = 1;
+/// Version of the JSONL format, written in every log's first (`start`) event. Version 2
+/// added where each model request went (`destination` on `start` and `usage`) and its
+/// cost (`cost` on `usage`); logs of version 1 read as they are, without them.
+pub const LOG_FORMAT_VERSION: u32 = 2;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -196,6 +198,53 @@ pub struct Start {
     /// For a fork: the conversation and event it was taken from ("ID@EVENT").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<String>,
+    /// Where the model's requests go (version 2 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination: Option<Destination>,
+}
+
+/// What a model's tokens cost, per million, for a spending cap.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub prompt: f64,
+    pub completion: f64,
+}
+
+impl Price {
+    pub fn of(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.prompt + completion_tokens as f64 * self.completion) / 1e6
+    }
+}
+
+/// Where a model request goes, as far as this repository's code is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Destination {
+    /// A server on this machine (a loopback address or `localhost`).
+    Loopback,
+    /// A private address of the local network (10/8, 172.16/12, 192.168/16, link-local,
+    /// IPv6 unique-local).
+    LocalNetwork,
+    /// Anything else: a named host or a public address.
+    Remote,
+    /// The engine inside wright's own process.
+    Embedded,
+}
+
+impl Destination {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Destination::Loopback => "loopback",
+            Destination::LocalNetwork => "local_network",
+            Destination::Remote => "remote",
+            Destination::Embedded => "embedded",
+        }
+    }
+
+    /// Whether the code stays on this machine.
+    pub fn is_local(self) -> bool {
+        matches!(self, Destination::Loopback | Destination::Embedded)
+    }
 }
 
 /// How the model calls tools.
@@ -259,6 +308,12 @@ pub struct Usage {
     /// Wall time from the first streamed byte to the end of the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation_ms: Option<f64>,
+    /// Where the request went (version 2 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination: Option<Destination>,
+    /// What the request cost by the profile's prices, when it has them (version 2 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 #[cfg(test)]

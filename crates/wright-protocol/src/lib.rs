@@ -13,8 +13,10 @@ mod printable;
 
 pub use event::AgentState;
 pub use event::Condensation;
+pub use event::Destination;
 pub use event::Event;
 pub use event::EventBody;
+pub use event::Price;
 pub use event::Review;
 pub use event::Source;
 pub use event::Start;

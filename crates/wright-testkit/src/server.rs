@@ -28,6 +28,8 @@ pub struct Recorded {
     pub path: String,
     pub body: Vec<u8>,
     pub at: Instant,
+    /// The `Authorization` header, as sent.
+    pub authorization: Option<String>,
 }
 
 impl Recorded {
@@ -66,6 +68,9 @@ pub struct ServerOptions {
     /// Stream like Ollama: whole calls per chunk without `index`, `reasoning` field,
     /// finish reason "stop" after tool calls.
     pub ollama_style: bool,
+    /// The address to listen on (loopback unless a test needs the server reached as
+    /// another machine would reach it).
+    pub bind: std::net::IpAddr,
 }
 
 impl Default for ServerOptions {
@@ -76,6 +81,7 @@ impl Default for ServerOptions {
             native_tools: true,
             llama_cpp_context: None,
             ollama_style: false,
+            bind: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
         }
     }
 }
@@ -147,7 +153,7 @@ impl ScriptedServer {
             app = app.route("/props", get(move || async move { Json(props) }));
         }
         let app = app.with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
+        let listener = tokio::net::TcpListener::bind((options.bind, options.port)).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             let listener = listener.tap_io(|tcp| {
@@ -165,6 +171,10 @@ impl ScriptedServer {
     /// Base URL, `/v1` included.
     pub fn url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
     }
 
     /// Every request received so far (model lists and probes included), in order.
@@ -215,11 +225,22 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-async fn list_models(State(shared): State<Arc<Shared>>) -> Json<Value> {
+fn authorization(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+async fn list_models(
+    State(shared): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+) -> Json<Value> {
     lock(&shared.requests).push(Recorded {
         path: "/v1/models".into(),
         body: Vec::new(),
         at: Instant::now(),
+        authorization: authorization(&headers),
     });
     let data: Vec<Value> = shared
         .models
@@ -229,13 +250,18 @@ async fn list_models(State(shared): State<Arc<Shared>>) -> Json<Value> {
     Json(json!({"object": "list", "data": data}))
 }
 
-async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+async fn chat(
+    State(shared): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
     let at = Instant::now();
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     lock(&shared.requests).push(Recorded {
         path: "/v1/chat/completions".into(),
         body: body.to_vec(),
         at,
+        authorization: authorization(&headers),
     });
     let prompt_tokens = (body.len() / 4) as u64;
     if is_summary_request(&request) {

@@ -23,6 +23,7 @@ pub use record::Record;
 
 use crate::sandbox_setup::Placement;
 use crate::sandbox_setup::SandboxSetup;
+use crate::settings::RepoConfigSource;
 use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
@@ -199,6 +200,43 @@ fn settle_earlier_runs(workspace: &Path, current: &Path) {
     }
 }
 
+/// Where a new conversation starts: the directory, the user's repository it is in (if
+/// any) and that repository's current commit. Finding it first settles earlier runs
+/// there, so no repository an agent made is taken for the user's.
+#[derive(Debug, Clone)]
+pub struct StartPoint {
+    pub workspace: PathBuf,
+    pub repo: Option<UserRepo>,
+    pub head: Option<Oid>,
+}
+
+impl StartPoint {
+    pub fn find(workspace: &Path) -> Self {
+        settle_earlier_runs(workspace, Path::new(""));
+        let repo = UserRepo::discover(workspace);
+        let head = repo.as_ref().and_then(|repo| repo.head().ok());
+        Self {
+            workspace: workspace.to_path_buf(),
+            repo,
+            head,
+        }
+    }
+
+    /// Where the repository's own configuration is read: at the start commit.
+    pub fn config_source(&self) -> RepoConfigSource {
+        match (&self.repo, &self.head) {
+            (Some(repo), Some(head)) => RepoConfigSource::Commit {
+                repo: repo.clone(),
+                commit: head.clone(),
+            },
+            (Some(repo), None) => RepoConfigSource::Nothing {
+                top: repo.top().to_path_buf(),
+            },
+            (None, _) => RepoConfigSource::Directory(self.workspace.clone()),
+        }
+    }
+}
+
 /// Removes what a conversation that never ran left: its directory and its clone.
 pub fn remove_unstarted(conversation_dir: &Path, id: &str) {
     let _ = std::fs::remove_dir_all(conversation_dir);
@@ -210,15 +248,19 @@ impl WorkingCopy {
     /// repository is read here; the clone is made without a work tree (`start` checks it
     /// out, in the sandbox).
     pub fn prepare(
-        workspace: &Path,
+        start: StartPoint,
         conversation_dir: &Path,
         id: &str,
         in_place: bool,
         force: bool,
     ) -> Result<Self> {
-        // Before anything looks for "the user's repository" here.
-        settle_earlier_runs(workspace, conversation_dir);
-        let Some(repo) = UserRepo::discover(workspace) else {
+        let StartPoint {
+            workspace,
+            repo,
+            head,
+        } = start;
+        let workspace = workspace.as_path();
+        let Some(repo) = repo else {
             let git_before = git_entries::scan(workspace, false, &[]);
             Record::Direct {
                 workspace: workspace.to_path_buf(),
@@ -231,17 +273,11 @@ impl WorkingCopy {
                 record_dir: conversation_dir.to_path_buf(),
             });
         };
-        let base = repo
-            .head()
-            .context("the repository has no commit yet; commit once, or use --in-place")
-            .or_else(|err| {
-                if in_place {
-                    Ok(Oid::empty_tree())
-                } else {
-                    Err(err)
-                }
-            });
-        let base = base?;
+        let base = match head {
+            Some(head) => head,
+            None if in_place => Oid::empty_tree(),
+            None => bail!("the repository has no commit yet; commit once, or use --in-place"),
+        };
         if in_place {
             let git_dirs = repo.git_dirs()?;
             let git_before = git_entries::scan(workspace, false, &[]);
@@ -364,6 +400,21 @@ impl WorkingCopy {
                 })
             }
         })
+    }
+
+    /// Where the conversation's repository configuration is read: at its start commit.
+    pub fn config_source(&self) -> RepoConfigSource {
+        match self {
+            WorkingCopy::Direct { root, .. } => RepoConfigSource::Directory(root.clone()),
+            WorkingCopy::InPlace(in_place) => RepoConfigSource::Commit {
+                repo: in_place.repo.clone(),
+                commit: in_place.base.clone(),
+            },
+            WorkingCopy::Clone(clone) => RepoConfigSource::Commit {
+                repo: clone.repo.clone(),
+                commit: clone.base.clone(),
+            },
+        }
     }
 
     /// The workspace, opened: a clone's subdirectory is reached from the clone's root

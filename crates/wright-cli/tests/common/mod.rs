@@ -39,7 +39,8 @@ impl Harness {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", std::env::var("HOME").unwrap_or_default())
             .env("XDG_DATA_HOME", self.data.path())
-            .env("XDG_CACHE_HOME", self.data.path().join("cache"));
+            .env("XDG_CACHE_HOME", self.data.path().join("cache"))
+            .env("XDG_CONFIG_HOME", self.data.path().join("config"));
         for (key, value) in env {
             command.env(key, value);
         }

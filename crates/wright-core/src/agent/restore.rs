@@ -17,6 +17,13 @@ impl Conversation {
                 _ => None,
             })
             .ok_or_else(|| StoreError::NotResumable("the log has no start event".into()))?;
+        if start.version > wright_protocol::LOG_FORMAT_VERSION {
+            return Err(StoreError::NotResumable(format!(
+                "the log is in format version {}, written by a newer wright; this one reads versions 1 to {}",
+                start.version,
+                wright_protocol::LOG_FORMAT_VERSION
+            )));
+        }
         let request_tools = match start.tool_calling {
             ToolCalling::Native => start.tools.clone(),
             ToolCalling::Text => Vec::new(),
@@ -39,6 +46,7 @@ impl Conversation {
                     conversation.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
                     conversation.totals.prefill_ms += usage.prefill_ms.unwrap_or(0.0);
                     conversation.totals.generation_ms += usage.generation_ms.unwrap_or(0.0);
+                    conversation.totals.cost += usage.cost.unwrap_or(0.0);
                 }
                 EventBody::Action {
                     step,
@@ -82,6 +90,12 @@ impl Conversation {
         if let Some(max) = limits.max_tokens.filter(|max| used >= *max) {
             return Some(format!(
                 "the token budget ({max}) was spent ({used} tokens); raise it with --max-tokens"
+            ));
+        }
+        if let Some(max) = limits.max_cost.filter(|max| self.totals.cost >= *max) {
+            return Some(format!(
+                "the spending cap ({max}) was reached ({:.4} spent at the profile's prices); raise max_cost or pass --max-cost",
+                self.totals.cost
             ));
         }
         if let Some(max) = limits.max_time.filter(|max| started.elapsed() >= *max) {

@@ -36,6 +36,11 @@ impl Conversation {
         self.inspector = Some(inspector);
     }
 
+    /// Counts what each request costs at `price` (and stops at `Limits::max_cost`).
+    pub fn set_price(&mut self, price: Option<wright_protocol::Price>) {
+        self.price = price;
+    }
+
     /// Checks `guard` before each step; its reason stops the run.
     pub fn add_step_guard(&mut self, guard: Box<dyn StepGuard>) {
         self.guards.push(guard);
@@ -56,6 +61,12 @@ impl Conversation {
         self.totals.condensations += 1;
         self.totals.prompt_tokens += condensation.summary_prompt_tokens.unwrap_or(0);
         self.totals.completion_tokens += condensation.summary_completion_tokens.unwrap_or(0);
+        if let Some(price) = self.price {
+            self.totals.cost += price.of(
+                condensation.summary_prompt_tokens.unwrap_or(0),
+                condensation.summary_completion_tokens.unwrap_or(0),
+            );
+        }
         self.condensed_at_steps.push(self.step);
     }
 

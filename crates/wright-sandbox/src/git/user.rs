@@ -123,6 +123,47 @@ impl UserRepo {
         .map(drop)
     }
 
+    /// The content of `path` in commit `oid` when it is a regular file there (not a link
+    /// or a submodule), and no larger than `max_bytes`; `None` when there is no such
+    /// file. Read from the object store: no work tree file, link or filter is involved.
+    pub fn file_at(
+        &self,
+        oid: &Oid,
+        path: &str,
+        max_bytes: usize,
+    ) -> Result<Option<Vec<u8>>, GitError> {
+        let listed = self.run(&["ls-tree", "-z", "--full-tree", oid.as_str(), "--", path])?;
+        let Some(entry) = listed.split('\0').find(|e| !e.is_empty()) else {
+            return Ok(None);
+        };
+        // "MODE TYPE OBJECT\tPATH"
+        let mut fields = entry.split(['\t', ' ']);
+        let (mode, kind, object) = (fields.next(), fields.next(), fields.next());
+        if !matches!(mode, Some("100644" | "100755")) || kind != Some("blob") {
+            return Ok(None);
+        }
+        let Some(object) = object.and_then(Oid::parse) else {
+            return Ok(None);
+        };
+        let args = ["cat-file", "blob", object.as_str()];
+        let child = self.spawn(&args, Stdio::null())?;
+        let limits = RunLimits {
+            max_stdout: max_bytes + 1,
+            ..RunLimits::default()
+        };
+        let captured = finish(child, Vec::new(), limits)?;
+        if captured.stdout.len() > max_bytes {
+            return Err(GitError::Failed {
+                command: format!("cat-file blob {object}"),
+                said: format!("{path} is larger than {max_bytes} bytes"),
+            });
+        }
+        if !captured.success() {
+            return Err(failed(&args, &captured.said()));
+        }
+        Ok(Some(captured.stdout))
+    }
+
     /// Whether `oid` is a commit of this repository.
     pub fn has_commit(&self, oid: &Oid) -> bool {
         let spec = format!("{oid}^{{commit}}");

@@ -56,6 +56,38 @@ pub fn open(workspace: &Workspace, relative: &Path) -> Result<std::fs::File, Too
     Ok(file)
 }
 
+impl Workspace {
+    /// The whole of the regular file at `relative` beneath the workspace, for wright's own
+    /// use (a repository's configuration in a plain directory): `None` when nothing is
+    /// there, an error when it is something else or larger than `max_bytes`.
+    pub fn read_file(&self, relative: &Path, max_bytes: u64) -> Result<Option<Vec<u8>>, ToolError> {
+        match kind(self, relative)? {
+            Kind::Missing => return Ok(None),
+            Kind::File => {}
+            Kind::Dir | Kind::Other => {
+                return Err(ToolError::Fatal(format!(
+                    "{} is not a regular file",
+                    self.display(relative)
+                )))
+            }
+        }
+        let file = open(self, relative)?;
+        let mut bytes = Vec::new();
+        file.take(max_bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|err| {
+                ToolError::Fatal(format!("cannot read {}: {err}", self.display(relative)))
+            })?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(ToolError::Fatal(format!(
+                "{} is larger than {max_bytes} bytes",
+                self.display(relative)
+            )));
+        }
+        Ok(Some(bytes))
+    }
+}
+
 /// The whole of a regular file, if it is at most `MAX_EDITED_BYTES`.
 pub fn read(workspace: &Workspace, relative: &Path) -> Result<Vec<u8>, ToolError> {
     let file = open(workspace, relative)?;

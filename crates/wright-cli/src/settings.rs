@@ -1,0 +1,451 @@
+//! From the command line, the environment and the configuration files to what one session
+//! runs with. The repository's own `.wright/config.toml` is read from the user's
+//! repository at the commit the conversation starts from (through git's object store,
+//! never the work tree or the agent's clone), or from a plain directory without leaving
+//! it; a file that asks for more than the defaults is taken only once the user approved
+//! its exact content (recorded by hash), by a flag for one run, or by answering at the
+//! terminal. Where the model server is not on this machine, `egress` decides whether the
+//! repository's code may go there.
+
+use crate::ask;
+use crate::connect::connect;
+use crate::connect::ServerChoice;
+use crate::sandbox_setup::SandboxOptions;
+use anyhow::bail;
+use anyhow::Context;
+use anyhow::Result;
+use clap::Args;
+use std::path::Path;
+use std::path::PathBuf;
+use std::time::Duration;
+use wright_config::consent;
+use wright_config::consent::Consent;
+use wright_config::Config;
+use wright_config::EgressVerdict;
+use wright_config::Settings;
+use wright_config::REPO_FILE;
+use wright_core::Limits;
+use wright_llm::Client;
+use wright_llm::ClientConfig;
+use wright_sandbox::git::Oid;
+use wright_sandbox::git::UserRepo;
+use wright_sandbox::SandboxMode;
+
+/// The largest repository configuration file read.
+const MAX_REPO_FILE: usize = 64 << 10;
+
+#[derive(Args, Clone, Default)]
+pub struct CommonArgs {
+    /// Use this profile of your configuration (a [profiles.NAME] table; default: the
+    /// `profile` key, or $WRIGHT_PROFILE).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Model server URL (default: $OPENAI_BASE_URL, $OLLAMA_HOST, the configuration's
+    /// base_url, else the local servers that answer).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Model name (default: $OPENAI_MODEL, the configuration's model, else the server's
+    /// only model).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// API key, if the server wants one (default: $OPENAI_API_KEY, or the variable the
+    /// profile's api_key_env names).
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// Stop after this many model steps (default 50).
+    #[arg(long)]
+    pub max_steps: Option<u32>,
+    /// Stop once the conversation has used this many tokens (prompt + completion).
+    #[arg(long)]
+    pub max_tokens: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    pub max_time: Option<u64>,
+    /// Stop once the conversation has cost this much, at the profile's price_in and
+    /// price_out (per million tokens).
+    #[arg(long)]
+    pub max_cost: Option<f64>,
+    /// Confinement of the model's commands: auto, landlock, namespaces, docker or none
+    /// (default auto).
+    #[arg(long)]
+    pub sandbox: Option<String>,
+    /// Image for --sandbox docker: any image with bash (default: $WRIGHT_DOCKER_IMAGE, else
+    /// debian:bookworm-slim; an image with the project's toolchain is better, e.g. rust:1
+    /// or python:3.12).
+    #[arg(long)]
+    pub docker_image: Option<String>,
+    /// Let the model's commands use the network (off by default).
+    #[arg(long)]
+    pub network: bool,
+    /// Most processes the model's commands may run at once (default 512).
+    #[arg(long)]
+    pub max_processes: Option<u64>,
+    /// Memory limit for all the model's commands together, in MiB (default: half the RAM,
+    /// at most 16 GiB).
+    #[arg(long)]
+    pub max_memory: Option<u64>,
+    /// Largest file a command may write, in MiB (default 4096).
+    #[arg(long)]
+    pub max_file_size: Option<u64>,
+    /// Stop when the agent's files (workspace, private tmp and home) have grown by this
+    /// many MiB (default: half the free space at the start).
+    #[arg(long)]
+    pub max_disk: Option<u64>,
+    /// How tool calls travel: auto (probe the server once, remember), native, or text
+    /// (tools described in the prompt, calls read from the reply).
+    #[arg(long)]
+    pub tool_calling: Option<String>,
+    /// Never send more than this many tokens, even if the server's window is larger.
+    #[arg(long)]
+    pub context_window: Option<u64>,
+    /// Condense the history when a request would pass this share of the window (default
+    /// 0.75).
+    #[arg(long)]
+    pub condense_at: Option<f64>,
+    /// Print the event log's lines on stdout instead of progress on stderr.
+    #[arg(long)]
+    pub json: bool,
+    /// Ask for whole replies instead of streamed ones.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Sampling temperature sent to the server (default: the server's).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Seconds of silence from the server before a request is given up (default 600).
+    #[arg(long)]
+    pub idle_timeout: Option<u64>,
+    /// Most tokens one reply may generate (a small model can ramble until its window is
+    /// full; 0 leaves it to the server; default 4096).
+    #[arg(long)]
+    pub max_reply_tokens: Option<u64>,
+    /// Take the repository's .wright/config.toml for this run although it asks for more
+    /// than the defaults and you have not approved it (`wright allow repo-config` approves
+    /// it for good).
+    #[arg(long)]
+    pub allow_repo_config: bool,
+    /// Let this run send the repository's code to a model server that is not on this
+    /// machine, where egress is `ask` (`wright allow egress HOST` allows it for good).
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+impl CommonArgs {
+    /// The flags given, as configuration values with their flag's name.
+    fn flags(&self) -> Vec<(&'static str, toml::Value, &'static str)> {
+        use toml::Value;
+        let text = |v: &Option<String>| v.clone().map(Value::String);
+        let int = |v: Option<u64>| v.map(|n| Value::Integer(n.min(i64::MAX as u64) as i64));
+        let mut flags = vec![
+            ("profile", text(&self.profile), "--profile"),
+            ("base_url", text(&self.base_url), "--base-url"),
+            ("model", text(&self.model), "--model"),
+            ("api_key", text(&self.api_key), "--api-key"),
+            (
+                "run.max_steps",
+                int(self.max_steps.map(u64::from)),
+                "--max-steps",
+            ),
+            ("run.max_tokens", int(self.max_tokens), "--max-tokens"),
+            ("run.max_time", int(self.max_time), "--max-time"),
+            ("max_cost", self.max_cost.map(Value::Float), "--max-cost"),
+            ("sandbox.level", text(&self.sandbox), "--sandbox"),
+            (
+                "sandbox.docker_image",
+                text(&self.docker_image),
+                "--docker-image",
+            ),
+            (
+                "sandbox.network",
+                self.network.then_some(Value::Boolean(true)),
+                "--network",
+            ),
+            (
+                "sandbox.max_processes",
+                int(self.max_processes),
+                "--max-processes",
+            ),
+            ("sandbox.max_memory", int(self.max_memory), "--max-memory"),
+            (
+                "sandbox.max_file_size",
+                int(self.max_file_size),
+                "--max-file-size",
+            ),
+            ("sandbox.max_disk", int(self.max_disk), "--max-disk"),
+            ("tool_calling", text(&self.tool_calling), "--tool-calling"),
+            (
+                "context_window",
+                int(self.context_window),
+                "--context-window",
+            ),
+            (
+                "run.condense_at",
+                self.condense_at.map(Value::Float),
+                "--condense-at",
+            ),
+            (
+                "run.stream",
+                self.no_stream.then_some(Value::Boolean(false)),
+                "--no-stream",
+            ),
+            (
+                "temperature",
+                self.temperature.map(Value::Float),
+                "--temperature",
+            ),
+            ("run.idle_timeout", int(self.idle_timeout), "--idle-timeout"),
+            (
+                "max_reply_tokens",
+                int(self.max_reply_tokens),
+                "--max-reply-tokens",
+            ),
+        ];
+        flags
+            .drain(..)
+            .filter_map(|(key, value, flag)| value.map(|value| (key, value, flag)))
+            .collect()
+    }
+}
+
+/// Where a repository's own configuration file is read from.
+#[derive(Debug, Clone)]
+pub enum RepoConfigSource {
+    /// The user's repository, at the commit the conversation starts from.
+    Commit { repo: UserRepo, commit: Oid },
+    /// A directory that is not a repository, read beneath it.
+    Directory(PathBuf),
+    /// A repository without a commit yet: nothing to read.
+    Nothing { top: PathBuf },
+}
+
+/// A repository's configuration file as read.
+pub struct RepoFile {
+    pub text: String,
+    /// For messages: the path, and the commit it was read at.
+    pub name: String,
+}
+
+impl RepoConfigSource {
+    /// The repository (or directory) consent and `[repos."PATH"]` are keyed by.
+    pub fn key(&self) -> &Path {
+        match self {
+            RepoConfigSource::Commit { repo, .. } => repo.top(),
+            RepoConfigSource::Directory(dir) => dir,
+            RepoConfigSource::Nothing { top } => top,
+        }
+    }
+
+    pub fn read(&self) -> Result<Option<RepoFile>> {
+        let (bytes, name) = match self {
+            RepoConfigSource::Commit { repo, commit } => {
+                let bytes = repo
+                    .file_at(commit, REPO_FILE, MAX_REPO_FILE)
+                    .with_context(|| {
+                        format!("cannot read {REPO_FILE} of {}", repo.top().display())
+                    })?;
+                let short: String = commit.as_str().chars().take(12).collect();
+                (
+                    bytes,
+                    format!("{} at {short}", repo.top().join(REPO_FILE).display()),
+                )
+            }
+            RepoConfigSource::Directory(dir) => {
+                let workspace = wright_tools::Workspace::new(dir)?;
+                let bytes = workspace.read_file(Path::new(REPO_FILE), MAX_REPO_FILE as u64)?;
+                (bytes, dir.join(REPO_FILE).display().to_string())
+            }
+            RepoConfigSource::Nothing { .. } => (None, String::new()),
+        };
+        let Some(bytes) = bytes else {
+            return Ok(None);
+        };
+        let text =
+            String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{name} is not UTF-8 text"))?;
+        Ok(Some(RepoFile { text, name }))
+    }
+}
+
+/// What a session runs with, and how it was decided.
+pub struct SessionSettings {
+    pub values: Settings,
+    /// The repository (or directory) the session works on, for consent.
+    pub repo: Option<PathBuf>,
+    pub json: bool,
+    allow_remote: bool,
+}
+
+/// The user's file, the repository's (`source`), the environment and `args`, merged.
+pub fn merged(args: &CommonArgs, source: Option<&RepoConfigSource>) -> Result<Config> {
+    let mut config = Config::default();
+    if let Some(path) = Config::user_file() {
+        config = config.with_user_file(&path)?;
+    }
+    if let Some(file) = source.map(RepoConfigSource::read).transpose()?.flatten() {
+        let approved = match Config::repo_file_needs_approval(&file.text, &file.name)? {
+            false => false,
+            true => approve(args, source.map(RepoConfigSource::key), &file)?,
+        };
+        config = config.with_repo_file(&file.text, &file.name, approved)?;
+    }
+    config = config.with_environment(|name| std::env::var(name).ok());
+    for (key, value, flag) in args.flags() {
+        config = config.with_flag(key, value, flag)?;
+    }
+    Ok(config.resolve_profile()?)
+}
+
+/// Whether the repository's file that asks for more than the defaults may be taken.
+fn approve(args: &CommonArgs, repo: Option<&Path>, file: &RepoFile) -> Result<bool> {
+    let Some(repo) = repo else {
+        return Ok(false);
+    };
+    let hash = consent::sha256(file.text.as_bytes());
+    let mut record = Consent::open(&Consent::default_path())?;
+    if args.allow_repo_config || record.allows(consent::Kind::RepoConfig, repo, &hash) {
+        return Ok(true);
+    }
+    if !ask::can_ask(args.json) {
+        return Ok(false);
+    }
+    tell!(
+        "{} asks for settings a repository may only set with your approval:\n\n{}\n",
+        file.name,
+        file.text.trim_end()
+    );
+    if !ask::yes("Allow this file, with exactly this content, for this repository?") {
+        bail!(
+            "{} was not approved; remove what it asks for, or approve it later with `wright allow repo-config`",
+            file.name
+        );
+    }
+    record.allow(consent::Kind::RepoConfig, repo, &hash)?;
+    Ok(true)
+}
+
+impl SessionSettings {
+    /// Resolves everything for a session on `source`'s repository.
+    pub fn resolve(args: &CommonArgs, source: Option<&RepoConfigSource>) -> Result<Self> {
+        let config = merged(args, source)?;
+        let repo = source.map(|s| s.key().to_path_buf());
+        let values =
+            Settings::from_config(&config, repo.as_deref(), |name| std::env::var(name).ok())?;
+        values.sandbox_level.parse::<SandboxMode>()?;
+        Ok(Self {
+            values,
+            repo,
+            json: args.json,
+            allow_remote: args.allow_remote,
+        })
+    }
+
+    pub fn sandbox_mode(&self) -> Result<SandboxMode> {
+        Ok(self.values.sandbox_level.parse()?)
+    }
+
+    pub fn client_config(&self) -> ClientConfig {
+        let values = &self.values;
+        let mut config = ClientConfig::new("", "");
+        config.stream = values.stream;
+        config.temperature = values.temperature;
+        config.idle_timeout = Duration::from_secs(values.idle_timeout.max(1));
+        config.max_tokens = (values.max_reply_tokens > 0).then_some(values.max_reply_tokens);
+        config.extra = values.extra.clone();
+        config
+    }
+
+    /// Connects to the model server the settings name (else the local servers that
+    /// answer). `logged` is a resumed conversation's (base URL, model): its model is
+    /// preferred when the chosen server has it, but its server is never taken on the
+    /// log's word — the user is told how to name it. The repository's egress setting is
+    /// checked before anything of it is sent.
+    pub async fn client(&self, logged: Option<(&str, &str)>) -> Result<Client> {
+        let choice = ServerChoice {
+            preferred_model: logged.map(|(_, model)| model.to_string()),
+            ..self.server_choice()
+        };
+        // Nothing is asked of a server the code may not go to, not even its models.
+        if let Some(url) = &choice.base_url {
+            self.check_egress(&wright_llm::normalize_base_url(url)?)?;
+        }
+        let client = match (connect(choice, self.client_config()).await, logged) {
+            (Ok(client), _) => client,
+            (Err(err), Some((url, model))) => bail!(
+                "{err}\n  this conversation worked with {model} on {url}; wright does not take a server from a log: pass --base-url {url} to use it again"
+            ),
+            (Err(err), None) => return Err(err.into()),
+        };
+        self.check_egress(&client.config().base_url)?;
+        Ok(client)
+    }
+
+    /// The server and model the settings name.
+    pub fn server_choice(&self) -> ServerChoice {
+        ServerChoice {
+            base_url: self.values.base_url.clone(),
+            model: self.values.model.clone(),
+            preferred_model: None,
+            api_key: self.values.api_key.clone(),
+        }
+    }
+
+    /// A client for `model` on `base_url` with these settings (chat's /model).
+    pub async fn client_for(&self, base_url: &str, model: &str) -> Result<Client> {
+        let choice = ServerChoice {
+            base_url: Some(base_url.to_string()),
+            model: Some(model.to_string()),
+            preferred_model: None,
+            api_key: self.values.api_key.clone(),
+        };
+        self.check_egress(&wright_llm::normalize_base_url(base_url)?)?;
+        Ok(connect(choice, self.client_config()).await?)
+    }
+
+    /// Refuses a server the repository's code may not go to; asks, where egress is `ask`
+    /// and someone can answer, for one that is not on this machine.
+    pub fn check_egress(&self, base_url: &str) -> Result<()> {
+        let destination = wright_llm::destination(base_url);
+        let host = wright_llm::host_and_port(base_url);
+        let repo = self.repo.as_deref();
+        let mut record = Consent::open(&Consent::default_path())?;
+        let granted = repo.is_some_and(|repo| record.allows(consent::Kind::Egress, repo, &host));
+        match self.values.egress_verdict(destination, base_url, granted) {
+            EgressVerdict::Allowed => Ok(()),
+            EgressVerdict::Refused(why) => bail!("{why}"),
+            EgressVerdict::Ask if self.allow_remote => Ok(()),
+            EgressVerdict::Ask if ask::can_ask(self.json) => {
+                let question = format!(
+                    "The model server {base_url} is not on this machine: send this repository's code ({}) to {host}?",
+                    repo.map_or_else(String::new, |r| r.display().to_string())
+                );
+                if !ask::yes(&question) {
+                    bail!("not sent: the code stays here. Use a server on this machine, or allow {host} with `wright allow egress {host}`");
+                }
+                if let Some(repo) = repo {
+                    record.allow(consent::Kind::Egress, repo, &host)?;
+                }
+                Ok(())
+            }
+            EgressVerdict::Ask => bail!(
+                "the model server {base_url} is not on this machine, and this repository's code goes there only with your consent: pass --allow-remote for this run, run `wright allow egress {host}` in the repository to allow it for good, or set egress = \"any\""
+            ),
+        }
+    }
+
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_steps: self.values.max_steps,
+            max_tokens: self.values.max_tokens,
+            max_time: self.values.max_time.map(Duration::from_secs),
+            max_cost: self.values.max_cost,
+        }
+    }
+
+    pub fn sandbox_options(&self) -> SandboxOptions {
+        SandboxOptions {
+            network: self.values.network,
+            max_processes: self.values.max_processes,
+            max_memory_mb: self.values.max_memory,
+            max_file_mb: self.values.max_file_size,
+            docker_image: self.values.docker_image.clone(),
+        }
+    }
+}
