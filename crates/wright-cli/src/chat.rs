@@ -1,8 +1,8 @@
 //! `wright chat` (and `wright` alone in a terminal): one conversation over many turns.
 //! Each line is a task or a question; the agent works until it answers or finishes, with
 //! its reply streamed. Ctrl-C stops the current step and returns to the prompt. Commands:
-//! /diff, /undo (revert the agent's last edit), /model NAME, /new, /resume ID, /cost,
-//! /help, /exit. Line editing and history come from rustyline.
+//! /diff, /undo (revert the agent's last edit), /model NAME, /profile NAME, /new,
+//! /resume ID, /cost, /help, /exit. Line editing and history come from rustyline.
 
 use crate::inspect::GitInspector;
 use crate::progress::Progress;
@@ -37,7 +37,7 @@ pub struct ChatArgs {
     common: CommonArgs,
 }
 
-const HELP: &str = "Type a task or a question. /diff shows the changes, /undo reverts the agent's last edit, /model NAME switches model, /new starts over, /resume ID goes back to a conversation, /cost shows tokens and time, /exit leaves. Ctrl-C stops the current step.";
+const HELP: &str = "Type a task or a question. /diff shows the changes, /undo reverts the agent's last edit, /model NAME switches model, /profile NAME switches to a profile of your configuration, /new starts over, /resume ID goes back to a conversation, /cost shows tokens and time, /exit leaves. Ctrl-C stops the current step.";
 
 struct Chat {
     conversation: Conversation,
@@ -189,6 +189,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                     Err(err) => say!("{err:#}"),
                 }
             }
+            "/profile" if !rest.trim().is_empty() => switch_profile(&mut chat, rest.trim()).await,
             "/new" => {
                 let client = chat.conversation.client().clone();
                 chat.conversation = chat.new_conversation(&tools, client)?;
@@ -282,6 +283,33 @@ fn resume_here(
     let (resumed, _) =
         Conversation::resume(&dir.join("events.jsonl"), client, tools.toolbox.clone())?;
     Ok(resumed)
+}
+
+/// Talks to the profile `name`'s server and model from the next step on, with its window
+/// and prices; the conversation (and how it calls tools) stays as it is.
+async fn switch_profile(chat: &mut Chat, name: &str) {
+    let settings = match chat.settings.with_profile(name) {
+        Ok(settings) => settings,
+        Err(err) => return say!("{err:#}"),
+    };
+    let client = match settings.client(None).await {
+        Ok(client) => client,
+        Err(err) => return say!("{err:#}"),
+    };
+    let window = crate::connect::context_window(&client, settings.values.context_window).await;
+    if let Some(tokens) = window.tokens {
+        chat.conversation.set_context_window(tokens);
+    }
+    chat.window = window.tokens;
+    chat.conversation.set_price(settings.values.price);
+    say!(
+        "now using profile {name}: {} on {} (context {})",
+        client.config().model,
+        client.config().base_url,
+        window.description
+    );
+    chat.conversation.set_client(client);
+    chat.settings = settings;
 }
 
 /// One turn: the agent works on `line` until it answers; Ctrl-C stops it.

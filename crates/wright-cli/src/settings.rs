@@ -271,6 +271,9 @@ pub struct SessionSettings {
     pub repo: Option<PathBuf>,
     pub json: bool,
     allow_remote: bool,
+    /// What they were resolved from, to resolve them again with another profile.
+    args: CommonArgs,
+    source: Option<RepoConfigSource>,
 }
 
 /// The user's file, the repository's (`source`), the environment and `args`, merged.
@@ -334,7 +337,18 @@ impl SessionSettings {
             repo,
             json: args.json,
             allow_remote: args.allow_remote,
+            args: args.clone(),
+            source: source.cloned(),
         })
+    }
+
+    /// The same settings with the profile `name` chosen (as by `--profile`).
+    pub fn with_profile(&self, name: &str) -> Result<Self> {
+        let args = CommonArgs {
+            profile: Some(name.to_string()),
+            ..self.args.clone()
+        };
+        Self::resolve(&args, self.source.as_ref())
     }
 
     pub fn sandbox_mode(&self) -> Result<SandboxMode> {

@@ -3,6 +3,7 @@
 
 use crate::common::stderr;
 use crate::common::stdout;
+use crate::common::terminal::Terminal;
 use crate::common::Harness;
 use serde_json::json;
 use std::process::Stdio;
@@ -31,6 +32,7 @@ async fn turns_and_slash_commands() {
         .current_dir(h.repo())
         .env("XDG_DATA_HOME", h.data.path())
         .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -77,14 +79,6 @@ async fn turns_and_slash_commands() {
 /// In a real terminal (tmux), Ctrl-C stops the step in flight and the chat goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_in_a_terminal_stops_the_step_not_the_chat() {
-    if std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("!!! SKIPPED ctrl_c_in_a_terminal_stops_the_step_not_the_chat: no tmux !!!");
-        return;
-    }
     let h = Harness::new();
     let server = ScriptedServer::start(vec![
         reply().call("terminal", json!({"command": "sleep 60"})),
@@ -92,60 +86,86 @@ async fn ctrl_c_in_a_terminal_stops_the_step_not_the_chat() {
     ])
     .await
     .unwrap();
-    let session = format!("wright-chat-test-{}", std::process::id());
     // Under bash whatever the user's login shell: dash, not waiting cooperatively, would
     // die of the Ctrl-C meant for wright once wright exits.
     let command = format!(
-        "exec bash -c 'cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache {} chat --base-url {} --model test-model; echo CHAT-EXIT-$?; sleep 30'",
+        "exec bash -c 'cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache XDG_CONFIG_HOME={}/config {} chat --base-url {} --model test-model; echo CHAT-EXIT-$?; sleep 30'",
         h.repo().display(),
+        h.data.path().display(),
         h.data.path().display(),
         h.data.path().display(),
         env!("CARGO_BIN_EXE_wright"),
         server.url()
     );
-    let tmux = |args: &[&str]| {
-        std::process::Command::new("tmux")
-            .args(args)
-            .output()
-            .unwrap()
+    let Some(terminal) = Terminal::start("chat-ctrl-c", &command) else {
+        return;
     };
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "200",
-        "-y",
-        "50",
-        &command,
-    ]);
-    let screen = || {
-        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", &session, "-S", "-200"]).stdout)
-            .into_owned()
-    };
-    let wait_for = |needle: &str| {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            let text = screen();
-            if text.contains(needle) {
-                return text;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never saw {needle:?}:\n{text}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    };
-    wait_for("wright>");
-    tmux(&["send-keys", "-t", &session, "wait a minute", "Enter"]);
-    wait_for("→ terminal sleep 60");
+    terminal.wait_for("wright>");
+    terminal.send(&["wait a minute", "Enter"]);
+    terminal.wait_for("→ terminal sleep 60");
     std::thread::sleep(std::time::Duration::from_millis(500));
-    tmux(&["send-keys", "-t", &session, "C-c"]);
-    wait_for("[stopped: interrupted by the user]");
-    tmux(&["send-keys", "-t", &session, "/exit", "Enter"]);
-    let text = wait_for("CHAT-EXIT-");
-    tmux(&["kill-session", "-t", &session]);
+    terminal.send(&["C-c"]);
+    terminal.wait_for("[stopped: interrupted by the user]");
+    terminal.send(&["/exit", "Enter"]);
+    let text = terminal.wait_for("CHAT-EXIT-");
     assert!(text.contains("CHAT-EXIT-0"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn profile_switches_server_and_model_mid_chat() {
+    let h = Harness::new();
+    let one = ScriptedServer::start(vec![reply().text("From one.")])
+        .await
+        .unwrap();
+    let two = ScriptedServer::start_with_models(
+        vec![reply().text("From two.")],
+        vec!["other-model".into()],
+    )
+    .await
+    .unwrap();
+    h.user_config(&format!(
+        "profile = \"one\"\n[profiles.one]\nbase_url = \"{}\"\nmodel = \"test-model\"\n[profiles.two]\nbase_url = \"{}\"\nmodel = \"other-model\"\n",
+        one.url(),
+        two.url()
+    ));
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+        .args(["chat"])
+        .current_dir(h.repo())
+        .env("XDG_DATA_HOME", h.data.path())
+        .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"hello\n/profile nope\n/profile two\nand you?\n/exit\n")
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(
+        out.contains("there is no profile 'nope'; defined: one, two"),
+        "{out}"
+    );
+    assert!(
+        out.contains("now using profile two: other-model on "),
+        "{out}"
+    );
+    assert_eq!(one.chat_requests().len(), 1);
+    let second = two.chat_requests();
+    assert_eq!(second.len(), 1);
+    // The same conversation goes on with the other model.
+    assert_eq!(second[0].json()["model"], "other-model");
+    assert!(second[0].json()["messages"]
+        .to_string()
+        .contains("From one."));
 }

@@ -413,3 +413,53 @@ async fn a_spending_cap_stops_the_run_cleanly() {
     );
     assert!(server.remaining() > 0, "the cap stopped nothing");
 }
+
+/// In a terminal, wright shows the file and asks once; a yes is recorded, a no stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_terminal_the_repository_file_is_shown_and_asked_about_once() {
+    let h = Harness::new();
+    init_repo(h.repo());
+    h.commit_repo_config("[sandbox]\nnetwork = true # for the package index\n");
+    let server = ScriptedServer::start([finishing(), finishing()].concat())
+        .await
+        .unwrap();
+    let command = |answer_label: &str| {
+        format!(
+            "exec bash -c 'cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache XDG_CONFIG_HOME={}/config {} run --base-url {} --model test-model \"say hello\" </dev/tty; echo {answer_label}-EXIT-$?; sleep 30'",
+            h.repo().display(),
+            h.data.path().display(),
+            h.data.path().display(),
+            h.data.path().display(),
+            env!("CARGO_BIN_EXE_wright"),
+            server.url()
+        )
+    };
+    let Some(terminal) = crate::common::terminal::Terminal::start("consent-no", &command("NO"))
+    else {
+        return;
+    };
+    let screen = terminal.wait_for("[y/N]");
+    assert!(
+        screen.contains("network = true # for the package index"),
+        "{screen}"
+    );
+    terminal.send(&["n", "Enter"]);
+    let screen = terminal.wait_for("NO-EXIT-");
+    assert!(
+        screen.contains("NO-EXIT-2") && screen.contains("was not approved"),
+        "{screen}"
+    );
+    drop(terminal);
+    assert!(server.requests().is_empty());
+
+    let terminal =
+        crate::common::terminal::Terminal::start("consent-yes", &command("YES")).unwrap();
+    terminal.wait_for("[y/N]");
+    terminal.send(&["y", "Enter"]);
+    let screen = terminal.wait_for("YES-EXIT-");
+    assert!(screen.contains("YES-EXIT-0"), "{screen}");
+    drop(terminal);
+    // Recorded: the next run does not ask.
+    let again = h.run(&server.url(), "say hello", &[]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+}

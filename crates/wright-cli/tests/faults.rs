@@ -238,6 +238,7 @@ async fn ctrl_c_stops_cleanly_after_logging_the_step() {
         .current_dir(h.repo())
         .env("XDG_DATA_HOME", h.data.path())
         .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)

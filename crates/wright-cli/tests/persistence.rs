@@ -29,6 +29,7 @@ async fn run_and_kill(h: &Harness, url: &str, ready: impl Fn(&str) -> bool) {
         .current_dir(h.repo())
         .env("XDG_DATA_HOME", h.data.path())
         .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)

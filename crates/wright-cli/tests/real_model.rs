@@ -30,6 +30,7 @@ async fn a_real_model_fixes_the_failing_test() {
         .current_dir(h.repo())
         .env("XDG_DATA_HOME", h.data.path())
         .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
         .kill_on_drop(true);
     let output = tokio::time::timeout(Duration::from_secs(3600), command.output())
         .await

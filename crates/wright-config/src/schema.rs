@@ -163,4 +163,21 @@ mod tests {
         );
         assert_eq!(closest(&["completely", "different", "thing"]), None);
     }
+
+    #[test]
+    fn the_readme_documents_every_key() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+                .unwrap();
+        for key in KEYS {
+            let shown = key
+                .path
+                .replace("repos.*", "repos.\"PATH\"")
+                .replace('*', "NAME");
+            assert!(
+                readme.contains(&format!("| `{shown}` |")),
+                "the README's table of keys lacks {shown}"
+            );
+        }
+    }
 }

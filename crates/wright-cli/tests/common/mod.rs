@@ -1,5 +1,7 @@
 //! The harness: a temporary data home and repository, and `wright` run as a subprocess.
 
+pub mod terminal;
+
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Output;

@@ -198,6 +198,7 @@ async fn a_repository_left_by_a_killed_run_is_set_aside_by_the_next() {
         .current_dir(h.repo())
         .env("XDG_DATA_HOME", h.data.path())
         .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
