@@ -182,7 +182,16 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
             "/model" if !rest.trim().is_empty() => {
                 let base_url = chat.conversation.client().config().base_url.clone();
                 match chat.settings.client_for(&base_url, rest.trim()).await {
-                    Ok(client) => {
+                    Ok(mut client) => {
+                        let window = crate::connect::context_window(
+                            &mut client,
+                            chat.settings.values.context_window,
+                        )
+                        .await;
+                        if let Some(tokens) = window.tokens {
+                            chat.conversation.set_context_window(tokens);
+                        }
+                        chat.window = window.tokens;
                         chat.conversation.set_client(client);
                         say!("now talking to {}", rest.trim());
                     }
@@ -292,11 +301,11 @@ async fn switch_profile(chat: &mut Chat, name: &str) {
         Ok(settings) => settings,
         Err(err) => return say!("{err:#}"),
     };
-    let client = match settings.client(None).await {
+    let mut client = match settings.client(None).await {
         Ok(client) => client,
         Err(err) => return say!("{err:#}"),
     };
-    let window = crate::connect::context_window(&client, settings.values.context_window).await;
+    let window = crate::connect::context_window(&mut client, settings.values.context_window).await;
     if let Some(tokens) = window.tokens {
         chat.conversation.set_context_window(tokens);
     }

@@ -90,9 +90,29 @@ pub struct Window {
     pub warning: Option<String>,
 }
 
-/// The effective window: the smaller of what the server has and what the user set.
-pub async fn context_window(client: &Client, user_limit: Option<u64>) -> Window {
+/// The effective window: the smaller of what the server has and what the user set. On
+/// Ollama, whose OpenAI-compatible endpoint ignores `num_ctx`, the client is switched to
+/// its native chat API with the window asked for there, so the model gets that window.
+pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Window {
     let info = client.probe_server().await;
+    if let Some(ollama) = wright_llm::probe::ollama_window(&info, user_limit) {
+        let mut config = client.config().clone();
+        config.ollama_num_ctx = Some(ollama.num_ctx);
+        if let Ok(native) = Client::new(config) {
+            *client = native;
+            let warning = (ollama.tokens < 16384).then(|| {
+                format!(
+                    "the context window is only {} tokens: an agent forgets its plan in a window this small",
+                    ollama.tokens
+                )
+            });
+            return Window {
+                tokens: Some(ollama.tokens),
+                description: ollama.description,
+                warning,
+            };
+        }
+    }
     let server = info.context.clone();
     let tokens = match (&server, user_limit) {
         (Some(context), Some(limit)) => Some(context.tokens.min(limit)),

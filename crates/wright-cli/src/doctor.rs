@@ -159,7 +159,7 @@ async fn check_profile(
     let mut config = settings.client_config();
     config.idle_timeout = Duration::from_secs(300);
     match connect(settings.server_choice(), config).await {
-        Ok(client) => check_model_server(&client, report).await,
+        Ok(client) => check_model_server(client, settings.values.context_window, report).await,
         Err(err) => {
             report.set(
                 "server",
@@ -173,7 +173,7 @@ async fn check_profile(
     Ok(())
 }
 
-async fn check_model_server(client: &Client, report: &mut Report) {
+async fn check_model_server(mut client: Client, user_window: Option<u64>, report: &mut Report) {
     let info = client.probe_server().await;
     let base_url = &client.config().base_url;
     let version = info
@@ -196,7 +196,8 @@ async fn check_model_server(client: &Client, report: &mut Report) {
         json!(client.config().model),
         format!("model      {}", client.config().model),
     );
-    let window = context_window(client, None).await;
+    let window = context_window(&mut client, user_window).await;
+    let client = &client;
     report.set(
         "context_window",
         json!({"tokens": window.tokens, "source": window.description, "warning": window.warning}),
@@ -238,6 +239,25 @@ async fn check_model_server(client: &Client, report: &mut Report) {
         }
     }
     measure_speed(client, report).await;
+    if let Some(asked) = client.config().ollama_num_ctx {
+        // What Ollama allocated once wright's requests loaded the model.
+        let after = client.probe_server().await.allocated_context;
+        report.set(
+            "ollama_window",
+            json!({"asked": asked, "before": info.allocated_context, "after": after}),
+            format!(
+                "window     Ollama allocated {} before wright's requests, {} after (asked: {asked})",
+                info.allocated_context
+                    .map_or_else(|| "nothing (not loaded)".to_string(), |n| n.to_string()),
+                after.map_or_else(|| "nothing it reports".to_string(), |n| n.to_string()),
+            ),
+        );
+        if after.is_some_and(|after| after < asked) {
+            report.problems.push(format!(
+                "Ollama allocated fewer tokens than asked ({asked}); it may lack the memory for that window: ask for less with context_window"
+            ));
+        }
+    }
 }
 
 /// One short streamed request: prefill and generation speed as this machine gets them.

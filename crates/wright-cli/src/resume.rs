@@ -47,10 +47,10 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     // server is asked anything.
     let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace))?;
     let settings = SessionSettings::resolve(&args.common, Some(&working_copy.config_source()))?;
-    let client = settings
+    let mut client = settings
         .client(Some((&start.base_url, &start.model)))
         .await?;
-    let window = context_window(&client, settings.values.context_window).await;
+    let window = context_window(&mut client, settings.values.context_window).await;
     let tools = Tools::build(
         &settings,
         &working_copy,

@@ -251,10 +251,12 @@ impl NewSession {
         refuse_workspace_holding_wright(&requested)?;
         let start = crate::working_copy::StartPoint::find(&requested);
         let settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
-        let client = settings.client(None).await?;
+        let mut client = settings.client(None).await?;
+        // The window first: on Ollama it decides the wire, which the probe then uses.
+        let window =
+            crate::connect::context_window(&mut client, settings.values.context_window).await;
         let (tool_calling, tool_calling_why) =
             crate::tool_mode::decide(&settings.values.tool_calling, &client).await?;
-        let window = crate::connect::context_window(&client, settings.values.context_window).await;
         let id = wright_core::new_conversation_id();
         let conversation_dir = wright_core::conversations_dir().join(&id);
         std::fs::create_dir_all(&conversation_dir)

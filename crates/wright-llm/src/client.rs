@@ -35,6 +35,9 @@ pub struct ClientConfig {
     /// Fields added to every request body (a profile's `extra`); never the ones wright
     /// sets itself.
     pub extra: serde_json::Map<String, Value>,
+    /// Talk to Ollama through its native `/api/chat`, asking for this window (`num_ctx`),
+    /// which its OpenAI-compatible endpoint ignores. See `ollama_chat`.
+    pub ollama_num_ctx: Option<u64>,
 }
 
 impl ClientConfig {
@@ -50,6 +53,7 @@ impl ClientConfig {
             idle_timeout: Duration::from_secs(600),
             max_retries: 3,
             extra: serde_json::Map::new(),
+            ollama_num_ctx: None,
         }
     }
 }
@@ -107,6 +111,17 @@ impl Client {
 
     /// The request body exactly as `complete` sends it.
     pub fn request_body(&self, messages: &[ChatMessage], tools: &[Value]) -> Vec<u8> {
+        if let Some(num_ctx) = self.config.ollama_num_ctx {
+            let native = crate::ollama_chat::Native {
+                model: &self.config.model,
+                stream: self.config.stream,
+                num_ctx,
+                temperature: self.config.temperature,
+                max_tokens: self.config.max_tokens,
+                extra: &self.config.extra,
+            };
+            return crate::ollama_chat::request_body(&native, messages, tools);
+        }
         let request = ChatRequest {
             model: &self.config.model,
             messages,
@@ -285,7 +300,15 @@ impl Client {
         step_tag: &str,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<Response, LlmError> {
-        let url = format!("{}/chat/completions", self.config.base_url);
+        let native = self.config.ollama_num_ctx.is_some();
+        let url = if native {
+            format!(
+                "{}/api/chat",
+                crate::probe::server_root(&self.config.base_url)
+            )
+        } else {
+            format!("{}/chat/completions", self.config.base_url)
+        };
         let mut request = self
             .http
             .post(&url)
@@ -312,7 +335,38 @@ impl Client {
             .is_some_and(|v| v.contains("text/event-stream"));
         let mut accumulator = Accumulator::new();
         let mut first_byte: Option<Instant> = None;
-        if is_sse {
+        if native {
+            // Newline-delimited objects, streamed or not (then there is one).
+            let mut reader = crate::ollama_chat::NativeReader::default();
+            let mut pending: Vec<u8> = Vec::new();
+            let mut stream = response.bytes_stream();
+            loop {
+                let next = tokio::time::timeout(idle, stream.next())
+                    .await
+                    .map_err(|_| self.idle_error())?;
+                let ended = match next {
+                    Some(Ok(bytes)) => {
+                        first_byte.get_or_insert_with(Instant::now);
+                        pending.extend_from_slice(&bytes);
+                        false
+                    }
+                    Some(Err(_)) => return Err(self.cut(&accumulator)),
+                    None => true,
+                };
+                while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    self.push_native_line(&mut reader, &line, &mut accumulator, on_delta)?;
+                }
+                if ended {
+                    let rest = std::mem::take(&mut pending);
+                    self.push_native_line(&mut reader, &rest, &mut accumulator, on_delta)?;
+                    break;
+                }
+            }
+            if !accumulator.saw_finish() {
+                return Err(self.cut(&accumulator));
+            }
+        } else if is_sse {
             let mut decoder = SseDecoder::new();
             let mut stream = response.bytes_stream();
             let mut done = false;
@@ -358,6 +412,28 @@ impl Client {
         response.first_byte_ms = first.duration_since(started).as_secs_f64() * 1000.0;
         response.generation_ms = end.duration_since(first).as_secs_f64() * 1000.0;
         Ok(response)
+    }
+
+    fn push_native_line(
+        &self,
+        reader: &mut crate::ollama_chat::NativeReader,
+        line: &[u8],
+        accumulator: &mut Accumulator,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), LlmError> {
+        let line = String::from_utf8_lossy(line);
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        let chunk = reader
+            .chunk(line.trim())
+            .map_err(|message| LlmError::Http {
+                url: self.config.base_url.clone(),
+                status: 500,
+                message: clip(&message, 300),
+            })?;
+        accumulator.push_chunk(chunk, on_delta);
+        Ok(())
     }
 
     fn parse_chunk(&self, payload: &str) -> Result<Chunk, LlmError> {

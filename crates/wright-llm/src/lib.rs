@@ -12,6 +12,7 @@ mod destination;
 mod discovery;
 mod error;
 mod names;
+mod ollama_chat;
 pub mod probe;
 pub mod sse;
 pub mod textcall;

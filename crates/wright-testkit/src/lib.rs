@@ -6,6 +6,7 @@
 //! conversation it scripts and can assert on exactly what the agent sent.
 
 mod fixtures;
+mod ollama;
 mod reply;
 mod server;
 

@@ -38,10 +38,14 @@ impl Recorded {
     }
 }
 
-struct Shared {
-    script: Mutex<VecDeque<Reply>>,
-    requests: Mutex<Vec<Recorded>>,
-    models: Vec<String>,
+pub(crate) struct Shared {
+    pub(crate) script: Mutex<VecDeque<Reply>>,
+    pub(crate) requests: Mutex<Vec<Recorded>>,
+    pub(crate) models: Vec<String>,
+    /// Emulating Ollama: the window of the loaded model, if one is loaded.
+    pub(crate) ollama_loaded: Mutex<Option<u64>>,
+    /// Emulating Ollama's native API: the model's trained length.
+    pub(crate) ollama_native: Option<u64>,
     style: Style,
     /// Whether the emulated model/server produces native `tool_calls` (answers the
     /// tool-calling probe natively); when false it writes calls as text, like small
@@ -71,6 +75,11 @@ pub struct ServerOptions {
     /// The address to listen on (loopback unless a test needs the server reached as
     /// another machine would reach it).
     pub bind: std::net::IpAddr,
+    /// Emulate Ollama's own API too (`/api/version`, `/api/show`, `/api/ps`, `/api/chat`)
+    /// for a model trained for this many tokens: `/api/chat` loads the model with its
+    /// `options.num_ctx`, and an OpenAI-compatible request reloads it with Ollama's default
+    /// window (4096), as Ollama does.
+    pub ollama_native: Option<u64>,
 }
 
 impl Default for ServerOptions {
@@ -82,6 +91,7 @@ impl Default for ServerOptions {
             llama_cpp_context: None,
             ollama_style: false,
             bind: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+            ollama_native: None,
         }
     }
 }
@@ -139,6 +149,8 @@ impl ScriptedServer {
                 llama_cpp: options.llama_cpp_context.is_some(),
             },
             native_tools: options.native_tools,
+            ollama_loaded: Mutex::new(None),
+            ollama_native: options.ollama_native,
         });
         let mut app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -151,6 +163,9 @@ impl ScriptedServer {
                 "build_info": "b9999-wright-testkit"
             });
             app = app.route("/props", get(move || async move { Json(props) }));
+        }
+        if options.ollama_native.is_some() {
+            app = crate::ollama::routes(app);
         }
         let app = app.with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind((options.bind, options.port)).await?;
@@ -175,6 +190,17 @@ impl ScriptedServer {
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// Emulating Ollama: the model is loaded with this window already (as after another
+    /// client's request).
+    pub fn ollama_preload(&self, window: u64) {
+        *lock(&self.shared.ollama_loaded) = Some(window);
+    }
+
+    /// Emulating Ollama: the window the loaded model has now, if one is loaded.
+    pub fn ollama_loaded_window(&self) -> Option<u64> {
+        *lock(&self.shared.ollama_loaded)
     }
 
     /// Every request received so far (model lists and probes included), in order.
@@ -219,7 +245,7 @@ impl Drop for ScriptedServer {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -263,6 +289,10 @@ async fn chat(
         at,
         authorization: authorization(&headers),
     });
+    if shared.ollama_native.is_some() {
+        // Ollama's OpenAI-compatible endpoint loads the model with its default window.
+        *lock(&shared.ollama_loaded) = Some(crate::ollama::DEFAULT_NUM_CTX);
+    }
     let prompt_tokens = (body.len() / 4) as u64;
     if is_summary_request(&request) {
         if let Some(last) = lock(&shared.requests).last_mut() {
@@ -304,20 +334,10 @@ async fn chat(
         .get("stream")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let next = lock(&shared.script).pop_front();
-    let Some(mut reply) = next else {
-        return error(500, "the test script has no more replies");
+    let reply = match next_reply(&shared, &request).await {
+        Ok(reply) => reply,
+        Err(response) => return response,
     };
-    loop {
-        match reply {
-            Reply::Delayed(delay, inner) => {
-                tokio::time::sleep(delay).await;
-                reply = *inner;
-            }
-            Reply::Reacting(reaction) => reply = (reaction.0)(&last_message_text(&request)),
-            _ => break,
-        }
-    }
     match reply {
         Reply::Status(status, body) => {
             let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -359,6 +379,24 @@ async fn chat(
     }
 }
 
+/// The script's next reply, delays waited and reactions made.
+pub(crate) async fn next_reply(shared: &Shared, request: &Value) -> Result<Reply, Response> {
+    let next = lock(&shared.script).pop_front();
+    let Some(mut reply) = next else {
+        return Err(error(500, "the test script has no more replies"));
+    };
+    loop {
+        match reply {
+            Reply::Delayed(delay, inner) => {
+                tokio::time::sleep(delay).await;
+                reply = *inner;
+            }
+            Reply::Reacting(reaction) => reply = (reaction.0)(&last_message_text(request)),
+            other => return Ok(other),
+        }
+    }
+}
+
 /// The text of the request's last message (a tool result, or in text mode the user turn
 /// carrying it).
 fn last_message_text(request: &Value) -> String {
@@ -377,20 +415,20 @@ fn last_message_text(request: &Value) -> String {
 }
 
 /// wright's condenser asking for a summary (recognized by its instructions).
-fn is_summary_request(request: &Value) -> bool {
+pub(crate) fn is_summary_request(request: &Value) -> bool {
     request["messages"][0]["content"]
         .as_str()
         .is_some_and(|s| s.starts_with("You condense the history"))
 }
 
 /// The tool-calling probe: a request whose only tool is `wright_probe`.
-fn is_probe(request: &Value) -> bool {
+pub(crate) fn is_probe(request: &Value) -> bool {
     request["tools"]
         .as_array()
         .is_some_and(|tools| tools.len() == 1 && tools[0]["function"]["name"] == "wright_probe")
 }
 
-fn error(status: u16, message: &str) -> Response {
+pub(crate) fn error(status: u16, message: &str) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (
         code,

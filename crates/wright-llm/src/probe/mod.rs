@@ -84,6 +84,60 @@ pub struct ServerInfo {
     pub context: Option<ContextWindow>,
     /// e.g. "100% GPU", "48% CPU / 52% GPU", "CPU only" when the server says.
     pub processor: Option<String>,
+    /// The window allocated for the model now, where the server says (Ollama's `/api/ps`
+    /// `context_length` of a loaded model).
+    pub allocated_context: Option<u64>,
+}
+
+/// What wright asks Ollama for through its native chat API's `num_ctx`, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OllamaWindow {
+    pub num_ctx: u64,
+    /// The window wright itself keeps within: `num_ctx`, or less when the user asked for
+    /// less.
+    pub tokens: u64,
+    pub description: String,
+}
+
+/// For an Ollama server: the window to ask for. The user's `--context-window`, else
+/// 32768 tokens; never less than what the loaded model already has (asking for less would
+/// reload it for nothing); never more than the model was trained for, as Ollama would
+/// clamp it (which is said).
+pub fn ollama_window(info: &ServerInfo, user_limit: Option<u64>) -> Option<OllamaWindow> {
+    if info.kind != ServerKind::Ollama {
+        return None;
+    }
+    let model_max = info.context.as_ref().and_then(|c| c.model_max);
+    let wanted = user_limit.unwrap_or(SUGGESTED_TOKENS);
+    let mut num_ctx = wanted.max(info.allocated_context.unwrap_or(0));
+    let mut notes = Vec::new();
+    if let Some(max) = model_max.filter(|max| num_ctx > *max) {
+        num_ctx = max;
+        notes.push(format!(
+            "the model was trained for {max} tokens, so Ollama gives no more than that"
+        ));
+    }
+    match (info.allocated_context, &info.context) {
+        (Some(allocated), _) => notes.push(format!("{allocated} allocated before")),
+        (None, Some(context)) => notes.push(format!(
+            "the model is not loaded; without it, Ollama would give {}",
+            context.tokens
+        )),
+        (None, None) => {}
+    }
+    let tokens = user_limit.map_or(num_ctx, |limit| limit.min(num_ctx));
+    let asked = match user_limit {
+        Some(_) => "your context_window, asked of Ollama",
+        None => "wright's default, asked of Ollama",
+    };
+    Some(OllamaWindow {
+        num_ctx,
+        tokens,
+        description: format!(
+            "{tokens} tokens ({asked}: num_ctx {num_ctx} through its native /api/chat, since its OpenAI-compatible endpoint ignores num_ctx; {})",
+            notes.join("; ")
+        ),
+    })
 }
 
 /// `base_url` ends in `/v1` (e.g. "http://127.0.0.1:11434/v1"); the server root is that
@@ -143,6 +197,7 @@ pub async fn probe_server(
         models: model_ids,
         context: None,
         processor: None,
+        allocated_context: None,
     };
     match kind {
         ServerKind::Ollama => {
@@ -160,6 +215,7 @@ pub async fn probe_server(
             let show = show.as_ref().and_then(ollama::parse_show);
             let running = ps.as_ref().and_then(|ps| ollama::parse_ps(ps, model));
             info.context = ollama::context(show.as_ref(), running.as_ref());
+            info.allocated_context = running.as_ref().and_then(|r| r.context_length);
             info.processor = running.and_then(|r| r.processor);
         }
         ServerKind::LmStudio => {
@@ -305,7 +361,7 @@ fn detect(signals: &Signals) -> ServerKind {
 }
 
 /// The server root: `base_url` without its trailing `/v1`.
-fn server_root(base_url: &str) -> &str {
+pub(crate) fn server_root(base_url: &str) -> &str {
     let base = base_url.trim_end_matches('/');
     base.strip_suffix("/v1").unwrap_or(base)
 }

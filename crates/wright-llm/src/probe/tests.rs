@@ -290,6 +290,7 @@ async fn probes_an_emulated_llama_server() {
                 source: "llama.cpp /props n_ctx (per slot, 4 parallel slots)".into()
             }),
             processor: None,
+            allocated_context: None,
         }
     );
     let advice = info
@@ -385,6 +386,7 @@ async fn nothing_listening_is_unknown_and_quick() {
             models: Vec::new(),
             context: None,
             processor: None,
+            allocated_context: None,
         }
     );
 }
@@ -403,4 +405,35 @@ async fn garbage_replies_are_survived() {
     assert_eq!(info.kind, ServerKind::Unknown);
     assert!(info.models.is_empty());
     assert_eq!(info.context, None);
+}
+
+#[test]
+fn the_ollama_window_never_shrinks_a_loaded_model_nor_passes_its_training() {
+    let info = |allocated: Option<u64>| ServerInfo {
+        kind: ServerKind::Ollama,
+        version: None,
+        models: Vec::new(),
+        context: Some(ContextWindow {
+            tokens: allocated.unwrap_or(4096),
+            model_max: Some(131072),
+            source: String::new(),
+        }),
+        processor: None,
+        allocated_context: allocated,
+    };
+    let asked = |allocated, user| ollama_window(&info(allocated), user).unwrap();
+    assert_eq!(
+        (asked(None, None).num_ctx, asked(None, None).tokens),
+        (32768, 32768)
+    );
+    // Loaded with more already: keep it (no reload), but stay within the user's limit.
+    let loaded = asked(Some(65536), Some(20000));
+    assert_eq!((loaded.num_ctx, loaded.tokens), (65536, 20000));
+    let beyond = asked(None, Some(200000));
+    assert_eq!((beyond.num_ctx, beyond.tokens), (131072, 131072));
+    let other = ServerInfo {
+        kind: ServerKind::LlamaCpp,
+        ..info(None)
+    };
+    assert!(ollama_window(&other, None).is_none());
 }
