@@ -296,28 +296,39 @@ impl NewSession {
     }
 }
 
-/// A workspace the agent may write must not hold wright's own files: its conversations'
-/// logs and records, or the private directories of sandboxes (in the temp directory).
+/// A workspace the agent may write must not hold wright's own files, nor lie among them:
+/// its data (conversations' logs and records, clones, what the user allowed), the user's
+/// configuration, its cache, or the private directories of sandboxes (in the temp
+/// directory). Otherwise the agent could write what wright later reads as its own.
 fn refuse_workspace_holding_wright(workspace: &std::path::Path) -> Result<()> {
     let real = |path: std::path::PathBuf| path.canonicalize().unwrap_or(path);
-    for (what, dir) in [
-        (
-            "wright's conversations",
-            real(wright_core::conversations_dir()),
-        ),
-        ("wright's clones", real(wright_core::workspaces_dir())),
-        (
-            "the sandboxes' private directories",
-            real(std::env::temp_dir()),
-        ),
-    ] {
-        if dir.starts_with(workspace) {
+    let data = wright_core::conversations_dir()
+        .parent()
+        .map(std::path::Path::to_path_buf);
+    let config =
+        wright_config::Config::user_file().and_then(|f| f.parent().map(|d| d.to_path_buf()));
+    let cache = crate::tool_mode::cache_dir();
+    let mut wright_dirs: Vec<(&str, std::path::PathBuf)> = Vec::new();
+    wright_dirs.extend(data.map(|d| ("wright's data (logs, clones, what you allowed)", real(d))));
+    wright_dirs.extend(config.map(|d| ("your wright configuration", real(d))));
+    wright_dirs.push(("wright's cache", real(cache)));
+    for (what, dir) in &wright_dirs {
+        if dir.starts_with(workspace) || workspace.starts_with(dir) {
             anyhow::bail!(
-                "the workspace {} contains {what} ({}), which the agent must not reach; point -C at a project directory",
+                "the workspace {} {} {what} ({}), which the agent must not reach; point -C at a project directory",
                 workspace.display(),
+                if dir.starts_with(workspace) { "contains" } else { "is inside" },
                 dir.display()
             );
         }
+    }
+    let temp = real(std::env::temp_dir());
+    if temp.starts_with(workspace) {
+        anyhow::bail!(
+            "the workspace {} contains the sandboxes' private directories ({}), which the agent must not reach; point -C at a project directory",
+            workspace.display(),
+            temp.display()
+        );
     }
     Ok(())
 }

@@ -9,14 +9,18 @@ use std::path::PathBuf;
 use wright_llm::Client;
 use wright_protocol::ToolCalling;
 
-fn cache_path() -> PathBuf {
+/// wright's cache directory (`$XDG_CACHE_HOME/wright`).
+pub fn cache_dir() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(|| PathBuf::from(".cache"))
         .join("wright")
-        .join("tool-calling.json")
+}
+
+fn cache_path() -> PathBuf {
+    cache_dir().join("tool-calling.json")
 }
 
 fn read_cache() -> BTreeMap<String, String> {

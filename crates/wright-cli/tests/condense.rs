@@ -54,6 +54,11 @@ async fn a_long_task_on_a_small_window_condenses_and_finishes() {
         condensations.iter().any(|c| c["summary"].is_string()),
         "no summary: {condensations:?}"
     );
+    // The summary request's destination is logged as every model request's is.
+    assert!(condensations
+        .iter()
+        .filter(|c| c["summary_prompt_tokens"].is_number())
+        .all(|c| c["summary_destination"] == "loopback"));
     assert!(server.summaries() >= 1);
     // Every request fit in the window (the test server counts 4 bytes a token).
     let requests = server.chat_requests();

@@ -140,6 +140,9 @@ impl Conversation {
             trial.summary = Some(summary);
             trial.summary_prompt_tokens = Some(prompt_tokens);
             trial.summary_completion_tokens = Some(completion_tokens);
+            trial.summary_destination = Some(wright_llm::destination(
+                &self.client_ref().config().base_url,
+            ));
             let body = self.body_with(&trial);
             trial.tokens_after = self.estimate(body.len());
             if trial.tokens_after > limit {

@@ -7,8 +7,8 @@ use serde_json::Value;
 use std::time::SystemTime;
 
 /// Version of the JSONL format, written in every log's first (`start`) event. Version 2
-/// added where each model request went (`destination` on `start` and `usage`) and its
-/// cost (`cost` on `usage`); logs of version 1 read as they are, without them.
+/// added where each model request went (`destination` on `start` and `usage`,
+/// `summary_destination` on `condensation`) and its cost (`cost` on `usage`); logs of version 1 read as they are, without them.
 pub const LOG_FORMAT_VERSION: u32 = 2;
 
 /// One line of the log.
@@ -179,6 +179,9 @@ pub struct Condensation {
     pub summary_prompt_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary_completion_tokens: Option<u64>,
+    /// Where the summary request went (version 2 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_destination: Option<Destination>,
 }
 
 /// The conversation's fixed frame: everything the model sees before the first user turn.

@@ -119,7 +119,48 @@ async fn a_workspace_holding_the_logs_is_refused() {
         .await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("contains wright's conversations"),
+        stderr(&output).contains("contains wright's data (logs, clones, what you allowed)"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(server.chat_requests().is_empty());
+
+    // Nor may it lie inside wright's data (a conversation's directory holds its record),
+    // nor hold the user's configuration, which wright reads as the user's own word.
+    let h = Harness::new();
+    let inside = h.data.path().join("wright/conversations");
+    std::fs::create_dir_all(&inside).unwrap();
+    let output = h
+        .wright(
+            &[
+                "run",
+                "-C",
+                &inside.display().to_string(),
+                "--base-url",
+                &url,
+                "--model",
+                "test-model",
+                "x",
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is inside wright's data"),
+        "{}",
+        stderr(&output)
+    );
+    let config = h.repo().join("dotconfig");
+    let output = h
+        .wright(
+            &["run", "--base-url", &url, "--model", "test-model", "x"],
+            &[("XDG_CONFIG_HOME", &config.display().to_string())],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("contains your wright configuration"),
         "{}",
         stderr(&output)
     );
