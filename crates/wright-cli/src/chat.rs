@@ -46,15 +46,25 @@ struct Chat {
     inspector: Option<GitInspector>,
     settings: SessionSettings,
     started: Instant,
+    /// The current conversation's lock: one writer per conversation.
+    lock: Option<wright_core::RunLock>,
 }
 
 impl Chat {
-    fn new_conversation(&self, tools: &Tools, client: wright_llm::Client) -> Result<Conversation> {
+    fn new_conversation(
+        &self,
+        tools: &Tools,
+        client: wright_llm::Client,
+    ) -> Result<(Conversation, wright_core::RunLock)> {
         let id = new_conversation_id();
         let root = tools.workspace.root().display().to_string();
+        let dir = conversations_dir().join(&id);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let lock = wright_core::RunLock::conversation(&dir, &id)?;
         let mut conversation = Conversation::create(
             &id,
-            &conversations_dir().join(&id).join("events.jsonl"),
+            &dir.join("events.jsonl"),
             &root,
             client,
             tools.toolbox.clone(),
@@ -68,7 +78,7 @@ impl Chat {
             &self.inspector,
         );
         conversation.add_step_guard(tools.disk_guard(self.settings.values.max_disk));
-        Ok(conversation)
+        Ok((conversation, lock))
     }
 }
 
@@ -84,8 +94,11 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         conversation_dir,
         working_copy,
         tools,
+        locks,
         ..
     } = session;
+    // Held for the whole chat: the first conversation's (whose sandbox this is) and the
+    // checkout's; a conversation switched to later has its own lock too.
     let root = tools.workspace.root().display().to_string();
     let inspector = tools.inspector(&working_copy);
     let conversation = Conversation::create(
@@ -104,6 +117,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         inspector,
         settings,
         started: Instant::now(),
+        lock: None,
     };
     configure(
         &mut chat.conversation,
@@ -130,13 +144,22 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     }
     let mut observer = Progress::new();
     let mut last_outcome = None;
+    let leaving = crate::signals::Leaving::watch();
+    let mut editor = Some(editor);
     loop {
-        let (line, returned) = tokio::task::spawn_blocking(move || {
-            let line = editor.readline("wright> ");
-            (line, editor)
-        })
-        .await?;
-        editor = returned;
+        let Some(mut current) = editor.take() else {
+            break;
+        };
+        let reading = tokio::task::spawn_blocking(move || {
+            let line = current.readline("wright> ");
+            (line, current)
+        });
+        // SIGTERM or SIGHUP while waiting for a line: the chat ends as /exit would.
+        let (line, returned) = tokio::select! {
+            read = reading => read?,
+            _ = leaving.requested() => break,
+        };
+        editor = Some(returned);
         let line = match line {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
@@ -147,7 +170,9 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         if line.is_empty() {
             continue;
         }
-        let _ = editor.add_history_entry(&line);
+        if let Some(editor) = editor.as_mut() {
+            let _ = editor.add_history_entry(&line);
+        }
         let (command, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
         match command {
             "/exit" | "/quit" => break,
@@ -201,16 +226,19 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
             "/profile" if !rest.trim().is_empty() => switch_profile(&mut chat, rest.trim()).await,
             "/new" => {
                 let client = chat.conversation.client().clone();
-                chat.conversation = chat.new_conversation(&tools, client)?;
+                let (conversation, lock) = chat.new_conversation(&tools, client)?;
+                chat.conversation = conversation;
+                chat.lock = Some(lock);
                 say!("new conversation {}", chat.conversation.id());
             }
             "/resume" if !rest.trim().is_empty() => {
                 let client = chat.conversation.client().clone();
-                match resume_here(rest.trim(), &root, client, &tools) {
-                    Ok(mut resumed) => {
+                match resume_here(rest.trim(), &root, client, &tools, &id) {
+                    Ok((mut resumed, lock)) => {
                         configure(&mut resumed, chat.window, &chat.settings, &chat.inspector);
                         resumed.add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
                         chat.conversation = resumed;
+                        chat.lock = lock;
                         say!("back in conversation {}", chat.conversation.id());
                     }
                     Err(err) => say!("{err:#}"),
@@ -218,7 +246,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
             }
             _ if command.starts_with('/') => say!("unknown command {command}. {HELP}"),
             _ => {
-                let outcome = turn(&mut chat, &line, &mut observer).await?;
+                let outcome = turn(&mut chat, &line, &mut observer, &leaving).await?;
                 match outcome.state {
                     AgentState::Finished => {
                         if let Some(summary) = &outcome.summary {
@@ -230,10 +258,13 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                     _ => say!("\n[{}: {}]", outcome.state.as_str(), outcome.reason),
                 }
                 last_outcome = Some(outcome);
+                if leaving.code().is_some() {
+                    break;
+                }
             }
         }
     }
-    if let Some(path) = &history_path {
+    if let (Some(path), Some(editor)) = (&history_path, editor.as_mut()) {
         let _ = editor.save_history(path);
     }
 
@@ -248,10 +279,13 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         editor,
     } = tools;
     warm_up.abort();
+    // The conversation ends; its lock is held until the working copy is handed over.
+    let lock = chat.lock.take();
     drop(chat);
     drop((terminal, toolbox, editor));
     let changes = working_copy.finish("chat", &setup);
     drop(workspace);
+    drop((lock, locks));
     if let Some(outcome) = last_outcome {
         print_report(
             &outcome,
@@ -264,7 +298,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     if crate::session::tell_failure(&changes, &final_id) {
         return Ok(1);
     }
-    Ok(0)
+    Ok(leaving.code().unwrap_or(0))
 }
 
 /// Another conversation of this workspace, to go on with in this chat. Its record says
@@ -274,8 +308,14 @@ fn resume_here(
     root: &str,
     client: wright_llm::Client,
     tools: &Tools,
-) -> Result<Conversation> {
+    first: &str,
+) -> Result<(Conversation, Option<wright_core::RunLock>)> {
     let dir = crate::history_cmds::conversation_dir(id)?;
+    // This chat holds its first conversation's lock already.
+    let lock = match dir.file_name().is_some_and(|name| name == first) {
+        true => None,
+        false => Some(wright_core::RunLock::conversation(&dir, id)?),
+    };
     let record = crate::working_copy::Record::read(&dir)?;
     if record.workspace() != std::path::Path::new(root) {
         anyhow::bail!(
@@ -291,7 +331,7 @@ fn resume_here(
     record.check_logged_workspace(std::path::Path::new(&logged.unwrap_or_default()))?;
     let (resumed, _) =
         Conversation::resume(&dir.join("events.jsonl"), client, tools.toolbox.clone())?;
-    Ok(resumed)
+    Ok((resumed, lock))
 }
 
 /// Talks to the profile `name`'s server and model from the next step on, with its window
@@ -326,8 +366,10 @@ async fn turn(
     chat: &mut Chat,
     line: &str,
     observer: &mut Progress,
+    leaving: &crate::signals::Leaving,
 ) -> Result<wright_core::Outcome> {
     let cancel = CancellationToken::new();
+    let _stops = leaving.stops(cancel.clone(), chat.conversation.interrupt_reason());
     let done = CancellationToken::new();
     let (on_signal, turn_done) = (cancel.clone(), done.clone());
     let watcher = tokio::spawn(async move {

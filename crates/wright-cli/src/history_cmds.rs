@@ -60,13 +60,21 @@ pub fn list() -> Result<()> {
                 _ => {}
             }
         }
+        // A log that says "running" is only true while a process holds its lock.
+        if state == "running" {
+            state = match wright_core::lock_holder(&conversations_dir().join(&id)) {
+                Some(_) => "running".to_string(),
+                None => "interrupted".to_string(),
+            };
+        }
         let torn = if parsed.torn.is_some() {
             " (log torn at the end)"
         } else {
             ""
         };
         say!(
-            "{id}  {state:<9} {steps:>3} steps  {}{torn}",
+            "{id}  {state:<11} {steps:>3} {}  {}{torn}",
+            if steps == 1 { "step " } else { "steps" },
             clip(&task, 70)
         );
     }

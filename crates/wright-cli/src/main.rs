@@ -19,6 +19,7 @@ mod run;
 mod sandbox_setup;
 mod session;
 mod settings;
+mod signals;
 mod tool_mode;
 mod working_copy;
 

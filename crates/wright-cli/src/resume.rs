@@ -32,6 +32,13 @@ pub struct ResumeArgs {
 pub async fn resume(args: ResumeArgs) -> Result<u8> {
     let _ = nix::sys::prctl::set_dumpable(false);
     let dir = conversation_dir(&args.id)?;
+    let id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Before the log is read: another process may be writing it.
+    let mut locks = vec![wright_core::RunLock::conversation(&dir, &id)?];
+    crate::sandbox_setup::reap_dead_runs(&id);
     let log_path = dir.join("events.jsonl");
     let logged = read_log(&log_path)?;
     let Some(start) = logged.events.iter().find_map(|e| match &e.body {
@@ -46,6 +53,9 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     // The record, not the log, says where the conversation works; checked before any
     // server is asked anything.
     let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace))?;
+    if let WorkingCopy::InPlace(in_place) = &working_copy {
+        locks.push(wright_core::RunLock::checkout(in_place.repo.top())?);
+    }
     let settings = SessionSettings::resolve(&args.common, Some(&working_copy.config_source()))?;
     let mut client = settings
         .client(Some((&start.base_url, &start.model)))
@@ -106,6 +116,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         tools,
         &working_copy,
         &title,
+        locks,
     )
     .await
 }

@@ -70,6 +70,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         settings,
         working_copy,
         tools,
+        locks,
         ..
     } = session;
     drive(
@@ -79,6 +80,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         tools,
         &working_copy,
         &args.task,
+        locks,
     )
     .await
 }

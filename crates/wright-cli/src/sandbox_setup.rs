@@ -210,3 +210,21 @@ impl Drop for SandboxSetup {
         // The private directory goes with `self.private`.
     }
 }
+
+/// Removes what runs of this data directory that died without cleaning up left behind
+/// (private directories, cgroups and what still runs in them): a run is dead when its
+/// conversation's lock is free — or when it is `own`, the conversation this process holds
+/// the lock of and has not made a sandbox for yet.
+pub fn reap_dead_runs(own: &str) {
+    let conversations = wright_core::conversations_dir();
+    let is_dead = |run: &str| {
+        let id = run.strip_suffix("-fork").unwrap_or(run);
+        let dir = conversations.join(id);
+        run == own
+            || !id.is_empty()
+                && !id.contains('/')
+                && dir.join("events.jsonl").is_file()
+                && wright_core::lock_holder(&dir).is_none()
+    };
+    wright_sandbox::reap_dead_runs(&std::env::temp_dir(), &is_dead);
+}

@@ -93,7 +93,8 @@ impl Tools {
     }
 }
 
-/// Drives `conversation` to its end and reports it; returns the exit status.
+/// Drives `conversation` to its end and reports it; returns the exit status. `locks` are
+/// held until the working copy is handed over.
 pub async fn drive(
     mut conversation: Conversation,
     message: Option<&str>,
@@ -101,21 +102,11 @@ pub async fn drive(
     tools: Tools,
     working_copy: &WorkingCopy,
     title: &str,
+    locks: Vec<wright_core::RunLock>,
 ) -> Result<u8> {
     let started = Instant::now();
     let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            tell!(
-                "\nwright: stopping after logging the current step (Ctrl-C again to quit at once)"
-            );
-            on_signal.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        }
-    });
+    let signal = crate::signals::watch(cancel.clone(), conversation.interrupt_reason());
     let mut observer: Box<dyn Observer> = if settings.json {
         Box::new(JsonLines)
     } else {
@@ -145,6 +136,7 @@ pub async fn drive(
     drop(terminal);
     let changes = working_copy.finish(title, &setup);
     drop(workspace);
+    drop(locks);
     if !settings.json {
         tell!();
         print_report(&outcome, started.elapsed(), &changes, &id, &log_path);
@@ -152,7 +144,10 @@ pub async fn drive(
     if tell_failure(&changes, &id) {
         return Ok(1);
     }
-    Ok(exit_status(outcome.state, cancel.is_cancelled()))
+    Ok(match (outcome.state, signal.received()) {
+        (AgentState::Stopped, Some(code)) => code,
+        (state, _) => exit_status(state, false),
+    })
 }
 
 /// Says why the working copy could not be handed over, if it could not; the run then
@@ -233,6 +228,9 @@ pub struct NewSession {
     pub conversation_dir: std::path::PathBuf,
     pub working_copy: WorkingCopy,
     pub tools: Tools,
+    /// Held until the conversation's run ends: one writer per conversation (and per
+    /// checkout worked in place).
+    pub locks: Vec<wright_core::RunLock>,
 }
 
 impl NewSession {
@@ -258,9 +256,17 @@ impl NewSession {
         let (tool_calling, tool_calling_why) =
             crate::tool_mode::decide(&settings.values.tool_calling, &client).await?;
         let id = wright_core::new_conversation_id();
+        let mut locks = Vec::new();
+        if in_place {
+            if let Some(repo) = &start.repo {
+                locks.push(wright_core::RunLock::checkout(repo.top())?);
+            }
+        }
         let conversation_dir = wright_core::conversations_dir().join(&id);
         std::fs::create_dir_all(&conversation_dir)
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
+        locks.push(wright_core::RunLock::conversation(&conversation_dir, &id)?);
+        crate::sandbox_setup::reap_dead_runs(&id);
         let prepared = WorkingCopy::prepare(start, &conversation_dir, &id, in_place, force)
             .and_then(|working_copy| {
                 let tools = Tools::build(&settings, &working_copy, &id, Readiness::Start)?;
@@ -284,6 +290,7 @@ impl NewSession {
             conversation_dir,
             working_copy,
             tools,
+            locks,
         })
     }
 

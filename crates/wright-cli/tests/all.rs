@@ -16,6 +16,7 @@ mod faults;
 mod fork;
 mod history;
 mod host_attacks;
+mod lifecycle;
 mod ollama;
 mod persistence;
 mod quirks;

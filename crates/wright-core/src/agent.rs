@@ -124,6 +124,8 @@ pub struct Conversation {
     acted: bool,
     /// The user's own cancellation (Ctrl-C), to tell it from the time budget's.
     user_cancel: Option<CancellationToken>,
+    /// Why the user's token was cancelled, when the front end says (a signal's name).
+    interrupt_reason: std::sync::Arc<std::sync::Mutex<Option<String>>>,
     /// The loop the model was last told about.
     nudged: Option<stuck::Pattern>,
     /// Condense when a request would pass this share of the window.
@@ -230,6 +232,7 @@ impl Conversation {
             tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
             acted: false,
             user_cancel: None,
+            interrupt_reason: std::sync::Arc::default(),
             nudged: None,
             condense_at: DEFAULT_CONDENSE_AT,
             condensed_at_steps: Vec::new(),

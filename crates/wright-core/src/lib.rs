@@ -14,6 +14,7 @@ mod prompt;
 mod reply;
 mod resume;
 mod review;
+mod run_lock;
 mod store;
 mod stuck;
 
@@ -36,5 +37,8 @@ pub use resume::ResumeNotes;
 pub use review::analyze as review_changes;
 pub use review::FileChange;
 pub use review::Inspector;
+pub use run_lock::holder as lock_holder;
+pub use run_lock::LockError;
+pub use run_lock::RunLock;
 pub use store::EventLog;
 pub use store::StoreError;

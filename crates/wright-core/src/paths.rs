@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-fn data_dir() -> PathBuf {
+pub(crate) fn data_dir() -> PathBuf {
     std::env::var_os("XDG_DATA_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)

@@ -72,6 +72,8 @@ pub struct AgentClone {
 
 /// `wright apply ID`: merges the conversation's branch into the user's current branch.
 pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) -> Result<()> {
+    // Not while the conversation runs (its branch may still move), nor two at once.
+    let _lock = lock(conversation_dir)?;
     let Record::Clone {
         repo_root,
         branch,
@@ -126,8 +128,17 @@ pub(crate) fn configures_git(path: &str, pointed: &[String]) -> bool {
             .any(|p| path == p || path.starts_with(&format!("{}/", p.trim_end_matches('/'))))
 }
 
+fn lock(conversation_dir: &Path) -> Result<wright_core::RunLock> {
+    let id = conversation_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(wright_core::RunLock::conversation(conversation_dir, &id)?)
+}
+
 /// `wright discard ID`: deletes the conversation's branch and the agent's clone.
 pub fn discard(conversation_dir: &Path) -> Result<()> {
+    let _lock = lock(conversation_dir)?;
     let Record::Clone {
         repo_root,
         clone_root,

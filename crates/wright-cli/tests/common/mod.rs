@@ -32,7 +32,30 @@ impl Harness {
         self.program(env!("CARGO_BIN_EXE_wright"), args, env).await
     }
 
+    /// `wright ARGS` started, not waited for (its output piped).
+    pub fn spawn_wright(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Child {
+        let mut command = self.command(env!("CARGO_BIN_EXE_wright"), args, env);
+        command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("cannot start wright")
+    }
+
     async fn program(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut command = self.command(program, args, env);
+        tokio::time::timeout(std::time::Duration::from_secs(120), command.output())
+            .await
+            .expect("wright did not finish within 120 s")
+            .expect("cannot start wright")
+    }
+
+    fn command(
+        &self,
+        program: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(program);
         command
             .args(args)
@@ -47,10 +70,7 @@ impl Harness {
             command.env(key, value);
         }
         command.kill_on_drop(true);
-        tokio::time::timeout(std::time::Duration::from_secs(120), command.output())
-            .await
-            .expect("wright did not finish within 120 s")
-            .expect("cannot start wright")
+        command
     }
 
     /// `wright ARGS` with its address space bounded to `bytes` (so a runaway fails instead

@@ -110,7 +110,12 @@ impl Conversation {
             Some(user) if !user.is_cancelled() => {
                 "the time limit was reached; raise it with --max-time".to_string()
             }
-            _ => "interrupted by the user".into(),
+            _ => self
+                .interrupt_reason
+                .lock()
+                .ok()
+                .and_then(|why| why.clone())
+                .unwrap_or_else(|| "interrupted by the user".into()),
         }
     }
 }

@@ -41,6 +41,12 @@ impl Conversation {
         self.price = price;
     }
 
+    /// Where a front end writes why it cancels the run (say, "stopped by SIGTERM") before
+    /// cancelling: the stop is logged with that reason instead of "interrupted by the user".
+    pub fn interrupt_reason(&self) -> std::sync::Arc<std::sync::Mutex<Option<String>>> {
+        self.interrupt_reason.clone()
+    }
+
     /// Checks `guard` before each step; its reason stops the run.
     pub fn add_step_guard(&mut self, guard: Box<dyn StepGuard>) {
         self.guards.push(guard);

@@ -120,6 +120,42 @@ impl Cgroup {
     }
 }
 
+impl Cgroup {
+    /// Kills what is left in, and removes, the `wright-<run>` cgroups of the runs
+    /// `is_dead` names. Returns how many were removed.
+    pub fn reap(is_dead: &dyn Fn(&str) -> bool) -> usize {
+        let parents = [
+            current_path(Some("pids")),
+            current_path(Some("memory")),
+            current_path(None).filter(|_| Path::new(ROOT).join("cgroup.controllers").exists()),
+        ];
+        let mut removed = 0;
+        for parent in parents.into_iter().flatten() {
+            let Ok(entries) = std::fs::read_dir(&parent) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(run) = name.to_str().and_then(|n| n.strip_prefix("wright-")) else {
+                    continue;
+                };
+                if !entry.path().is_dir() || !is_dead(run) {
+                    continue;
+                }
+                let left = Cgroup {
+                    dirs: vec![entry.path()],
+                    description: String::new(),
+                };
+                left.kill_all();
+                if std::fs::remove_dir(entry.path()).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+}
+
 fn describe(max_processes: u64, max_memory: u64, version: &str) -> String {
     format!(
         "cgroup {version}: {max_processes} processes, {} MiB memory",
