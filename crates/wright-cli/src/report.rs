@@ -51,7 +51,7 @@ pub fn print_report(
             );
             if !configuring.is_empty() {
                 say!(
-                    "   note: it changes {}, which configure git and git-lfs; read them first (`wright apply` asks for --with-git-config)",
+                    "   note: it changes {}, which configure git, git-lfs or wright; read them first (`wright apply` asks for --with-git-config)",
                     configuring.join(", ")
                 );
             }
@@ -61,8 +61,12 @@ pub fn print_report(
             diff,
             commit,
             quarantine,
+            left_config,
         } => {
             in_place_changes(diff, commit);
+            if *left_config {
+                say!("   note: the agent changed .wright/config.toml, wright's configuration for this repository; that change is not committed (read it: git diff -- .wright/config.toml)");
+            }
             print_quarantine(quarantine);
         }
         working_copy::Outcome::NotGit { quarantine } => {

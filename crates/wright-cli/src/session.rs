@@ -308,7 +308,7 @@ impl NewSession {
 /// configuration, its cache, or the private directories of sandboxes (in the temp
 /// directory). Otherwise the agent could write what wright later reads as its own.
 fn refuse_workspace_holding_wright(workspace: &std::path::Path) -> Result<()> {
-    let real = |path: std::path::PathBuf| path.canonicalize().unwrap_or(path);
+    let real = real_path;
     let data = wright_core::conversations_dir()
         .parent()
         .map(std::path::Path::to_path_buf);
@@ -338,6 +338,30 @@ fn refuse_workspace_holding_wright(workspace: &std::path::Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `path` as the directory it will be: absolute, its deepest existing ancestor resolved
+/// (links included), the rest appended — so a directory that does not exist yet, reached
+/// through a link, still compares with the workspace it would be in.
+fn real_path(path: std::path::PathBuf) -> std::path::PathBuf {
+    let absolute = std::path::absolute(&path).unwrap_or(path);
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(resolved) = existing.canonicalize() {
+            return rest
+                .iter()
+                .rev()
+                .fold(resolved, |path, name| path.join(name));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
 }
 
 /// Gives a conversation what the session knows: the window, the condensing threshold, the

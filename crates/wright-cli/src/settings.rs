@@ -283,10 +283,18 @@ pub fn merged(args: &CommonArgs, source: Option<&RepoConfigSource>) -> Result<Co
         config = config.with_user_file(&path)?;
     }
     if let Some(file) = source.map(RepoConfigSource::read).transpose()?.flatten() {
-        let approved = match Config::repo_file_needs_approval(&file.text, &file.name)? {
-            false => false,
-            true => approve(args, source.map(RepoConfigSource::key), &file)?,
-        };
+        // In a directory worked in directly, the agent can have written the file itself:
+        // nothing of it counts before the user approved its content.
+        let agents_to_write = matches!(source, Some(RepoConfigSource::Directory(_)));
+        let asks = Config::repo_file_needs_approval(&file.text, &file.name)?
+            || (agents_to_write && Config::repo_file_sets_anything(&file.text, &file.name)?);
+        let approved = asks && approve(args, source.map(RepoConfigSource::key), &file)?;
+        if asks && !approved && agents_to_write {
+            bail!(
+                "{} is in a directory the agent works in directly, so wright reads it only once you have approved its content: `wright allow repo-config` shows it and approves it, --allow-repo-config takes it for one run",
+                file.name
+            );
+        }
         config = config.with_repo_file(&file.text, &file.name, approved)?;
     }
     config = config.with_environment(|name| std::env::var(name).ok());

@@ -7,6 +7,7 @@ mod chat;
 mod common;
 mod condense;
 mod config;
+mod config_attacks;
 mod context;
 mod docker;
 mod doctor;

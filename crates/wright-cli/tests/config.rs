@@ -67,7 +67,7 @@ async fn precedence_is_file_then_repository_then_environment_then_flag() {
     init_repo(h.repo());
     let server = ScriptedServer::start(finishing()).await.unwrap();
     let user = h.user_config(
-        "version = 1\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"file-model\"\nmax_reply_tokens = 111\ntemperature = 0.1\n[run]\nmax_steps = 7\nidle_timeout = 100\ncondense_at = 0.5\n",
+        "version = 1\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"file-model\"\nmax_reply_tokens = 333\ntemperature = 0.1\n[run]\nmax_steps = 7\nidle_timeout = 300\ncondense_at = 0.5\n",
     );
     h.commit_repo_config(
         "max_reply_tokens = 222\ntemperature = 0.2\n[run]\nidle_timeout = 200\ncondense_at = 0.6\n",

@@ -81,6 +81,9 @@ pub enum ConfigError {
 pub enum Origin {
     /// wright's own default.
     Default,
+    /// A variable used only when nothing else says (`OLLAMA_HOST`, often set for the
+    /// Ollama server itself).
+    EnvFallback(String),
     UserFile {
         path: PathBuf,
         line: usize,
@@ -98,10 +101,11 @@ impl Origin {
     pub fn rank(&self) -> u8 {
         match self {
             Origin::Default => 0,
-            Origin::UserFile { .. } => 1,
-            Origin::RepoFile { .. } => 2,
-            Origin::Env(_) => 3,
-            Origin::Flag(_) => 4,
+            Origin::EnvFallback(_) => 1,
+            Origin::UserFile { .. } => 2,
+            Origin::RepoFile { .. } => 3,
+            Origin::Env(_) => 4,
+            Origin::Flag(_) => 5,
         }
     }
 }
@@ -110,6 +114,7 @@ impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Origin::Default => write!(f, "default"),
+            Origin::EnvFallback(var) => write!(f, "environment {var} (when nothing else says)"),
             Origin::UserFile { path, line } => write!(f, "{}:{line}", path.display()),
             Origin::RepoFile { name, line } => write!(f, "{name}:{line}"),
             Origin::Env(var) => write!(f, "environment {var}"),
@@ -200,7 +205,11 @@ impl Config {
             if s.key() == "egress" && s.value.as_str() == Some("local_only") {
                 return RepoRule::Allowed;
             }
-            rule
+            match rule {
+                RepoRule::Lower if self.lowers(&s.key(), &s.value) => RepoRule::Allowed,
+                RepoRule::Lower => RepoRule::NeedsApproval,
+                rule => rule,
+            }
         };
         let listed = |wanted: RepoRule| {
             settings
@@ -233,6 +242,32 @@ impl Config {
         }
         self.files.push(name.to_string());
         Ok(self)
+    }
+
+    /// Whether `value` for the limit `key` is at most what holds without it: the value set
+    /// so far, else wright's default (0 stands for no limit).
+    fn lowers(&self, key: &str, value: &toml::Value) -> bool {
+        let number = |v: &toml::Value| match v {
+            toml::Value::Integer(0) if key == "max_reply_tokens" => Some(f64::INFINITY),
+            toml::Value::Integer(n) => Some(*n as f64),
+            toml::Value::Float(x) => Some(*x),
+            _ => None,
+        };
+        let ceiling = self
+            .values
+            .get(key)
+            .map(|s| s.value.clone())
+            .or_else(|| settings::default_of(key))
+            .and_then(|v| number(&v))
+            .unwrap_or(f64::INFINITY);
+        number(value).is_some_and(|wanted| wanted <= ceiling)
+    }
+
+    /// Whether a repository's file sets anything at all (comments and `version` aside).
+    pub fn repo_file_sets_anything(text: &str, name: &str) -> Result<bool, ConfigError> {
+        Ok(file::parse(text, name)?
+            .iter()
+            .any(|s| s.key() != "version"))
     }
 
     /// Whether a repository's file asks for anything that needs approval.
@@ -296,7 +331,13 @@ impl Config {
             });
         }
         for (key, sourced) in values {
-            if PROFILE_KEYS.contains(&key.as_str()) {
+            // A value given directly at the choice's precedence or above (a flag next to
+            // --profile) stays: the profile only fills in the rest.
+            let given = self
+                .values
+                .get(&key)
+                .is_some_and(|s| s.origin.rank() >= chosen.origin.rank());
+            if PROFILE_KEYS.contains(&key.as_str()) && !given {
                 // The profile's value, at the precedence of its choosing.
                 self.set(key, sourced.value, chosen.origin.clone());
             }
@@ -372,7 +413,16 @@ mod tests {
     #[test]
     fn precedence_is_file_repo_env_flag() {
         let (_dir, config) =
-            user("[run]\nmax_steps = 10\nmax_tokens = 100\nmax_time = 5\nidle_timeout = 7\n");
+            user("[run]\nmax_steps = 10\nmax_tokens = 300\nmax_time = 9\nidle_timeout = 20\n");
+        // A repository may lower limits on its own; raising one needs approval.
+        let raising = config
+            .clone()
+            .with_repo_file("[run]\nmax_steps = 11\n", ".wright/config.toml", false)
+            .unwrap_err();
+        assert!(
+            matches!(raising, ConfigError::NeedsApproval { .. }),
+            "{raising}"
+        );
         let config = config
             .with_repo_file(
                 "[run]\nmax_tokens = 200\nmax_time = 6\nidle_timeout = 8\n",

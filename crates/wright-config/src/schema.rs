@@ -32,6 +32,9 @@ pub enum RepoRule {
     NeedsApproval,
     /// Only the user's own file may set it.
     UserOnly,
+    /// A limit: a repository's file may lower it (below your own value, or wright's
+    /// default) on its own; raising it needs approval, as above.
+    Lower,
 }
 
 use wright_protocol::edit_distance;
@@ -50,32 +53,32 @@ const EGRESS: &[&str] = &["local_only", "ask", "any"];
 
 pub const KEYS: &[Key] = &[
     Key { path: "version", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "format version of the file: 1" },
-    Key { path: "profile", kind: Kind::Str, repo: RepoRule::Allowed, doc: "the profile used when none is named (--profile, WRIGHT_PROFILE)" },
+    Key { path: "profile", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile used when none is named (--profile, WRIGHT_PROFILE)" },
     Key { path: "egress", kind: Kind::OneOf(EGRESS), repo: RepoRule::NeedsApproval, doc: "where this repository's code may go: local_only (loopback servers only), ask (the first request to another server asks), any; a repository's file may always choose local_only" },
     Key { path: "base_url", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the OpenAI-compatible server (--base-url, OPENAI_BASE_URL, OLLAMA_HOST); default: the local servers that answer" },
     Key { path: "model", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the model's name on that server (--model, OPENAI_MODEL); default: the server's only model" },
     Key { path: "api_key_env", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the environment variable holding the API key, never the key itself (--api-key and OPENAI_API_KEY give one directly)" },
-    Key { path: "context_window", kind: Kind::Int { min: 256 }, repo: RepoRule::Allowed, doc: "never send more than this many tokens, even if the server's window is larger (--context-window)" },
+    Key { path: "context_window", kind: Kind::Int { min: 256 }, repo: RepoRule::Lower, doc: "never send more than this many tokens, even if the server's window is larger (--context-window)" },
     Key { path: "tool_calling", kind: Kind::OneOf(TOOL_CALLING), repo: RepoRule::Allowed, doc: "how tool calls travel: auto (probe once), native, text (--tool-calling); default auto" },
     Key { path: "temperature", kind: Kind::Float { min: 0.0, max: 2.0 }, repo: RepoRule::Allowed, doc: "sampling temperature (--temperature); default: the server's" },
-    Key { path: "max_reply_tokens", kind: Kind::Int { min: 0 }, repo: RepoRule::Allowed, doc: "most tokens one reply may generate, 0 for the server's (--max-reply-tokens); default 4096" },
+    Key { path: "max_reply_tokens", kind: Kind::Int { min: 0 }, repo: RepoRule::Lower, doc: "most tokens one reply may generate, 0 for the server's (--max-reply-tokens); default 4096" },
     Key { path: "extra", kind: Kind::Table, repo: RepoRule::NeedsApproval, doc: "extra fields sent in every request body (a table)" },
     Key { path: "price_in", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million prompt tokens, for max_cost" },
     Key { path: "price_out", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million generated tokens, for max_cost" },
     Key { path: "max_cost", kind: Kind::Float { min: 0.0, max: 1.0e9 }, repo: RepoRule::NeedsApproval, doc: "stop a conversation once its cost, by price_in and price_out, reaches this (--max-cost)" },
-    Key { path: "run.max_steps", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "model steps per run (--max-steps); default 50" },
-    Key { path: "run.max_tokens", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "prompt plus completion tokens of a conversation (--max-tokens)" },
-    Key { path: "run.max_time", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "seconds per run (--max-time)" },
+    Key { path: "run.max_steps", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "model steps per run (--max-steps); default 50" },
+    Key { path: "run.max_tokens", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "prompt plus completion tokens of a conversation (--max-tokens)" },
+    Key { path: "run.max_time", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "seconds per run (--max-time)" },
     Key { path: "run.condense_at", kind: Kind::Float { min: 0.3, max: 0.95 }, repo: RepoRule::Allowed, doc: "share of the window at which the history is condensed (--condense-at); default 0.75" },
-    Key { path: "run.idle_timeout", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "seconds of silence from the server before a request is given up (--idle-timeout); default 600" },
+    Key { path: "run.idle_timeout", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "seconds of silence from the server before a request is given up (--idle-timeout); default 600" },
     Key { path: "run.stream", kind: Kind::Bool, repo: RepoRule::Allowed, doc: "ask for streamed replies (false: --no-stream); default true" },
     Key { path: "sandbox.level", kind: Kind::OneOf(SANDBOX), repo: RepoRule::NeedsApproval, doc: "confinement of the model's commands (--sandbox); default auto" },
     Key { path: "sandbox.network", kind: Kind::Bool, repo: RepoRule::NeedsApproval, doc: "let the model's commands use the network (--network); default false" },
     Key { path: "sandbox.docker_image", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "image for the docker level (--docker-image, WRIGHT_DOCKER_IMAGE)" },
-    Key { path: "sandbox.max_processes", kind: Kind::Int { min: 1 }, repo: RepoRule::NeedsApproval, doc: "most processes at once (--max-processes); default 512" },
-    Key { path: "sandbox.max_memory", kind: Kind::Int { min: 1 }, repo: RepoRule::NeedsApproval, doc: "MiB of memory for all commands (--max-memory); default half the RAM, at most 16 GiB" },
-    Key { path: "sandbox.max_file_size", kind: Kind::Int { min: 1 }, repo: RepoRule::NeedsApproval, doc: "MiB, the largest file a command may write (--max-file-size); default 4096" },
-    Key { path: "sandbox.max_disk", kind: Kind::Int { min: 1 }, repo: RepoRule::NeedsApproval, doc: "MiB the agent's files may grow by (--max-disk); default half the free space" },
+    Key { path: "sandbox.max_processes", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "most processes at once (--max-processes); default 512" },
+    Key { path: "sandbox.max_memory", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "MiB of memory for all commands (--max-memory); default half the RAM, at most 16 GiB" },
+    Key { path: "sandbox.max_file_size", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "MiB, the largest file a command may write (--max-file-size); default 4096" },
+    Key { path: "sandbox.max_disk", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "MiB the agent's files may grow by (--max-disk); default half the free space" },
     Key { path: "profiles.*.base_url", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile's OpenAI-compatible server" },
     Key { path: "profiles.*.model", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the model's name on that server" },
     Key { path: "profiles.*.api_key_env", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the environment variable holding the API key (never the key itself)" },

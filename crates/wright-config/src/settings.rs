@@ -37,6 +37,18 @@ const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("sandbox.max_file_size", DefaultValue::Int(4096)),
 ];
 
+/// wright's default for `key`, where it has one; limits a repository's file may lower
+/// count from it (the window from what wright asks of Ollama).
+pub(crate) fn default_of(key: &str) -> Option<toml::Value> {
+    if key == "context_window" {
+        return Some(toml::Value::Integer(32768));
+    }
+    DEFAULTS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, value)| value.value())
+}
+
 enum DefaultValue {
     Str(&'static str),
     Int(i64),
@@ -157,16 +169,22 @@ impl Settings {
                 _ => None,
             })
             .unwrap_or_default();
+        let own_option = extra
+            .get("options")
+            .and_then(|o| o.get("num_ctx"))
+            .map(|_| "options.num_ctx".to_string());
         if let Some(key) = extra
             .keys()
             .find(|k| WRIGHTS_OWN_FIELDS.contains(&k.as_str()))
+            .cloned()
+            .or(own_option)
         {
             return Err(ConfigError::OwnField {
                 origin: origin_of(&config, "extra"),
-                key: key.clone(),
+                key,
             });
         }
-        let (egress, egress_origin) = egress_for(&config, repo);
+        let (egress, egress_origin) = egress_for(&config, repo, &env);
         Ok(Settings {
             profile: string("profile"),
             base_url: string("base_url"),
@@ -274,11 +292,26 @@ fn api_key(
 
 /// `[repos."PATH"].egress` in the user's file for this repository, else the `egress`
 /// the sources agree on, else `ask`.
-fn egress_for(config: &Config, repo: Option<&Path>) -> (Egress, Origin) {
+fn egress_for(
+    config: &Config,
+    repo: Option<&Path>,
+    env: &impl Fn(&str) -> Option<String>,
+) -> (Egress, Origin) {
+    // The path as written may start with `~` or pass through a link (`/home` →
+    // `/var/home`): compared as the directory it names.
+    let real = |written: &str| {
+        let expanded = match (written.strip_prefix("~/"), env("HOME")) {
+            (Some(rest), Some(home)) => Path::new(&home).join(rest),
+            _ if written == "~" => env("HOME").map(Into::into).unwrap_or_default(),
+            _ => Path::new(written).to_path_buf(),
+        };
+        expanded.canonicalize().unwrap_or(expanded)
+    };
     let per_repo = repo.and_then(|repo| {
+        let repo = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
         config.entries().find_map(|(key, sourced)| {
             let path = key.strip_prefix("repos.")?.strip_suffix(".egress")?;
-            (Path::new(path) == repo).then(|| sourced.clone())
+            (real(path) == repo).then(|| sourced.clone())
         })
     });
     let chosen = per_repo.or_else(|| config.get("egress").cloned());

@@ -95,13 +95,17 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Self, LlmError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .build()
-            .map_err(|err| LlmError::BadUrl {
-                url: config.base_url.clone(),
-                reason: err.to_string(),
-            })?;
+        let mut builder = reqwest::Client::builder().connect_timeout(config.connect_timeout);
+        // A server on this machine or its network is reached directly: a proxy from the
+        // environment (`http_proxy`) would carry the repository's code elsewhere, where
+        // `egress` believes it stays here.
+        if crate::destination(&config.base_url) != wright_protocol::Destination::Remote {
+            builder = builder.no_proxy();
+        }
+        let http = builder.build().map_err(|err| LlmError::BadUrl {
+            url: config.base_url.clone(),
+            reason: err.to_string(),
+        })?;
         Ok(Self { http, config })
     }
 
@@ -425,13 +429,17 @@ impl Client {
         if line.trim().is_empty() {
             return Ok(());
         }
-        let chunk = reader
-            .chunk(line.trim())
-            .map_err(|message| LlmError::Http {
+        let chunk = reader.chunk(line.trim()).map_err(|err| match err {
+            crate::ollama_chat::NativeError::Server(message) => LlmError::Http {
                 url: self.config.base_url.clone(),
                 status: 500,
                 message: clip(&message, 300),
-            })?;
+            },
+            crate::ollama_chat::NativeError::Malformed(message) => LlmError::Malformed {
+                url: self.config.base_url.clone(),
+                message: clip(&message, 300),
+            },
+        })?;
         accumulator.push_chunk(chunk, on_delta);
         Ok(())
     }

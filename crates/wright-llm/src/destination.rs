@@ -1,7 +1,8 @@
 //! Where a base URL sends the repository's code: this machine, the local network, or
 //! elsewhere. Decided from the URL alone, never by resolving a name: a name other than
-//! `localhost` is `remote` (what it resolves to can change between the check and the
-//! request).
+//! `localhost` itself is `remote` (what it resolves to can change between the check and
+//! the request; `*.localhost` may go to DNS). A client for a non-remote server never uses
+//! a proxy (see `Client::new`), so the connection goes where the class says.
 
 use std::net::IpAddr;
 use wright_protocol::Destination;
@@ -19,7 +20,7 @@ pub fn destination(base_url: &str) -> Destination {
         return of_ip(ip);
     }
     let name = host.trim_end_matches('.').to_ascii_lowercase();
-    if name == "localhost" || name.ends_with(".localhost") {
+    if name == "localhost" {
         Destination::Loopback
     } else {
         Destination::Remote
@@ -32,7 +33,8 @@ fn of_ip(ip: IpAddr) -> Destination {
         v4 => v4,
     };
     match ip {
-        ip if ip.is_loopback() => Destination::Loopback,
+        // Connecting to the unspecified address reaches this machine.
+        ip if ip.is_loopback() || ip.is_unspecified() => Destination::Loopback,
         IpAddr::V4(v4) if v4.is_private() || v4.is_link_local() => Destination::LocalNetwork,
         IpAddr::V6(v6) if (v6.segments()[0] & 0xfe00) == 0xfc00 => Destination::LocalNetwork,
         IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80 => Destination::LocalNetwork,
@@ -71,6 +73,8 @@ mod tests {
             ("https://api.openai.com/v1", Destination::Remote),
             ("http://8.8.8.8/v1", Destination::Remote),
             ("http://localhost.evil.example/v1", Destination::Remote),
+            ("http://foo.localhost/v1", Destination::Remote),
+            ("http://0.0.0.0:11434/v1", Destination::Loopback),
             ("not a url", Destination::Remote),
         ] {
             assert_eq!(destination(url), class, "{url}");

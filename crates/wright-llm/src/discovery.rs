@@ -23,7 +23,9 @@ pub struct FoundServer {
 /// Asks every usual local port for its model list in parallel and returns the first
 /// server (in `LOCAL_SERVERS` order) that answered like an OpenAI-compatible one.
 pub async fn discover_local_server(host: &str) -> Result<FoundServer, LlmError> {
+    // Straight to this machine: a proxy from the environment is never asked.
     let http = reqwest::Client::builder()
+        .no_proxy()
         .connect_timeout(Duration::from_millis(300))
         .timeout(Duration::from_secs(2))
         .build()

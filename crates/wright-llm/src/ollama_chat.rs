@@ -24,21 +24,12 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 #[derive(Serialize)]
-struct Options {
-    num_ctx: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    num_predict: Option<u32>,
-}
-
-#[derive(Serialize)]
 struct NativeRequest<'a> {
     model: &'a str,
     stream: bool,
-    options: Options,
+    options: Map<String, Value>,
     #[serde(flatten)]
-    extra: &'a Map<String, Value>,
+    extra: Map<String, Value>,
     #[serde(skip_serializing_if = "<[Value]>::is_empty")]
     tools: &'a [Value],
     messages: Vec<Value>,
@@ -104,19 +95,39 @@ pub(crate) fn request_body(
             },
         })
         .collect();
+    // wright's options, then the profile's own `extra.options` (never over wright's).
+    let mut options = Map::new();
+    options.insert("num_ctx".into(), json!(native.num_ctx));
+    if let Some(temperature) = native.temperature {
+        options.insert("temperature".into(), json!(temperature));
+    }
+    if let Some(max_tokens) = native.max_tokens {
+        options.insert("num_predict".into(), json!(max_tokens));
+    }
+    let mut extra = native.extra.clone();
+    if let Some(Value::Object(theirs)) = extra.remove("options") {
+        for (key, value) in theirs {
+            options.entry(key).or_insert(value);
+        }
+    }
     let request = NativeRequest {
         model: native.model,
         stream: native.stream,
-        options: Options {
-            num_ctx: native.num_ctx,
-            temperature: native.temperature,
-            num_predict: native.max_tokens,
-        },
-        extra: native.extra,
+        options,
+        extra,
         tools,
         messages,
     };
     serde_json::to_vec(&request).unwrap_or_default()
+}
+
+/// A reply object that is not a reply.
+#[derive(Debug, PartialEq)]
+pub(crate) enum NativeError {
+    /// Ollama's own error message, sent in the stream.
+    Server(String),
+    /// Not an Ollama reply at all.
+    Malformed(String),
 }
 
 /// Turns reply objects into OpenAI chunks, numbering tool calls across the whole reply.
@@ -126,16 +137,17 @@ pub(crate) struct NativeReader {
 }
 
 impl NativeReader {
-    /// The chunk one reply object stands for; `Err` with Ollama's message when it is an
-    /// error, or with the text when it is not a reply at all.
-    pub(crate) fn chunk(&mut self, line: &str) -> Result<Chunk, String> {
-        let value: Value =
-            serde_json::from_str(line).map_err(|_| format!("not an Ollama chat reply: {line}"))?;
+    /// The chunk one reply object stands for.
+    pub(crate) fn chunk(&mut self, line: &str) -> Result<Chunk, NativeError> {
+        let value: Value = serde_json::from_str(line)
+            .map_err(|_| NativeError::Malformed(format!("not an Ollama chat reply: {line}")))?;
         if let Some(error) = value.get("error") {
-            return Err(error
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| error.to_string()));
+            return Err(NativeError::Server(
+                error
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| error.to_string()),
+            ));
         }
         let message = &value["message"];
         let mut delta = Map::new();
@@ -151,9 +163,11 @@ impl NativeReader {
                 .map(|call| {
                     let index = self.calls;
                     self.calls += 1;
+                    // No id unless Ollama gives one: the accumulator then makes one
+                    // unique to the step, as tool results must be told apart by it.
                     json!({
                         "index": index,
-                        "id": call.get("id").cloned().unwrap_or_else(|| json!(format!("call_ollama_{index}"))),
+                        "id": call.get("id").cloned().unwrap_or(Value::Null),
                         "function": {
                             "name": call["function"]["name"],
                             "arguments": call["function"]["arguments"],
@@ -180,7 +194,7 @@ impl NativeReader {
                 "predicted_ms": ms("eval_duration"),
             });
         }
-        serde_json::from_value(chunk).map_err(|err| err.to_string())
+        serde_json::from_value(chunk).map_err(|err| NativeError::Malformed(err.to_string()))
     }
 }
 
@@ -266,7 +280,7 @@ mod tests {
         assert_eq!(
             response.tool_calls,
             vec![ToolCall::function(
-                "call_ollama_0",
+                "call_3_0",
                 "terminal",
                 "{\"command\":\"ls\"}".into()
             )]
@@ -279,7 +293,7 @@ mod tests {
             NativeReader::default()
                 .chunk(r#"{"error":"model 'x' not found"}"#)
                 .unwrap_err(),
-            "model 'x' not found"
+            NativeError::Server("model 'x' not found".into())
         );
     }
 }

@@ -23,6 +23,8 @@ pub enum Outcome {
         diff: String,
         commit: InPlaceCommit,
         quarantine: Quarantine,
+        /// The agent changed `.wright/config.toml`: not committed, left to the user.
+        left_config: bool,
     },
     NoChanges,
     Branch {
@@ -88,10 +90,15 @@ impl WorkingCopy {
                     super::mark_settled(&in_place.record_dir);
                 }
                 match result {
-                    InPlaceResult::Done { diff, commit } => Outcome::InPlace {
+                    InPlaceResult::Done {
+                        diff,
+                        commit,
+                        left_config,
+                    } => Outcome::InPlace {
                         diff,
                         commit,
                         quarantine,
+                        left_config,
                     },
                     InPlaceResult::Failed(outcome) => outcome,
                 }
@@ -102,7 +109,11 @@ impl WorkingCopy {
 }
 
 enum InPlaceResult {
-    Done { diff: String, commit: InPlaceCommit },
+    Done {
+        diff: String,
+        commit: InPlaceCommit,
+        left_config: bool,
+    },
     Failed(Outcome),
 }
 
@@ -124,10 +135,12 @@ impl InPlace {
                 Ok(diff) if diff.trim().is_empty() => InPlaceResult::Done {
                     diff,
                     commit: InPlaceCommit::NothingToCommit,
+                    left_config: false,
                 },
                 Ok(diff) => InPlaceResult::Done {
                     diff,
                     commit: InPlaceCommit::LeftWithYours,
+                    left_config: false,
                 },
                 Err(err) => failed(format!("could not read the changes: {err}")),
             };
@@ -137,6 +150,7 @@ impl InPlace {
             Err(err) => return failed(format!("could not commit the changes: {err}")),
         };
         let tip = commit.tip.clone();
+        let left_config = commit.left_config;
         if let Err(err) =
             git.send_objects(&tip, &self.base, Some(&commit), &self.repo, MAX_PACK_BYTES)
         {
@@ -149,6 +163,7 @@ impl InPlace {
                 return InPlaceResult::Done {
                     diff: String::new(),
                     commit: InPlaceCommit::NothingToCommit,
+                    left_config,
                 }
             }
             Ok(false) => {}
@@ -166,6 +181,7 @@ impl InPlace {
         InPlaceResult::Done {
             diff,
             commit: InPlaceCommit::Made(tip),
+            left_config,
         }
     }
 }

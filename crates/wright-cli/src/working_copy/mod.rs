@@ -101,7 +101,7 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) 
         .collect();
     if !configuring.is_empty() && !with_git_config {
         bail!(
-            "{branch} changes {}, which tell git and git-lfs which filters, drivers and servers to use on your files; read them (`git diff {base_commit} {branch} -- {}`), then take the branch with `wright apply --with-git-config`",
+            "{branch} changes {}, which tell git, git-lfs or wright which filters, drivers, servers and settings to use on your files; read them (`git diff {base_commit} {branch} -- {}`), then take the branch with `wright apply --with-git-config`",
             configuring.join(", "),
             configuring.join(" ")
         );
@@ -116,13 +116,14 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) 
     Ok(())
 }
 
-/// Whether a path of a tree configures git or git-lfs: by its name (in any case, as a
-/// case-insensitive file system would read it), or because the repository's config points
-/// at it or at a directory holding it (`pointed`, relative to the top).
+/// Whether a path of a tree configures git, git-lfs or wright: by its name (in any case,
+/// as a case-insensitive file system would read it), or because the repository's config
+/// points at it or at a directory holding it (`pointed`, relative to the top).
 pub(crate) fn configures_git(path: &str, pointed: &[String]) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
     let name = name.trim_end_matches(['.', ' ']);
     matches!(name, ".gitattributes" | ".gitmodules" | ".lfsconfig")
+        || path.to_lowercase() == wright_config::REPO_FILE
         || pointed
             .iter()
             .any(|p| path == p || path.starts_with(&format!("{}/", p.trim_end_matches('/'))))

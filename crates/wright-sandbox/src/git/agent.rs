@@ -64,15 +64,18 @@ export GIT_INDEX_FILE="$d/index" GIT_OBJECT_DIRECTORY="$d/objects" GIT_ALTERNATE
 # The agent's own gitconfig (its HOME's) has no say in this commit: no filter of its.
 export GIT_CONFIG_GLOBAL=/dev/null
 git "$@" read-tree "$base"
-git "$@" add --all -- . ':(exclude,glob)**/.git.wright-quarantined*' ':(exclude,glob)**/.git.wright-quarantined*/**'
+git "$@" add --all -- . ':(exclude,glob)**/.git.wright-quarantined*' ':(exclude,glob)**/.git.wright-quarantined*/**' ':(exclude,top,icase).wright/config.toml'
 tree=$(git "$@" write-tree)
+# wright's own configuration, as the agent left it, is never committed for the user.
+left=-
+[ -z "$(git "$@" status --porcelain --untracked-files=all -- ':(top,icase).wright/config.toml')" ] || left=config
 if [ "$base" = 4b825dc642cb6eb9a060e54bf8d69288fbee4904 ]; then
   commit=$(git "$@" commit-tree -m "$msg" "$tree")
 else
   commit=$(git "$@" commit-tree -p "$base" -m "$msg" "$tree")
 fi
-printf '%s %s
-' "$commit" "$d"
+printf '%s %s %s
+' "$commit" "$left" "$d"
 "#;
 
 /// Packs the revisions on stdin; with `$1`, objects also come from the directory
@@ -89,6 +92,9 @@ exec git "$@" pack-objects --revs --stdout --quiet
 /// A commit made by `commit_aside`: its id, and where its new objects are in the sandbox.
 pub struct AsideCommit {
     pub tip: Oid,
+    /// The agent changed the repository's `.wright/config.toml`: left out of the commit,
+    /// in the work tree for the user to read.
+    pub left_config: bool,
     aside: String,
 }
 
@@ -169,17 +175,16 @@ impl<'a> AgentRepo<'a> {
             RunLimits::default(),
         )?;
         let printed = text_of(&["commit-tree"], captured)?;
-        let (tip, aside) = printed
-            .trim()
-            .split_once(' ')
-            .unwrap_or((printed.trim(), ""));
-        let tip = Oid::parse(tip).ok_or_else(|| GitError::NotAnId {
+        let mut fields = printed.trim().splitn(3, ' ');
+        let (tip, left, aside) = (fields.next(), fields.next(), fields.next());
+        let tip = tip.and_then(Oid::parse).ok_or_else(|| GitError::NotAnId {
             command: "commit-tree".into(),
             printed: printed.clone(),
         })?;
         Ok(AsideCommit {
             tip,
-            aside: aside.to_string(),
+            left_config: left == Some("config"),
+            aside: aside.unwrap_or_default().to_string(),
         })
     }
 
