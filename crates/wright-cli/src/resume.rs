@@ -83,6 +83,8 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         &tools.inspector(&working_copy),
     );
     conversation.add_step_guard(tools.disk_guard(settings.values.max_disk));
+    // Not a chat: only `finish` says the task is done.
+    conversation.set_require_finish(true);
     if !settings.json {
         let mut lines = vec![format!("context {}", window.description)];
         if let Some(torn) = &notes.torn {

@@ -53,6 +53,8 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         &tools.inspector(working_copy),
     );
     conversation.add_step_guard(tools.disk_guard(settings.values.max_disk));
+    // Not a chat: only `finish` says the task is done.
+    conversation.set_require_finish(true);
     if !settings.json {
         print_header(
             id,

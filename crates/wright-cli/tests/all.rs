@@ -19,6 +19,7 @@ mod history;
 mod host_attacks;
 mod lifecycle;
 mod ollama;
+mod outcomes;
 mod persistence;
 mod quirks;
 mod real_model;

@@ -19,9 +19,15 @@ fn llama_cpp(n_ctx: u64) -> ServerOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_window_is_reported_with_the_fix() {
     let h = Harness::new();
-    let server = ScriptedServer::start_with(vec![reply().text("Nothing to do.")], llama_cpp(8192))
-        .await
-        .unwrap();
+    let server = ScriptedServer::start_with(
+        vec![
+            reply().call("terminal", json!({"command": "true"})),
+            reply().call("finish", json!({"message": "Nothing to do."})),
+        ],
+        llama_cpp(8192),
+    )
+    .await
+    .unwrap();
     let output = h.run(&server.url(), "x", &[]).await;
     assert!(output.status.success(), "{}", stderr(&output));
     let err = stderr(&output);
@@ -61,9 +67,15 @@ async fn a_request_that_would_not_fit_is_never_sent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_user_limit_wins_when_smaller() {
     let h = Harness::new();
-    let server = ScriptedServer::start_with(vec![reply().text("ok")], llama_cpp(65536))
-        .await
-        .unwrap();
+    let server = ScriptedServer::start_with(
+        vec![
+            reply().call("terminal", json!({"command": "true"})),
+            reply().call("finish", json!({"message": "ok"})),
+        ],
+        llama_cpp(65536),
+    )
+    .await
+    .unwrap();
     let output = h
         .run(&server.url(), "x", &["--context-window", "20000"])
         .await;

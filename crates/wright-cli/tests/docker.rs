@@ -357,9 +357,12 @@ async fn containers_of_dead_runs_are_reaped() {
     start("wright-test-alive", &live_owner);
 
     let h = Harness::new();
-    let server = ScriptedServer::start(vec![reply().text("nothing to do")])
-        .await
-        .unwrap();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "true"})),
+        reply().call("finish", json!({"message": "nothing to do"})),
+    ])
+    .await
+    .unwrap();
     let url = server.url();
     let args = [
         "run",

@@ -195,7 +195,7 @@ async fn the_shell_never_sees_the_api_key() {
     let h = Harness::new();
     let server = ScriptedServer::start(vec![
         reply().call("terminal", json!({"command": "env; echo HOME=$HOME"})),
-        reply().text("done"),
+        reply().call("finish", json!({"message": "done"})),
     ])
     .await
     .unwrap();

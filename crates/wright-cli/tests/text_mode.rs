@@ -96,9 +96,12 @@ async fn fixes_the_failing_test_with_calls_written_as_text() {
     }
 
     // A second run on the same server and model reuses the probe's answer.
-    let again = ScriptedServer::start_text_only(vec![reply().text("Nothing to do.")])
-        .await
-        .unwrap();
+    let again = ScriptedServer::start_text_only(vec![
+        reply().text("[TOOL_CALLS][{\"name\": \"terminal\", \"arguments\": {\"command\": \"true\"}}]"),
+        reply().text("[TOOL_CALLS][{\"name\": \"finish\", \"arguments\": {\"message\": \"Nothing to do.\"}}]"),
+    ])
+    .await
+    .unwrap();
     let url = again.url();
     let out = h
         .wright(

@@ -140,12 +140,20 @@ pub struct Conversation {
     last_review: Option<Review>,
     /// Checked before each step, after the budgets.
     guards: Vec<Box<dyn StepGuard>>,
+    /// `run` mode: only `finish` ends the task; a reply without a tool call is sent back
+    /// once ("act through the tools, or finish"), a second in a row stops the run.
+    require_finish: bool,
+    /// The last reply had no tool call and was sent back.
+    told_to_act: bool,
     /// The model's prices, for the cost of each request and `max_cost`.
     price: Option<wright_protocol::Price>,
 }
 
 /// Condense before a request passes 75 % of the window.
 pub const DEFAULT_CONDENSE_AT: f64 = 0.75;
+
+/// What the model is told when, in `run` mode, it replies without a tool call.
+pub const NUDGE: &str = "You replied without a tool call. Nobody reads your replies during the task: act through the tools, or call finish with your summary if the task is done.";
 
 fn time_limit_reason(max: std::time::Duration) -> String {
     format!(
@@ -239,6 +247,8 @@ impl Conversation {
             inspector: None,
             guards: Vec::new(),
             price: None,
+            require_finish: false,
+            told_to_act: false,
             reviewed: false,
             last_review: None,
         }
@@ -490,6 +500,31 @@ impl Conversation {
                 },
             )?;
         }
+        if reply.calls.is_empty() && reply.errors.is_empty() && self.require_finish {
+            if self.told_to_act {
+                let reason = format!(
+                    "the model replied twice without a tool call, so nothing says the task is done; its reply is above. Go on with `wright resume {} \"…\"`, or ask questions in `wright chat`",
+                    self.id
+                );
+                let summary = Some(reply.text).filter(|t| !t.is_empty());
+                return self
+                    .end(observer, AgentState::Stopped, reason, summary)
+                    .map(StepEnd::done);
+            }
+            self.told_to_act = true;
+            self.append(
+                observer,
+                Source::Environment,
+                EventBody::Message {
+                    text: NUDGE.to_string(),
+                    step: Some(step),
+                    reasoning: None,
+                    raw: None,
+                },
+            )?;
+            return self.check_stuck(observer, step);
+        }
+        self.told_to_act = false;
         if reply.calls.is_empty() && reply.errors.is_empty() {
             let summary = Some(reply.text).filter(|t| !t.is_empty());
             return self

@@ -25,6 +25,7 @@ pub use agent::Outcome;
 pub use agent::StepGuard;
 pub use agent::Totals;
 pub use agent::DEFAULT_CONDENSE_AT;
+pub use agent::NUDGE;
 pub use condense::SUMMARY_PROMPT;
 pub use history::render_history;
 pub use paths::conversations_dir;

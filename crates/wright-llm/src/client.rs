@@ -413,6 +413,16 @@ impl Client {
         let end = Instant::now();
         let first = first_byte.unwrap_or(end);
         let mut response = accumulator.finish(step_tag);
+        // `{"choices": []}` and the like: not an answer, whatever the status said.
+        if response.text.is_empty()
+            && response.reasoning.is_empty()
+            && response.tool_calls.is_empty()
+            && response.finish_reason.is_none()
+        {
+            return Err(LlmError::EmptyReply {
+                url: self.config.base_url.clone(),
+            });
+        }
         response.first_byte_ms = first.duration_since(started).as_secs_f64() * 1000.0;
         response.generation_ms = end.duration_since(first).as_secs_f64() * 1000.0;
         Ok(response)

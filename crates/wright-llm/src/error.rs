@@ -42,6 +42,11 @@ pub enum LlmError {
     #[error("the server at {url} sent nothing for {secs} s; it may be overloaded or stuck. Raise the limit with --idle-timeout SECS")]
     IdleTimeout { url: String, secs: u64 },
 
+    #[error(
+        "the server at {url} sent an empty reply (no message, no tool call, no finish reason)"
+    )]
+    EmptyReply { url: String },
+
     #[error("the server at {url} sent a reply wright cannot read: {message}")]
     Malformed { url: String, message: String },
 
@@ -58,7 +63,8 @@ impl LlmError {
         match self {
             LlmError::Unreachable { .. }
             | LlmError::StreamCut { .. }
-            | LlmError::IdleTimeout { .. } => true,
+            | LlmError::IdleTimeout { .. }
+            | LlmError::EmptyReply { .. } => true,
             LlmError::Http { status, .. } => *status == 429 || *status >= 500,
             LlmError::ModelNotFound { .. }
             | LlmError::NoModels { .. }

@@ -47,6 +47,12 @@ impl Conversation {
         self.interrupt_reason.clone()
     }
 
+    /// `run` mode: the task ends only with `finish` (a reply without a tool call is sent
+    /// back once, and a second stops the run); in chat a plain answer ends the turn.
+    pub fn set_require_finish(&mut self, require: bool) {
+        self.require_finish = require;
+    }
+
     /// Checks `guard` before each step; its reason stops the run.
     pub fn add_step_guard(&mut self, guard: Box<dyn StepGuard>) {
         self.guards.push(guard);
