@@ -279,11 +279,18 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         editor,
     } = tools;
     warm_up.abort();
+    let commit_message = crate::working_copy::commit_message(
+        crate::working_copy::task_of(chat.conversation.events()).unwrap_or("chat"),
+        last_outcome
+            .as_ref()
+            .filter(|outcome| outcome.state == AgentState::Finished)
+            .and_then(|outcome| outcome.summary.as_deref()),
+    );
     // The conversation ends; its lock is held until the working copy is handed over.
     let lock = chat.lock.take();
     drop(chat);
     drop((terminal, toolbox, editor));
-    let changes = working_copy.finish("chat", &setup);
+    let changes = working_copy.finish(&commit_message, &setup);
     drop(workspace);
     drop((lock, locks));
     if let Some(outcome) = last_outcome {

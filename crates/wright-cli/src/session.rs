@@ -119,6 +119,14 @@ pub async fn drive(
         .proceed(message, settings.limits(), &cancel, observer.as_mut())
         .await?;
     let id = conversation.id().to_string();
+    // The model's own account of what it did, when it finished; the task either way.
+    let commit_message = working_copy::commit_message(
+        working_copy::task_of(conversation.events()).unwrap_or(title),
+        outcome
+            .summary
+            .as_deref()
+            .filter(|_| outcome.state == AgentState::Finished),
+    );
     let log_path = conversation.log_path().to_path_buf();
     let Tools {
         terminal,
@@ -134,7 +142,7 @@ pub async fn drive(
     drop(conversation);
     drop(toolbox);
     drop(terminal);
-    let changes = working_copy.finish(title, &setup);
+    let changes = working_copy.finish(&commit_message, &setup);
     drop(workspace);
     drop(locks);
     if !settings.json {

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
 
+mod apply;
 mod chat;
 mod common;
 mod condense;

@@ -57,7 +57,7 @@ impl WorkingCopy {
     /// Reads the agent's changes and commits them: for a clone, on its branch, handed to
     /// the user's repository; in place, on the current branch when the tree was clean at
     /// the start. Every git command over what the agent wrote runs in a sandbox.
-    pub fn finish(&self, task: &str, setup: &SandboxSetup) -> Outcome {
+    pub fn finish(&self, message: &str, setup: &SandboxSetup) -> Outcome {
         // Nothing of the agent's may change the work while it is read and committed.
         if let Err(err) = setup.stop_leftovers() {
             return Outcome::Failed {
@@ -65,8 +65,6 @@ impl WorkingCopy {
                 kept: self.workspace().to_path_buf(),
             };
         }
-        let title: String = task.lines().next().unwrap_or("").chars().take(72).collect();
-        let message = format!("wright: {title}");
         match self {
             WorkingCopy::Direct {
                 root,
@@ -83,7 +81,7 @@ impl WorkingCopy {
                 // Before the commit, which leaves what is set aside out; and after it, in
                 // case its filters (the repository's own) made one.
                 let before = quarantine_new(&in_place.workspace, &in_place.git_before);
-                let result = in_place.commit(&message, setup);
+                let result = in_place.commit(message, setup);
                 let quarantine =
                     before.and(quarantine_new(&in_place.workspace, &in_place.git_before));
                 if quarantine.failed.is_empty() {
@@ -103,7 +101,7 @@ impl WorkingCopy {
                     InPlaceResult::Failed(outcome) => outcome,
                 }
             }
-            WorkingCopy::Clone(clone) => clone.hand_over(&message, &setup.sandbox, &setup.env),
+            WorkingCopy::Clone(clone) => clone.hand_over(message, &setup.sandbox, &setup.env),
         }
     }
 }

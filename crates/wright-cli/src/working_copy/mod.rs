@@ -13,12 +13,15 @@
 
 mod finish;
 mod git_entries;
+mod message;
 mod record;
 
 pub use finish::InPlaceCommit;
 pub use finish::Outcome;
 pub use git_entries::Quarantine;
 pub use git_entries::Scan;
+pub use message::commit_message;
+pub use message::task_of;
 pub use record::Record;
 
 use crate::sandbox_setup::Placement;
@@ -87,6 +90,25 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) 
     };
     let repo = UserRepo::at(&repo_root);
     let base = Oid::parse(&base_commit).context("the record's base commit is damaged")?;
+    if conversation_dir.join(DISCARDED).exists() {
+        bail!("this conversation's branch {branch} was discarded: there is nothing to take");
+    }
+    if !repo.branch_exists(&branch) {
+        bail!("this conversation left no changes (no branch {branch}): there is nothing to take");
+    }
+    // Never mixed with what the user has in progress, and never left half done.
+    if let Some(what) = repo.operation_in_progress() {
+        bail!(
+            "{} is in the middle of {what}: finish it or abort it first, then run `wright apply` again",
+            repo_root.display()
+        );
+    }
+    if repo.has_uncommitted_changes()? {
+        bail!(
+            "{} has uncommitted changes: commit or stash them first, so the agent's changes are never mixed with yours",
+            repo_root.display()
+        );
+    }
     if !repo.is_ancestor(&base, &branch) {
         bail!("{branch} does not grow from the commit the conversation started at ({base_commit}): its history was rewritten in the agent's clone, so wright will not take it; look at it with `git log {branch}`");
     }
@@ -111,7 +133,18 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) 
     } else {
         repo.merge(&branch)
     };
-    result.with_context(|| format!("could not take {branch} into {}", repo_root.display()))?;
+    if let Err(err) = result {
+        let by_hand = if cherry_pick {
+            format!("git cherry-pick {base_commit}..{branch}")
+        } else {
+            format!("git merge {branch}")
+        };
+        bail!(
+            "could not take {branch} into {}: {err}\n  to take it by hand and resolve the conflicts yourself: {by_hand}, fix the files, then git add and git {}",
+            repo_root.display(),
+            if cherry_pick { "cherry-pick --continue" } else { "commit" }
+        );
+    }
     say!("took {branch} into {}", repo_root.display());
     Ok(())
 }
@@ -150,15 +183,22 @@ pub fn discard(conversation_dir: &Path) -> Result<()> {
         bail!("this conversation did not work on a branch: there is nothing to discard");
     };
     let repo = UserRepo::at(&repo_root);
-    if repo.branch_exists(&branch) {
+    let had_branch = repo.branch_exists(&branch);
+    if had_branch {
         repo.delete_branch(&branch)?;
     }
-    if clone_root.exists() {
+    let had_clone = clone_root.exists();
+    if had_clone {
         // remove_dir_all does not follow symbolic links out of the clone.
         std::fs::remove_dir_all(&clone_root)
             .with_context(|| format!("cannot remove {}", clone_root.display()))?;
     }
-    say!("discarded {branch}");
+    let _ = std::fs::write(conversation_dir.join(DISCARDED), "");
+    if had_branch || had_clone {
+        say!("discarded {branch}");
+    } else {
+        say!("{branch} was already discarded: nothing left to remove");
+    }
     Ok(())
 }
 
@@ -169,6 +209,9 @@ fn guarded(scan: &Scan) -> Vec<PathBuf> {
         .map(|r| r.guarded_path().to_path_buf())
         .collect()
 }
+
+/// The marker `wright discard` leaves in the conversation's directory.
+const DISCARDED: &str = "discarded";
 
 /// The marker a conversation working directly leaves once its end set aside the
 /// repositories its agent made.

@@ -58,6 +58,13 @@ pub enum GitError {
     NotAnId { command: String, printed: String },
     #[error("{0}")]
     Sandbox(#[from] crate::mode::SandboxError),
+    #[error("the {operation} did not go through{}; {}{}", if conflicted.is_empty() { String::new() } else { format!(" (conflicts in {})", conflicted.join(", ")) }, if *undone { "it was undone, so your repository is as it was" } else { "it could not be undone and is still in progress: finish it (edit, git add, git commit) or abort it (git merge --abort / git cherry-pick --abort)" }, if said.is_empty() { String::new() } else { format!("\n  git said: {said}") })]
+    NotTaken {
+        operation: &'static str,
+        conflicted: Vec<String>,
+        undone: bool,
+        said: String,
+    },
 }
 
 /// Variables that would point git at another repository, index or object store.
