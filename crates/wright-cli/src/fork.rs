@@ -157,7 +157,14 @@ fn set_up(
                 .strip_prefix(&source.clone_root)
                 .unwrap_or(Path::new(""));
             let start = crate::working_copy::StartPoint::find(&source.repo.top().join(sub));
-            let fork = WorkingCopy::prepare(start, dir, id, false, false)?;
+            let fork = WorkingCopy::prepare(
+                start,
+                dir,
+                id,
+                false,
+                false,
+                crate::working_copy::UncommittedChoice::Leave,
+            )?;
             let WorkingCopy::Clone(clone) = &fork else {
                 bail!("the repository {} is gone", source.repo.top().display());
             };

@@ -191,9 +191,14 @@ pub fn print_header(
 ) {
     let clone = match working_copy {
         WorkingCopy::Clone(clone) => format!(
-            " (a clone of {} on branch {}; your checkout is not touched)",
+            " (a clone of {} on branch {}; your checkout is not touched){}",
             clone.repo.top().display(),
-            clone.branch
+            clone.branch,
+            clone
+                .uncommitted
+                .describe()
+                .map(|line| format!("\n  {line}"))
+                .unwrap_or_default()
         ),
         WorkingCopy::InPlace(_) => " (in place; .git is read-only to the agent)".to_string(),
         WorkingCopy::Direct { .. } => String::new(),
@@ -222,6 +227,10 @@ pub struct WorkspaceArgs {
     /// With --in-place: work even if the tree has uncommitted changes.
     #[arg(long)]
     pub force: bool,
+    /// Give the agent your checkout's uncommitted changes too: a snapshot commit on its
+    /// branch only, your checkout untouched (asked in a terminal when not given).
+    #[arg(long)]
+    pub include_uncommitted: bool,
 }
 
 /// Everything a new conversation on a workspace needs before its log is created: the
@@ -275,11 +284,19 @@ impl NewSession {
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
         locks.push(wright_core::RunLock::conversation(&conversation_dir, &id)?);
         crate::sandbox_setup::reap_dead_runs(&id);
-        let prepared = WorkingCopy::prepare(start, &conversation_dir, &id, in_place, force)
-            .and_then(|working_copy| {
-                let tools = Tools::build(&settings, &working_copy, &id, Readiness::Start)?;
-                Ok((working_copy, tools))
-            });
+        let uncommitted = if place.include_uncommitted {
+            crate::working_copy::UncommittedChoice::Include
+        } else if crate::ask::can_ask(settings.json) {
+            crate::working_copy::UncommittedChoice::Ask
+        } else {
+            crate::working_copy::UncommittedChoice::Leave
+        };
+        let prepared =
+            WorkingCopy::prepare(start, &conversation_dir, &id, in_place, force, uncommitted)
+                .and_then(|working_copy| {
+                    let tools = Tools::build(&settings, &working_copy, &id, Readiness::Start)?;
+                    Ok((working_copy, tools))
+                });
         let (working_copy, tools) = match prepared {
             Ok(prepared) => prepared,
             Err(err) => {

@@ -28,3 +28,4 @@ mod review;
 mod sandbox_attacks;
 mod stuck;
 mod text_mode;
+mod uncommitted;

@@ -66,12 +66,71 @@ pub struct InPlace {
 
 pub struct AgentClone {
     pub repo: UserRepo,
+    /// The user's uncommitted work at the start, and what became of it.
+    pub uncommitted: Uncommitted,
     pub clone_root: PathBuf,
     /// The workspace inside the clone (the same subdirectory the user pointed at).
     pub workspace: PathBuf,
     pub branch: String,
     pub base: Oid,
 }
+
+/// What to do with the user's uncommitted work when the agent gets a clone of HEAD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UncommittedChoice {
+    /// Give the agent a snapshot of it (`--include-uncommitted`).
+    Include,
+    /// Leave it out, saying so.
+    Leave,
+    /// Ask (a person is there to answer).
+    Ask,
+}
+
+/// The user's uncommitted work at the start of a conversation in a clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Uncommitted {
+    /// None, or not known (a resumed conversation).
+    Nothing,
+    /// This many paths the agent does not see.
+    Left(usize),
+    /// In the clone, as a snapshot commit on the agent's branch.
+    Included(wright_sandbox::git::Snapshot),
+}
+
+impl Uncommitted {
+    /// The header's line about it, if any.
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            Uncommitted::Nothing => None,
+            Uncommitted::Left(n) => Some(format!(
+                "your checkout has {} the agent does not see: it works on your last commit (--include-uncommitted gives them to it)",
+                plural(*n, "uncommitted change")
+            )),
+            Uncommitted::Included(snapshot) => {
+                let mut line = format!(
+                    "your {} are in the agent's clone (commit {} on its branch only; your checkout is not touched)",
+                    plural(snapshot.taken, "uncommitted change"),
+                    &snapshot.commit.as_str()[..12]
+                );
+                if !snapshot.left_out.is_empty() {
+                    line.push_str(&format!("; left out: {}", snapshot.left_out.join(", ")));
+                }
+                Some(line)
+            }
+        }
+    }
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// The most file content a snapshot of uncommitted work may hold.
+const MAX_SNAPSHOT_BYTES: u64 = 256 << 20;
 
 /// `wright apply ID`: merges the conversation's branch into the user's current branch.
 pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) -> Result<()> {
@@ -308,6 +367,7 @@ impl WorkingCopy {
         id: &str,
         in_place: bool,
         force: bool,
+        uncommitted: UncommittedChoice,
     ) -> Result<Self> {
         let StartPoint {
             workspace,
@@ -354,6 +414,7 @@ impl WorkingCopy {
                 record_dir: conversation_dir.to_path_buf(),
             }));
         }
+        let (base, uncommitted) = take_uncommitted(&repo, base, uncommitted)?;
         let sub = workspace
             .strip_prefix(repo.top())
             .unwrap_or(Path::new(""))
@@ -367,6 +428,7 @@ impl WorkingCopy {
         let clone = AgentClone {
             workspace: clone_root.join(sub),
             repo,
+            uncommitted,
             clone_root,
             branch: format!("wright/{id}"),
             base,
@@ -448,6 +510,7 @@ impl WorkingCopy {
                 }
                 WorkingCopy::Clone(AgentClone {
                     repo: UserRepo::at(&repo_root),
+                    uncommitted: Uncommitted::Nothing,
                     clone_root,
                     workspace,
                     branch,
@@ -556,6 +619,42 @@ impl WorkingCopy {
             WorkingCopy::Clone(clone) => Some((clone.clone_root.clone(), clone.base.clone())),
         }
     }
+}
+
+/// The commit the agent's clone starts from: HEAD, or a snapshot of the user's
+/// uncommitted work on top of it when they want the agent to have it.
+fn take_uncommitted(
+    repo: &UserRepo,
+    head: Oid,
+    choice: UncommittedChoice,
+) -> Result<(Oid, Uncommitted)> {
+    let paths = repo
+        .uncommitted_paths()
+        .context("cannot list your uncommitted changes")?;
+    if paths.is_empty() {
+        return Ok((head, Uncommitted::Nothing));
+    }
+    let include = match choice {
+        UncommittedChoice::Include => true,
+        UncommittedChoice::Leave => false,
+        UncommittedChoice::Ask => crate::ask::yes(&format!(
+            "{} has {}, which the agent will not see (it works on your last commit). Give it a snapshot of them (on its branch only; your checkout is not touched)?",
+            repo.top().display(),
+            plural(paths.len(), "uncommitted change")
+        )),
+    };
+    if !include {
+        return Ok((head, Uncommitted::Left(paths.len())));
+    }
+    let snapshot = repo
+        .snapshot_uncommitted(
+            &head,
+            &paths,
+            MAX_SNAPSHOT_BYTES,
+            "wright: your uncommitted changes at the start",
+        )
+        .context("cannot give the agent your uncommitted changes: commit them yourself, or start without --include-uncommitted")?;
+    Ok((snapshot.commit.clone(), Uncommitted::Included(snapshot)))
 }
 
 impl AgentClone {

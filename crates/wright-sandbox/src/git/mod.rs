@@ -13,10 +13,12 @@
 //!   all — confined, and can neither hang nor swell wright.
 
 mod agent;
+mod snapshot;
 mod user;
 
 pub use agent::AgentRepo;
 pub use agent::AsideCommit;
+pub use snapshot::Snapshot;
 pub use user::UserRepo;
 
 /// A full object id, as git prints it (SHA-1 or SHA-256), checked to be nothing else.

@@ -57,7 +57,7 @@ impl UserRepo {
         &self.top
     }
 
-    fn command(&self) -> Command {
+    pub(super) fn command(&self) -> Command {
         let mut command = base_command(&self.top);
         command.args(HARDENED);
         command
@@ -75,7 +75,7 @@ impl UserRepo {
     }
 
     /// `git ARGS` to its end, its output bounded.
-    fn run(&self, args: &[&str]) -> Result<String, GitError> {
+    pub(super) fn run(&self, args: &[&str]) -> Result<String, GitError> {
         let child = self.spawn(args, Stdio::null())?;
         text_of(args, finish(child, Vec::new(), RunLimits::default())?)
     }
@@ -414,7 +414,7 @@ fn base_command(dir: &Path) -> Command {
     command
 }
 
-fn failed(args: &[&str], said: &str) -> GitError {
+pub(super) fn failed(args: &[&str], said: &str) -> GitError {
     GitError::Failed {
         command: args.join(" "),
         said: said.trim().to_string(),
