@@ -161,9 +161,12 @@ fn set_up(
                 start,
                 dir,
                 id,
-                false,
-                false,
-                crate::working_copy::UncommittedChoice::Leave,
+                crate::working_copy::Options {
+                    in_place: false,
+                    force: false,
+                    uncommitted: crate::working_copy::UncommittedChoice::Leave,
+                    snapshot: false,
+                },
             )?;
             let WorkingCopy::Clone(clone) = &fork else {
                 bail!("the repository {} is gone", source.repo.top().display());

@@ -231,6 +231,10 @@ pub struct WorkspaceArgs {
     /// branch only, your checkout untouched (asked in a terminal when not given).
     #[arg(long)]
     pub include_uncommitted: bool,
+    /// Outside git: keep no snapshot of the directory (no diff at the end, no undo by
+    /// `wright discard`), for a directory too large to copy.
+    #[arg(long)]
+    pub no_snapshot: bool,
 }
 
 /// Everything a new conversation on a workspace needs before its log is created: the
@@ -291,12 +295,17 @@ impl NewSession {
         } else {
             crate::working_copy::UncommittedChoice::Leave
         };
+        let options = crate::working_copy::Options {
+            in_place,
+            force,
+            uncommitted,
+            snapshot: !place.no_snapshot,
+        };
         let prepared =
-            WorkingCopy::prepare(start, &conversation_dir, &id, in_place, force, uncommitted)
-                .and_then(|working_copy| {
-                    let tools = Tools::build(&settings, &working_copy, &id, Readiness::Start)?;
-                    Ok((working_copy, tools))
-                });
+            WorkingCopy::prepare(start, &conversation_dir, &id, options).and_then(|working_copy| {
+                let tools = Tools::build(&settings, &working_copy, &id, Readiness::Start)?;
+                Ok((working_copy, tools))
+            });
         let (working_copy, tools) = match prepared {
             Ok(prepared) => prepared,
             Err(err) => {

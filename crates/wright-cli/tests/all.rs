@@ -10,6 +10,7 @@ mod condense;
 mod config;
 mod config_attacks;
 mod context;
+mod direct;
 mod docker;
 mod doctor;
 mod e2e_fix;

@@ -14,9 +14,11 @@ use wright_sandbox::Sandbox;
 
 /// What the run left, for the report.
 pub enum Outcome {
-    /// Not a git repository: no diff to show; any repository the agent made, set aside.
+    /// Not a git repository: the changes against the snapshot taken at the start (none
+    /// without one); any repository the agent made, set aside.
     NotGit {
         quarantine: Quarantine,
+        diff: Option<String>,
     },
     /// `--in-place`: the agent's changes in the checkout, and what wright did with them.
     InPlace {
@@ -75,7 +77,10 @@ impl WorkingCopy {
                 if quarantine.failed.is_empty() {
                     super::mark_settled(record_dir);
                 }
-                Outcome::NotGit { quarantine }
+                let diff = super::direct::changes(root, record_dir, git_before).map(|diff| {
+                    diff.unwrap_or_else(|err| format!("(the changes could not be read: {err:#})"))
+                });
+                Outcome::NotGit { quarantine, diff }
             }
             WorkingCopy::InPlace(in_place) => {
                 // Before the commit, which leaves what is set aside out; and after it, in

@@ -11,6 +11,7 @@
 //! (`index-pack --strict`) and a commit id taken by value. A step that fails is an error
 //! that keeps the clone; there is no fallback to doing it outside.
 
+mod direct;
 mod finish;
 mod git_entries;
 mod message;
@@ -75,6 +76,19 @@ pub struct AgentClone {
     pub base: Oid,
 }
 
+/// How a new conversation's working copy is made.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// `--in-place`: in the checkout itself.
+    pub in_place: bool,
+    /// `--force`: in place even over uncommitted changes.
+    pub force: bool,
+    /// The user's uncommitted work, for a clone.
+    pub uncommitted: UncommittedChoice,
+    /// Outside git: keep a snapshot to diff and undo (`--no-snapshot` turns it off).
+    pub snapshot: bool,
+}
+
 /// What to do with the user's uncommitted work when the agent gets a clone of HEAD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UncommittedChoice {
@@ -121,7 +135,7 @@ impl Uncommitted {
     }
 }
 
-fn plural(n: usize, what: &str) -> String {
+pub(crate) fn plural(n: usize, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {
@@ -136,16 +150,20 @@ const MAX_SNAPSHOT_BYTES: u64 = 256 << 20;
 pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) -> Result<()> {
     // Not while the conversation runs (its branch may still move), nor two at once.
     let _lock = lock(conversation_dir)?;
-    let Record::Clone {
-        repo_root,
-        branch,
-        base_commit,
-        ..
-    } = Record::read(conversation_dir)?
-    else {
-        bail!(
-            "this conversation did not work on a branch: its changes are already where it worked"
-        );
+    let (repo_root, branch, base_commit) = match Record::read(conversation_dir)? {
+        Record::Clone {
+            repo_root,
+            branch,
+            base_commit,
+            ..
+        } => (repo_root, branch, base_commit),
+        Record::Direct { workspace, .. } => bail!(
+            "this conversation worked directly in {}: its changes are already there (`wright discard` puts the directory back as it was)",
+            workspace.display()
+        ),
+        Record::InPlace { .. } => bail!(
+            "this conversation worked in place: its changes are already in your checkout, committed on your branch"
+        ),
     };
     let repo = UserRepo::at(&repo_root);
     let base = Oid::parse(&base_commit).context("the record's base commit is damaged")?;
@@ -232,14 +250,24 @@ fn lock(conversation_dir: &Path) -> Result<wright_core::RunLock> {
 /// `wright discard ID`: deletes the conversation's branch and the agent's clone.
 pub fn discard(conversation_dir: &Path) -> Result<()> {
     let _lock = lock(conversation_dir)?;
-    let Record::Clone {
-        repo_root,
-        clone_root,
-        branch,
-        ..
-    } = Record::read(conversation_dir)?
-    else {
-        bail!("this conversation did not work on a branch: there is nothing to discard");
+    let (repo_root, clone_root, branch) = match Record::read(conversation_dir)? {
+        Record::Clone {
+            repo_root,
+            clone_root,
+            branch,
+            ..
+        } => (repo_root, clone_root, branch),
+        Record::Direct {
+            workspace,
+            git_before,
+        } => {
+            direct::restore(&workspace, conversation_dir, &git_before)?;
+            let _ = std::fs::write(conversation_dir.join(DISCARDED), "");
+            return Ok(());
+        }
+        Record::InPlace { .. } => bail!(
+            "this conversation worked in place and its changes were committed on your branch: take them back with git (`git reset HEAD~1` keeps the files)"
+        ),
     };
     let repo = UserRepo::at(&repo_root);
     let had_branch = repo.branch_exists(&branch);
@@ -365,10 +393,14 @@ impl WorkingCopy {
         start: StartPoint,
         conversation_dir: &Path,
         id: &str,
-        in_place: bool,
-        force: bool,
-        uncommitted: UncommittedChoice,
+        options: Options,
     ) -> Result<Self> {
+        let Options {
+            in_place,
+            force,
+            uncommitted,
+            snapshot,
+        } = options;
         let StartPoint {
             workspace,
             repo,
@@ -382,6 +414,9 @@ impl WorkingCopy {
                 git_before: git_before.clone(),
             }
             .write(conversation_dir)?;
+            if snapshot {
+                direct::take(workspace, conversation_dir, &git_before)?;
+            }
             return Ok(WorkingCopy::Direct {
                 root: workspace.to_path_buf(),
                 git_before,

@@ -1,0 +1,224 @@
+//! Walking a workspace beneath its descriptor: directories entered without following a
+//! link, files read only when regular (opened without blocking), bounded in entries and
+//! bytes.
+
+use super::Bounds;
+use super::SnapshotError;
+use crate::Workspace;
+use cap_std::fs::Dir;
+use cap_std::fs::OpenOptions;
+use cap_std::fs::OpenOptionsExt;
+use cap_std::fs::PermissionsExt;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::path::PathBuf;
+
+/// What is at a path.
+pub(super) enum Item {
+    Dir {
+        mode: u32,
+    },
+    File {
+        mode: u32,
+        size: u64,
+        sha256: String,
+    },
+    Link {
+        target: String,
+    },
+}
+
+pub(super) struct Found {
+    /// `/`-separated relative paths, parents before children.
+    pub items: Vec<(String, Item)>,
+    pub left_out: Vec<String>,
+}
+
+/// Every path beneath the workspace but `skip`, each file hashed (and, with `store`, its
+/// content kept there by hash); with `strict`, more than `bounds` is an error (a snapshot
+/// is whole or not at all); without, the walk stops there and says so in `left_out`.
+pub(super) fn walk(
+    workspace: &Workspace,
+    skip: &[PathBuf],
+    bounds: Bounds,
+    strict: bool,
+    store: Option<&Path>,
+) -> Result<Found, SnapshotError> {
+    let mut walker = Walker {
+        root: workspace.root(),
+        store,
+        skip,
+        bounds,
+        strict,
+        bytes: 0,
+        found: Found {
+            items: Vec::new(),
+            left_out: Vec::new(),
+        },
+        stopped: false,
+    };
+    let dir = workspace
+        .dir()
+        .try_clone()
+        .map_err(|err| walker.read_err("", err))?;
+    walker.dir(&dir, "")?;
+    Ok(walker.found)
+}
+
+struct Walker<'a> {
+    root: &'a Path,
+    store: Option<&'a Path>,
+    skip: &'a [PathBuf],
+    bounds: Bounds,
+    strict: bool,
+    bytes: u64,
+    found: Found,
+    stopped: bool,
+}
+
+impl Walker<'_> {
+    fn read_err(&self, path: &str, err: std::io::Error) -> SnapshotError {
+        SnapshotError::Read {
+            path: self.root.join(path).display().to_string(),
+            err,
+        }
+    }
+
+    fn too_big(&mut self, limit: String) -> Result<(), SnapshotError> {
+        if self.strict {
+            return Err(SnapshotError::TooBig {
+                dir: self.root.display().to_string(),
+                limit,
+            });
+        }
+        if !self.stopped {
+            self.found
+                .left_out
+                .push(format!("everything past {limit} (the walk stopped there)"));
+            self.stopped = true;
+        }
+        Ok(())
+    }
+
+    fn dir(&mut self, dir: &Dir, prefix: &str) -> Result<(), SnapshotError> {
+        let mut names: Vec<std::ffi::OsString> = dir
+            .entries()
+            .map_err(|err| self.read_err(prefix, err))?
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name())
+            .collect();
+        names.sort();
+        for name in names {
+            if self.stopped {
+                return Ok(());
+            }
+            let Ok(name_text) = std::str::from_utf8(name.as_bytes()) else {
+                self.found.left_out.push(format!(
+                    "{prefix}{} (a name that is not UTF-8)",
+                    name.to_string_lossy()
+                ));
+                continue;
+            };
+            let path = format!("{prefix}{name_text}");
+            if self.skip.iter().any(|s| Path::new(&path) == s) {
+                continue;
+            }
+            if self.found.items.len() >= self.bounds.max_entries {
+                self.too_big(format!("{} files and directories", self.bounds.max_entries))?;
+                return Ok(());
+            }
+            let meta = match dir.symlink_metadata(&name) {
+                Ok(meta) => meta,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(self.read_err(&path, err)),
+            };
+            let mode = meta.permissions().mode() & 0o7777;
+            let kind = meta.file_type();
+            if kind.is_symlink() {
+                let target = dir
+                    .read_link_contents(&name)
+                    .map_err(|err| self.read_err(&path, err))?;
+                match target.to_str() {
+                    Some(target) => self.found.items.push((
+                        path,
+                        Item::Link {
+                            target: target.to_string(),
+                        },
+                    )),
+                    None => self
+                        .found
+                        .left_out
+                        .push(format!("{path} (a link whose target is not UTF-8)")),
+                }
+            } else if kind.is_dir() {
+                let sub = open_dir_nofollow(dir, &name).map_err(|err| self.read_err(&path, err))?;
+                self.found.items.push((path.clone(), Item::Dir { mode }));
+                self.dir(&sub, &format!("{path}/"))?;
+            } else if kind.is_file() {
+                self.bytes += meta.len();
+                if self.bytes > self.bounds.max_bytes {
+                    self.too_big(format!("{} MiB", self.bounds.max_bytes >> 20))?;
+                    return Ok(());
+                }
+                let bytes = read_regular(dir, &name, meta.len())
+                    .map_err(|err| self.read_err(&path, err))?;
+                let sha256 = super::hash(&bytes);
+                if let Some(store) = self.store {
+                    let blob = store.join(&sha256);
+                    if !blob.exists() {
+                        std::fs::write(&blob, &bytes).map_err(|err| SnapshotError::Write {
+                            path: blob.display().to_string(),
+                            err,
+                        })?;
+                    }
+                }
+                self.found.items.push((
+                    path,
+                    Item::File {
+                        mode,
+                        size: bytes.len() as u64,
+                        sha256,
+                    },
+                ));
+            } else {
+                self.found
+                    .left_out
+                    .push(format!("{path} (not a file, a directory or a link)"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The content of the regular file `name` in `dir`, read without following a link or
+/// blocking on a FIFO put there meanwhile, and no more than `expected` bytes plus a bit.
+pub(super) fn read_regular(
+    dir: &Dir,
+    name: &std::ffi::OsStr,
+    expected: u64,
+) -> std::io::Result<Vec<u8>> {
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_NOFOLLOW);
+    let file = dir.open_with(name, &options)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.into_std()
+        .take(expected.saturating_add(1 << 20))
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// The directory `name` in `dir`, refused if it is a link.
+fn open_dir_nofollow(dir: &Dir, name: &std::ffi::OsStr) -> std::io::Result<Dir> {
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW);
+    let file = dir.open_with(name, &options)?;
+    Ok(Dir::from_std_file(file.into_std()))
+}
