@@ -67,7 +67,7 @@ impl WorkingCopy {
         }
         let title: String = task.lines().next().unwrap_or("").chars().take(72).collect();
         let message = format!("wright: {title}");
-        match self {
+        let outcome = match self {
             WorkingCopy::Direct {
                 root,
                 git_before,
@@ -104,7 +104,10 @@ impl WorkingCopy {
                 }
             }
             WorkingCopy::Clone(clone) => clone.hand_over(&message, &setup.sandbox, &setup.env),
-        }
+        };
+        // For `ls`, `rm`, `gc` and `diff`: what became of the changes.
+        super::status::HandOver::record(self, &outcome);
+        outcome
     }
 }
 

@@ -14,6 +14,7 @@
 mod finish;
 mod git_entries;
 mod record;
+pub mod status;
 
 pub use finish::InPlaceCommit;
 pub use finish::Outcome;
