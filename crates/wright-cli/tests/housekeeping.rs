@@ -402,3 +402,54 @@ async fn show_keeps_the_end_of_a_long_failure_and_full_prints_it_all() {
         "{full}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_shows_the_commit_made_in_place() {
+    let h = Harness::new();
+    repo_with_a_commit(h.repo());
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo in-place > a.txt"})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "change a", &["--in-place"]).await;
+    if crate::common::in_place_needs_namespaces("diff_shows_the_commit_made_in_place", &output) {
+        return;
+    }
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = h.conversation_id();
+    // Committed since: the diff is still the commit wright made, not the tree's.
+    std::fs::write(h.repo().join("later.txt"), "later\n").unwrap();
+    git(h.repo(), &["add", "-A"]);
+    git(h.repo(), &["commit", "-qm", "later"]);
+    let diff = h.wright(&["diff"], &[]).await;
+    assert!(diff.status.success(), "{}", stderr(&diff));
+    let text = stdout(&diff);
+    assert!(text.contains("+in-place") && text.contains("-a"), "{text}");
+    assert!(!text.contains("later"), "{text}");
+    assert!(ls_line(&h, &id).await.contains(" in your tree "));
+    // Its work is in the user's branch: nothing to refuse.
+    let removed = h.wright(&["rm", &id], &[]).await;
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    assert_eq!(
+        std::fs::read_to_string(h.repo().join("a.txt")).unwrap(),
+        "in-place\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_and_apply_without_an_id_outside_any_conversation_say_so() {
+    let h = Harness::new();
+    repo_with_a_commit(h.repo());
+    for command in ["diff", "apply"] {
+        let output = h.wright(&[command], &[]).await;
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("no conversation on ")
+                && stderr(&output).contains("`wright ls` lists them"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
