@@ -134,14 +134,16 @@ pub fn worked_on(record: &Record) -> &Path {
 }
 
 /// The top of the repository `path` is in, or the directory itself when it is in none:
-/// what conversations record as where they worked.
+/// what conversations record as where they worked. A directory that is gone is taken as
+/// written (made absolute), so its conversations can still be found.
 pub fn repository_of(path: &Path) -> Result<PathBuf> {
-    let path = path
-        .canonicalize()
-        .with_context(|| format!("{} must be an existing directory", path.display()))?;
-    Ok(wright_sandbox::git::UserRepo::discover(&path)
+    let Ok(real) = path.canonicalize() else {
+        return std::path::absolute(path)
+            .with_context(|| format!("{} is not a usable path", path.display()));
+    };
+    Ok(wright_sandbox::git::UserRepo::discover(&real)
         .map(|repo| repo.top().to_path_buf())
-        .unwrap_or(path))
+        .unwrap_or(real))
 }
 
 pub fn list(args: LsArgs) -> Result<()> {
