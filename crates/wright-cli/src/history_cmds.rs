@@ -1,17 +1,35 @@
-//! `wright ls` and `wright show`: reading conversations back from their logs.
+//! Finding conversations (an id, a unique prefix, or the latest of this repository) and
+//! reading them back: `wright show` prints a log readably, `wright diff` the change a
+//! conversation handed over.
 
-use crate::progress::clip;
+use crate::listing::repository_of;
+use crate::listing::worked_on;
+use crate::listing::Summary;
+use crate::progress::clip_lines;
 use crate::progress::describe_arguments;
+use crate::working_copy::status::Change;
+use crate::working_copy::status::HandOver;
+use crate::working_copy::status::Repos;
+use crate::working_copy::Record;
 use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
+use std::path::Path;
 use std::path::PathBuf;
 use wright_core::conversations_dir;
 use wright_protocol::read_log;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
+use wright_sandbox::git::Oid;
+use wright_sandbox::git::UserRepo;
 
-fn conversation_ids() -> Result<Vec<String>> {
+/// Output lines `wright show` prints of each output without `--full`: the first and the
+/// last (where a test run says why it failed).
+const SHOW_HEAD: usize = 5;
+const SHOW_TAIL: usize = 10;
+
+/// Every conversation's id, newest first.
+pub fn conversation_ids() -> Result<Vec<String>> {
     let dir = conversations_dir();
     if !dir.exists() {
         return Ok(Vec::new());
@@ -29,56 +47,6 @@ fn conversation_ids() -> Result<Vec<String>> {
 
 fn log_path(id: &str) -> PathBuf {
     conversations_dir().join(id).join("events.jsonl")
-}
-
-pub fn list() -> Result<()> {
-    let ids = conversation_ids()?;
-    if ids.is_empty() {
-        say!("no conversations yet in {}", conversations_dir().display());
-        return Ok(());
-    }
-    for id in ids {
-        let parsed = match read_log(&log_path(&id)) {
-            Ok(parsed) => parsed,
-            Err(err) => {
-                say!("{id}  (unreadable: {err})");
-                continue;
-            }
-        };
-        let mut state = "running".to_string();
-        let mut task = String::new();
-        let mut steps = 0;
-        for event in &parsed.events {
-            match &event.body {
-                EventBody::State { state: s, .. } => state = s.as_str().to_string(),
-                EventBody::Message { text, .. }
-                    if event.source == Source::User && task.is_empty() =>
-                {
-                    task = text.lines().next().unwrap_or("").to_string();
-                }
-                EventBody::Usage(_) => steps += 1,
-                _ => {}
-            }
-        }
-        // A log that says "running" is only true while a process holds its lock.
-        if state == "running" {
-            state = match wright_core::lock_holder(&conversations_dir().join(&id)) {
-                Some(_) => "running".to_string(),
-                None => "interrupted".to_string(),
-            };
-        }
-        let torn = if parsed.torn.is_some() {
-            " (log torn at the end)"
-        } else {
-            ""
-        };
-        say!(
-            "{id}  {state:<11} {steps:>3} {}  {}{torn}",
-            if steps == 1 { "step " } else { "steps" },
-            clip(&task, 70)
-        );
-    }
-    Ok(())
 }
 
 /// The id a unique prefix names.
@@ -104,9 +72,151 @@ pub fn conversation_dir(prefix: &str) -> Result<PathBuf> {
     Ok(conversations_dir().join(resolve_id(prefix)?))
 }
 
-pub fn show(prefix: &str) -> Result<()> {
+/// The conversation `prefix` names; without one, the latest conversation on the
+/// repository of the current directory (said on stderr).
+pub fn pick(prefix: Option<&str>) -> Result<PathBuf> {
+    if let Some(prefix) = prefix {
+        return conversation_dir(prefix);
+    }
+    let here = repository_of(Path::new("."))?;
+    // Ids sort by the second they were made in: among those of the newest second on this
+    // repository, the one whose log began last.
+    let mut newest: Vec<String> = Vec::new();
+    for id in conversation_ids()? {
+        if newest
+            .first()
+            .is_some_and(|first| first.get(..15) != id.get(..15))
+        {
+            break;
+        }
+        // The record alone says where it worked: no log is read.
+        match Record::read(&conversations_dir().join(&id)) {
+            Ok(record) if worked_on(&record) == here.as_path() => newest.push(id),
+            Ok(_) | Err(_) => {}
+        }
+    }
+    let Some(id) = newest.into_iter().max_by_key(|id| started_at(id)) else {
+        bail!(
+            "no conversation on {} yet; name one (`wright ls` lists them)",
+            here.display()
+        )
+    };
+    let task = Summary::read(&id).map(|s| s.task).unwrap_or_default();
+    tell!(
+        "wright: conversation {id}, the latest on {} ({})",
+        here.display(),
+        crate::progress::clip(&task, 60)
+    );
+    Ok(conversations_dir().join(id))
+}
+
+/// When a conversation's log began (its first event's time, to the millisecond).
+fn started_at(id: &str) -> String {
+    use std::io::BufRead;
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(log_path(id)) else {
+        return String::new();
+    };
+    let mut first = String::new();
+    let _ = std::io::BufReader::new(file.take(1 << 20)).read_line(&mut first);
+    serde_json::from_str::<serde_json::Value>(&first)
+        .ok()
+        .and_then(|event| event.get("ts")?.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// `wright diff [ID]`: the change the conversation handed over — its branch against the
+/// commit it started from, or the commit wright made in place — read from the user's
+/// repository as the end of a run shows it (no textconv, no external diff, bounded).
+pub fn diff(prefix: Option<&str>) -> Result<()> {
+    let dir = pick(prefix)?;
+    let id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let record = Record::read(&dir)?;
+    let (repo_root, base_commit) = match &record {
+        Record::Direct { workspace, .. } => bail!(
+            "conversation {id} worked in {}, which is not a git repository: there is no diff to show",
+            workspace.display()
+        ),
+        Record::InPlace {
+            repo_root,
+            base_commit,
+            ..
+        }
+        | Record::Clone {
+            repo_root,
+            base_commit,
+            ..
+        } => (repo_root, base_commit),
+    };
+    let repo = UserRepo::at(repo_root);
+    let base = Oid::parse(base_commit).context("the record's base commit is damaged")?;
+    let tip = match &record {
+        Record::Clone { branch, .. } => match repo.branch_tip(branch) {
+            Some(tip) => tip,
+            None => {
+                let summary = Summary::read(&id)?;
+                let change = summary.change(&mut Repos::default());
+                if change == Change::NoChanges {
+                    say!("conversation {id} made no changes");
+                    return Ok(());
+                }
+                bail!("conversation {id} has no branch {branch}: {}", no_branch(change, &id))
+            }
+        },
+        Record::InPlace { .. } | Record::Direct { .. } => match HandOver::read(&dir) {
+            Some(HandOver::Committed { commit }) => {
+                Oid::parse(&commit).context("the recorded commit is damaged")?
+            }
+            Some(HandOver::NoChanges) => {
+                say!("conversation {id} made no changes");
+                return Ok(());
+            }
+            Some(HandOver::LeftInTree) => bail!(
+                "conversation {id} left its changes uncommitted in {}, among changes of yours: wright made no commit of its own to show",
+                repo_root.display()
+            ),
+            _ => bail!(
+                "conversation {id} worked in place and has no record of a commit wright made (its run did not end, or an older wright ran it)"
+            ),
+        },
+    };
+    let text = repo
+        .diff(&base, &tip)
+        .with_context(|| format!("cannot read the changes in {}", repo_root.display()))?;
+    if text.trim().is_empty() {
+        say!("conversation {id} made no changes");
+    } else {
+        crate::screen::out(&text);
+    }
+    Ok(())
+}
+
+/// Why a conversation's branch is not there, and what to do.
+fn no_branch(change: Change, id: &str) -> String {
+    match change {
+        Change::Discarded => "it was discarded".to_string(),
+        Change::NoChanges => "it made no changes".to_string(),
+        Change::InClone => format!(
+            "its run did not hand its changes over; they are in its clone (`wright resume {id}` goes on there)"
+        ),
+        Change::RepoGone => "its repository is gone".to_string(),
+        Change::BranchGone
+        | Change::Applied
+        | Change::HasChanges
+        | Change::InYourTree
+        | Change::Unrecorded => "the branch was deleted".to_string(),
+    }
+}
+
+/// `wright show ID [--full]`: the conversation readably; each output cut to its head and
+/// tail unless `full`; the model's finish message always whole.
+pub fn show(prefix: &str, full: bool) -> Result<()> {
     let id = resolve_id(prefix)?;
     let parsed = read_log(&log_path(&id))?;
+    let mut cut = false;
     for event in &parsed.events {
         match &event.body {
             EventBody::Start(start) => say!(
@@ -126,9 +236,20 @@ pub fn show(prefix: &str) -> Result<()> {
             }
             EventBody::Action {
                 tool, arguments, ..
+            } if tool == "finish" => {
+                let message = arguments
+                    .get("message")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("");
+                say!("  → finish\n\nagent (finish): {}", message.trim());
+            }
+            EventBody::Action {
+                tool, arguments, ..
             } => {
                 say!("  → {tool} {}", describe_arguments(tool, arguments));
             }
+            // What finish answers adds nothing to its message, printed above.
+            EventBody::Observation { tool, is_error, .. } if tool == "finish" && !is_error => {}
             EventBody::Observation {
                 output,
                 is_error,
@@ -143,8 +264,14 @@ pub fn show(prefix: &str) -> Result<()> {
                         .map(|c| format!(" (exit {c})"))
                         .unwrap_or_default()
                 };
-                let lines: Vec<&str> = output.lines().take(6).collect();
-                say!("    {}{tag}", lines.join("\n    "));
+                let lines: Vec<&str> = output.lines().collect();
+                let shown = if full {
+                    lines.iter().map(|l| l.to_string()).collect()
+                } else {
+                    clip_lines(&lines, SHOW_HEAD, SHOW_TAIL)
+                };
+                cut |= shown.len() < lines.len();
+                say!("    {}{tag}", shown.join("\n    "));
             }
             EventBody::Error { message } => say!("error: {message}"),
             EventBody::Review(review) => {
@@ -177,6 +304,9 @@ pub fn show(prefix: &str) -> Result<()> {
     }
     if let Some(torn) = parsed.torn {
         say!("[the log ends in a torn line ({} bytes at line {}): the process was killed while writing]", torn.bytes, torn.line);
+    }
+    if cut {
+        say!("\n[long outputs were cut to their first and last lines: `wright show --full {id}` prints them whole]");
     }
     Ok(())
 }

@@ -11,7 +11,9 @@ mod connect;
 mod doctor;
 mod fork;
 mod history_cmds;
+mod housekeeping;
 mod inspect;
+mod listing;
 mod progress;
 mod report;
 mod resume;
@@ -46,9 +48,10 @@ enum Command {
     Resume(Box<resume::ResumeArgs>),
     /// Start a new conversation from a prefix of another, in its own clone.
     Fork(Box<fork::ForkArgs>),
-    /// Take a conversation's branch into your current branch (merge, or --cherry-pick).
+    /// Take a conversation's branch into your current branch (merge, or --cherry-pick);
+    /// without an id, the latest conversation on this repository.
     Apply {
-        id: String,
+        id: Option<String>,
         /// Pick the branch's commits instead of merging it.
         #[arg(long)]
         cherry_pick: bool,
@@ -72,10 +75,24 @@ enum Command {
     },
     /// Drop a conversation's branch and the agent's clone.
     Discard { id: String },
-    /// List conversations, newest first.
-    Ls,
+    /// Print the change a conversation handed over (its branch against the commit it
+    /// started from); without an id, the latest conversation on this repository.
+    Diff { id: Option<String> },
+    /// Remove conversations: log, clone, branch, scratch (refused for changes nobody took,
+    /// unless --force).
+    Rm(housekeeping::RmArgs),
+    /// Remove what is no longer needed: scratch of ended runs, and conversations ended
+    /// long ago whose changes were applied, discarded or never made.
+    Gc(housekeeping::GcArgs),
+    /// List conversations, newest first: state, age, repository, steps, changes, task.
+    Ls(listing::LsArgs),
     /// Print a conversation readably (an id, or a unique prefix of one).
-    Show { id: String },
+    Show {
+        id: String,
+        /// Print every output whole (otherwise long ones keep their first and last lines).
+        #[arg(long)]
+        full: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -125,7 +142,7 @@ fn main() -> ExitCode {
                 id,
                 cherry_pick,
                 with_git_config,
-            } => history_cmds::conversation_dir(&id)
+            } => history_cmds::pick(id.as_deref())
                 .and_then(|dir| working_copy::apply(&dir, cherry_pick, with_git_config))
                 .map(|()| 0),
             Command::Discard { id } => history_cmds::conversation_dir(&id)
@@ -134,8 +151,11 @@ fn main() -> ExitCode {
             Command::Config { command } => config_cmds::config(command).map(|()| 0),
             Command::Allow(args) => config_cmds::allow(args).map(|()| 0),
             Command::Deny { what } => config_cmds::deny(what).map(|()| 0),
-            Command::Ls => history_cmds::list().map(|()| 0),
-            Command::Show { id } => history_cmds::show(&id).map(|()| 0),
+            Command::Diff { id } => history_cmds::diff(id.as_deref()).map(|()| 0),
+            Command::Rm(args) => housekeeping::rm(args),
+            Command::Gc(args) => housekeeping::gc(args).map(|()| 0),
+            Command::Ls(args) => listing::list(args).map(|()| 0),
+            Command::Show { id, full } => history_cmds::show(&id, full).map(|()| 0),
         }
     });
     match result {

@@ -96,18 +96,12 @@ impl Observer for Progress {
                 exit_code,
                 ..
             } => {
-                let mut lines: Vec<&str> =
-                    output.lines().filter(|l| !l.trim().is_empty()).collect();
-                let more = lines.len().saturating_sub(3);
-                lines.truncate(3);
-                let mut shown = lines
+                let lines: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
+                let mut shown = clip_lines(&lines, LIVE_HEAD, LIVE_TAIL)
                     .iter()
                     .map(|l| format!("    {}", clip(l, 160)))
                     .collect::<Vec<_>>()
                     .join("\n");
-                if more > 0 {
-                    shown.push_str(&format!("\n    … {more} more lines"));
-                }
                 if *is_error {
                     shown = format!("    error: {}", shown.trim_start());
                 } else if let Some(code) = exit_code.filter(|c| *c != 0) {
@@ -174,9 +168,54 @@ pub fn describe_arguments(tool: &str, arguments: &Value) -> String {
     clip(text.lines().next().unwrap_or(""), 120)
 }
 
+/// Lines of an output shown live: the first and the last (where a test run says why it
+/// failed).
+const LIVE_HEAD: usize = 2;
+const LIVE_TAIL: usize = 4;
+
+/// The lines of an output to show: all of them when they fit in `head + tail + 1`, else
+/// the first `head`, a line saying how many were left out, and the last `tail` — the end
+/// of a test run is where its failure is. Used live and by `wright show`.
+pub fn clip_lines(lines: &[&str], head: usize, tail: usize) -> Vec<String> {
+    if lines.len() <= head + tail + 1 {
+        return lines.iter().map(|l| l.to_string()).collect();
+    }
+    let left_out = lines.len() - head - tail;
+    let mut shown: Vec<String> = lines[..head].iter().map(|l| l.to_string()).collect();
+    shown.push(format!("… {left_out} lines left out …"));
+    shown.extend(lines[lines.len() - tail..].iter().map(|l| l.to_string()));
+    shown
+}
+
+/// `text` cut to `max` characters, with `…` when it was longer.
 pub fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_and_tail_with_what_was_left_out() {
+        let lines: Vec<String> = (1..=16).map(|n| format!("line {n}")).collect();
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        assert_eq!(
+            clip_lines(&lines, 2, 3),
+            vec![
+                "line 1",
+                "line 2",
+                "… 11 lines left out …",
+                "line 14",
+                "line 15",
+                "line 16"
+            ]
+        );
+        // One line is never replaced by a line saying so.
+        assert_eq!(clip_lines(&lines[..6], 2, 3), lines[..6].to_vec());
+        assert_eq!(clip_lines(&[], 2, 3), Vec::<String>::new());
     }
 }

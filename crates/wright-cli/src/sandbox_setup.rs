@@ -216,15 +216,21 @@ impl Drop for SandboxSetup {
 /// conversation's lock is free — or when it is `own`, the conversation this process holds
 /// the lock of and has not made a sandbox for yet.
 pub fn reap_dead_runs(own: &str) {
-    let conversations = wright_core::conversations_dir();
-    let is_dead = |run: &str| {
-        let id = run.strip_suffix("-fork").unwrap_or(run);
-        let dir = conversations.join(id);
-        run == own
-            || !id.is_empty()
-                && !id.contains('/')
-                && dir.join("events.jsonl").is_file()
-                && wright_core::lock_holder(&dir).is_none()
-    };
-    wright_sandbox::reap_dead_runs(&std::env::temp_dir(), &is_dead);
+    wright_sandbox::reap_dead_runs(&std::env::temp_dir(), &|run| is_dead(run, own));
+}
+
+/// The private directories (scratch outputs included) that dead runs of this data
+/// directory left in the temp directory.
+pub fn dead_private_dirs() -> Vec<std::path::PathBuf> {
+    wright_sandbox::dead_private_dirs(&std::env::temp_dir(), &|run| is_dead(run, ""))
+}
+
+fn is_dead(run: &str, own: &str) -> bool {
+    let id = run.strip_suffix("-fork").unwrap_or(run);
+    let dir = wright_core::conversations_dir().join(id);
+    run == own
+        || !id.is_empty()
+            && !id.contains('/')
+            && dir.join("events.jsonl").is_file()
+            && wright_core::lock_holder(&dir).is_none()
 }

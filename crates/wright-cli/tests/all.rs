@@ -19,6 +19,7 @@ mod faults;
 mod fork;
 mod history;
 mod host_attacks;
+mod housekeeping;
 mod lifecycle;
 mod ollama;
 mod outcomes;

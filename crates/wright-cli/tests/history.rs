@@ -23,7 +23,8 @@ async fn ls_and_show_read_a_finished_conversation() {
 
     let listed = stdout(&h.wright(&["ls"], &[]).await);
     assert!(
-        listed.contains("finished") && listed.contains("2 steps  list the files please"),
+        listed.contains("finished")
+            && listed.contains("2 steps  in your tree  list the files please"),
         "{listed}"
     );
     let id = listed.split_whitespace().next().unwrap().to_string();

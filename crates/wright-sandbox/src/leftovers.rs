@@ -7,6 +7,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::path::PathBuf;
 
 /// The run a private directory's name belongs to: `wright-<run>-XXXXXX` → `<run>`.
 fn run_of_private_dir(name: &str) -> Option<&str> {
@@ -32,26 +33,36 @@ pub fn remove_tree(path: &Path) -> std::io::Result<()> {
     std::fs::remove_dir(path)
 }
 
-/// Removes the private directories in `temp` of the runs `is_dead` names, and the cgroups
-/// of those runs (killing what is left in them). Returns how many were removed.
-pub fn reap(temp: &Path, is_dead: &dyn Fn(&str) -> bool) -> usize {
+/// The private directories in `temp`, of this user, of the runs `is_dead` names.
+pub fn dead_private_dirs(temp: &Path, is_dead: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
     let me = nix::unistd::geteuid().as_raw();
-    let mut removed = 0;
-    if let Ok(entries) = std::fs::read_dir(temp) {
-        for entry in entries.flatten() {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
             let name = entry.file_name();
             let Some(run) = name.to_str().and_then(run_of_private_dir) else {
-                continue;
+                return false;
             };
             let mine = entry
                 .path()
                 .symlink_metadata()
                 .is_ok_and(|m| m.is_dir() && m.uid() == me);
-            if mine && is_dead(run) && remove_tree(&entry.path()).is_ok() {
-                removed += 1;
-            }
-        }
-    }
+            mine && is_dead(run)
+        })
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// Removes the private directories in `temp` of the runs `is_dead` names, and the cgroups
+/// of those runs (killing what is left in them). Returns how many were removed.
+pub fn reap(temp: &Path, is_dead: &dyn Fn(&str) -> bool) -> usize {
+    let removed = dead_private_dirs(temp, is_dead)
+        .iter()
+        .filter(|dir| remove_tree(dir).is_ok())
+        .count();
     removed + crate::confine::Cgroup::reap(is_dead)
 }
 
@@ -85,6 +96,10 @@ mod tests {
         )
         .unwrap();
         std::fs::create_dir_all(&live).unwrap();
+        assert_eq!(
+            dead_private_dirs(temp.path(), &|run| run == "dead"),
+            vec![dead.clone()]
+        );
         let removed = reap(temp.path(), &|run| run == "dead");
         assert!(removed >= 1);
         assert!(!dead.exists());

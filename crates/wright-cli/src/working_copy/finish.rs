@@ -67,7 +67,7 @@ impl WorkingCopy {
                 kept: self.workspace().to_path_buf(),
             };
         }
-        match self {
+        let outcome = match self {
             WorkingCopy::Direct {
                 root,
                 git_before,
@@ -107,7 +107,10 @@ impl WorkingCopy {
                 }
             }
             WorkingCopy::Clone(clone) => clone.hand_over(message, &setup.sandbox, &setup.env),
-        }
+        };
+        // For `ls`, `rm`, `gc` and `diff`: what became of the changes.
+        super::status::HandOver::record(self, &outcome);
+        outcome
     }
 }
 

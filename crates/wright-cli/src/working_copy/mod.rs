@@ -16,6 +16,7 @@ mod finish;
 mod git_entries;
 mod message;
 mod record;
+pub mod status;
 
 pub use finish::InPlaceCommit;
 pub use finish::Outcome;
@@ -297,8 +298,7 @@ fn guarded(scan: &Scan) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The marker `wright discard` leaves in the conversation's directory.
-const DISCARDED: &str = "discarded";
+use status::DISCARDED;
 
 /// The marker a conversation working directly leaves once its end set aside the
 /// repositories its agent made.

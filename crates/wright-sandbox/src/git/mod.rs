@@ -19,6 +19,7 @@ mod user;
 pub use agent::AgentRepo;
 pub use agent::AsideCommit;
 pub use snapshot::Snapshot;
+pub use user::BranchTip;
 pub use user::UserRepo;
 
 /// A full object id, as git prints it (SHA-1 or SHA-256), checked to be nothing else.

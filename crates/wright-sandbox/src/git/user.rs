@@ -25,6 +25,16 @@ const HARDENED: &[&str] = &[
     "core.pager=cat",
 ];
 
+/// A branch of the user's repository, as `UserRepo::branches_under` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchTip {
+    /// Its name, without `refs/heads/`.
+    pub name: String,
+    pub tip: Oid,
+    /// Whether the tip is in HEAD's history.
+    pub in_head: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct UserRepo {
     top: PathBuf,
@@ -227,6 +237,57 @@ impl UserRepo {
         let reference = format!("refs/heads/{branch}");
         self.run(&["rev-parse", "--verify", "--quiet", &reference])
             .is_ok()
+    }
+
+    /// The commit `refs/heads/BRANCH` names, if the branch exists.
+    pub fn branch_tip(&self, branch: &str) -> Option<Oid> {
+        let spec = format!("refs/heads/{branch}^{{commit}}");
+        self.oid(&["rev-parse", "--verify", "--quiet", &spec]).ok()
+    }
+
+    /// The branches under `refs/heads/PREFIX/`, with their tips and whether HEAD holds
+    /// them (each tip an ancestor of HEAD): two git calls, however many branches.
+    pub fn branches_under(&self, prefix: &str) -> Result<Vec<BranchTip>, GitError> {
+        let pattern = format!("refs/heads/{}/", prefix.trim_end_matches('/'));
+        let listed = self.run(&[
+            "for-each-ref",
+            "--format=%(objectname) %(refname:strip=2)",
+            &pattern,
+        ])?;
+        // An unborn HEAD holds nothing.
+        let merged = self
+            .run(&[
+                "for-each-ref",
+                "--merged",
+                "HEAD",
+                "--format=%(refname:strip=2)",
+                &pattern,
+            ])
+            .unwrap_or_default();
+        let merged: Vec<&str> = merged.lines().collect();
+        Ok(listed
+            .lines()
+            .filter_map(|line| {
+                let (oid, name) = line.split_once(' ')?;
+                Some(BranchTip {
+                    name: name.to_string(),
+                    tip: Oid::parse(oid)?,
+                    in_head: merged.contains(&name),
+                })
+            })
+            .collect())
+    }
+
+    /// Whether every commit of `base..tip` has its equivalent (the same patch) in HEAD:
+    /// a branch taken with `cherry-pick`. False when there is no such commit.
+    pub fn picked_into_head(&self, base: &Oid, tip: &Oid) -> bool {
+        match self.run(&["cherry", "HEAD", tip.as_str(), base.as_str()]) {
+            Ok(printed) => {
+                let mut lines = printed.lines().peekable();
+                lines.peek().is_some() && lines.all(|line| line.starts_with("- "))
+            }
+            Err(_) => false,
+        }
     }
 
     pub fn delete_branch(&self, branch: &str) -> Result<(), GitError> {
@@ -455,5 +516,78 @@ fn copy_bounded(from: &mut impl Read, to: &mut impl Write, max_bytes: u64) -> Re
             ));
         }
         to.write_all(&buffer[..n]).map_err(|e| e.to_string())?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+            .args(["-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    fn commit(dir: &Path, file: &str, text: &str) -> Oid {
+        std::fs::write(dir.join(file), text).unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-qm", file]);
+        Oid::parse(&git(dir, &["rev-parse", "HEAD"])).unwrap()
+    }
+
+    #[test]
+    fn branches_merged_picked_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        git(top, &["init", "-q"]);
+        let base = commit(top, "a", "a\n");
+        git(top, &["checkout", "-qb", "wright/merged"]);
+        let merged = commit(top, "b", "b\n");
+        git(top, &["checkout", "-q", "main"]);
+        git(top, &["checkout", "-qb", "wright/picked"]);
+        let picked = commit(top, "c", "c\n");
+        git(top, &["checkout", "-q", "main"]);
+        git(top, &["checkout", "-qb", "wright/open"]);
+        let open = commit(top, "d", "d\n");
+        git(top, &["checkout", "-q", "main"]);
+        git(top, &["checkout", "-qb", "other"]);
+        git(top, &["checkout", "-q", "main"]);
+        git(top, &["merge", "-q", "wright/merged"]);
+        git(top, &["cherry-pick", picked.as_str()]);
+
+        let repo = UserRepo::at(top);
+        let mut branches = repo.branches_under("wright").unwrap();
+        branches.sort_by(|a, b| a.name.cmp(&b.name));
+        let expected = vec![
+            BranchTip {
+                name: "wright/merged".into(),
+                tip: merged.clone(),
+                in_head: true,
+            },
+            BranchTip {
+                name: "wright/open".into(),
+                tip: open.clone(),
+                in_head: false,
+            },
+            BranchTip {
+                name: "wright/picked".into(),
+                tip: picked.clone(),
+                in_head: false,
+            },
+        ];
+        assert_eq!(branches, expected);
+        assert!(repo.picked_into_head(&base, &picked));
+        assert!(!repo.picked_into_head(&base, &open));
+        // Nothing between them: nothing was picked.
+        assert!(!repo.picked_into_head(&base, &base));
+        assert_eq!(repo.branch_tip("wright/open"), Some(open));
+        assert_eq!(repo.branch_tip("wright/none"), None);
     }
 }

@@ -1,0 +1,247 @@
+//! `wright ls`: the conversations, newest first, one line each — id, state, age, the
+//! repository worked on, steps, what became of the changes, and the task. Each log is
+//! read once; git is asked per repository, not per conversation (see
+//! `working_copy::status`).
+
+use crate::history_cmds::conversation_ids;
+use crate::progress::clip;
+use crate::working_copy::status::Change;
+use crate::working_copy::status::Repos;
+use crate::working_copy::Record;
+use anyhow::Context;
+use anyhow::Result;
+use clap::Args;
+use std::path::Path;
+use std::path::PathBuf;
+use std::time::Duration;
+use std::time::SystemTime;
+use wright_core::conversations_dir;
+use wright_protocol::read_log;
+use wright_protocol::AgentState;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+
+#[derive(Args)]
+pub struct LsArgs {
+    /// Only the conversations on the repository (or directory) at PATH.
+    #[arg(long, value_name = "PATH", conflicts_with = "here")]
+    pub repo: Option<PathBuf>,
+    /// Only the conversations on the repository of the current directory.
+    #[arg(long)]
+    pub here: bool,
+}
+
+/// Where a conversation's log says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    /// The last state its log records (`running` only while a process holds its lock).
+    Logged(AgentState),
+    /// The log says running, and no process holds its lock: it died without a word.
+    Interrupted,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Logged(state) => state.as_str(),
+            RunState::Interrupted => "interrupted",
+        }
+    }
+
+    /// Whether its last run came to an end (and handed its changes over).
+    pub fn ended(self) -> bool {
+        match self {
+            RunState::Logged(state) => state != AgentState::Running,
+            RunState::Interrupted => false,
+        }
+    }
+}
+
+/// One conversation, as its log and record tell it.
+pub struct Summary {
+    pub id: String,
+    pub dir: PathBuf,
+    pub state: RunState,
+    /// The first line of the first message of the user's.
+    pub task: String,
+    pub steps: u32,
+    pub torn: bool,
+    /// When its log was last written.
+    pub last_active: Option<SystemTime>,
+    pub record: Option<Record>,
+}
+
+impl Summary {
+    pub fn read(id: &str) -> Result<Self> {
+        let dir = conversations_dir().join(id);
+        let log = dir.join("events.jsonl");
+        let parsed = read_log(&log)?;
+        let mut state = AgentState::Running;
+        let mut task = String::new();
+        let mut steps = 0;
+        for event in &parsed.events {
+            match &event.body {
+                EventBody::State { state: s, .. } => state = *s,
+                EventBody::Message { text, .. }
+                    if event.source == Source::User && task.is_empty() =>
+                {
+                    task = text.lines().next().unwrap_or("").to_string();
+                }
+                EventBody::Usage(_) => steps += 1,
+                _ => {}
+            }
+        }
+        // A log that says "running" is only true while a process holds its lock.
+        let state = if state == AgentState::Running && wright_core::lock_holder(&dir).is_none() {
+            RunState::Interrupted
+        } else {
+            RunState::Logged(state)
+        };
+        Ok(Self {
+            id: id.to_string(),
+            last_active: std::fs::metadata(&log).and_then(|m| m.modified()).ok(),
+            record: Record::read(&dir).ok(),
+            dir,
+            state,
+            task,
+            steps,
+            torn: parsed.torn.is_some(),
+        })
+    }
+
+    /// The repository (or directory) it worked on.
+    pub fn repository(&self) -> Option<&Path> {
+        self.record.as_ref().map(worked_on)
+    }
+
+    pub fn change(&self, repos: &mut Repos) -> Change {
+        repos.change_of(&self.dir, self.record.as_ref(), self.state.ended())
+    }
+
+    /// How long ago its log was last written.
+    pub fn age(&self) -> Option<Duration> {
+        self.last_active
+            .and_then(|at| SystemTime::now().duration_since(at).ok())
+    }
+}
+
+/// The repository a conversation worked on, or its directory when it is not one.
+pub fn worked_on(record: &Record) -> &Path {
+    match record {
+        Record::Direct { workspace, .. } => workspace,
+        Record::InPlace { repo_root, .. } | Record::Clone { repo_root, .. } => repo_root,
+    }
+}
+
+/// The top of the repository `path` is in, or the directory itself when it is in none:
+/// what conversations record as where they worked. A directory that is gone is taken as
+/// written (made absolute), so its conversations can still be found.
+pub fn repository_of(path: &Path) -> Result<PathBuf> {
+    let Ok(real) = path.canonicalize() else {
+        return std::path::absolute(path)
+            .with_context(|| format!("{} is not a usable path", path.display()));
+    };
+    Ok(wright_sandbox::git::UserRepo::discover(&real)
+        .map(|repo| repo.top().to_path_buf())
+        .unwrap_or(real))
+}
+
+pub fn list(args: LsArgs) -> Result<()> {
+    let only = match (&args.repo, args.here) {
+        (Some(path), _) => Some(repository_of(path)?),
+        (None, true) => Some(repository_of(Path::new("."))?),
+        (None, false) => None,
+    };
+    let ids = conversation_ids()?;
+    if ids.is_empty() {
+        say!("no conversations yet in {}", conversations_dir().display());
+        return Ok(());
+    }
+    let mut repos = Repos::default();
+    let mut shown = 0;
+    for id in ids {
+        let summary = match Summary::read(&id) {
+            Ok(summary) => summary,
+            Err(err) => {
+                if only.is_none() {
+                    say!("{id}  (unreadable: {err})");
+                }
+                continue;
+            }
+        };
+        if let Some(only) = &only {
+            if summary.repository() != Some(only.as_path()) {
+                continue;
+            }
+        }
+        let torn = if summary.torn {
+            " (log torn at the end)"
+        } else {
+            ""
+        };
+        say!(
+            "{id}  {:<11} {:>4}  {:<24}  {:>3} {}  {:<12}  {}{torn}",
+            summary.state.as_str(),
+            summary.age().map(short_age).unwrap_or_default(),
+            summary.repository().map(short_path).unwrap_or_default(),
+            summary.steps,
+            if summary.steps == 1 { "step " } else { "steps" },
+            summary.change(&mut repos).as_str(),
+            clip(&summary.task, 70)
+        );
+        shown += 1;
+    }
+    if shown == 0 {
+        if let Some(only) = only {
+            say!("no conversations on {}", only.display());
+        }
+    }
+    Ok(())
+}
+
+/// `45s`, `12m`, `3h`, `9d`.
+pub fn short_age(age: Duration) -> String {
+    let secs = age.as_secs();
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86400),
+    }
+}
+
+/// A path in at most 24 characters: `~` for the home directory, its end kept.
+fn short_path(path: &Path) -> String {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let text = match home
+        .as_deref()
+        .and_then(|home| path.strip_prefix(home).ok())
+    {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    };
+    let count = text.chars().count();
+    if count <= 24 {
+        return text;
+    }
+    let tail: String = text.chars().skip(count - 23).collect();
+    format!("…{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_and_paths_are_short() {
+        assert_eq!(short_age(Duration::from_secs(45)), "45s");
+        assert_eq!(short_age(Duration::from_secs(720)), "12m");
+        assert_eq!(short_age(Duration::from_secs(3 * 3600 + 5)), "3h");
+        assert_eq!(short_age(Duration::from_secs(9 * 86400)), "9d");
+        assert_eq!(short_path(Path::new("/srv/p")), "/srv/p");
+        let long = short_path(Path::new("/srv/a-rather-long-directory/project"));
+        assert_eq!(long, "…-long-directory/project");
+        assert_eq!(long.chars().count(), 24);
+    }
+}
