@@ -7,6 +7,7 @@ use anyhow::Context;
 use anyhow::Result;
 use std::path::PathBuf;
 use wright_core::conversations_dir;
+use wright_protocol::count;
 use wright_protocol::read_log;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
@@ -153,9 +154,9 @@ pub fn show(prefix: &str) -> Result<()> {
                 }
             }
             EventBody::Condensation(c) => say!(
-                "  [condensed: kept from event {}, {} outputs masked{}]",
+                "  [condensed: kept from event {}, {} masked{}]",
                 c.keep_from,
-                c.masked.len(),
+                count(c.masked.len() as u64, "output"),
                 if c.summary.is_some() {
                     ", earlier steps summarized"
                 } else {
@@ -176,7 +177,11 @@ pub fn show(prefix: &str) -> Result<()> {
         }
     }
     if let Some(torn) = parsed.torn {
-        say!("[the log ends in a torn line ({} bytes at line {}): the process was killed while writing]", torn.bytes, torn.line);
+        say!(
+            "[the log ends in a torn line ({} at line {}): the process was killed while writing]",
+            count(torn.bytes as u64, "byte"),
+            torn.line
+        );
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use serde_json::Value;
 use std::io::Write;
 use wright_core::Observer;
 use wright_llm::StreamDelta;
+use wright_protocol::count;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 
@@ -106,7 +107,7 @@ impl Observer for Progress {
                     .collect::<Vec<_>>()
                     .join("\n");
                 if more > 0 {
-                    shown.push_str(&format!("\n    … {more} more lines"));
+                    shown.push_str(&format!("\n    … {} more", count(more as u64, "line")));
                 }
                 if *is_error {
                     shown = format!("    error: {}", shown.trim_start());

@@ -602,8 +602,12 @@ impl Conversation {
                 Source::Environment,
                 EventBody::Message {
                     text: format!(
-                        "Only your first tool call ran; the other {} were not run. Write one call per reply and wait for its result.",
-                        reply.dropped
+                        "Only your first tool call ran; {} not run. Write one call per reply and wait for its result.",
+                        if reply.dropped == 1 {
+                            "the other one was".to_string()
+                        } else {
+                            format!("the other {} were", reply.dropped)
+                        }
                     ),
                     step: Some(step),
                     reasoning: None,

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
 use tokio::sync::Mutex;
+use wright_protocol::count;
 
 /// Earlier versions kept per file for `undo_edit`.
 const UNDO_DEPTH: usize = 10;
@@ -106,7 +107,10 @@ impl Tool for FileEditorTool {
                 }
                 files::create(ws, &path, file_text.as_bytes())?;
                 self.remember(&path, None).await;
-                format!("Created {shown} ({} lines).", file_text.lines().count())
+                format!(
+                    "Created {shown} ({}).",
+                    count(file_text.lines().count() as u64, "line")
+                )
             }
             "str_replace" => {
                 let old = args::required_str(arguments, "old_str")?;

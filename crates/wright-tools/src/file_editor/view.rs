@@ -10,6 +10,7 @@ use super::content::looks_binary;
 use crate::ToolError;
 use cap_std::fs::Dir;
 use std::io::Read;
+use wright_protocol::count;
 
 /// Lines shown when a long file is viewed without a range, and at most with one.
 const MAX_LINES: usize = 400;
@@ -183,7 +184,8 @@ pub fn view_file(
 fn parse_range(range: &[i64], total: usize) -> Result<(usize, usize), ToolError> {
     let bad = |why: &str| {
         ToolError::Model(format!(
-            "view_range {range:?} {why}; the file has {total} lines. Use [start, end] with 1 <= start <= end, or end = -1 for the last line"
+            "view_range {range:?} {why}; the file has {}. Use [start, end] with 1 <= start <= end, or end = -1 for the last line",
+            count(total as u64, "line")
         ))
     };
     let [start, end] = range else {
