@@ -157,8 +157,10 @@ pub fn show(prefix: &str) -> Result<()> {
                 "  [condensed: kept from event {}, {} masked{}]",
                 c.keep_from,
                 count(c.masked.len() as u64, "output"),
-                if c.summary.is_some() {
+                if c.summary_prompt_tokens.is_some() {
                     ", earlier steps summarized"
+                } else if c.summary.is_some() {
+                    ", the earlier summary kept"
                 } else {
                     ""
                 }

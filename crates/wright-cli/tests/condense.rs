@@ -107,6 +107,24 @@ async fn a_long_task_on_a_small_window_condenses_and_finishes() {
     assert_eq!(breaks, condensations.len());
     let out = stdout(&output);
     assert!(out.contains("condensation"), "{out}");
+    // Each condensation is told as what it did: a summary kept from before is not a new one.
+    let err = stderr(&output);
+    let masked_only = condensations
+        .iter()
+        .filter(|c| c["summary_prompt_tokens"].is_null())
+        .count();
+    assert_eq!(
+        err.matches("[condensed the history: masked old outputs")
+            .count(),
+        masked_only,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("[condensed the history: summarized the earlier steps")
+            .count(),
+        server.summaries(),
+        "{err}"
+    );
     assert!(
         stderr(&output).contains("[condensed the history: summarized the earlier steps"),
         "{}",
