@@ -24,6 +24,7 @@ use wright_core::chat_system_prompt;
 use wright_core::conversations_dir;
 use wright_core::new_conversation_id;
 use wright_core::Conversation;
+use wright_protocol::count;
 use wright_protocol::AgentState;
 use wright_protocol::EventBody;
 use wright_protocol::ToolCalling;
@@ -180,8 +181,8 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
             "/cost" => {
                 let totals = chat.conversation.totals();
                 say!(
-                    "{} steps · {} prompt tokens ({} cached) · {} generated · model time {:.1} s · {:.0} s in this chat",
-                    totals.steps,
+                    "{} · {} prompt tokens ({} cached) · {} generated · model time {:.1} s · {:.0} s in this chat",
+                    count(u64::from(totals.steps), "step"),
                     totals.prompt_tokens,
                     totals.cached_tokens,
                     totals.completion_tokens,

@@ -17,6 +17,7 @@ use anyhow::Result;
 use std::path::Path;
 use std::path::PathBuf;
 use wright_core::conversations_dir;
+use wright_protocol::count;
 use wright_protocol::read_log;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
@@ -280,11 +281,13 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 }
             }
             EventBody::Condensation(c) => say!(
-                "  [condensed: kept from event {}, {} outputs masked{}]",
+                "  [condensed: kept from event {}, {} masked{}]",
                 c.keep_from,
-                c.masked.len(),
-                if c.summary.is_some() {
+                count(c.masked.len() as u64, "output"),
+                if c.summary_prompt_tokens.is_some() {
                     ", earlier steps summarized"
+                } else if c.summary.is_some() {
+                    ", the earlier summary kept"
                 } else {
                     ""
                 }
@@ -303,7 +306,11 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
         }
     }
     if let Some(torn) = parsed.torn {
-        say!("[the log ends in a torn line ({} bytes at line {}): the process was killed while writing]", torn.bytes, torn.line);
+        say!(
+            "[the log ends in a torn line ({} at line {}): the process was killed while writing]",
+            count(torn.bytes as u64, "byte"),
+            torn.line
+        );
     }
     if cut {
         say!("\n[long outputs were cut to their first and last lines: `wright show --full {id}` prints them whole]");

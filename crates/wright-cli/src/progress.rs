@@ -130,7 +130,8 @@ impl Observer for Progress {
                 }
             }
             EventBody::Condensation(c) => {
-                let how = if c.summary.is_some() {
+                // A summary carried over from an earlier condensation was not made now.
+                let how = if c.summary_prompt_tokens.is_some() {
                     "summarized the earlier steps"
                 } else {
                     "masked old outputs"

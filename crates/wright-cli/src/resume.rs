@@ -15,6 +15,7 @@ use anyhow::bail;
 use anyhow::Result;
 use clap::Args;
 use wright_core::Conversation;
+use wright_protocol::count;
 use wright_protocol::read_log;
 use wright_protocol::AgentState;
 use wright_protocol::EventBody;
@@ -89,8 +90,9 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         let mut lines = vec![format!("context {}", window.description)];
         if let Some(torn) = &notes.torn {
             lines.push(format!(
-                "the log ended in a torn line ({} bytes at line {}): cut off, the events before it are intact",
-                torn.bytes, torn.line
+                "the log ended in a torn line ({} at line {}): cut off, the events before it are intact",
+                count(torn.bytes as u64, "byte"),
+                torn.line
             ));
         }
         for tool in &notes.interrupted {

@@ -41,26 +41,97 @@ async fn a_small_window_is_reported_with_the_fix() {
     );
 }
 
+/// One output of 1,200 lines on a 4k window: what the terminal shows shrinks with the
+/// window, so the run goes on (it used to stop at the next step).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_that_would_not_fit_is_never_sent() {
+async fn a_long_output_on_a_small_window_is_cut_to_fit() {
     let h = Harness::new();
+    let long = "for i in $(seq 1 1200); do echo \"line $i of a long build log\"; done";
     let server = ScriptedServer::start_with(
         vec![
-            reply().call("terminal", json!({"command": "seq 1 3000"})),
-            reply().call("finish", json!({"message": "never reached"})),
+            reply().call("terminal", json!({"command": long})),
+            reply().call("terminal", json!({"command": long})),
+            reply().call("terminal", json!({"command": "echo done"})),
+            reply().call("finish", json!({"message": "Read the log."})),
         ],
-        llama_cpp(2048),
+        llama_cpp(4096),
     )
     .await
     .unwrap();
-    let output = h.run(&server.url(), "count", &[]).await;
+    let output = h.run(&server.url(), "read the log", &[]).await;
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stderr(&output),
+        stdout(&output)
+    );
+    assert_eq!(server.remaining(), 0);
+    let observation = h
+        .events()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .find(|v| v["kind"] == "observation")
+        .unwrap();
+    let text = observation["output"].as_str().unwrap();
+    assert!(text.starts_with("line 1 of a long build log\n"), "{text}");
+    assert!(text.contains("line 1200 of a long build log"), "{text}");
+    assert!(text.contains(" lines) omitted; full output in "), "{text}");
+    assert!(text.chars().count() < 1200, "{} characters", text.len());
+    // Every request fit (the test server counts 4 bytes a token), with room for the reply.
+    for request in server.chat_requests() {
+        assert!(
+            request.body.len() / 4 < 4096 - 512,
+            "{}",
+            request.body.len()
+        );
+    }
+}
+
+/// What truly does not fit (a file of 20,000 characters written in one call, on a 4k
+/// window) is never sent, and the run says what it was, how large, how much room there
+/// is, and what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_does_not_fit_is_named_with_its_size_and_the_fix() {
+    let h = Harness::new();
+    let text = "x = 1\n".repeat(3500);
+    let server = ScriptedServer::start_with(
+        vec![
+            reply().call(
+                "file_editor",
+                json!({"command": "create", "path": "big.py", "file_text": text}),
+            ),
+            reply().call("finish", json!({"message": "never reached"})),
+        ],
+        llama_cpp(4096),
+    )
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "write it", &[]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_eq!(server.chat_requests().len(), 1);
+    assert_eq!(server.summaries(), 0);
     assert_eq!(shape(&h.events()).last().unwrap(), "state:stopped");
+    let out = stdout(&output);
+    let needs = out
+        .split("the last step (the model's reply, its tool calls and their results) needs about ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
+    let needed: u64 = needs.split(' ').next().unwrap().parse().unwrap();
+    let left: u64 = needs
+        .split("tokens, and only ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("{out}"))
+        .parse()
+        .unwrap();
+    // 21,000 characters of arguments, escaped twice in JSON, at 4 bytes a token.
+    assert!((5000..9000).contains(&needed), "{out}");
+    assert!(left < 4096 - 512, "{out}");
     assert!(
-        stdout(&output).contains("and the context window is 2048"),
-        "{}",
-        stdout(&output)
+        out.contains("in the 4096-token context window")
+            && out.contains("start the model server with a larger context")
+            && out.contains("a model made for a larger window"),
+        "{out}"
     );
 }
 

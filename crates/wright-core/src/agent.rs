@@ -6,7 +6,9 @@ mod calls;
 mod restore;
 mod settings;
 
+use crate::condense::Budget;
 use crate::condense::Condensed;
+use crate::condense::TooBig;
 use crate::history::render_history;
 use crate::prompt::text_tools_section;
 use crate::reply::parse_arguments;
@@ -151,6 +153,44 @@ pub struct Conversation {
 
 /// Condense before a request passes 75 % of the window.
 pub const DEFAULT_CONDENSE_AT: f64 = 0.75;
+
+/// A condensation aims at this share of the point where condensing starts, so the next
+/// one is many steps away.
+const CONDENSE_TO: f64 = 0.6;
+
+/// What to do when the window is too small for the work.
+const LARGER_WINDOW: &str = "Give the model a larger window: start the model server with a larger context (and raise --context-window if you set it lower), or use a model made for a larger window";
+
+/// Tokens kept free for the model's reply.
+pub(crate) fn reply_reserve(window: u64) -> u64 {
+    (window / 8).min(2048)
+}
+
+/// Why the run stops when the history cannot be condensed to fit: what did not fit, its
+/// size against the room there is, and what to do.
+fn too_big_reason(why: &TooBig, window: u64, reserve: u64) -> String {
+    let what = match why {
+        TooBig::NoSummary => format!(
+            "the history must be condensed to fit the {window}-token context window, but the model gave no summary of it"
+        ),
+        TooBig::Verbatim {
+            fixed,
+            last_step: 0,
+            room,
+        } => format!(
+            "the system prompt, the tool schemas and the task need about {fixed} tokens, more than the {room} a request may use in the {window}-token context window ({reserve} kept for the reply)"
+        ),
+        TooBig::Verbatim {
+            fixed,
+            last_step,
+            room,
+        } => format!(
+            "the last step (the model's reply, its tool calls and their results) needs about {last_step} tokens, and only {} are left of the {room} a request may use in the {window}-token context window ({fixed} for the system prompt, the tool schemas and the task; {reserve} kept for the reply)",
+            room.saturating_sub(*fixed)
+        ),
+    };
+    format!("{what}; wright does not send what the server would cut. {LARGER_WINDOW}")
+}
 
 /// What the model is told when, in `run` mode, it replies without a tool call.
 pub const NUDGE: &str = "You replied without a tool call. Nobody reads your replies during the task: act through the tools, or call finish with your summary if the task is done.";
@@ -420,37 +460,36 @@ impl Conversation {
         let mut body = self.client.request_body(&messages, &self.request_tools);
         if let Some(window) = self.context_window {
             let mut needed = self.estimate_tokens(body.len());
-            let reserve = (window / 8).min(2048);
-            let threshold = (window as f64 * self.condense_at) as u64;
-            if needed > threshold.min(window - reserve) {
-                let limit = (window as f64 * self.condense_at * 0.6) as u64;
-                match self
-                    .condense(observer, limit.max(window / 3), needed)
-                    .await?
-                {
+            let reserve = reply_reserve(window);
+            let ceiling = window - reserve;
+            let trigger = ((window as f64 * self.condense_at) as u64).min(ceiling);
+            if needed > trigger {
+                let budget = Budget {
+                    target: (trigger as f64 * CONDENSE_TO) as u64,
+                    ceiling,
+                };
+                match self.condense(observer, budget, needed).await? {
                     Condensed::Fits(condensed) => {
                         body = condensed;
                         needed = self.estimate_tokens(body.len());
                     }
                     Condensed::TooBig(why) => {
-                        let reason = format!(
-                            "{why}, and the context window is {window} tokens; wright does not send what the server would cut. Raise the server's context window or give a narrower task"
-                        );
+                        let reason = too_big_reason(&why, window, reserve);
                         return self
                             .end(observer, AgentState::Stopped, reason, None)
                             .map(StepEnd::done);
                     }
                 }
                 if self.condensation_loop() {
-                    let reason = "stuck: the history had to be condensed at every step; the steps themselves are too large for the context window. Raise the window or give a narrower task".to_string();
+                    let reason = "stuck: the history had to be condensed at every step; the steps themselves are too large for the context window. Use a model server with a larger window (or a model made for one), or give a narrower task".to_string();
                     return self
                         .end(observer, AgentState::Stuck, reason, None)
                         .map(StepEnd::done);
                 }
             }
-            if needed + reserve > window {
+            if needed > ceiling {
                 let reason = format!(
-                    "the next request needs about {needed} tokens and the context window is {window} ({reserve} kept for the reply); wright does not send what the server would cut. Raise the server's context window or give a narrower task"
+                    "the next request needs about {needed} tokens, more than the {ceiling} a request may use in the {window}-token context window ({reserve} kept for the reply); wright does not send what the server would cut. {LARGER_WINDOW}"
                 );
                 return self
                     .end(observer, AgentState::Stopped, reason, None)
@@ -563,8 +602,12 @@ impl Conversation {
                 Source::Environment,
                 EventBody::Message {
                     text: format!(
-                        "Only your first tool call ran; the other {} were not run. Write one call per reply and wait for its result.",
-                        reply.dropped
+                        "Only your first tool call ran; {} not run. Write one call per reply and wait for its result.",
+                        if reply.dropped == 1 {
+                            "the other one was".to_string()
+                        } else {
+                            format!("the other {} were", reply.dropped)
+                        }
                     ),
                     step: Some(step),
                     reasoning: None,

@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use wright_llm::ChatMessage;
 use wright_llm::ToolCall;
+use wright_protocol::count;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
@@ -13,8 +14,12 @@ use wright_protocol::ToolCalling;
 
 /// Observations the condenser masked keep this many lines at each end.
 const MASK_KEEP_LINES: usize = 6;
+/// Each kept line is cut at this many characters (a minified file has long lines).
+const MASK_LINE_CHARS: usize = 200;
 /// Single-line outputs keep this many characters at each end.
 const MASK_KEEP_CHARS: usize = 600;
+/// Masking an observation must save at least this many bytes: less is not worth it.
+const MASK_SAVES_AT_LEAST: usize = 400;
 
 /// Renders the events into chat messages, system prompt first.
 ///
@@ -47,16 +52,28 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
     render_view(view, &masked, condensation.summary.as_deref())
 }
 
+/// Whether masking `output` makes it much shorter (what the condenser masks).
+pub fn worth_masking(output: &str) -> bool {
+    output.len() >= masked_output(output).len() + MASK_SAVES_AT_LEAST
+}
+
 /// An observation's output as shown once masked: its first and last lines, and how much
 /// was cut. Deterministic, so a condensed history renders the same every time.
 pub fn masked_output(output: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();
     if lines.len() > 2 * MASK_KEEP_LINES {
+        let keep = |lines: &[&str]| {
+            lines
+                .iter()
+                .map(|line| clip_line(line))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
         return format!(
-            "{}\n[... {} lines cut to save context; rerun the command if you need them ...]\n{}",
-            lines[..MASK_KEEP_LINES].join("\n"),
-            lines.len() - 2 * MASK_KEEP_LINES,
-            lines[lines.len() - MASK_KEEP_LINES..].join("\n")
+            "{}\n[... {} cut to save context; run the command or view the file again if you need them ...]\n{}",
+            keep(&lines[..MASK_KEEP_LINES]),
+            count((lines.len() - 2 * MASK_KEEP_LINES) as u64, "line"),
+            keep(&lines[lines.len() - MASK_KEEP_LINES..])
         );
     }
     let chars: Vec<char> = output.chars().collect();
@@ -66,9 +83,16 @@ pub fn masked_output(output: &str) -> String {
     let head: String = chars[..MASK_KEEP_CHARS].iter().collect();
     let tail: String = chars[chars.len() - MASK_KEEP_CHARS..].iter().collect();
     format!(
-        "{head}\n[... {} characters cut to save context; rerun the command if you need them ...]\n{tail}",
-        chars.len() - 2 * MASK_KEEP_CHARS
+        "{head}\n[... {} cut to save context; run the command or view the file again if you need them ...]\n{tail}",
+        count((chars.len() - 2 * MASK_KEEP_CHARS) as u64, "character")
     )
+}
+
+fn clip_line(line: &str) -> String {
+    match line.char_indices().nth(MASK_LINE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
 }
 
 fn render_view<'a>(

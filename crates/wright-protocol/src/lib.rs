@@ -9,6 +9,7 @@
 mod event;
 mod log;
 mod names;
+mod plural;
 mod printable;
 
 pub use event::AgentState;
@@ -29,5 +30,7 @@ pub use log::LogError;
 pub use log::ParsedLog;
 pub use log::TornLine;
 pub use names::edit_distance;
+pub use plural::count;
+pub use plural::count_as;
 pub use printable::escape_for_json_line;
 pub use printable::printable;

@@ -80,4 +80,8 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
 
     async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError>;
+
+    /// Told the model's context window in tokens (again whenever it changes), so what the
+    /// tool shows stays a small share of it.
+    fn fit_window(&self, _tokens: u64) {}
 }

@@ -32,6 +32,13 @@ impl Toolbox {
             .collect()
     }
 
+    /// Tells every tool the model's context window (see `Tool::fit_window`).
+    pub fn fit_window(&self, tokens: u64) {
+        for tool in &self.tools {
+            tool.fit_window(tokens);
+        }
+    }
+
     /// The `tools` array of a request, in a fixed order.
     pub fn schemas(&self) -> Vec<Value> {
         self.tools.iter().map(|tool| tool.schema()).collect()

@@ -1,5 +1,8 @@
 //! Making program output fit for a model: terminal control sequences removed, carriage
-//! returns resolved the way a terminal shows them, long text cut to its head and tail.
+//! returns resolved the way a terminal shows them, long text cut to its head and tail
+//! with a true account of what was left out.
+
+use wright_protocol::count;
 
 /// Decodes bytes (invalid UTF-8 replaced), drops ANSI escape sequences, turns `\r\n`
 /// into `\n` and keeps only what a terminal would show after a bare `\r` (progress bars).
@@ -66,28 +69,46 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
-/// Cuts `text` to at most `head + tail` characters, keeping both ends and saying what was
-/// left out in between (`note` is added to that line, e.g. where the full text is).
+/// Cuts `text` to at most `head + tail` characters, keeping both ends and saying how much
+/// was left out in between (`note` is added to that line, e.g. where the full text is).
 pub fn head_and_tail(text: &str, head: usize, tail: usize, note: &str) -> String {
+    let Some((start, omitted, end)) = split_ends(text, head, tail) else {
+        return text.to_string();
+    };
+    format!(
+        "{start}\n[... {} ({}) omitted{note} ...]\n{end}",
+        count(omitted.chars().count() as u64, "character"),
+        count(omitted.matches('\n').count() as u64, "line"),
+    )
+}
+
+/// Like `head_and_tail` for a `text` that is itself only the two ends of a larger whole:
+/// what is omitted cannot be counted from it, so `whole` says what the whole was.
+pub fn ends_of_larger(text: &str, head: usize, tail: usize, whole: &str) -> String {
+    match split_ends(text, head, tail) {
+        Some((start, _, end)) => {
+            format!("{start}\n[... the middle is omitted; {whole} ...]\n{end}")
+        }
+        None => format!("{text}\n[... the middle is omitted; {whole} ...]"),
+    }
+}
+
+/// The first `head` characters, the middle and the last `tail`, if there is a middle.
+fn split_ends(text: &str, head: usize, tail: usize) -> Option<(&str, &str, &str)> {
     let total = text.chars().count();
     if total <= head + tail {
-        return text.to_string();
+        return None;
     }
     let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
     let tail_start = text
         .char_indices()
         .nth(total - tail)
         .map_or(text.len(), |(i, _)| i);
-    let omitted = &text[head_end..tail_start];
-    let lines = omitted.matches('\n').count();
-    format!(
-        "{}\n[... {} characters ({} lines) omitted{} ...]\n{}",
+    Some((
         &text[..head_end],
-        total - head - tail,
-        lines,
-        note,
-        &text[tail_start..]
-    )
+        &text[head_end..tail_start],
+        &text[tail_start..],
+    ))
 }
 
 #[cfg(test)]
@@ -109,5 +130,17 @@ mod tests {
         ));
         assert!(cut.ends_with("a\na\na\na\na\n"));
         assert_eq!(head_and_tail("short", 10, 10, ""), "short");
+        let one = head_and_tail("ab\ncd", 2, 2, "");
+        assert_eq!(one, "ab\n[... 1 character (1 line) omitted ...]\ncd");
+    }
+
+    #[test]
+    fn the_ends_of_a_larger_output_say_what_the_whole_was() {
+        let text = format!("{}\n{}", "h".repeat(50), "t".repeat(50));
+        let cut = ends_of_larger(&text, 10, 10, "52428800 bytes (3326000 lines) in all");
+        assert_eq!(
+            cut,
+            "hhhhhhhhhh\n[... the middle is omitted; 52428800 bytes (3326000 lines) in all ...]\ntttttttttt"
+        );
     }
 }

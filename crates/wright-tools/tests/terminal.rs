@@ -132,11 +132,17 @@ async fn huge_output_keeps_head_and_tail_and_saves_the_rest() {
         .next()
         .unwrap();
     let full = std::fs::read_to_string(saved).unwrap();
-    assert_eq!(
-        full.len(),
-        (1..=2_000_000)
-            .map(|n: u32| n.to_string().len() + 1)
-            .sum::<usize>()
+    let bytes = (1..=2_000_000)
+        .map(|n: u32| n.to_string().len() + 1)
+        .sum::<usize>();
+    assert_eq!(full.len(), bytes);
+    // What is left out is told truly: the whole output, not what was kept in memory.
+    assert!(
+        out.text.contains(&format!(
+            "[... the middle is omitted; the output was {bytes} bytes (2000000 lines) in all, all of it saved to {saved} ...]"
+        )),
+        "{}",
+        out.text
     );
 }
 
@@ -197,4 +203,20 @@ async fn the_environment_is_scrubbed() {
     let out = run(&t, json!({"command": "env"})).await;
     assert!(!out.text.contains("sk-should-not-leak"));
     assert!(out.text.contains("TERM=dumb"));
+}
+
+#[tokio::test]
+async fn the_output_shown_shrinks_with_the_window() {
+    let (_dir, t) = terminal();
+    let full = run(&t, json!({"command": "seq 1 2000"})).await;
+    t.fit_window(4096);
+    let small = run(&t, json!({"command": "seq 1 2000"})).await;
+    assert!(full.text.len() > 8000, "{}", full.text.len());
+    assert!(small.text.len() < 1300, "{}", small.text);
+    assert!(small.text.starts_with("1\n2\n3\n"), "{}", small.text);
+    assert!(small.text.ends_with("\n2000"), "{}", small.text);
+    assert!(small.text.contains(" lines) omitted; full output in "));
+    t.fit_window(65536);
+    let large = run(&t, json!({"command": "seq 1 2000"})).await;
+    assert_eq!(large.text.len(), full.text.len());
 }

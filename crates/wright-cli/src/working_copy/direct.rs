@@ -84,8 +84,8 @@ pub fn restore(root: &Path, record_dir: &Path, git_before: &Scan) -> Result<()> 
     say!(
         "put {} back as it was before the conversation: {} restored, {} removed",
         root.display(),
-        super::plural(restored.put_back, "path"),
-        super::plural(restored.removed, "new path")
+        wright_protocol::count(restored.put_back as u64, "path"),
+        wright_protocol::count(restored.removed as u64, "new path")
     );
     for what in &restored.left {
         say!("   not put back: {what}");

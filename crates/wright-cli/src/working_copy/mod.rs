@@ -119,12 +119,12 @@ impl Uncommitted {
             Uncommitted::Nothing => None,
             Uncommitted::Left(n) => Some(format!(
                 "your checkout has {} the agent does not see: it works on your last commit (--include-uncommitted gives them to it)",
-                plural(*n, "uncommitted change")
+                wright_protocol::count(*n as u64, "uncommitted change")
             )),
             Uncommitted::Included(snapshot) => {
                 let mut line = format!(
                     "your {} are in the agent's clone (commit {} on its branch only; your checkout is not touched)",
-                    plural(snapshot.taken, "uncommitted change"),
+                    wright_protocol::count(snapshot.taken as u64, "uncommitted change"),
                     &snapshot.commit.as_str()[..12]
                 );
                 if !snapshot.left_out.is_empty() {
@@ -133,14 +133,6 @@ impl Uncommitted {
                 Some(line)
             }
         }
-    }
-}
-
-pub(crate) fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
     }
 }
 
@@ -675,7 +667,7 @@ fn take_uncommitted(
         UncommittedChoice::Ask => crate::ask::yes(&format!(
             "{} has {}, which the agent will not see (it works on your last commit). Give it a snapshot of them (on its branch only; your checkout is not touched)?",
             repo.top().display(),
-            plural(paths.len(), "uncommitted change")
+            wright_protocol::count(paths.len() as u64, "uncommitted change")
         )),
     };
     if !include {

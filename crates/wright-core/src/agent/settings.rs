@@ -64,9 +64,11 @@ impl Conversation {
     }
 
     /// Requests that would not fit in `tokens` (with room kept for the reply) are not
-    /// sent: the run stops with the reason instead of being silently truncated.
+    /// sent: the run stops with the reason instead of being silently truncated. The tools
+    /// are told too, so their outputs shrink with the window.
     pub fn set_context_window(&mut self, tokens: u64) {
         self.context_window = Some(tokens);
+        self.tools.fit_window(tokens);
     }
 
     pub(crate) fn note_condensation(&mut self, condensation: &wright_protocol::Condensation) {

@@ -3,6 +3,7 @@
 
 use super::view::numbered;
 use crate::ToolError;
+use wright_protocol::count;
 
 /// Lines of context shown around a change.
 const CONTEXT: usize = 4;
@@ -88,8 +89,8 @@ pub fn insert(text: &str, after: i64, new: &str, shown: &str) -> Result<Edited, 
         .filter(|&n| n <= lines.len())
         .ok_or_else(|| {
             ToolError::Model(format!(
-                "insert_line {after} is out of range: {shown} has {} lines; use 0 to insert at the top, {} for the end",
-                lines.len(),
+                "insert_line {after} is out of range: {shown} has {}; use 0 to insert at the top, {} for the end",
+                count(lines.len() as u64, "line"),
                 lines.len()
             ))
         })?;

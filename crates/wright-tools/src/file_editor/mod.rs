@@ -20,7 +20,10 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
 use tokio::sync::Mutex;
+use wright_protocol::count;
 
 /// Earlier versions kept per file for `undo_edit`.
 const UNDO_DEPTH: usize = 10;
@@ -29,6 +32,8 @@ pub struct FileEditorTool {
     workspace: Workspace,
     /// Previous contents per file, newest last; `None` means the file did not exist.
     history: Mutex<HashMap<PathBuf, Vec<Option<Vec<u8>>>>>,
+    /// Characters of a file `view` shows at most (it shrinks with the context window).
+    shown: AtomicUsize,
 }
 
 impl FileEditorTool {
@@ -36,6 +41,7 @@ impl FileEditorTool {
         Self {
             workspace,
             history: Mutex::new(HashMap::new()),
+            shown: AtomicUsize::new(view::shown_chars(u64::MAX)),
         }
     }
 
@@ -58,6 +64,11 @@ impl Tool for FileEditorTool {
 
     fn aliases(&self) -> &'static [&'static str] {
         &["str_replace_editor"]
+    }
+
+    fn fit_window(&self, tokens: u64) {
+        self.shown
+            .store(view::shown_chars(tokens), Ordering::Relaxed);
     }
 
     fn schema(&self) -> Value {
@@ -94,7 +105,12 @@ impl Tool for FileEditorTool {
                 Kind::Missing => return Err(ToolError::Model(format!("{shown} does not exist"))),
                 Kind::File | Kind::Other => {
                     let range = args::optional_int_list(arguments, "view_range")?;
-                    view::view_file(files::open(ws, &path)?, &shown, range)?
+                    view::view_file(
+                        files::open(ws, &path)?,
+                        &shown,
+                        range,
+                        self.shown.load(Ordering::Relaxed),
+                    )?
                 }
             },
             "create" => {
@@ -106,7 +122,10 @@ impl Tool for FileEditorTool {
                 }
                 files::create(ws, &path, file_text.as_bytes())?;
                 self.remember(&path, None).await;
-                format!("Created {shown} ({} lines).", file_text.lines().count())
+                format!(
+                    "Created {shown} ({}).",
+                    count(file_text.lines().count() as u64, "line")
+                )
             }
             "str_replace" => {
                 let old = args::required_str(arguments, "old_str")?;

@@ -10,6 +10,7 @@ use super::content::looks_binary;
 use crate::ToolError;
 use cap_std::fs::Dir;
 use std::io::Read;
+use wright_protocol::count;
 
 /// Lines shown when a long file is viewed without a range, and at most with one.
 const MAX_LINES: usize = 400;
@@ -134,10 +135,27 @@ fn line_text(line: &Line, number: usize, shown: &str) -> Result<String, ToolErro
     }
 }
 
+/// Characters of a file shown per token of context window (about a third of the window):
+/// more would leave no room for the work.
+const SHOWN_PER_WINDOW_TOKEN: u64 = 1;
+/// Characters of a file shown at most, and at least, whatever the window.
+const MAX_SHOWN: usize = 64_000;
+const MIN_SHOWN: usize = 2_000;
+
+/// Characters of a file shown on a context window of `tokens`.
+pub fn shown_chars(tokens: u64) -> usize {
+    usize::try_from(tokens.saturating_mul(SHOWN_PER_WINDOW_TOKEN))
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_SHOWN, MAX_SHOWN)
+}
+
+/// The numbered lines of a file (its start, or `range`), at most `budget` characters of
+/// them (always one line at least).
 pub fn view_file(
     file: std::fs::File,
     shown: &str,
     range: Option<Vec<i64>>,
+    budget: usize,
 ) -> Result<String, ToolError> {
     let (first, count) = match &range {
         Some(range) => {
@@ -170,11 +188,24 @@ pub fn view_file(
         None => (1, total, None),
     };
     let mut texts = Vec::with_capacity(end + 1 - start);
+    let mut used = 0;
     for (offset, line) in scanned.lines.iter().take(end + 1 - start).enumerate() {
-        texts.push(line_text(line, start + offset, shown)?);
+        let text = line_text(line, start + offset, shown)?;
+        used += text.chars().count() + 8;
+        if used > budget && !texts.is_empty() {
+            break;
+        }
+        texts.push(text);
     }
     let mut out = numbered(&texts.join("\n"), start);
-    if let Some(note) = note {
+    let last_shown = start + texts.len() - 1;
+    if last_shown < end {
+        out.push_str(&format!(
+            "[shown {start}-{last_shown} of the {} of {shown}: more would crowd the context window. View the rest with view_range [{}, {end}] or a narrower range]\n",
+            wright_protocol::count(total as u64, "line"),
+            last_shown + 1
+        ));
+    } else if let Some(note) = note {
         out.push_str(&note);
     }
     Ok(out)
@@ -183,7 +214,8 @@ pub fn view_file(
 fn parse_range(range: &[i64], total: usize) -> Result<(usize, usize), ToolError> {
     let bad = |why: &str| {
         ToolError::Model(format!(
-            "view_range {range:?} {why}; the file has {total} lines. Use [start, end] with 1 <= start <= end, or end = -1 for the last line"
+            "view_range {range:?} {why}; the file has {}. Use [start, end] with 1 <= start <= end, or end = -1 for the last line",
+            count(total as u64, "line")
         ))
     };
     let [start, end] = range else {
@@ -268,10 +300,36 @@ mod tests {
     use super::*;
 
     fn view(text: &[u8], range: Option<Vec<i64>>) -> Result<String, ToolError> {
+        view_within(text, range, MAX_SHOWN)
+    }
+
+    fn view_within(
+        text: &[u8],
+        range: Option<Vec<i64>>,
+        budget: usize,
+    ) -> Result<String, ToolError> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, text).unwrap();
-        view_file(std::fs::File::open(&path).unwrap(), "f", range)
+        view_file(std::fs::File::open(&path).unwrap(), "f", range, budget)
+    }
+
+    #[test]
+    fn a_view_stays_within_its_share_of_the_window() {
+        let text = "a line of forty characters, more or less\n".repeat(300);
+        let shown = view_within(text.as_bytes(), None, shown_chars(4096)).unwrap();
+        assert!(shown.len() <= 4096 + 200, "{}", shown.len());
+        assert!(shown.starts_with("     1\ta line"), "{shown}");
+        assert!(
+            shown.ends_with(
+                "[shown 1-85 of the 300 lines of f: more would crowd the context window. View the rest with view_range [86, 300] or a narrower range]\n"
+            ),
+            "{shown}"
+        );
+        // One line is shown, however long.
+        let one = view_within(&[b'x'; 3000], None, 2000).unwrap();
+        assert!(one.starts_with("     1\txxx"), "{one}");
+        assert_eq!(shown_chars(u64::MAX), MAX_SHOWN);
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub struct Collector {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: usize,
+    /// Line ends seen, to say truly how long an output kept only in part was.
+    newlines: usize,
     spill: Option<ScratchFile>,
     scratch: Scratch,
 }
@@ -24,6 +26,8 @@ pub struct Collected {
     /// The whole output if it stayed small; else its head, a cut marker and its tail.
     pub bytes: Vec<u8>,
     pub total: usize,
+    /// Lines in the whole output (a last line without its newline counts too).
+    pub lines: usize,
     /// Where the output was written, if it was too long to keep.
     pub spilled_to: Option<PathBuf>,
     /// Bytes of it in that file: less than `total` when the size limit cut it.
@@ -36,6 +40,7 @@ impl Collector {
             head: Vec::new(),
             tail: VecDeque::new(),
             total: 0,
+            newlines: 0,
             spill: None,
             scratch,
         }
@@ -43,6 +48,7 @@ impl Collector {
 
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), ToolError> {
         self.total += chunk.len();
+        self.newlines += count_newlines(chunk);
         if let Some(file) = &mut self.spill {
             file.write(chunk).map_err(spill_error)?;
             self.tail.extend(chunk);
@@ -75,6 +81,7 @@ impl Collector {
     /// Drops the last `n` bytes (the prompt marker) from everything kept and written.
     pub fn drop_last(&mut self, n: usize) -> Result<(), ToolError> {
         let n = n.min(self.total);
+        self.newlines -= count_newlines(&self.last_bytes(n)).min(self.newlines);
         self.total -= n;
         if let Some(file) = &mut self.spill {
             file.truncate(self.total as u64).map_err(spill_error)?;
@@ -87,10 +94,13 @@ impl Collector {
     }
 
     pub fn finish(mut self) -> Result<Collected, ToolError> {
+        let unterminated = self.total > 0 && self.last_bytes(1) != b"\n";
+        let lines = self.newlines + usize::from(unterminated);
         match self.spill.take() {
             None => Ok(Collected {
                 bytes: self.head,
                 total: self.total,
+                lines,
                 spilled_to: None,
                 spilled_bytes: 0,
             }),
@@ -102,12 +112,17 @@ impl Collector {
                 Ok(Collected {
                     bytes,
                     total: self.total,
+                    lines,
                     spilled_bytes: file.written(),
                     spilled_to: Some(file.path),
                 })
             }
         }
     }
+}
+
+fn count_newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| **b == b'\n').count()
 }
 
 fn spill_error(err: std::io::Error) -> ToolError {

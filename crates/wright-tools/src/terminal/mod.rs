@@ -1,7 +1,8 @@
 //! The `terminal` tool: commands in one persistent bash session, with a timeout that
 //! kills the command's process group, early return when a program waits for input
 //! (answered with `is_input`), and long output cut to head and tail with the whole text
-//! (up to the file-size limit) saved in the scratch area.
+//! (up to the file-size limit) saved in the scratch area. How much is shown shrinks with
+//! the model's context window, so one output never crowds out the task.
 
 mod collector;
 mod shell;
@@ -10,6 +11,7 @@ mod waiting;
 use crate::args;
 use crate::scratch::Scratch;
 use crate::text::clean_terminal_output;
+use crate::text::ends_of_larger;
 use crate::text::head_and_tail;
 use crate::Tool;
 use crate::ToolError;
@@ -20,15 +22,30 @@ use serde_json::Value;
 use shell::Outcome;
 use shell::ShellSession;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::Mutex;
+use wright_protocol::count;
 use wright_sandbox::Sandbox;
 
 const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
 const MAX_TIMEOUT_SECS: f64 = 3600.0;
-/// Characters of output the model sees: the head and the tail, where errors usually are.
-const SHOWN_HEAD: usize = 3000;
-const SHOWN_TAIL: usize = 5000;
+/// Characters of output the model sees at most (on a window of 32k tokens or more): the
+/// head and the tail, where errors usually are, three to five.
+const MAX_SHOWN: usize = 8000;
+/// Characters shown per token of context window: about a tenth of the window (code and
+/// numbers run 2.5 to 4 characters a token).
+const SHOWN_PER_WINDOW_TOKEN: u64 = 4;
+/// Characters shown however small the window.
+const MIN_SHOWN: usize = 500;
+
+/// Characters of output shown on a context window of `tokens`.
+fn shown_chars(tokens: u64) -> usize {
+    usize::try_from(tokens / SHOWN_PER_WINDOW_TOKEN)
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_SHOWN, MAX_SHOWN)
+}
 
 pub struct TerminalTool {
     workspace: Workspace,
@@ -38,6 +55,8 @@ pub struct TerminalTool {
     session: Mutex<Option<ShellSession>>,
     /// The directory last reported to the model, to mention it only when it changes.
     last_cwd: Mutex<Option<PathBuf>>,
+    /// Characters of a long output shown (head and tail together).
+    shown: AtomicUsize,
 }
 
 impl TerminalTool {
@@ -57,6 +76,7 @@ impl TerminalTool {
             scratch,
             session: Mutex::new(None),
             last_cwd: Mutex::new(Some(root)),
+            shown: AtomicUsize::new(MAX_SHOWN),
         }
     }
 
@@ -82,6 +102,10 @@ impl Tool for TerminalTool {
 
     fn aliases(&self) -> &'static [&'static str] {
         &["execute_bash", "bash"]
+    }
+
+    fn fit_window(&self, tokens: u64) {
+        self.shown.store(shown_chars(tokens), Ordering::Relaxed);
     }
 
     fn schema(&self) -> Value {
@@ -159,19 +183,26 @@ impl TerminalTool {
     ) -> Result<ToolOutput, ToolError> {
         let text = clean_terminal_output(&result.output.bytes);
         let text = text.trim_end_matches(['\n', ' ']);
+        let shown_chars = self.shown.load(Ordering::Relaxed);
+        let (head, tail) = (shown_chars * 3 / 8, shown_chars - shown_chars * 3 / 8);
         let mut shown = if let Some(path) = &result.output.spilled_to {
+            // Only the two ends were kept in memory: say what the whole output was.
             let saved = if result.output.spilled_bytes < result.output.total as u64 {
-                format!("its first {} bytes", result.output.spilled_bytes)
+                format!(
+                    "its first {} saved to",
+                    count(result.output.spilled_bytes, "byte")
+                )
             } else {
-                "all of it".to_string()
+                "all of it saved to".to_string()
             };
-            let note = format!(
-                "; {} bytes in all, {saved} saved to {}",
-                result.output.total,
+            let whole = format!(
+                "the output was {} ({}) in all, {saved} {}",
+                count(result.output.total as u64, "byte"),
+                count(result.output.lines as u64, "line"),
                 path.display()
             );
-            head_and_tail(text, SHOWN_HEAD, SHOWN_TAIL, &note)
-        } else if text.chars().count() > SHOWN_HEAD + SHOWN_TAIL {
+            ends_of_larger(text, head, tail, &whole)
+        } else if text.chars().count() > head + tail {
             let mut file = self.scratch.create("output", "txt")?;
             file.write(text.as_bytes())
                 .and_then(|()| file.flush())
@@ -183,8 +214,8 @@ impl TerminalTool {
                 })?;
             head_and_tail(
                 text,
-                SHOWN_HEAD,
-                SHOWN_TAIL,
+                head,
+                tail,
                 &format!("; full output in {}", file.path.display()),
             )
         } else {
