@@ -28,6 +28,7 @@ mod quirks;
 mod real_model;
 mod review;
 mod sandbox_attacks;
+mod small_models;
 mod stuck;
 mod text_mode;
 mod uncommitted;

@@ -12,6 +12,7 @@
 mod args;
 mod file_editor;
 mod finish;
+mod foreign;
 mod registry;
 mod scratch;
 mod snapshot;

@@ -20,6 +20,11 @@ impl Toolbox {
             .find(|tool| tool.name() == name || tool.aliases().contains(&name))
     }
 
+    /// Every tool, in order.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.iter()
+    }
+
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.iter().map(|tool| tool.name()).collect()
     }

@@ -51,7 +51,14 @@ impl Conversation {
             ))),
             (Some(tool), Ok(mut arguments)) => {
                 let schema = tool.schema();
-                match coerce_arguments(&mut arguments, &schema["function"]["parameters"]) {
+                let coerced =
+                    coerce_arguments(&mut arguments, &schema["function"]["parameters"]).and_then(
+                        |()| match self.tools.foreign_arguments(tool.as_ref(), &arguments) {
+                            Some(message) => Err(message),
+                            None => Ok(()),
+                        },
+                    );
+                match coerced {
                     Err(message) => Some(Err(ToolError::Model(message))),
                     Ok(()) => tokio::select! {
                         result = tool.run(&arguments) => Some(result),

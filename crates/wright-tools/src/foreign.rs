@@ -1,0 +1,174 @@
+//! Arguments a tool does not take are an error that says where they belong, never dropped
+//! in silence: a small model told to look at a file may call `terminal` with
+//! `{"command": "file_editor", "path": "x.py", "view": true}`, and running that as a shell
+//! command helps no one.
+
+use crate::Tool;
+use crate::Toolbox;
+use serde_json::Value;
+
+/// Parameters every tool tolerates: OpenHands' models state a risk with each call.
+const TOLERATED: &[&str] = &["security_risk"];
+
+impl Toolbox {
+    /// The error for the arguments of `tool` that it has no parameter for, naming the tool
+    /// each belongs to when another has it (as a parameter, or as a value of its
+    /// `command`); `None` when every argument is the tool's.
+    pub fn foreign_arguments(&self, tool: &dyn Tool, arguments: &Value) -> Option<String> {
+        let schema = tool.schema();
+        let own = parameters(&schema);
+        let Value::Object(given) = arguments else {
+            return None;
+        };
+        let unknown: Vec<&String> = given
+            .keys()
+            .filter(|key| !own.contains(&key.as_str()) && !TOLERATED.contains(&key.as_str()))
+            .collect();
+        if unknown.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = unknown.iter().map(|k| format!("`{k}`")).collect();
+        let mut message = format!(
+            "{} has no parameter {}; its parameters are {}.",
+            tool.name(),
+            names.join(", "),
+            own.iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for other in self.tools().filter(|t| t.name() != tool.name()) {
+            let schema = other.schema();
+            let theirs = parameters(&schema);
+            let commands = commands(&schema);
+            let as_parameter: Vec<String> = unknown
+                .iter()
+                .filter(|k| theirs.contains(&k.as_str()))
+                .map(|k| format!("`{k}`"))
+                .collect();
+            let as_command: Vec<&str> = unknown
+                .iter()
+                .filter(|k| commands.contains(&k.as_str()))
+                .map(|k| k.as_str())
+                .collect();
+            if as_parameter.is_empty() && as_command.is_empty() {
+                continue;
+            }
+            let mut call = format!("call {}", other.name());
+            if let Some(command) = as_command.first() {
+                call.push_str(&format!(" with command={command}"));
+            }
+            let whose = match (as_parameter.is_empty(), as_command.is_empty()) {
+                (false, _) => format!(
+                    " {} {} {}'s:",
+                    as_parameter.join(", "),
+                    if as_parameter.len() == 1 { "is" } else { "are" },
+                    other.name()
+                ),
+                (true, false) => format!(
+                    " `{}` is a command of {}:",
+                    as_command.join("`, `"),
+                    other.name()
+                ),
+                (true, true) => String::new(),
+            };
+            message.push_str(&format!("{whose} {call}."));
+        }
+        Some(message)
+    }
+}
+
+/// The names of a tool's parameters, from its schema.
+fn parameters(schema: &Value) -> Vec<&str> {
+    schema["function"]["parameters"]["properties"]
+        .as_object()
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The values its `command` parameter takes, when it lists them.
+fn commands(schema: &Value) -> Vec<&str> {
+    schema["function"]["parameters"]["properties"]["command"]["enum"]
+        .as_array()
+        .map(|values| values.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolError;
+    use crate::ToolOutput;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    struct Fake(&'static str, Value);
+
+    #[async_trait::async_trait]
+    impl Tool for Fake {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn schema(&self) -> Value {
+            json!({"type": "function", "function": {"name": self.0, "parameters": self.1}})
+        }
+        async fn run(&self, _: &Value) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::default())
+        }
+    }
+
+    fn toolbox() -> Toolbox {
+        Toolbox::new(vec![
+            Arc::new(Fake(
+                "terminal",
+                json!({"type": "object", "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}}}),
+            )),
+            Arc::new(Fake(
+                "file_editor",
+                json!({"type": "object", "properties": {
+                    "command": {"type": "string", "enum": ["view", "create"]},
+                    "path": {"type": "string"}
+                }}),
+            )),
+        ])
+    }
+
+    #[test]
+    fn arguments_of_another_tool_name_it() {
+        let tools = toolbox();
+        let terminal = tools.get("terminal").unwrap().clone();
+        let said = tools
+            .foreign_arguments(
+                terminal.as_ref(),
+                &json!({"command": "file_editor", "path": "export.py", "view": true}),
+            )
+            .unwrap();
+        assert_eq!(
+            said,
+            "terminal has no parameter `path`, `view`; its parameters are `command`, `timeout`. `path` is file_editor's: call file_editor with command=view."
+        );
+        let said = tools
+            .foreign_arguments(
+                terminal.as_ref(),
+                &json!({"command": "ls", "colour": "red"}),
+            )
+            .unwrap();
+        assert_eq!(
+            said,
+            "terminal has no parameter `colour`; its parameters are `command`, `timeout`."
+        );
+    }
+
+    #[test]
+    fn own_and_tolerated_arguments_pass() {
+        let tools = toolbox();
+        let editor = tools.get("file_editor").unwrap().clone();
+        assert_eq!(
+            tools.foreign_arguments(
+                editor.as_ref(),
+                &json!({"command": "view", "path": "a", "security_risk": "LOW"})
+            ),
+            None
+        );
+    }
+}
