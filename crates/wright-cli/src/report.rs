@@ -72,7 +72,7 @@ pub fn print_report(
         working_copy::Outcome::NotGit { quarantine, diff } => {
             match diff {
                 None => say!("\n── the workspace is not a git repository, and no snapshot was kept (--no-snapshot): no diff to show"),
-                Some(diff) if diff.trim().is_empty() => say!("\n── no changes"),
+                Some(diff) if diff.trim().is_empty() => say!("\n── no changes (the workspace is not a git repository: compared with the copy wright kept at the start)"),
                 Some(diff) => say!(
                     "\n── changes in the workspace (not a git repository: against the copy wright kept at the start)\n{}\n\n   undo them: wright discard {id}",
                     diff.trim_end()

@@ -250,8 +250,8 @@ async fn git_hooks_and_filters_in_the_clone_never_run_outside() {
     assert_eq!(obs[2]["output"], "BLOCKED");
     // wright committed the clone (running its filter and hooks only inside the sandbox).
     let id = h.conversation_id();
-    let log = wright_testkit::git(h.repo(), &["log", "--oneline", &format!("wright/{id}")]);
-    assert!(log.contains("wright: plant hooks"), "{log}");
+    let log = wright_testkit::git(h.repo(), &["log", "--format=%B", &format!("wright/{id}")]);
+    assert!(log.contains("Task: plant hooks"), "{log}");
     for evidence in ["hook-ran", "filter-ran", "fsmonitor-ran"] {
         assert!(
             !outside.path().join(evidence).exists(),

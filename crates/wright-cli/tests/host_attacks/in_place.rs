@@ -66,7 +66,10 @@ async fn in_place_git_is_read_only(extra: &[&str]) {
         stdout(&output)
     );
     let last = git(h.repo(), &["log", "-1", "--format=%s"]);
-    assert_eq!(last.trim(), "wright: plant in place");
+    // The model's summary, then the task.
+    assert_eq!(last.trim(), "done");
+    let body = git(h.repo(), &["log", "-1", "--format=%b"]);
+    assert_eq!(body.trim(), "Task: plant in place");
     let committed = git(h.repo(), &["show", "HEAD:export.py"]);
     assert!(committed.ends_with("fixed\n"), "{committed}");
 }

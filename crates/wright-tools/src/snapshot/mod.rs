@@ -19,7 +19,6 @@ pub use restore::Restored;
 use crate::Workspace;
 use serde::Deserialize;
 use serde::Serialize;
-use sha2::Digest;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::path::PathBuf;
@@ -180,9 +179,4 @@ impl Snapshot {
             err,
         })
     }
-}
-
-fn hash(bytes: &[u8]) -> String {
-    let digest = sha2::Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -161,26 +161,11 @@ impl Walker<'_> {
                     self.too_big(format!("{} MiB", self.bounds.max_bytes >> 20))?;
                     return Ok(());
                 }
-                let bytes = read_regular(dir, &name, meta.len())
+                let (sha256, size) = hash_regular(dir, &name, meta.len(), self.store)
                     .map_err(|err| self.read_err(&path, err))?;
-                let sha256 = super::hash(&bytes);
-                if let Some(store) = self.store {
-                    let blob = store.join(&sha256);
-                    if !blob.exists() {
-                        std::fs::write(&blob, &bytes).map_err(|err| SnapshotError::Write {
-                            path: blob.display().to_string(),
-                            err,
-                        })?;
-                    }
-                }
-                self.found.items.push((
-                    path,
-                    Item::File {
-                        mode,
-                        size: bytes.len() as u64,
-                        sha256,
-                    },
-                ));
+                self.found
+                    .items
+                    .push((path, Item::File { mode, size, sha256 }));
             } else {
                 self.found
                     .left_out
@@ -191,13 +176,13 @@ impl Walker<'_> {
     }
 }
 
-/// The content of the regular file `name` in `dir`, read without following a link or
-/// blocking on a FIFO put there meanwhile, and no more than `expected` bytes plus a bit.
-pub(super) fn read_regular(
+/// The regular file `name` in `dir`, opened without following a link or blocking on a
+/// FIFO put there meanwhile, to be read no further than `expected` bytes plus a bit.
+fn open_regular(
     dir: &Dir,
     name: &std::ffi::OsStr,
     expected: u64,
-) -> std::io::Result<Vec<u8>> {
+) -> std::io::Result<std::io::Take<std::fs::File>> {
     let mut options = OpenOptions::new();
     options
         .read(true)
@@ -206,11 +191,62 @@ pub(super) fn read_regular(
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
+    Ok(file.into_std().take(expected.saturating_add(1 << 20)))
+}
+
+/// The content of the regular file `name` in `dir` (see `open_regular`), whole.
+pub(super) fn read_regular(
+    dir: &Dir,
+    name: &std::ffi::OsStr,
+    expected: u64,
+) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    file.into_std()
-        .take(expected.saturating_add(1 << 20))
-        .read_to_end(&mut bytes)?;
+    open_regular(dir, name, expected)?.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// The SHA-256 and size of the regular file `name` in `dir`, read in pieces (a file of any
+/// size costs wright no more than a buffer); with `store`, its content is kept there
+/// under its hash.
+fn hash_regular(
+    dir: &Dir,
+    name: &std::ffi::OsStr,
+    expected: u64,
+    store: Option<&Path>,
+) -> std::io::Result<(String, u64)> {
+    use sha2::Digest;
+    use std::io::Write;
+    let mut file = open_regular(dir, name, expected)?;
+    let mut kept = match store {
+        Some(store) => Some(tempfile::NamedTempFile::new_in(store)?),
+        None => None,
+    };
+    let mut hasher = sha2::Sha256::new();
+    let mut buffer = vec![0u8; 64 << 10];
+    let mut size = 0u64;
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        if let Some(kept) = kept.as_mut() {
+            kept.write_all(&buffer[..n])?;
+        }
+        size += n as u64;
+    }
+    let sha256: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if let (Some(kept), Some(store)) = (kept, store) {
+        let blob = store.join(&sha256);
+        if !blob.exists() {
+            kept.persist(&blob).map_err(|err| err.error)?;
+        }
+    }
+    Ok((sha256, size))
 }
 
 /// The directory `name` in `dir`, refused if it is a link.
