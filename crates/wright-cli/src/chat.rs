@@ -83,6 +83,7 @@ impl Chat {
 }
 
 pub async fn chat(args: ChatArgs) -> Result<u8> {
+    args.common.check()?;
     let session = NewSession::prepare(&args.common, &args.place).await?;
     let lines = session.model_lines();
     let NewSession {
@@ -255,7 +256,15 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                             }
                         }
                     }
-                    _ => say!("\n[{}: {}]", outcome.state.as_str(), outcome.reason),
+                    _ => say!(
+                        "\n[{}: {}]",
+                        outcome.state.as_str(),
+                        crate::hints::with_remedy(
+                            &outcome.reason,
+                            outcome.remedy,
+                            crate::hints::Front::Chat
+                        )
+                    ),
                 }
                 last_outcome = Some(outcome);
                 if leaving.code().is_some() {
@@ -281,10 +290,11 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     warm_up.abort();
     // The conversation ends; its lock is held until the working copy is handed over.
     let lock = chat.lock.take();
-    drop(chat);
+    let mut log = chat.conversation.into_log();
     drop((terminal, toolbox, editor));
     let changes = working_copy.finish("chat", &setup);
     drop(workspace);
+    crate::report::record_changes(&mut log, &changes, &mut observer).await?;
     drop((lock, locks));
     if let Some(outcome) = last_outcome {
         print_report(
@@ -341,7 +351,7 @@ async fn switch_profile(chat: &mut Chat, name: &str) {
         Ok(settings) => settings,
         Err(err) => return say!("{err:#}"),
     };
-    let mut client = match settings.client(None).await {
+    let mut client = match settings.client(None, crate::hints::Front::Chat).await {
         Ok(client) => client,
         Err(err) => return say!("{err:#}"),
     };

@@ -10,6 +10,7 @@ mod config_cmds;
 mod connect;
 mod doctor;
 mod fork;
+mod hints;
 mod history_cmds;
 mod inspect;
 mod progress;
@@ -48,6 +49,7 @@ enum Command {
     Fork(Box<fork::ForkArgs>),
     /// Take a conversation's branch into your current branch (merge, or --cherry-pick).
     Apply {
+        /// The conversation (an id, or a unique prefix of one).
         id: String,
         /// Pick the branch's commits instead of merging it.
         #[arg(long)]
@@ -71,11 +73,17 @@ enum Command {
         what: config_cmds::Grantable,
     },
     /// Drop a conversation's branch and the agent's clone.
-    Discard { id: String },
+    Discard {
+        /// The conversation (an id, or a unique prefix of one).
+        id: String,
+    },
     /// List conversations, newest first.
     Ls,
     /// Print a conversation readably (an id, or a unique prefix of one).
-    Show { id: String },
+    Show {
+        /// The conversation (an id, or a unique prefix of one).
+        id: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -144,5 +152,37 @@ fn main() -> ExitCode {
             tell!("wright: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every argument of every subcommand says what it is for in `--help`.
+    #[test]
+    fn every_argument_has_a_help_text() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                if sub.get_about().is_none() && sub.get_long_about().is_none() {
+                    missing.push(format!("{path} {} (the subcommand)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "wright", &mut missing);
+        assert_eq!(
+            missing,
+            Vec::<String>::new(),
+            "arguments without a help text"
+        );
     }
 }

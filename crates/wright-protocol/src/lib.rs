@@ -12,6 +12,8 @@ mod names;
 mod printable;
 
 pub use event::AgentState;
+pub use event::Changes;
+pub use event::ChangesOutcome;
 pub use event::Condensation;
 pub use event::Destination;
 pub use event::Event;

@@ -68,7 +68,7 @@ impl Conversation {
         let (output, end) = match result {
             None => (
                 ToolOutput {
-                    text: format!("{} before this call finished", self.cancel_reason()),
+                    text: format!("This call did not finish: {}.", self.cancel_cause()),
                     is_error: true,
                     ..ToolOutput::default()
                 },
