@@ -144,7 +144,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         let _ = editor.load_history(path);
     }
     let mut observer = Progress::new();
-    let mut last_outcome = None;
+    let mut last_outcome: Option<wright_core::Outcome> = None;
     let leaving = crate::signals::Leaving::watch();
     let mut editor = Some(editor);
     loop {
@@ -204,7 +204,15 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                 }
                 None => say!("the workspace is not a git repository: no diff to show"),
             },
-            "/undo" => undo(&mut chat, &tools, &mut observer).await?,
+            "/undo" => {
+                if undo(&mut chat, &tools, &mut observer).await? {
+                    // The review of the changes before the undo no longer holds.
+                    let review = chat.conversation.review_again();
+                    if let Some(outcome) = last_outcome.as_mut() {
+                        outcome.review = review;
+                    }
+                }
+            }
             "/model" if !rest.trim().is_empty() => {
                 let base_url = chat.conversation.client().config().base_url.clone();
                 match chat.settings.client_for(&base_url, rest.trim()).await {
@@ -398,8 +406,8 @@ async fn turn(
     Ok(outcome?)
 }
 
-/// Reverts the agent's last edit and tells the model.
-async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result<()> {
+/// Reverts the agent's last edit and tells the model; whether it was reverted.
+async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result<bool> {
     let last_edit = chat
         .conversation
         .events()
@@ -420,7 +428,7 @@ async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result
         });
     let Some(path) = last_edit else {
         say!("the agent has not edited a file yet");
-        return Ok(());
+        return Ok(false);
     };
     match tools
         .editor
@@ -431,8 +439,11 @@ async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result
             say!("{}", output.text);
             chat.conversation
                 .note_from_user(observer, &format!("(I reverted your last edit of {path}.)"))?;
+            Ok(true)
         }
-        Err(err) => say!("{err}"),
+        Err(err) => {
+            say!("{err}");
+            Ok(false)
+        }
     }
-    Ok(())
 }

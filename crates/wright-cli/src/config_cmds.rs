@@ -65,7 +65,7 @@ pub struct AllowArgs {
 }
 
 /// The repository configuration of `workspace`, read as a new conversation would.
-fn source_of(workspace: &Path) -> Result<RepoConfigSource> {
+pub fn source_of(workspace: &Path) -> Result<RepoConfigSource> {
     let dir = workspace
         .canonicalize()
         .with_context(|| format!("{} must be an existing directory", workspace.display()))?;

@@ -258,7 +258,8 @@ impl NewSession {
         let window =
             crate::connect::context_window(&mut client, settings.values.context_window).await;
         let (tool_calling, tool_calling_why) =
-            crate::tool_mode::decide(&settings.values.tool_calling, &client).await?;
+            crate::tool_mode::decide(&settings.values.tool_calling, &client, &window.server)
+                .await?;
         let id = wright_core::new_conversation_id();
         let mut locks = Vec::new();
         if in_place {

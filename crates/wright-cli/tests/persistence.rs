@@ -205,7 +205,7 @@ async fn budgets_stop_cleanly_and_resume_goes_on() {
     assert!(obs[0]["output"]
         .as_str()
         .unwrap()
-        .starts_with("the time limit was reached"));
+        .starts_with("This call did not finish: the time limit of this run was reached."));
 
     // A stopped conversation resumes without a message.
     let more = ScriptedServer::start(vec![

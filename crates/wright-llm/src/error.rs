@@ -157,7 +157,7 @@ fn unreachable_text(url: &str, reason: &Unreachable) -> String {
         "Start it (for example `ollama serve`, or llama.cpp's `llama-server -m MODEL.gguf`)";
     match reason {
         Unreachable::Refused => {
-            format!("cannot reach the model server at {url}: nothing accepts connections there. {start}")
+            format!("cannot reach the model server at {url} (connection refused): nothing listens there. {start}")
         }
         Unreachable::ConnectTimeout => format!(
             "cannot reach the model server at {url}: the connection was not made in time (a firewall, or a machine that is off?)"
