@@ -16,10 +16,7 @@ pub enum Front {
 
 /// The error's sentence, then what to do about it here.
 pub fn explain(err: &LlmError, front: Front) -> String {
-    match err.remedy() {
-        Some(remedy) => format!("{err}. {}", hint(remedy, front)),
-        None => err.to_string(),
-    }
+    with_remedy(&err.to_string(), err.remedy(), front)
 }
 
 /// The sentence that says what to do.
@@ -50,8 +47,13 @@ pub fn hint(remedy: Remedy, front: Front) -> &'static str {
 
 /// A failed run's reason with the fix, when the model server's error has one.
 pub fn with_remedy(reason: &str, remedy: Option<Remedy>, front: Front) -> String {
-    match remedy {
-        Some(remedy) => format!("{reason}. {}", hint(remedy, front)),
-        None => reason.to_string(),
-    }
+    let Some(remedy) = remedy else {
+        return reason.to_string();
+    };
+    let stop = if reason.ends_with(['.', '?', '!']) {
+        ""
+    } else {
+        "."
+    };
+    format!("{reason}{stop} {}", hint(remedy, front))
 }

@@ -70,8 +70,9 @@ async fn several_models_and_none_chosen_asks_for_one() {
         .await;
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output)
-            .contains("serves several models (a, b), and none was chosen. Choose one with --model NAME"),
+        stderr(&output).contains(
+            "serves several models (a, b), and none was chosen. Choose one with --model NAME"
+        ),
         "{}",
         stderr(&output)
     );

@@ -61,7 +61,7 @@ pub enum LlmError {
 
     /// A transient failure that did not pass: the last one, and how long all the tries
     /// took (so "sent nothing for 3 s" is not read as the whole wait).
-    #[error("{last} ({attempts} tries in {:.1} s)", .elapsed.as_secs_f64())]
+    #[error("gave up after {attempts} tries in {:.1} s: {last}", .elapsed.as_secs_f64())]
     GaveUp {
         last: Box<LlmError>,
         attempts: u32,
