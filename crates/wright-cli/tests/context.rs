@@ -1,6 +1,5 @@
 //! The real context window: read from the server, warned about when small, never exceeded.
 
-use crate::common::shape;
 use crate::common::stderr;
 use crate::common::stdout;
 use crate::common::Harness;
@@ -56,7 +55,7 @@ async fn a_request_that_would_not_fit_is_never_sent() {
     let output = h.run(&server.url(), "count", &[]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_eq!(server.chat_requests().len(), 1);
-    assert_eq!(shape(&h.events()).last().unwrap(), "state:stopped");
+    assert_eq!(crate::common::last_state(&h.events()), "state:stopped");
     assert!(
         stdout(&output).contains("and the context window is 2048"),
         "{}",
