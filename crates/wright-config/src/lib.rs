@@ -418,6 +418,31 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    #[test]
+    fn a_flag_meets_its_keys_range() {
+        let err = |key: &str, value: toml::Value, flag: &str| {
+            Config::check_flag(key, &value, flag)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("run.max_steps", toml::Value::Integer(0), "--max-steps"),
+            "--max-steps 0 is out of range: it must be a whole number of at least 1"
+        );
+        assert_eq!(
+            err("temperature", toml::Value::Float(9.0), "--temperature"),
+            "--temperature 9.0 is out of range: it must be a number from 0 to 2"
+        );
+        assert_eq!(
+            err("sandbox.level", toml::Value::String("jail".into()), "--sandbox"),
+            "--sandbox 'jail' is out of range: it must be one of auto, landlock, namespaces, docker, none"
+        );
+        assert!(
+            Config::check_flag("run.condense_at", &toml::Value::Float(0.5), "--condense-at")
+                .is_ok()
+        );
+    }
+
     fn user(text: &str) -> (tempfile::TempDir, Config) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");

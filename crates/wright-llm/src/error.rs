@@ -188,3 +188,78 @@ fn closest_hint(closest: &Option<String>) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The library says what happened; the fix with wright's flags or commands is the
+    /// front end's to word, from `remedy`.
+    #[test]
+    fn messages_name_no_flag_of_wrights() {
+        let url = || "http://127.0.0.1:9/v1".to_string();
+        let errors = vec![
+            LlmError::Unreachable {
+                url: url(),
+                reason: Unreachable::Refused,
+            },
+            LlmError::Unreachable {
+                url: url(),
+                reason: Unreachable::Closed,
+            },
+            LlmError::ModelNotFound {
+                model: "a".into(),
+                url: url(),
+                available: vec!["b".into()],
+                closest: None,
+            },
+            LlmError::ModelRequired {
+                url: url(),
+                available: vec!["a".into(), "b".into()],
+            },
+            LlmError::Unauthorized {
+                url: url(),
+                status: 401,
+                message: "no".into(),
+            },
+            LlmError::IdleTimeout {
+                url: url(),
+                secs: 3,
+            },
+            LlmError::NoServerFound {
+                tried: "11434".into(),
+            },
+        ];
+        let wrights_flags = ["--base-url", "--model", "--api-key", "--idle-timeout"];
+        for err in &errors {
+            let text = err.to_string();
+            assert!(!wrights_flags.iter().any(|f| text.contains(f)), "{text}");
+        }
+        let remedies: Vec<Option<Remedy>> = errors.iter().map(LlmError::remedy).collect();
+        assert_eq!(
+            remedies,
+            vec![
+                Some(Remedy::NameServer),
+                None,
+                Some(Remedy::ChooseModel),
+                Some(Remedy::ChooseModel),
+                Some(Remedy::GiveApiKey),
+                Some(Remedy::AllowLongerSilence),
+                Some(Remedy::NameServer),
+            ]
+        );
+        let gave_up = LlmError::GaveUp {
+            last: Box::new(LlmError::IdleTimeout {
+                url: url(),
+                secs: 3,
+            }),
+            attempts: 4,
+            elapsed: std::time::Duration::from_millis(15_800),
+        };
+        assert_eq!(
+            gave_up.to_string(),
+            "gave up after 4 tries in 15.8 s: the server at http://127.0.0.1:9/v1 sent nothing for 3 s; it may be overloaded or stuck"
+        );
+        assert_eq!(gave_up.remedy(), Some(Remedy::AllowLongerSilence));
+    }
+}
