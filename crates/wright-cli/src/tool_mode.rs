@@ -148,7 +148,12 @@ pub async fn decide(
             ));
         }
     }
-    let native = client.probe_native_tool_calling().await?;
+    let native = client.probe_native_tool_calling().await.map_err(|err| {
+        anyhow::anyhow!(
+            "the tool-calling probe failed: {}",
+            crate::hints::explain(&err, crate::hints::Front::CommandLine)
+        )
+    })?;
     let mode = if native {
         ToolCalling::Native
     } else {
