@@ -84,6 +84,7 @@ impl Chat {
 }
 
 pub async fn chat(args: ChatArgs) -> Result<u8> {
+    args.common.check()?;
     let session = NewSession::prepare(&args.common, &args.place).await?;
     let lines = session.model_lines();
     let NewSession {
@@ -144,7 +145,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         let _ = editor.load_history(path);
     }
     let mut observer = Progress::new();
-    let mut last_outcome = None;
+    let mut last_outcome: Option<wright_core::Outcome> = None;
     let leaving = crate::signals::Leaving::watch();
     let mut editor = Some(editor);
     loop {
@@ -204,7 +205,15 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                 }
                 None => say!("the workspace is not a git repository: no diff to show"),
             },
-            "/undo" => undo(&mut chat, &tools, &mut observer).await?,
+            "/undo" => {
+                if undo(&mut chat, &tools, &mut observer).await? {
+                    // The review of the changes before the undo no longer holds.
+                    let review = chat.conversation.review_again();
+                    if let Some(outcome) = last_outcome.as_mut() {
+                        outcome.review = review;
+                    }
+                }
+            }
             "/model" if !rest.trim().is_empty() => {
                 let base_url = chat.conversation.client().config().base_url.clone();
                 match chat.settings.client_for(&base_url, rest.trim()).await {
@@ -256,7 +265,15 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                             }
                         }
                     }
-                    _ => say!("\n[{}: {}]", outcome.state.as_str(), outcome.reason),
+                    _ => say!(
+                        "\n[{}: {}]",
+                        outcome.state.as_str(),
+                        crate::hints::with_remedy(
+                            &outcome.reason,
+                            outcome.remedy,
+                            crate::hints::Front::Chat
+                        )
+                    ),
                 }
                 last_outcome = Some(outcome);
                 if leaving.code().is_some() {
@@ -289,10 +306,11 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     );
     // The conversation ends; its lock is held until the working copy is handed over.
     let lock = chat.lock.take();
-    drop(chat);
+    let mut log = chat.conversation.into_log();
     drop((terminal, toolbox, editor));
     let changes = working_copy.finish(&commit_message, &setup);
     drop(workspace);
+    crate::report::record_changes(&mut log, &changes, &mut observer).await?;
     drop((lock, locks));
     if let Some(outcome) = last_outcome {
         print_report(
@@ -349,7 +367,7 @@ async fn switch_profile(chat: &mut Chat, name: &str) {
         Ok(settings) => settings,
         Err(err) => return say!("{err:#}"),
     };
-    let mut client = match settings.client(None).await {
+    let mut client = match settings.client(None, crate::hints::Front::Chat).await {
         Ok(client) => client,
         Err(err) => return say!("{err:#}"),
     };
@@ -396,8 +414,8 @@ async fn turn(
     Ok(outcome?)
 }
 
-/// Reverts the agent's last edit and tells the model.
-async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result<()> {
+/// Reverts the agent's last edit and tells the model; whether it was reverted.
+async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result<bool> {
     let last_edit = chat
         .conversation
         .events()
@@ -418,7 +436,7 @@ async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result
         });
     let Some(path) = last_edit else {
         say!("the agent has not edited a file yet");
-        return Ok(());
+        return Ok(false);
     };
     match tools
         .editor
@@ -429,8 +447,11 @@ async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result
             say!("{}", output.text);
             chat.conversation
                 .note_from_user(observer, &format!("(I reverted your last edit of {path}.)"))?;
+            Ok(true)
         }
-        Err(err) => say!("{err}"),
+        Err(err) => {
+            say!("{err}");
+            Ok(false)
+        }
     }
-    Ok(())
 }

@@ -30,6 +30,7 @@ pub enum ConfigCommand {
     },
     /// List the files wright reads, and the record of what you allowed.
     Path {
+        /// The repository (or directory) whose configuration file to list.
         #[arg(short = 'C', long, default_value = ".")]
         workspace: PathBuf,
     },
@@ -39,6 +40,7 @@ pub enum ConfigCommand {
 pub enum Grantable {
     /// The repository's .wright/config.toml, with exactly its content at HEAD.
     RepoConfig {
+        /// The repository whose .wright/config.toml this is about.
         #[arg(short = 'C', long, default_value = ".")]
         workspace: PathBuf,
     },
@@ -46,6 +48,7 @@ pub enum Grantable {
     Egress {
         /// The server: its URL, or HOST:PORT.
         server: String,
+        /// The repository whose code this is about.
         #[arg(short = 'C', long, default_value = ".")]
         workspace: PathBuf,
     },
@@ -62,7 +65,7 @@ pub struct AllowArgs {
 }
 
 /// The repository configuration of `workspace`, read as a new conversation would.
-fn source_of(workspace: &Path) -> Result<RepoConfigSource> {
+pub fn source_of(workspace: &Path) -> Result<RepoConfigSource> {
     let dir = workspace
         .canonicalize()
         .with_context(|| format!("{} must be an existing directory", workspace.display()))?;

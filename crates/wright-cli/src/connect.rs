@@ -88,6 +88,8 @@ pub struct Window {
     pub tokens: Option<u64>,
     pub description: String,
     pub warning: Option<String>,
+    /// What the server looks like (`tool_mode::identity`), read with the window.
+    pub server: String,
 }
 
 /// The effective window: the smaller of what the server has and what the user set. On
@@ -95,6 +97,7 @@ pub struct Window {
 /// its native chat API with the window asked for there, so the model gets that window.
 pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Window {
     let info = client.probe_server().await;
+    let server = crate::tool_mode::identity(&info);
     if let Some(ollama) = wright_llm::probe::ollama_window(&info, user_limit) {
         let mut config = client.config().clone();
         config.ollama_num_ctx = Some(ollama.num_ctx);
@@ -110,16 +113,17 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
                 tokens: Some(ollama.tokens),
                 description: ollama.description,
                 warning,
+                server,
             };
         }
     }
-    let server = info.context.clone();
-    let tokens = match (&server, user_limit) {
+    let server_window = info.context.clone();
+    let tokens = match (&server_window, user_limit) {
         (Some(context), Some(limit)) => Some(context.tokens.min(limit)),
         (Some(context), None) => Some(context.tokens),
         (None, limit) => limit,
     };
-    let description = match (&server, user_limit) {
+    let description = match (&server_window, user_limit) {
         (Some(context), Some(limit)) if limit < context.tokens => {
             format!("{limit} tokens (--context-window; the server has {})", context.tokens)
         }
@@ -130,7 +134,7 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
             info.kind.name()
         ),
     };
-    let warning = match (&server, tokens) {
+    let warning = match (&server_window, tokens) {
         (Some(context), Some(tokens)) if tokens < 16384 => {
             let advice = wright_llm::probe::small_window_advice(info.kind, context)
                 .unwrap_or_else(|| "raise the server's context window".to_string());
@@ -147,5 +151,6 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
         tokens,
         description,
         warning,
+        server,
     }
 }

@@ -1,19 +1,28 @@
 //! `wright doctor`: what a user runs first. It finds the server and the model, reads the
-//! real context window, probes tool calling, measures prefill and generation speed with a
-//! short request, checks the sandbox, and gives concrete advice for each problem. Exit
-//! status 1 when the setup cannot work.
+//! real context window, probes tool calling (the answer is kept for `wright run`, see
+//! `tool_mode`), measures prefill and generation speed with a short request, checks the
+//! sandbox, and gives concrete advice for each problem, once. Its rule is `run`'s: a
+//! problem is what makes `run` fail (or silently wrong), exit 1; what `run` only warns
+//! about (a small context window) is a note, exit 0. "ready" names the command that works,
+//! with the flags doctor was given.
 
 use crate::connect::connect;
 use crate::connect::context_window;
+use crate::hints::explain;
+use crate::hints::Front;
 use crate::session::CommonArgs;
+use crate::settings::RepoConfigSource;
 use crate::settings::SessionSettings;
 use anyhow::Result;
 use clap::Args;
 use serde_json::json;
 use serde_json::Value;
+use std::path::PathBuf;
 use std::time::Duration;
 use wright_llm::ChatMessage;
 use wright_llm::Client;
+use wright_llm::LlmError;
+use wright_protocol::ToolCalling;
 use wright_sandbox::confine::Policy;
 use wright_sandbox::Sandbox;
 use wright_sandbox::SandboxMode;
@@ -26,13 +35,24 @@ pub struct DoctorArgs {
     /// Check every profile of your configuration, one after the other.
     #[arg(long)]
     all: bool,
+    /// Check what `wright run -C DIR` would use: DIR's own .wright/config.toml counts, and
+    /// the sandbox is checked there (default: your own setup, checked here).
+    #[arg(short = 'C', long)]
+    workspace: Option<PathBuf>,
     /// Model server URL (default: as `wright run` would choose it).
     #[arg(long)]
     base_url: Option<String>,
+    /// Model name (default: as `wright run` would choose it).
     #[arg(long)]
     model: Option<String>,
+    /// API key, if the server wants one (default: $OPENAI_API_KEY, or the profile's
+    /// api_key_env).
     #[arg(long)]
     api_key: Option<String>,
+    /// Never send more than this many tokens, as `wright run --context-window` (the
+    /// window checked is the smaller of this and the server's).
+    #[arg(long, allow_negative_numbers = true)]
+    context_window: Option<i64>,
     /// The sandbox level to check (default: the configuration's, else auto).
     #[arg(long)]
     sandbox: Option<String>,
@@ -41,9 +61,13 @@ pub struct DoctorArgs {
     json: bool,
 }
 
+#[derive(Default)]
 struct Report {
     fields: serde_json::Map<String, Value>,
+    /// What makes `run` fail: each said once, with its fix.
     problems: Vec<String>,
+    /// What `run` warns about and goes on.
+    notes: Vec<String>,
     lines: Vec<String>,
 }
 
@@ -51,6 +75,12 @@ impl Report {
     fn set(&mut self, key: &str, value: Value, line: String) {
         self.fields.insert(key.to_string(), value);
         self.lines.push(line);
+    }
+
+    /// A failed check: a short line in place, the sentence (with its fix) under "to fix".
+    fn fail(&mut self, key: &str, line: String, problem: String) {
+        self.set(key, Value::Null, format!("{line} (see below)"));
+        self.problems.push(problem);
     }
 }
 
@@ -62,18 +92,71 @@ impl DoctorArgs {
             base_url: self.base_url.clone().filter(|v| !v.is_empty()),
             model: self.model.clone().filter(|v| !v.is_empty()),
             api_key: self.api_key.clone(),
+            context_window: self.context_window,
             sandbox: self.sandbox.clone(),
             json: self.json,
             ..CommonArgs::default()
         }
     }
+
+    /// The `wright run` command that has this setup: the flags doctor was given, for
+    /// `profile`. Without them `run` may choose another server or model.
+    fn run_command(&self, profile: Option<&str>) -> String {
+        let mut words = vec!["wright".to_string(), "run".to_string()];
+        let mut flag = |name: &str, value: Option<String>| {
+            if let Some(value) = value {
+                words.push(name.to_string());
+                words.push(shell_word(&value));
+            }
+        };
+        flag(
+            "-C",
+            self.workspace.as_ref().map(|d| d.display().to_string()),
+        );
+        flag("--profile", profile.map(str::to_string));
+        flag(
+            "--base-url",
+            self.base_url.clone().filter(|v| !v.is_empty()),
+        );
+        flag("--model", self.model.clone().filter(|v| !v.is_empty()));
+        // Never the key itself on the screen.
+        flag(
+            "--api-key",
+            self.api_key.as_ref().map(|_| "KEY".to_string()),
+        );
+        flag(
+            "--context-window",
+            self.context_window.map(|n| n.to_string()),
+        );
+        flag("--sandbox", self.sandbox.clone());
+        words.push("\"your task\"".to_string());
+        words.join(" ")
+    }
+}
+
+/// `word` as one shell word.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@=+,".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 pub async fn doctor(args: DoctorArgs) -> Result<u8> {
-    // What `wright run` would use, but without a repository's own file: doctor checks
-    // the user's setup, wherever it is run.
+    args.common(None).check()?;
+    // What `wright run` would use: with -C, the repository's own file too.
+    let source = args
+        .workspace
+        .as_deref()
+        .map(crate::config_cmds::source_of)
+        .transpose()?;
     let profiles: Vec<Option<String>> = if args.all {
-        let defined = crate::settings::merged(&args.common(None), None)?.profiles();
+        let defined = crate::settings::merged(&args.common(None), source.as_ref())?.profiles();
         if defined.is_empty() {
             anyhow::bail!(
                 "no profile is defined; add a [profiles.NAME] table to {}",
@@ -88,33 +171,27 @@ pub async fn doctor(args: DoctorArgs) -> Result<u8> {
     let mut all_ok = true;
     let mut reports = serde_json::Map::new();
     for profile in profiles {
-        let mut report = Report {
-            fields: serde_json::Map::new(),
-            problems: Vec::new(),
-            lines: Vec::new(),
-        };
+        let mut report = Report::default();
         if args.all {
             report.lines.push(format!(
                 "profile    {}",
                 profile.as_deref().unwrap_or_default()
             ));
         }
-        let checked = check_profile(&args, profile.clone(), &mut report).await;
-        if let Err(err) = checked {
-            report.set(
-                "server",
-                Value::Null,
-                format!("server     none usable: {err:#}"),
-            );
-            report.problems.push(format!("{err:#}"));
+        if let Err(err) = check_profile(&args, profile.clone(), source.as_ref(), &mut report).await
+        {
+            report.fail("setup", "setup      not usable".into(), format!("{err:#}"));
         }
         let ok = report.problems.is_empty();
         all_ok &= ok;
+        let command = args.run_command(profile.as_deref());
         if args.json {
             report.fields.insert("ok".into(), json!(ok));
             report
                 .fields
                 .insert("problems".into(), json!(report.problems));
+            report.fields.insert("notes".into(), json!(report.notes));
+            report.fields.insert("run".into(), json!(command));
             match &profile {
                 Some(name) if args.all => {
                     reports.insert(name.clone(), Value::Object(report.fields));
@@ -127,11 +204,24 @@ pub async fn doctor(args: DoctorArgs) -> Result<u8> {
             say!("{line}");
         }
         if ok {
-            say!("\nready: `wright run \"your task\"` will work with this setup.");
+            say!("\nready: `{command}` will work with this setup.");
         } else {
             say!("\nto fix:");
             for problem in &report.problems {
                 say!("  - {problem}");
+            }
+        }
+        if !report.notes.is_empty() {
+            say!(
+                "{}",
+                if ok {
+                    "note (run warns too, and goes on):"
+                } else {
+                    "note:"
+                }
+            );
+            for note in &report.notes {
+                say!("  - {note}");
             }
         }
         if args.all {
@@ -153,29 +243,58 @@ pub async fn doctor(args: DoctorArgs) -> Result<u8> {
 async fn check_profile(
     args: &DoctorArgs,
     profile: Option<String>,
+    source: Option<&RepoConfigSource>,
     report: &mut Report,
 ) -> Result<()> {
-    let settings = SessionSettings::resolve(&args.common(profile), None)?;
+    let settings = SessionSettings::resolve(&args.common(profile), source)?;
     let mut config = settings.client_config();
     config.idle_timeout = Duration::from_secs(300);
-    match connect(settings.server_choice(), config).await {
+    match connect(settings.server_choice(), config.clone()).await {
         Ok(client) => check_model_server(client, settings.values.context_window, report).await,
         Err(err) => {
-            report.set(
-                "server",
-                Value::Null,
-                format!("server     none usable: {err}"),
-            );
-            report.problems.push(err.to_string());
+            let problem = explain(&err, Front::CommandLine);
+            match model_trouble(&err) {
+                // The server answered; only the model is wrong: say what the server is.
+                Some((url, what)) => {
+                    config.base_url = url;
+                    config.api_key = settings.values.api_key.clone();
+                    if let Ok(client) = Client::new(config) {
+                        let info = client.probe_server().await;
+                        server_lines(&info, &client.config().base_url, report);
+                    }
+                    report.fail("model", format!("model      {what}"), problem);
+                }
+                None => report.fail("server", "server     none usable".into(), problem),
+            }
         }
     }
-    check_sandbox(&settings.values.sandbox_level, report);
+    let workspace = match &args.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()?,
+    };
+    check_sandbox(&settings.values.sandbox_level, workspace, report);
     Ok(())
 }
 
-async fn check_model_server(mut client: Client, user_window: Option<u64>, report: &mut Report) {
-    let info = client.probe_server().await;
-    let base_url = &client.config().base_url;
+/// When the server answered and only the model is wrong: its URL, and the trouble in a
+/// few words.
+fn model_trouble(err: &LlmError) -> Option<(String, String)> {
+    match err.last() {
+        LlmError::ModelNotFound { model, url, .. } => {
+            Some((url.clone(), format!("'{model}' is not on this server")))
+        }
+        LlmError::ModelRequired { url, .. } => Some((
+            url.clone(),
+            "none chosen, and the server has several".into(),
+        )),
+        LlmError::NoModels { url } => {
+            Some((url.clone(), "none: the server serves no model".into()))
+        }
+        _ => None,
+    }
+}
+
+fn server_lines(info: &wright_llm::probe::ServerInfo, base_url: &str, report: &mut Report) {
     let version = info
         .version
         .clone()
@@ -191,6 +310,11 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
         json!(info.models),
         format!("models     {}", info.models.join(", ")),
     );
+}
+
+async fn check_model_server(mut client: Client, user_window: Option<u64>, report: &mut Report) {
+    let info = client.probe_server().await;
+    server_lines(&info, &client.config().base_url.clone(), report);
     report.set(
         "model",
         json!(client.config().model),
@@ -204,8 +328,8 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
         format!("context    {}", window.description),
     );
     if let Some(warning) = &window.warning {
-        report.lines.push(format!("           warning: {warning}"));
-        report.problems.push(warning.clone());
+        // `run` warns about it and goes on: a note here too, not a failure.
+        report.notes.push(warning.clone());
     }
     if let Some(processor) = &info.processor {
         report.set(
@@ -216,27 +340,33 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
     }
     match client.probe_native_tool_calling().await {
         Ok(native) => {
-            let words = if native {
-                "native (the server returns tool_calls)"
+            let (mode, words) = if native {
+                (
+                    ToolCalling::Native,
+                    "native (the server returns tool_calls)",
+                )
             } else {
-                "text (the model writes calls as text; wright reads them)"
+                (
+                    ToolCalling::Text,
+                    "text (the model writes calls as text; wright reads them)",
+                )
             };
+            // The next `wright run` on this server and model takes this answer.
+            crate::tool_mode::remember(client, &window.server, mode, "doctor");
             report.set(
                 "tool_calling",
-                json!(if native { "native" } else { "text" }),
+                json!(mode.as_str()),
                 format!("tools      {words}"),
             );
         }
-        Err(err) => {
-            report.set(
-                "tool_calling",
-                Value::Null,
-                format!("tools      probe failed: {err}"),
-            );
-            report
-                .problems
-                .push(format!("the tool-calling probe failed: {err}"));
-        }
+        Err(err) => report.fail(
+            "tool_calling",
+            "tools      the probe failed".into(),
+            format!(
+                "the tool-calling probe failed: {}",
+                explain(&err, Front::CommandLine)
+            ),
+        ),
     }
     measure_speed(client, report).await;
     if let Some(asked) = client.config().ollama_num_ctx {
@@ -253,6 +383,7 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
             ),
         );
         if after.is_some_and(|after| after < asked) {
+            // Not a note: a run would not know, and the model would see a cut prompt.
             report.problems.push(format!(
                 "Ollama allocated fewer tokens than asked ({asked}); it may lack the memory for that window: ask for less with context_window"
             ));
@@ -308,20 +439,18 @@ async fn measure_speed(client: &Client, report: &mut Report) {
                 ),
             );
         }
-        Err(err) => {
-            report.set(
-                "speed",
-                Value::Null,
-                format!("speed      request failed: {err}"),
-            );
-            report
-                .problems
-                .push(format!("a short request failed: {err}"));
-        }
+        Err(err) => report.fail(
+            "speed",
+            "speed      the request failed".into(),
+            format!(
+                "a short request failed: {}",
+                explain(&err, Front::CommandLine)
+            ),
+        ),
     }
 }
 
-fn check_sandbox(requested: &str, report: &mut Report) {
+fn check_sandbox(requested: &str, workspace: PathBuf, report: &mut Report) {
     let mode: SandboxMode = match requested.parse() {
         Ok(mode) => mode,
         Err(err) => {
@@ -338,7 +467,6 @@ fn check_sandbox(requested: &str, report: &mut Report) {
         return;
     }
     let checked = (|| {
-        let workspace = std::env::current_dir()?;
         let private = wright_sandbox::PrivateDir::create(&std::env::temp_dir(), "doctor")?;
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let mut policy = Policy::for_workspace(&workspace, &private, home.as_deref());
@@ -356,13 +484,10 @@ fn check_sandbox(requested: &str, report: &mut Report) {
             format!("sandbox    {}", enforced.summary()),
         ),
         Ok((_, None)) => {}
-        Err(err) => {
-            report.set(
-                "sandbox",
-                Value::Null,
-                format!("sandbox    unavailable: {err}"),
-            );
-            report.problems.push(err.to_string());
-        }
+        Err(err) => report.fail(
+            "sandbox",
+            "sandbox    unavailable".into(),
+            format!("{err:#}"),
+        ),
     }
 }

@@ -57,6 +57,14 @@ fn changes_files(event: &Event) -> bool {
 }
 
 pub async fn fork(args: ForkArgs) -> Result<u8> {
+    args.common.check()?;
+    if let Some(message) = &args.message {
+        crate::settings::check_text(
+            message,
+            "message",
+            &format!("wright fork {} \"try another approach\"", args.id),
+        )?;
+    }
     let source_dir = conversation_dir(&args.id)?;
     let text = std::fs::read_to_string(source_dir.join("events.jsonl"))
         .with_context(|| format!("cannot read the log of {}", args.id))?;

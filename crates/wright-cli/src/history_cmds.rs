@@ -297,6 +297,18 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                     say!("[{}: {reason}]", state.as_str());
                 }
             }
+            EventBody::Retry {
+                attempt, reason, ..
+            } => say!("  [retry {attempt}: {reason}]"),
+            EventBody::Changes(changes) => say!(
+                "[changes: {}{}]",
+                changes.outcome.as_str(),
+                changes
+                    .branch
+                    .as_ref()
+                    .map(|b| format!(" on branch {b}"))
+                    .unwrap_or_default()
+            ),
             EventBody::Usage(usage) => say!(
                 "  [step {} · {} prompt tokens · {} generated]",
                 usage.step,

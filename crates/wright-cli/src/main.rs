@@ -10,6 +10,7 @@ mod config_cmds;
 mod connect;
 mod doctor;
 mod fork;
+mod hints;
 mod history_cmds;
 mod housekeeping;
 mod inspect;
@@ -51,6 +52,8 @@ enum Command {
     /// Take a conversation's branch into your current branch (merge, or --cherry-pick);
     /// without an id, the latest conversation on this repository.
     Apply {
+        /// The conversation (an id, or a unique prefix of one); without one, the latest
+        /// conversation on this repository.
         id: Option<String>,
         /// Pick the branch's commits instead of merging it.
         #[arg(long)]
@@ -73,11 +76,18 @@ enum Command {
         #[command(subcommand)]
         what: config_cmds::Grantable,
     },
-    /// Drop a conversation's branch and the agent's clone.
-    Discard { id: String },
+    /// Drop a conversation's branch and the agent's clone (or, outside git, put the
+    /// directory back as it was).
+    Discard {
+        /// The conversation (an id, or a unique prefix of one).
+        id: String,
+    },
     /// Print the change a conversation handed over (its branch against the commit it
     /// started from); without an id, the latest conversation on this repository.
-    Diff { id: Option<String> },
+    Diff {
+        /// The conversation (an id, or a unique prefix of one).
+        id: Option<String>,
+    },
     /// Remove conversations: log, clone, branch, scratch (refused for changes nobody took,
     /// unless --force).
     Rm(housekeeping::RmArgs),
@@ -88,6 +98,7 @@ enum Command {
     Ls(listing::LsArgs),
     /// Print a conversation readably (an id, or a unique prefix of one).
     Show {
+        /// The conversation (an id, or a unique prefix of one).
         id: String,
         /// Print every output whole (otherwise long ones keep their first and last lines).
         #[arg(long)]
@@ -164,5 +175,37 @@ fn main() -> ExitCode {
             tell!("wright: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every argument of every subcommand says what it is for in `--help`.
+    #[test]
+    fn every_argument_has_a_help_text() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                if sub.get_about().is_none() && sub.get_long_about().is_none() {
+                    missing.push(format!("{path} {} (the subcommand)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "wright", &mut missing);
+        assert_eq!(
+            missing,
+            Vec::<String>::new(),
+            "arguments without a help text"
+        );
     }
 }

@@ -141,7 +141,12 @@ impl Observer for Progress {
                     c.tokens_before, c.tokens_after
                 ));
             }
-            EventBody::Message { .. } | EventBody::State { .. } | EventBody::Start(_) => {}
+            // A retry is shown from its delta, as it starts; the changes by the report.
+            EventBody::Message { .. }
+            | EventBody::State { .. }
+            | EventBody::Start(_)
+            | EventBody::Retry { .. }
+            | EventBody::Changes(_) => {}
         }
     }
 }

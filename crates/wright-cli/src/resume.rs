@@ -31,6 +31,14 @@ pub struct ResumeArgs {
 }
 
 pub async fn resume(args: ResumeArgs) -> Result<u8> {
+    args.common.check()?;
+    if let Some(message) = &args.message {
+        crate::settings::check_text(
+            message,
+            "message",
+            &format!("wright resume {} \"now run the tests\"", args.id),
+        )?;
+    }
     let _ = nix::sys::prctl::set_dumpable(false);
     let dir = conversation_dir(&args.id)?;
     let id = dir
@@ -59,7 +67,10 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     }
     let settings = SessionSettings::resolve(&args.common, Some(&working_copy.config_source()))?;
     let mut client = settings
-        .client(Some((&start.base_url, &start.model)))
+        .client(
+            Some((&start.base_url, &start.model)),
+            crate::hints::Front::CommandLine,
+        )
         .await?;
     let window = context_window(&mut client, settings.values.context_window).await;
     let tools = Tools::build(

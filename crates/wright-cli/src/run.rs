@@ -24,6 +24,12 @@ pub struct RunArgs {
 
 pub async fn run(args: RunArgs) -> Result<u8> {
     let common = &args.common;
+    common.check()?;
+    crate::settings::check_text(
+        &args.task,
+        "task",
+        "wright run \"the test test_x fails, fix it\"",
+    )?;
     let session = NewSession::prepare(common, &args.place).await?;
     let NewSession {
         settings,

@@ -139,11 +139,12 @@ pub async fn drive(
     drop(editor);
     warm_up.abort();
     // The shell must be gone before the clone is committed.
-    drop(conversation);
+    let mut log = conversation.into_log();
     drop(toolbox);
     drop(terminal);
     let changes = working_copy.finish(&commit_message, &setup);
     drop(workspace);
+    crate::report::record_changes(&mut log, &changes, observer.as_mut()).await?;
     drop(locks);
     if !settings.json {
         tell!();
@@ -224,8 +225,9 @@ pub struct WorkspaceArgs {
     /// Work directly in the workspace instead of a clone on a new branch.
     #[arg(long)]
     pub in_place: bool,
-    /// With --in-place: work even if the tree has uncommitted changes.
-    #[arg(long)]
+    /// With --in-place: work even if the tree has uncommitted changes (they are then left
+    /// uncommitted, with the agent's).
+    #[arg(long, requires = "in_place")]
     pub force: bool,
     /// Give the agent your checkout's uncommitted changes too: a snapshot commit on its
     /// branch only, your checkout untouched (asked in a terminal when not given).
@@ -270,12 +272,15 @@ impl NewSession {
         refuse_workspace_holding_wright(&requested)?;
         let start = crate::working_copy::StartPoint::find(&requested);
         let settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
-        let mut client = settings.client(None).await?;
+        let mut client = settings
+            .client(None, crate::hints::Front::CommandLine)
+            .await?;
         // The window first: on Ollama it decides the wire, which the probe then uses.
         let window =
             crate::connect::context_window(&mut client, settings.values.context_window).await;
         let (tool_calling, tool_calling_why) =
-            crate::tool_mode::decide(&settings.values.tool_calling, &client).await?;
+            crate::tool_mode::decide(&settings.values.tool_calling, &client, &window.server)
+                .await?;
         let id = wright_core::new_conversation_id();
         let mut locks = Vec::new();
         if in_place {

@@ -10,6 +10,8 @@
 use crate::ask;
 use crate::connect::connect;
 use crate::connect::ServerChoice;
+use crate::hints::explain;
+use crate::hints::Front;
 use crate::sandbox_setup::SandboxOptions;
 use anyhow::bail;
 use anyhow::Context;
@@ -53,17 +55,17 @@ pub struct CommonArgs {
     #[arg(long)]
     pub api_key: Option<String>,
     /// Stop after this many model steps (default 50).
-    #[arg(long)]
-    pub max_steps: Option<u32>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_steps: Option<i64>,
     /// Stop once the conversation has used this many tokens (prompt + completion).
-    #[arg(long)]
-    pub max_tokens: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_tokens: Option<i64>,
     /// Stop after this many seconds.
-    #[arg(long)]
-    pub max_time: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_time: Option<i64>,
     /// Stop once the conversation has cost this much, at the profile's price_in and
     /// price_out (per million tokens).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_cost: Option<f64>,
     /// Confinement of the model's commands: auto, landlock, namespaces, docker or none
     /// (default auto).
@@ -78,29 +80,29 @@ pub struct CommonArgs {
     #[arg(long)]
     pub network: bool,
     /// Most processes the model's commands may run at once (default 512).
-    #[arg(long)]
-    pub max_processes: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_processes: Option<i64>,
     /// Memory limit for all the model's commands together, in MiB (default: half the RAM,
     /// at most 16 GiB).
-    #[arg(long)]
-    pub max_memory: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_memory: Option<i64>,
     /// Largest file a command may write, in MiB (default 4096).
-    #[arg(long)]
-    pub max_file_size: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_file_size: Option<i64>,
     /// Stop when the agent's files (workspace, private tmp and home) have grown by this
     /// many MiB (default: half the free space at the start).
-    #[arg(long)]
-    pub max_disk: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_disk: Option<i64>,
     /// How tool calls travel: auto (probe the server once, remember), native, or text
     /// (tools described in the prompt, calls read from the reply).
     #[arg(long)]
     pub tool_calling: Option<String>,
     /// Never send more than this many tokens, even if the server's window is larger.
-    #[arg(long)]
-    pub context_window: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub context_window: Option<i64>,
     /// Condense the history when a request would pass this share of the window (default
     /// 0.75).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub condense_at: Option<f64>,
     /// Print the event log's lines on stdout instead of progress on stderr.
     #[arg(long)]
@@ -109,15 +111,15 @@ pub struct CommonArgs {
     #[arg(long)]
     pub no_stream: bool,
     /// Sampling temperature sent to the server (default: the server's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub temperature: Option<f64>,
     /// Seconds of silence from the server before a request is given up (default 600).
-    #[arg(long)]
-    pub idle_timeout: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub idle_timeout: Option<i64>,
     /// Most tokens one reply may generate (a small model can ramble until its window is
     /// full; 0 leaves it to the server; default 4096).
-    #[arg(long)]
-    pub max_reply_tokens: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_reply_tokens: Option<i64>,
     /// Take the repository's .wright/config.toml for this run although it asks for more
     /// than the defaults and you have not approved it (`wright allow repo-config` approves
     /// it for good).
@@ -130,21 +132,27 @@ pub struct CommonArgs {
 }
 
 impl CommonArgs {
+    /// Checks every flag given against its key's type and range (the configuration's
+    /// own check, so a flag and a file accept the same values); called first, before
+    /// anything is read or made.
+    pub fn check(&self) -> Result<()> {
+        for (key, value, flag) in self.flags() {
+            Config::check_flag(key, &value, flag)?;
+        }
+        Ok(())
+    }
+
     /// The flags given, as configuration values with their flag's name.
     fn flags(&self) -> Vec<(&'static str, toml::Value, &'static str)> {
         use toml::Value;
         let text = |v: &Option<String>| v.clone().map(Value::String);
-        let int = |v: Option<u64>| v.map(|n| Value::Integer(n.min(i64::MAX as u64) as i64));
+        let int = |v: Option<i64>| v.map(Value::Integer);
         let mut flags = vec![
             ("profile", text(&self.profile), "--profile"),
             ("base_url", text(&self.base_url), "--base-url"),
             ("model", text(&self.model), "--model"),
             ("api_key", text(&self.api_key), "--api-key"),
-            (
-                "run.max_steps",
-                int(self.max_steps.map(u64::from)),
-                "--max-steps",
-            ),
+            ("run.max_steps", int(self.max_steps), "--max-steps"),
             ("run.max_tokens", int(self.max_tokens), "--max-tokens"),
             ("run.max_time", int(self.max_time), "--max-time"),
             ("max_cost", self.max_cost.map(Value::Float), "--max-cost"),
@@ -204,6 +212,15 @@ impl CommonArgs {
             .filter_map(|(key, value, flag)| value.map(|value| (key, value, flag)))
             .collect()
     }
+}
+
+/// Refuses an empty or blank task or message (`what` names it for the sentence): the
+/// agent would run on nothing and spend steps guessing.
+pub fn check_text(text: &str, what: &str, example: &str) -> Result<()> {
+    if text.trim().is_empty() {
+        bail!("the {what} is empty: say what the agent should do, for example {example}");
+    }
+    Ok(())
 }
 
 /// Where a repository's own configuration file is read from.
@@ -379,7 +396,7 @@ impl SessionSettings {
     /// preferred when the chosen server has it, but its server is never taken on the
     /// log's word — the user is told how to name it. The repository's egress setting is
     /// checked before anything of it is sent.
-    pub async fn client(&self, logged: Option<(&str, &str)>) -> Result<Client> {
+    pub async fn client(&self, logged: Option<(&str, &str)>, front: Front) -> Result<Client> {
         let choice = ServerChoice {
             preferred_model: logged.map(|(_, model)| model.to_string()),
             ..self.server_choice()
@@ -391,9 +408,10 @@ impl SessionSettings {
         let client = match (connect(choice, self.client_config()).await, logged) {
             (Ok(client), _) => client,
             (Err(err), Some((url, model))) => bail!(
-                "{err}\n  this conversation worked with {model} on {url}; wright does not take a server from a log: pass --base-url {url} to use it again"
+                "{}\n  this conversation worked with {model} on {url}; wright does not take a server from a log: pass --base-url {url} to use it again",
+                explain(&err, front)
             ),
-            (Err(err), None) => return Err(err.into()),
+            (Err(err), None) => bail!("{}", explain(&err, front)),
         };
         self.check_egress(&client.config().base_url)?;
         Ok(client)
@@ -409,7 +427,8 @@ impl SessionSettings {
         }
     }
 
-    /// A client for `model` on `base_url` with these settings (chat's /model).
+    /// A client for `model` on `base_url` with these settings (chat's /model: its errors
+    /// are worded for the chat).
     pub async fn client_for(&self, base_url: &str, model: &str) -> Result<Client> {
         let choice = ServerChoice {
             base_url: Some(base_url.to_string()),
@@ -418,7 +437,9 @@ impl SessionSettings {
             api_key: self.values.api_key.clone(),
         };
         self.check_egress(&wright_llm::normalize_base_url(base_url)?)?;
-        Ok(connect(choice, self.client_config()).await?)
+        connect(choice, self.client_config())
+            .await
+            .map_err(|err| anyhow::anyhow!("{}", explain(&err, Front::Chat)))
     }
 
     /// Refuses a server the repository's code may not go to; asks, where egress is `ask`

@@ -169,3 +169,98 @@ async fn profile_switches_server_and_model_mid_chat() {
         .to_string()
         .contains("From one."));
 }
+
+/// `wright chat` in the harness's repository, fed `input`; its output.
+async fn chat_with(h: &Harness, url: &str, input: &[u8]) -> std::process::Output {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+        .args(["chat", "--base-url", url, "--model", "test-model"])
+        .current_dir(h.repo())
+        .env("XDG_DATA_HOME", h.data.path())
+        .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).await.unwrap();
+    drop(stdin);
+    tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// `/cost` after `/resume` counts what the conversation used before: its steps and its
+/// model time, as the log has them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cost_after_resume_counts_the_earlier_steps() {
+    let h = Harness::new();
+    // A plain directory: the run and the chat work in the same place.
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo one"})),
+        reply().call("terminal", json!({"command": "echo two"})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let url = server.url();
+    let run = h.run(&url, "echo twice", &[]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let id = h.conversation_id();
+    let (mut prompt, mut cached, mut generated, mut model_ms) = (0, 0, 0, 0.0);
+    for event in h.events() {
+        if let wright_protocol::EventBody::Usage(usage) = event.body {
+            prompt += usage.prompt_tokens;
+            cached += usage.cached_tokens.unwrap_or(0);
+            generated += usage.completion_tokens;
+            model_ms += usage.prefill_ms.unwrap() + usage.generation_ms.unwrap();
+        }
+    }
+    let output = chat_with(&h, &url, format!("/resume {id}\n/cost\n/exit\n").as_bytes()).await;
+    let out = stdout(&output);
+    assert!(out.contains(&format!("back in conversation {id}")), "{out}");
+    assert!(
+        out.contains(&format!(
+            "3 steps · {prompt} prompt tokens ({cached} cached) · {generated} generated · model time {:.1} s",
+            model_ms / 1000.0
+        )),
+        "{out}"
+    );
+}
+
+/// After `/undo` takes back the change the review was about, the end of the chat does
+/// not show that review any more; without the undo it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_takes_the_review_back_too() {
+    for undo in [false, true] {
+        let h = Harness::new();
+        failing_python_repo(h.repo());
+        let server = ScriptedServer::start(vec![
+            reply().call(
+                "file_editor",
+                json!({"command": "create", "path": "test_more.py", "file_text": "import unittest\n"}),
+            ),
+            reply().call("finish", json!({"message": "added a test file"})),
+            reply().call("finish", json!({"message": "the test file is wanted"})),
+        ])
+        .await
+        .unwrap();
+        let input: &[u8] = if undo {
+            b"add test_more.py\n/undo\n/exit\n"
+        } else {
+            b"add test_more.py\n/exit\n"
+        };
+        let output = chat_with(&h, &server.url(), input).await;
+        assert!(output.status.success(), "{}", stderr(&output));
+        let out = stdout(&output);
+        assert!(out.contains("the test file is wanted"), "{out}");
+        assert_eq!(
+            out.contains("look before you take this: the agent changed tests"),
+            !undo,
+            "undo {undo}: {out}"
+        );
+    }
+}

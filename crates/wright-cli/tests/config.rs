@@ -291,7 +291,8 @@ async fn unknown_keys_name_the_file_the_line_and_the_closest_key() {
         .run("http://127.0.0.1:9", "hello", &["--condense-at", "3"])
         .await;
     assert!(
-        stderr(&flag).contains("--condense-at must be a number from 0.3 to 0.95"),
+        stderr(&flag)
+            .contains("--condense-at 3.0 is out of range: it must be a number from 0.3 to 0.95"),
         "{}",
         stderr(&flag)
     );

@@ -1,6 +1,5 @@
 //! The real context window: read from the server, warned about when small, never exceeded.
 
-use crate::common::shape;
 use crate::common::stderr;
 use crate::common::stdout;
 use crate::common::Harness;
@@ -110,7 +109,7 @@ async fn what_does_not_fit_is_named_with_its_size_and_the_fix() {
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_eq!(server.chat_requests().len(), 1);
     assert_eq!(server.summaries(), 0);
-    assert_eq!(shape(&h.events()).last().unwrap(), "state:stopped");
+    assert_eq!(crate::common::last_state(&h.events()), "state:stopped");
     let out = stdout(&output);
     let needs = out
         .split("the last step (the model's reply, its tool calls and their results) needs about ")

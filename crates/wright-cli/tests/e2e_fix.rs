@@ -100,6 +100,7 @@ async fn fixes_the_failing_test(extra: &[&str]) {
             "action:finish",
             "observation:finish",
             "state:finished",
+            "changes",
         ]
     );
     let ids: Vec<u64> = events.iter().map(|e| e.id).collect();

@@ -57,7 +57,7 @@ async fn local_only_refuses_a_hosted_profile_before_anything_is_sent() {
             _ => None,
         })
         .unwrap();
-    assert_eq!(start.version, 2);
+    assert_eq!(start.version, wright_protocol::LOG_FORMAT_VERSION);
     assert_eq!(start.destination, Some(Destination::Loopback));
 
     // A repository may ask to keep its code here on its own, without approval.

@@ -70,7 +70,9 @@ async fn several_models_and_none_chosen_asks_for_one() {
         .await;
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("serves several models (a, b); choose one with --model NAME"),
+        stderr(&output).contains(
+            "serves several models (a, b), and none was chosen. Choose one with --model NAME"
+        ),
         "{}",
         stderr(&output)
     );
@@ -193,7 +195,7 @@ async fn a_client_error_fails_the_run_with_the_servers_words() {
     let output = h.run(&server.url(), "x", &[]).await;
     assert_eq!(output.status.code(), Some(1));
     let events = h.events();
-    assert_eq!(shape(&events).last().unwrap(), "state:failed");
+    assert_eq!(crate::common::last_state(&events), "state:failed");
     assert!(
         stderr(&output).contains("HTTP 400: the request exceeds the available context size"),
         "{}",
@@ -211,7 +213,7 @@ async fn the_step_limit_stops_cleanly() {
     let output = h.run(&server.url(), "loop", &["--max-steps", "2"]).await;
     assert_eq!(output.status.code(), Some(3));
     let events = h.events();
-    assert_eq!(shape(&events).last().unwrap(), "state:stopped");
+    assert_eq!(crate::common::last_state(&events), "state:stopped");
     assert!(crate::common::stdout(&output).contains("the step limit (2) was reached"));
 }
 
@@ -277,7 +279,8 @@ async fn ctrl_c_stops_cleanly_after_logging_the_step() {
             "usage",
             "action:terminal",
             "observation:terminal",
-            "state:stopped"
+            "state:stopped",
+            "changes"
         ]
     );
     let obs = observations(&events);

@@ -166,7 +166,7 @@ async fn killed_while_waiting_for_the_model_and_a_torn_line_is_cut() {
     );
     let after = std::fs::read_to_string(&path).unwrap();
     assert!(after.len() > complete && !after.contains("{\"id\":99,"));
-    assert_eq!(shape(&h.events()).last().unwrap(), "state:finished");
+    assert_eq!(crate::common::last_state(&h.events()), "state:finished");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,7 +205,7 @@ async fn budgets_stop_cleanly_and_resume_goes_on() {
     assert!(obs[0]["output"]
         .as_str()
         .unwrap()
-        .starts_with("the time limit was reached"));
+        .starts_with("This call did not finish: the time limit of this run was reached."));
 
     // A stopped conversation resumes without a message.
     let more = ScriptedServer::start(vec![

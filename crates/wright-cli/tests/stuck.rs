@@ -1,7 +1,6 @@
 //! Scripted loops of each stuck pattern: one corrective message naming it, then a stop
 //! with state `stuck` if it goes on.
 
-use crate::common::shape;
 use crate::common::stdout;
 use crate::common::Harness;
 use serde_json::json;
@@ -20,7 +19,7 @@ async fn run_loop(script: Vec<Reply>, expected_nudge: &str) {
     let output = h.run(&server.url(), "loop", &[]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stdout(&output));
     let events = h.events();
-    assert_eq!(shape(&events).last().unwrap(), "state:stuck");
+    assert_eq!(crate::common::last_state(&events), "state:stuck");
     let out = stdout(&output);
     assert!(
         out.contains("── stuck: ") && out.contains("even after being told"),

@@ -2,7 +2,6 @@
 //! answered, in text mode (chosen by the probe) and as a fallback in native mode.
 
 use crate::common::observations;
-use crate::common::shape;
 use crate::common::stderr;
 use crate::common::stdout;
 use crate::common::Harness;
@@ -61,7 +60,7 @@ async fn fixes_the_failing_test_with_calls_written_as_text() {
     );
     assert_eq!(obs[2]["is_error"], false, "{}", obs[2]);
     assert!(obs[3]["output"].as_str().unwrap().contains("OK"));
-    assert_eq!(shape(&events).last().unwrap(), "state:finished");
+    assert_eq!(crate::common::last_state(&events), "state:finished");
 
     let requests = server.chat_requests();
     let first = requests[0].json();

@@ -70,8 +70,12 @@ pub enum ConfigError {
         "{origin}: extra may not set {key}, which wright sets itself (use the key of that name)"
     )]
     OwnField { origin: String, key: String },
-    #[error("{flag} must be {expected}")]
-    Flag { flag: String, expected: String },
+    #[error("{flag} {value} is out of range: it must be {expected}")]
+    Flag {
+        flag: String,
+        value: String,
+        expected: String,
+    },
     #[error("there is no profile '{name}'{}", if defined.is_empty() { "; no profile is defined (add a [profiles.NAME] table to your configuration)".to_string() } else { format!("; defined: {}", defined.join(", ")) })]
     NoProfile { name: String, defined: Vec<String> },
 }
@@ -288,14 +292,26 @@ impl Config {
 
     /// Sets `key` from the flag `flag`, checked as a file's value would be.
     pub fn with_flag(self, key: &str, value: toml::Value, flag: &str) -> Result<Self, ConfigError> {
-        let path: Vec<&str> = key.split('.').collect();
-        if let Some(known) = schema::key(&path) {
-            file::check(known.kind, &value).map_err(|expected| ConfigError::Flag {
-                flag: flag.to_string(),
-                expected,
-            })?;
-        }
+        Self::check_flag(key, &value, flag)?;
         Ok(self.with(key, value, Origin::Flag(flag.to_string())))
+    }
+
+    /// Checks the value a flag gives `key` against the key's type and range (the same
+    /// ones a file's value meets): the error names the flag, the value and what it must
+    /// be. Front ends call it before doing anything, so a bad flag costs nothing.
+    pub fn check_flag(key: &str, value: &toml::Value, flag: &str) -> Result<(), ConfigError> {
+        let path: Vec<&str> = key.split('.').collect();
+        let Some(known) = schema::key(&path) else {
+            return Ok(());
+        };
+        file::check(known.kind, value).map_err(|expected| ConfigError::Flag {
+            flag: flag.to_string(),
+            value: match value {
+                toml::Value::String(text) => format!("'{text}'"),
+                other => other.to_string(),
+            },
+            expected,
+        })
     }
 
     fn set(&mut self, key: String, value: toml::Value, origin: Origin) {
@@ -401,6 +417,31 @@ impl Config {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_flag_meets_its_keys_range() {
+        let err = |key: &str, value: toml::Value, flag: &str| {
+            Config::check_flag(key, &value, flag)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("run.max_steps", toml::Value::Integer(0), "--max-steps"),
+            "--max-steps 0 is out of range: it must be a whole number of at least 1"
+        );
+        assert_eq!(
+            err("temperature", toml::Value::Float(9.0), "--temperature"),
+            "--temperature 9.0 is out of range: it must be a number from 0 to 2"
+        );
+        assert_eq!(
+            err("sandbox.level", toml::Value::String("jail".into()), "--sandbox"),
+            "--sandbox 'jail' is out of range: it must be one of auto, landlock, namespaces, docker, none"
+        );
+        assert!(
+            Config::check_flag("run.condense_at", &toml::Value::Float(0.5), "--condense-at")
+                .is_ok()
+        );
+    }
 
     fn user(text: &str) -> (tempfile::TempDir, Config) {
         let dir = tempfile::tempdir().unwrap();

@@ -105,6 +105,8 @@ pub struct Outcome {
     /// The model's closing message (from `finish`, or its last reply).
     pub summary: Option<String>,
     pub totals: Totals,
+    /// When the model server failed: what the user can do, for the front end to word.
+    pub remedy: Option<wright_llm::Remedy>,
 }
 
 pub struct Conversation {
@@ -332,6 +334,12 @@ impl Conversation {
         self.log.events()
     }
 
+    /// Ends the conversation and gives back its log, for what a front end records after
+    /// the run (where the changes went); the model client and tools are dropped.
+    pub fn into_log(self) -> EventLog {
+        self.log
+    }
+
     fn append(
         &mut self,
         observer: &mut dyn Observer,
@@ -445,6 +453,7 @@ impl Conversation {
             review: self.last_review.clone(),
             summary,
             totals: self.totals.clone(),
+            remedy: None,
         })
     }
 
@@ -497,14 +506,33 @@ impl Conversation {
             }
         }
         let body_len = body.len();
+        let mut unlogged: Option<StoreError> = None;
         let reply: Option<Result<Response, LlmError>> = {
-            let mut on_delta = |delta: StreamDelta| observer.delta(&delta);
+            let log = &mut self.log;
+            // Each retry is an event too, logged when it starts (`--json` shows it).
+            let mut on_delta = |delta: StreamDelta| {
+                if let StreamDelta::Retrying { attempt, reason } = &delta {
+                    let retry = EventBody::Retry {
+                        step,
+                        attempt: *attempt,
+                        reason: reason.clone(),
+                    };
+                    match log.append(Source::Environment, retry) {
+                        Ok(event) => observer.event(event),
+                        Err(err) => unlogged = unlogged.take().or(Some(err)),
+                    }
+                }
+                observer.delta(&delta);
+            };
             let tag = step.to_string();
             tokio::select! {
                 result = self.client.complete_body(body, &tag, &mut on_delta) => Some(result),
                 _ = cancel.cancelled() => None,
             }
         };
+        if let Some(err) = unlogged {
+            return Err(err);
+        }
         let response = match reply {
             None => return self.interrupted(observer).map(StepEnd::done),
             Some(Err(err)) => {
@@ -516,9 +544,9 @@ impl Conversation {
                         message: message.clone(),
                     },
                 )?;
-                return self
-                    .end(observer, AgentState::Failed, message, None)
-                    .map(StepEnd::done);
+                let mut outcome = self.end(observer, AgentState::Failed, message, None)?;
+                outcome.remedy = err.remedy();
+                return Ok(StepEnd::done(outcome));
             }
             Some(Ok(response)) => response,
         };

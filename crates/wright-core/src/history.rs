@@ -227,7 +227,9 @@ fn render_view<'a>(
             | EventBody::State { .. }
             | EventBody::Usage(_)
             | EventBody::Condensation(_)
-            | EventBody::Review(_) => {}
+            | EventBody::Review(_)
+            | EventBody::Retry { .. }
+            | EventBody::Changes(_) => {}
         }
     }
     flush(&mut messages, &mut results);

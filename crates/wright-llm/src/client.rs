@@ -5,6 +5,7 @@
 use crate::accumulate::Accumulator;
 use crate::accumulate::Chunk;
 use crate::error::LlmError;
+use crate::error::Unreachable;
 use crate::names::closest_name;
 use crate::sse::SseDecoder;
 use crate::types::ChatMessage;
@@ -264,6 +265,7 @@ impl Client {
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<Response, LlmError> {
         let body = bytes::Bytes::from(body);
+        let started = Instant::now();
         let mut attempt = 0;
         loop {
             match self.attempt(body.clone(), step_tag, on_delta).await {
@@ -275,6 +277,14 @@ impl Client {
                         reason: err.to_string(),
                     });
                     tokio::time::sleep(backoff(attempt)).await;
+                }
+                // After retries, the error says how many tries and how long in all.
+                Err(err) if attempt > 0 => {
+                    return Err(LlmError::GaveUp {
+                        last: Box::new(self.refine(err).await),
+                        attempts: attempt + 1,
+                        elapsed: started.elapsed(),
+                    })
                 }
                 Err(err) => return Err(self.refine(err).await),
             }
@@ -488,21 +498,9 @@ impl Client {
     }
 
     fn transport(&self, err: reqwest::Error) -> LlmError {
-        let reason = if err.is_connect() {
-            let text = format!("{err:?}");
-            if text.contains("ConnectionRefused") || text.contains("Connection refused") {
-                "connection refused".to_string()
-            } else {
-                "cannot connect".to_string()
-            }
-        } else if err.is_timeout() {
-            "timed out".to_string()
-        } else {
-            root_cause(&err)
-        };
         LlmError::Unreachable {
             url: self.config.base_url.clone(),
-            reason,
+            reason: unreachable_reason(&err),
         }
     }
 
@@ -536,6 +534,45 @@ fn error_text(error: &Value) -> String {
             .map(str::to_string)
             .unwrap_or_else(|| other.to_string()),
     }
+}
+
+/// Why a request could not be made or answered, from the error's chain: the kinds of the
+/// I/O errors in it first, then what hyper says of a connection closed mid-request.
+fn unreachable_reason(err: &reqwest::Error) -> Unreachable {
+    use std::io::ErrorKind;
+    let mut io_kind = None;
+    let mut chain = String::new();
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(error) = current {
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            io_kind = io_kind.or(Some(io.kind()));
+        }
+        chain.push_str(&format!("{error:?} "));
+        current = error.source();
+    }
+    let closed = matches!(
+        io_kind,
+        Some(
+            ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::BrokenPipe
+                | ErrorKind::UnexpectedEof
+        )
+    ) || chain.contains("IncompleteMessage")
+        || chain.contains("connection closed");
+    if err.is_connect() {
+        if io_kind == Some(ErrorKind::ConnectionRefused) || chain.contains("ConnectionRefused") {
+            return Unreachable::Refused;
+        }
+        if err.is_timeout() || io_kind == Some(ErrorKind::TimedOut) {
+            return Unreachable::ConnectTimeout;
+        }
+        return Unreachable::Connect(root_cause(err));
+    }
+    if closed {
+        return Unreachable::Closed;
+    }
+    Unreachable::Other(root_cause(err))
 }
 
 fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {

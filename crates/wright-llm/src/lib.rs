@@ -29,6 +29,8 @@ pub use discovery::discover_local_server;
 pub use discovery::FoundServer;
 pub use discovery::LOCAL_SERVERS;
 pub use error::LlmError;
+pub use error::Remedy;
+pub use error::Unreachable;
 pub use names::closest_name;
 pub use types::ChatMessage;
 pub use types::ChatRequest;

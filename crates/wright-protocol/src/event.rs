@@ -8,8 +8,12 @@ use std::time::SystemTime;
 
 /// Version of the JSONL format, written in every log's first (`start`) event. Version 2
 /// added where each model request went (`destination` on `start` and `usage`,
-/// `summary_destination` on `condensation`) and its cost (`cost` on `usage`); logs of version 1 read as they are, without them.
-pub const LOG_FORMAT_VERSION: u32 = 2;
+/// `summary_destination` on `condensation`) and its cost (`cost` on `usage`); version 3
+/// added the kinds `retry` (a model request sent again) and `changes` (what the run left,
+/// after the working copy was handed over). Logs of older versions read as they are,
+/// without them; a wright that knows only version 2 refuses a version-3 log with a
+/// sentence instead of stumbling on a kind it does not know.
+pub const LOG_FORMAT_VERSION: u32 = 3;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -106,6 +110,71 @@ pub enum EventBody {
     /// What wright found reviewing the agent's own changes before accepting `finish`:
     /// "the tests pass" is not the same as "the change is right".
     Review(Review),
+    /// A model request failed in a way that may pass and is sent again (version 3 on).
+    Retry {
+        step: u32,
+        /// 1 for the first retry.
+        attempt: u32,
+        /// What went wrong with the previous try.
+        reason: String,
+    },
+    /// What the run left, once the working copy was handed over (version 3 on): the last
+    /// event of a run.
+    Changes(Changes),
+}
+
+/// Where the agent's changes are at the end of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Changes {
+    pub outcome: ChangesOutcome,
+    /// The branch holding them, in the user's repository (`branch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The commit wright made on the user's current branch (`committed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The changes as a git diff (`branch`, `committed`, `uncommitted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Changed files that configure git, git-lfs or wright (`wright apply` asks first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configuring: Vec<String>,
+    /// Why they could not be handed over (`failed`), and where they are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<String>,
+}
+
+/// What became of the agent's changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangesOutcome {
+    /// On a branch of the user's repository (`wright apply` takes them).
+    Branch,
+    /// In place, committed by wright on the user's current branch.
+    Committed,
+    /// In place, left uncommitted beside the user's own changes (`--force`).
+    Uncommitted,
+    /// Nothing changed.
+    None,
+    /// The workspace is not a git repository: nothing to show as a diff.
+    NotGit,
+    /// The hand-over failed; the agent's clone keeps them.
+    Failed,
+}
+
+impl ChangesOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangesOutcome::Branch => "branch",
+            ChangesOutcome::Committed => "committed",
+            ChangesOutcome::Uncommitted => "uncommitted",
+            ChangesOutcome::None => "none",
+            ChangesOutcome::NotGit => "not_git",
+            ChangesOutcome::Failed => "failed",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -13,6 +13,8 @@ mod plural;
 mod printable;
 
 pub use event::AgentState;
+pub use event::Changes;
+pub use event::ChangesOutcome;
 pub use event::Condensation;
 pub use event::Destination;
 pub use event::Event;

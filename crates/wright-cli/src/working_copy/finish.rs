@@ -31,6 +31,8 @@ pub enum Outcome {
     NoChanges,
     Branch {
         branch: String,
+        /// The branch's commit.
+        tip: Oid,
         diff: String,
         /// Files of it that configure git or git-lfs (`wright apply` asks about them).
         configuring: Vec<String>,
@@ -243,6 +245,7 @@ impl AgentClone {
                     .collect();
                 Outcome::Branch {
                     branch: self.branch.clone(),
+                    tip,
                     diff,
                     configuring,
                 }

@@ -164,6 +164,15 @@ pub fn shape(events: &[Event]) -> Vec<String> {
         .collect()
 }
 
+/// The run's last state (`state:finished`, …): after it, only where the changes went.
+pub fn last_state(events: &[Event]) -> String {
+    shape(events)
+        .into_iter()
+        .rev()
+        .find(|kind| kind.starts_with("state:"))
+        .unwrap_or_default()
+}
+
 /// Observations, in order, as JSON values.
 pub fn observations(events: &[Event]) -> Vec<serde_json::Value> {
     events

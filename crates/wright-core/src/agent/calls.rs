@@ -75,7 +75,7 @@ impl Conversation {
         let (output, end) = match result {
             None => (
                 ToolOutput {
-                    text: format!("{} before this call finished", self.cancel_reason()),
+                    text: format!("This call did not finish: {}.", self.cancel_cause()),
                     is_error: true,
                     ..ToolOutput::default()
                 },
@@ -153,6 +153,19 @@ impl Conversation {
             return Ok(Some(crate::review::request_justification(&review)));
         }
         Ok(None)
+    }
+
+    /// Reviews the changes as they are now (after the user reverted some, say): the
+    /// earlier review no longer holds. Returns it, `None` when nothing is left to say;
+    /// suspicious changes made from now on are sent back again.
+    pub fn review_again(&mut self) -> Option<Review> {
+        let inspector = self.inspector.as_ref()?;
+        let review = crate::review::analyze(&self.task(), &inspector.changes());
+        self.last_review = Some(review).filter(|r| !r.is_empty());
+        if !self.last_review.as_ref().is_some_and(Review::is_suspicious) {
+            self.reviewed = false;
+        }
+        self.last_review.clone()
     }
 
     /// Tells the model the first time it loops; stops the run as stuck if it goes on.

@@ -41,6 +41,8 @@ impl Conversation {
             match &event.body {
                 EventBody::Usage(usage) => {
                     conversation.step = conversation.step.max(usage.step);
+                    conversation.totals.model_ms +=
+                        usage.prefill_ms.unwrap_or(0.0) + usage.generation_ms.unwrap_or(0.0);
                     conversation.totals.prompt_tokens += usage.prompt_tokens;
                     conversation.totals.completion_tokens += usage.completion_tokens;
                     conversation.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
@@ -67,9 +69,19 @@ impl Conversation {
                 {
                     conversation.acted = true;
                 }
+                EventBody::Condensation(condensation) => {
+                    conversation.totals.condensations += 1;
+                    conversation.totals.prompt_tokens +=
+                        condensation.summary_prompt_tokens.unwrap_or(0);
+                    conversation.totals.completion_tokens +=
+                        condensation.summary_completion_tokens.unwrap_or(0);
+                }
                 _ => {}
             }
         }
+        // What the conversation used before this process: `/cost` and the report count
+        // it, as a conversation never interrupted would.
+        conversation.totals.steps = conversation.step;
         Ok(conversation)
     }
 
@@ -104,13 +116,25 @@ impl Conversation {
         self.guards.iter().find_map(|guard| guard.stop_reason())
     }
 
-    /// Why a cancelled step stopped: the user, or the time budget.
+    /// Why a cancelled step stopped (the user, or the time budget), with the way to allow
+    /// more time: the run's reason.
     pub(super) fn cancel_reason(&self) -> String {
-        match &self.user_cancel {
-            Some(user) if !user.is_cancelled() => {
-                "the time limit was reached; raise it with --max-time".to_string()
-            }
-            _ => self
+        match self.time_ran_out() {
+            true => "the time limit was reached; raise it with --max-time".to_string(),
+            false => self.cancel_cause(),
+        }
+    }
+
+    fn time_ran_out(&self) -> bool {
+        matches!(&self.user_cancel, Some(user) if !user.is_cancelled())
+    }
+
+    /// Why a cancelled step stopped, as a plain fact (told to the model too, which has
+    /// no flags to raise).
+    pub(super) fn cancel_cause(&self) -> String {
+        match self.time_ran_out() {
+            true => "the time limit of this run was reached".to_string(),
+            false => self
                 .interrupt_reason
                 .lock()
                 .ok()

@@ -1,0 +1,59 @@
+//! The fix for a model server's error, worded for where the user is: on the command line
+//! (`run`, `resume`, `fork`, `doctor`, or the start of a chat) a flag, inside a chat a
+//! slash command. The libraries carry only a typed `Remedy`; they never name either.
+
+use wright_llm::LlmError;
+use wright_llm::Remedy;
+
+/// Where the user will act on the error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Front {
+    /// A command line about to be typed again.
+    CommandLine,
+    /// A chat going on: the next line typed.
+    Chat,
+}
+
+/// The error's sentence, then what to do about it here.
+pub fn explain(err: &LlmError, front: Front) -> String {
+    with_remedy(&err.to_string(), err.remedy(), front)
+}
+
+/// The sentence that says what to do.
+pub fn hint(remedy: Remedy, front: Front) -> &'static str {
+    match (remedy, front) {
+        (Remedy::NameServer, Front::CommandLine) => {
+            "Or name a running server with --base-url URL (and --model NAME)"
+        }
+        (Remedy::NameServer, Front::Chat) => {
+            "Once it runs, type your message again, or switch with /profile NAME"
+        }
+        (Remedy::ChooseModel, Front::CommandLine) => "Choose one with --model NAME",
+        (Remedy::ChooseModel, Front::Chat) => "Choose one with /model NAME",
+        (Remedy::GiveApiKey, Front::CommandLine) => {
+            "Give the key with --api-key KEY or OPENAI_API_KEY (or a profile's api_key_env)"
+        }
+        (Remedy::GiveApiKey, Front::Chat) => {
+            "Switch to a profile that has the key with /profile NAME, or leave and start again with --api-key KEY or OPENAI_API_KEY"
+        }
+        (Remedy::AllowLongerSilence, Front::CommandLine) => {
+            "Allow a longer silence with --idle-timeout SECS (or run.idle_timeout in the configuration)"
+        }
+        (Remedy::AllowLongerSilence, Front::Chat) => {
+            "Type your message again to retry; for a longer silence, start the chat with --idle-timeout SECS (or set run.idle_timeout)"
+        }
+    }
+}
+
+/// A failed run's reason with the fix, when the model server's error has one.
+pub fn with_remedy(reason: &str, remedy: Option<Remedy>, front: Front) -> String {
+    let Some(remedy) = remedy else {
+        return reason.to_string();
+    };
+    let stop = if reason.ends_with(['.', '?', '!']) {
+        ""
+    } else {
+        "."
+    };
+    format!("{reason}{stop} {}", hint(remedy, front))
+}
