@@ -3,7 +3,6 @@
 //! observation, and per-step token counts.
 
 use serde_json::Value;
-use std::io::Write;
 use wright_core::Observer;
 use wright_llm::StreamDelta;
 use wright_protocol::Event;
@@ -14,10 +13,9 @@ pub struct JsonLines;
 
 impl Observer for JsonLines {
     fn event(&mut self, event: &Event) {
+        // Escaped JSON: `printable` leaves it as it is.
         if let Ok(line) = event.to_line() {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(line.as_bytes());
-            let _ = out.flush();
+            crate::screen::out(&line);
         }
     }
 

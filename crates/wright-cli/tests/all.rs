@@ -17,6 +17,7 @@ mod faults;
 mod fork;
 mod history;
 mod host_attacks;
+mod life;
 mod lifecycle;
 mod ollama;
 mod outcomes;
