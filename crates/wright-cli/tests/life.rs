@@ -134,3 +134,38 @@ async fn file_names_in_the_diff_are_readable_and_safe() {
     assert!(out.contains("+++ b/eviltxt.exe"), "{out}");
     assert!(!out.contains('\u{202e}'), "{out}");
 }
+
+/// The header says in one short line how the commands are confined (level, network, what
+/// they may write); `--verbose` gives the whole description, as `wright doctor` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_header_is_one_short_line_unless_verbose() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo hi"})),
+        reply().call("finish", json!({"message": "done"})),
+        reply().call("terminal", json!({"command": "echo hi"})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let short = h.run(&server.url(), "say hi", &[]).await;
+    assert!(short.status.success(), "{}", stderr(&short));
+    let header = crate::common::sandbox_header(&short);
+    assert!(header.chars().count() < 160, "{header}");
+    assert!(
+        header.contains("network: off")
+            && header.contains("writable: the workspace, a private tmp, a private home")
+            && (header.contains("own root, Landlock, seccomp")
+                || header.contains("Landlock and seccomp, no namespaces")),
+        "{header}"
+    );
+    let verbose = h.run(&server.url(), "say hi", &["--verbose"]).await;
+    assert!(verbose.status.success(), "{}", stderr(&verbose));
+    let full = crate::common::sandbox_header(&verbose);
+    assert!(
+        full.contains("files: Landlock")
+            && full.contains("syscalls: ")
+            && full.contains("limits: "),
+        "{full}"
+    );
+}
