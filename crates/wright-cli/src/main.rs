@@ -12,6 +12,7 @@ mod doctor;
 mod fork;
 mod history_cmds;
 mod inspect;
+mod live;
 mod progress;
 mod report;
 mod resume;

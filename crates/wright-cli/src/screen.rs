@@ -34,6 +34,18 @@ pub fn err(text: &str) {
     write_to(&mut std::io::stderr().lock(), printable(text).as_bytes());
 }
 
+/// The live area's writes: wright's own controls (`before`: erasing the area, turning
+/// autowrap off; `after`: turning it on), around `text` made printable. Only `live` calls
+/// it, and only on a terminal.
+pub fn err_live(before: &str, text: &str, after: &str) {
+    let mut bytes = before.as_bytes().to_vec();
+    bytes.extend_from_slice(printable(text).as_bytes());
+    bytes.extend_from_slice(after.as_bytes());
+    if !bytes.is_empty() {
+        write_to(&mut std::io::stderr().lock(), &bytes);
+    }
+}
+
 fn write_to(stream: &mut dyn Write, bytes: &[u8]) {
     if CLOSED.load(Ordering::SeqCst) {
         return;

@@ -169,3 +169,88 @@ async fn the_sandbox_header_is_one_short_line_unless_verbose() {
         "{full}"
     );
 }
+
+/// The script of the live tests: the model reads the prompt for a while (llama.cpp says
+/// how far it is when asked), then runs a command that prints a line, works a while and
+/// prints another.
+fn slow_script() -> Vec<wright_testkit::Reply> {
+    vec![
+        wright_testkit::Reply::Prefill(
+            std::time::Duration::from_secs(4),
+            Box::new(reply().call(
+                "terminal",
+                json!({"command": "echo first-line; sleep 4; echo last-line"}),
+            )),
+        ),
+        reply().call("finish", json!({"message": "done"})),
+    ]
+}
+
+fn llama_cpp() -> wright_testkit::ServerOptions {
+    wright_testkit::ServerOptions {
+        llama_cpp_context: Some(32768),
+        ..wright_testkit::ServerOptions::default()
+    }
+}
+
+/// In a real terminal (tmux): while the model reads the prompt a live line says for how
+/// long and how far (llama.cpp's progress), and a command's output shows as it comes —
+/// before the command ends — then the live area is gone and the run reads as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_line_shows_the_model_reading_and_the_command_printing() {
+    let h = Harness::new();
+    let server = ScriptedServer::start_with(slow_script(), llama_cpp())
+        .await
+        .unwrap();
+    let command = format!(
+        "exec bash -c 'cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache XDG_CONFIG_HOME={}/config {} run --base-url {} --model test-model \"be slow\"; echo LIVE-EXIT-$?; sleep 60'",
+        h.repo().display(),
+        h.data.path().display(),
+        h.data.path().display(),
+        h.data.path().display(),
+        env!("CARGO_BIN_EXE_wright"),
+        server.url()
+    );
+    let Some(terminal) = crate::common::terminal::Terminal::start("live-line", &command) else {
+        return;
+    };
+    let screen = terminal.wait_for("the model reads the prompt");
+    assert!(
+        screen.contains("⋯ step 1 · the model reads the prompt · "),
+        "{screen}"
+    );
+    let screen = terminal.wait_for("tokens read (");
+    assert!(
+        screen.contains(" of ") && screen.contains(" %)"),
+        "{screen}"
+    );
+    // The first line of the command, shown while it still runs (the live area, and its
+    // `│`, exist only while the command runs; it is erased when the command ends).
+    let screen = terminal.wait_for("│ first-line");
+    assert!(screen.contains("⋯ terminal running · "), "{screen}");
+    let screen = terminal.wait_for("LIVE-EXIT-");
+    assert!(screen.contains("LIVE-EXIT-0"), "{screen}");
+    // The live area left nothing behind; the observation is there as always.
+    assert!(!screen.contains('⋯') && !screen.contains('│'), "{screen}");
+    assert!(screen.contains("    first-line\n    last-line"), "{screen}");
+    let asked = server.chat_requests()[0].json();
+    assert_eq!(asked["return_progress"], json!(true));
+}
+
+/// Where stderr is not a terminal (a pipe, a file, CI) nothing of the live area is
+/// written, and a server not known to be llama.cpp is not asked for its progress.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_live_area_in_a_pipe() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(slow_script()).await.unwrap();
+    let output = h.run(&server.url(), "be slow", &[]).await;
+    let said = stderr(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(!said.contains('⋯') && !said.contains('│'), "{said}");
+    assert!(!said.contains('\u{1b}'), "{said}");
+    assert!(said.contains("    first-line\n    last-line"), "{said}");
+    assert_eq!(
+        server.chat_requests()[0].json().get("return_progress"),
+        None
+    );
+}

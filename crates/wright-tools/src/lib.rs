@@ -60,6 +60,10 @@ pub enum ToolError {
     Fatal(String),
 }
 
+/// Where a tool sends its output as it comes, for a person to watch (the result still
+/// comes whole at the end): raw bytes, which the receiver makes printable.
+pub type OutputSink = dyn Fn(&[u8]) + Send + Sync;
+
 /// A tool the model can call.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
@@ -74,4 +78,15 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
 
     async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError>;
+
+    /// `run`, with what it prints sent to `output` as it comes (a command's output); most
+    /// tools print nothing and keep this default.
+    async fn run_watched(
+        &self,
+        arguments: &Value,
+        output: &OutputSink,
+    ) -> Result<ToolOutput, ToolError> {
+        let _ = output;
+        self.run(arguments).await
+    }
 }
