@@ -97,6 +97,14 @@ pub struct Window {
 /// its native chat API with the window asked for there, so the model gets that window.
 pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Window {
     let info = client.probe_server().await;
+    // llama.cpp says how far it has read a long prompt, when asked: the live line shows it.
+    if info.kind == wright_llm::probe::ServerKind::LlamaCpp && !client.config().prompt_progress {
+        let mut config = client.config().clone();
+        config.prompt_progress = true;
+        if let Ok(asking) = Client::new(config) {
+            *client = asking;
+        }
+    }
     let server = crate::tool_mode::identity(&info);
     if let Some(ollama) = wright_llm::probe::ollama_window(&info, user_limit) {
         let mut config = client.config().clone();

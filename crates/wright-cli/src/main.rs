@@ -15,6 +15,7 @@ mod history_cmds;
 mod housekeeping;
 mod inspect;
 mod listing;
+mod live;
 mod progress;
 mod report;
 mod resume;

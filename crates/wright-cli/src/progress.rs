@@ -1,9 +1,10 @@
 //! What the user sees while the agent works: either the event lines themselves on stdout
 //! (`--json`), or live progress on stderr — streamed model text, each action with a short
-//! observation, and per-step token counts.
+//! observation, and per-step token counts; on a terminal also the live area (`live`):
+//! how long the model has been reading or writing, and a running command's last lines.
 
+use crate::live::Live;
 use serde_json::Value;
-use std::io::Write;
 use wright_core::Observer;
 use wright_llm::StreamDelta;
 use wright_protocol::Event;
@@ -14,27 +15,32 @@ pub struct JsonLines;
 
 impl Observer for JsonLines {
     fn event(&mut self, event: &Event) {
+        // Escaped JSON: `printable` leaves it as it is.
         if let Ok(line) = event.to_line() {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(line.as_bytes());
-            let _ = out.flush();
+            crate::screen::out(&line);
         }
     }
 
     fn delta(&mut self, _delta: &StreamDelta) {}
 }
 
-/// Live progress for a person, on stderr.
-#[derive(Default)]
+/// Live progress for a person, on stderr; on a terminal, with the live area (`live`)
+/// under it.
 pub struct Progress {
-    at_line_start: bool,
+    live: Live,
     in_reasoning: bool,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Progress {
     pub fn new() -> Self {
         Self {
-            at_line_start: true,
+            live: Live::new(),
             in_reasoning: false,
         }
     }
@@ -43,12 +49,11 @@ impl Progress {
         if text.is_empty() {
             return;
         }
-        crate::screen::err(text);
-        self.at_line_start = text.ends_with('\n');
+        self.live.print(text);
     }
 
     fn line(&mut self, text: &str) {
-        if !self.at_line_start {
+        if !self.live.at_line_start() {
             self.print("\n");
         }
         self.print(&format!("{text}\n"));
@@ -59,6 +64,7 @@ impl Observer for Progress {
     fn delta(&mut self, delta: &StreamDelta) {
         match delta {
             StreamDelta::Text(text) => {
+                self.live.piece();
                 if self.in_reasoning {
                     self.in_reasoning = false;
                     self.line("");
@@ -66,17 +72,34 @@ impl Observer for Progress {
                 self.print(text);
             }
             StreamDelta::Reasoning(text) => {
+                self.live.piece();
                 if !self.in_reasoning {
                     self.in_reasoning = true;
                     self.line("(thinking)");
                 }
                 self.print(text);
             }
-            StreamDelta::ToolCallStarted { .. } => {}
+            StreamDelta::ToolCallStarted { name } => {
+                // Room under the text for the live line while the call is written.
+                if self.live.enabled() && !self.live.at_line_start() {
+                    self.print("\n");
+                }
+                self.live.writing(name);
+            }
+            StreamDelta::ToolCallArguments(_) => self.live.piece(),
+            StreamDelta::PromptProgress(progress) => self.live.prefill(*progress),
             StreamDelta::Retrying { attempt, reason } => {
                 self.line(&format!("  [retry {attempt}: {reason}]"));
             }
         }
+    }
+
+    fn model_request(&mut self, step: u32) {
+        self.live.model_request(step);
+    }
+
+    fn command_output(&mut self, bytes: &[u8]) {
+        self.live.output(bytes);
     }
 
     fn event(&mut self, event: &Event) {
@@ -85,10 +108,12 @@ impl Observer for Progress {
                 tool, arguments, ..
             } => {
                 self.in_reasoning = false;
+                self.live.idle();
                 self.line(&format!(
                     "  → {tool} {}",
                     describe_arguments(tool, arguments)
                 ));
+                self.live.tool(tool);
             }
             EventBody::Observation {
                 output,
@@ -96,6 +121,7 @@ impl Observer for Progress {
                 exit_code,
                 ..
             } => {
+                self.live.idle();
                 let lines: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
                 let mut shown = clip_lines(&lines, LIVE_HEAD, LIVE_TAIL)
                     .iter()
@@ -112,6 +138,7 @@ impl Observer for Progress {
                 }
             }
             EventBody::Usage(usage) => {
+                self.live.idle();
                 let cached = usage
                     .cached_tokens
                     .map(|c| format!(" ({c} cached)"))
@@ -123,7 +150,10 @@ impl Observer for Progress {
                     usage.step, usage.prompt_tokens, usage.completion_tokens
                 ));
             }
-            EventBody::Error { message } => self.line(&format!("error: {message}")),
+            EventBody::Error { message } => {
+                self.live.idle();
+                self.line(&format!("error: {message}"));
+            }
             EventBody::Review(review) => {
                 for line in review.lines() {
                     self.line(&format!("  [review: {line}]"));
@@ -141,9 +171,9 @@ impl Observer for Progress {
                     c.tokens_before, c.tokens_after
                 ));
             }
+            EventBody::State { .. } => self.live.idle(),
             // A retry is shown from its delta, as it starts; the changes by the report.
             EventBody::Message { .. }
-            | EventBody::State { .. }
             | EventBody::Start(_)
             | EventBody::Retry { .. }
             | EventBody::Changes(_) => {}

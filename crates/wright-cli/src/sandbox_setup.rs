@@ -28,6 +28,7 @@ pub struct SandboxSetup {
     max_file_bytes: u64,
     /// The directory the agent may write (its clone, or the workspace).
     writable: PathBuf,
+    verbose: bool,
 }
 
 /// Where a conversation's commands may act, as the working copy decides it.
@@ -63,6 +64,8 @@ pub struct SandboxOptions {
     pub max_file_mb: u64,
     /// `--docker-image` (default: `$WRIGHT_DOCKER_IMAGE`, else Debian's slim image).
     pub docker_image: Option<String>,
+    /// `--verbose`: the header gives the sandbox's whole description, not one short line.
+    pub verbose: bool,
 }
 
 impl SandboxSetup {
@@ -95,6 +98,7 @@ impl SandboxSetup {
                 cgroup: None,
                 max_file_bytes,
                 writable: placement.writable.clone(),
+                verbose: options.verbose,
             });
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -157,6 +161,7 @@ impl SandboxSetup {
             cgroup,
             max_file_bytes,
             writable: placement.writable.clone(),
+            verbose: options.verbose,
         })
     }
 
@@ -188,13 +193,41 @@ impl SandboxSetup {
             .map_err(|err| anyhow::anyhow!("{err}"))
     }
 
+    /// What is enforced: one short line (level, network, what the agent may write), or
+    /// with `--verbose` the launcher's whole report (which `wright doctor` also prints).
     pub fn describe(&self) -> String {
-        match &self.report {
-            Some(report) => report.summary(),
-            None => {
-                "none: commands run as you, in the workspace, with a scrubbed environment".into()
-            }
+        let Some(report) = &self.report else {
+            return "none: commands run as you, in the workspace, with a scrubbed environment"
+                .into();
+        };
+        if self.verbose {
+            return report.summary();
         }
+        let level = report.level.map_or("confined", |level| level.words());
+        let network = if report.network_allowed {
+            "allowed"
+        } else {
+            "off"
+        };
+        let writable: Vec<String> = report
+            .writable
+            .iter()
+            .map(|path| {
+                if *path == self.writable {
+                    "the workspace".to_string()
+                } else if *path == self.private.tmp() {
+                    "a private tmp".to_string()
+                } else if *path == self.private.home() {
+                    "a private home".to_string()
+                } else {
+                    path.display().to_string()
+                }
+            })
+            .collect();
+        format!(
+            "{level} · network: {network} · writable: {} (--verbose: the details)",
+            writable.join(", ")
+        )
     }
 }
 

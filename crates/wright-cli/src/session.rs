@@ -153,6 +153,9 @@ pub async fn drive(
     if tell_failure(&changes, &id) {
         return Ok(1);
     }
+    if crate::screen::output_closed() {
+        return Ok(crate::screen::CLOSED_PIPE_STATUS);
+    }
     Ok(match (outcome.state, signal.received()) {
         (AgentState::Stopped, Some(code)) => code,
         (state, _) => exit_status(state, false),

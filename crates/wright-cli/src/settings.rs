@@ -107,6 +107,10 @@ pub struct CommonArgs {
     /// Print the event log's lines on stdout instead of progress on stderr.
     #[arg(long)]
     pub json: bool,
+    /// Say everything in the header: the sandbox's whole description (by default one
+    /// short line: its level, the network, what the agent may write).
+    #[arg(long)]
+    pub verbose: bool,
     /// Ask for whole replies instead of streamed ones.
     #[arg(long)]
     pub no_stream: bool,
@@ -489,6 +493,7 @@ impl SessionSettings {
             max_memory_mb: self.values.max_memory,
             max_file_mb: self.values.max_file_size,
             docker_image: self.values.docker_image.clone(),
+            verbose: self.args.verbose,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Signals that stop a run: Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal went away).
 //! Each stops the run after the step in flight is logged, with the signal named in the
 //! log's reason, so a run ended from outside reads `stopped`, never `running`. A second
-//! Ctrl-C quits at once.
+//! Ctrl-C quits at once. A closed output pipe (the reader of `wright run … | head` went
+//! away) stops the run the same way, quietly (exit 141, as SIGPIPE).
 
 use std::sync::atomic::AtomicU8;
 use std::sync::atomic::Ordering;
@@ -28,6 +29,8 @@ impl Received {
 pub fn watch(cancel: CancellationToken, reason: Arc<Mutex<Option<String>>>) -> Received {
     let code = Arc::new(AtomicU8::new(0));
     let seen = code.clone();
+    // Watched from now on, before the first line is written.
+    let closed = crate::screen::watch_closed_pipe();
     tokio::spawn(async move {
         let (Ok(mut term), Ok(mut hup)) = (
             signal(SignalKind::terminate()),
@@ -39,6 +42,10 @@ pub fn watch(cancel: CancellationToken, reason: Arc<Mutex<Option<String>>>) -> R
             _ = tokio::signal::ctrl_c() => ("interrupted by the user", 130),
             _ = term.recv() => ("stopped by SIGTERM", 143),
             _ = hup.recv() => ("stopped by SIGHUP (the terminal closed)", 129),
+            _ = closed => (
+                "stopped: wright's output was closed (the reading end of its pipe went away)",
+                crate::screen::CLOSED_PIPE_STATUS,
+            ),
         };
         if let Ok(mut slot) = reason.lock() {
             *slot = Some(why.to_string());

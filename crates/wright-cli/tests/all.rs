@@ -21,6 +21,7 @@ mod history;
 mod host_attacks;
 mod housekeeping;
 mod input;
+mod life;
 mod lifecycle;
 mod messages;
 mod ollama;

@@ -77,6 +77,7 @@ async fn run_in_docker(h: &Harness, url: &str, task: &str) -> std::process::Outp
         "docker",
         "--docker-image",
         IMAGE,
+        "--verbose",
         task,
     ];
     h.wright(&args, &[("OPENAI_API_KEY", SECRET)]).await

@@ -143,6 +143,7 @@ async fn escapes_are_blocked_and_reported_as_errors() {
                 "256",
                 "--max-file-size",
                 "16",
+                "--verbose",
                 "try to escape",
             ],
             &[
@@ -279,7 +280,7 @@ async fn the_confined_shell_keeps_timeouts_input_and_cwd() {
     .await
     .unwrap();
     let started = std::time::Instant::now();
-    let output = h.run(&server.url(), "x", &[]).await;
+    let output = h.run(&server.url(), "x", &["--verbose"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     let obs = observations(&h.events());

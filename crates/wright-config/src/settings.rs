@@ -20,6 +20,7 @@ const WRIGHTS_OWN_FIELDS: &[&str] = &[
     "stream_options",
     "temperature",
     "max_tokens",
+    "return_progress",
 ];
 
 /// wright's defaults, as they appear in `wright config show`.

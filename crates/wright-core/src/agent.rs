@@ -42,6 +42,18 @@ use wright_tools::Toolbox;
 pub trait Observer: Send {
     fn event(&mut self, event: &Event);
     fn delta(&mut self, delta: &StreamDelta);
+
+    /// The request of step `step` went to the model; its reply is awaited (a CPU may
+    /// read the prompt for minutes before the first piece arrives).
+    fn model_request(&mut self, step: u32) {
+        let _ = step;
+    }
+
+    /// What the running command prints, as it comes: raw bytes, for display only (the
+    /// observation holds the output the model sees).
+    fn command_output(&mut self, bytes: &[u8]) {
+        let _ = bytes;
+    }
 }
 
 /// Budgets of one run (a resumed run gets its own): each stops the run cleanly, with
@@ -506,6 +518,7 @@ impl Conversation {
             }
         }
         let body_len = body.len();
+        observer.model_request(step);
         let mut unlogged: Option<StoreError> = None;
         let reply: Option<Result<Response, LlmError>> = {
             let log = &mut self.log;

@@ -6,6 +6,7 @@
 //! neither continues the last one. Reasoning arrives as `reasoning_content` (llama.cpp,
 //! vLLM) or `reasoning` (Ollama); both are kept apart from the answer text.
 
+use crate::types::PromptProgress;
 use crate::types::Response;
 use crate::types::StreamDelta;
 use crate::types::TokenUsage;
@@ -20,6 +21,19 @@ pub(crate) struct Chunk {
     usage: Option<WireUsage>,
     #[serde(default)]
     timings: Option<Timings>,
+    /// llama.cpp, asked with `return_progress`: how far it has read the prompt.
+    #[serde(default)]
+    prompt_progress: Option<WirePromptProgress>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WirePromptProgress {
+    #[serde(default)]
+    total: u64,
+    #[serde(default)]
+    cache: u64,
+    #[serde(default)]
+    processed: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -121,6 +135,13 @@ impl Accumulator {
     }
 
     pub(crate) fn push_chunk(&mut self, chunk: Chunk, on_delta: &mut dyn FnMut(StreamDelta)) {
+        if let Some(progress) = chunk.prompt_progress {
+            on_delta(StreamDelta::PromptProgress(PromptProgress {
+                total: progress.total,
+                cached: progress.cache,
+                processed: progress.processed,
+            }));
+        }
         if let Some(usage) = chunk.usage {
             let cached = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
             let entry = self.response.usage.get_or_insert_with(TokenUsage::default);
@@ -189,10 +210,14 @@ impl Accumulator {
                 }
                 partial.name.push_str(&name);
             }
-            match function.arguments {
-                Some(serde_json::Value::String(piece)) => partial.arguments.push_str(&piece),
-                Some(serde_json::Value::Null) | None => {}
-                Some(other) => partial.arguments.push_str(&other.to_string()),
+            let piece = match function.arguments {
+                Some(serde_json::Value::String(piece)) => piece,
+                Some(serde_json::Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            if !piece.is_empty() {
+                partial.arguments.push_str(&piece);
+                on_delta(StreamDelta::ToolCallArguments(piece));
             }
         }
     }
@@ -261,7 +286,43 @@ mod tests {
         );
         assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(response.usage.unwrap().cached_tokens, Some(8));
-        assert_eq!(deltas.len(), 3);
+        assert_eq!(
+            deltas,
+            vec![
+                StreamDelta::Text("Let me look.".into()),
+                StreamDelta::ToolCallStarted {
+                    name: "terminal".into()
+                },
+                StreamDelta::ToolCallArguments("{\"comm".into()),
+                StreamDelta::ToolCallStarted {
+                    name: "think".into()
+                },
+                StreamDelta::ToolCallArguments("{}".into()),
+                StreamDelta::ToolCallArguments("and\":\"ls\"}".into()),
+            ]
+        );
+    }
+
+    /// llama.cpp's progress chunks (`return_progress`), as in its server's README: they
+    /// carry no answer, only how far the prompt is read.
+    #[test]
+    fn prompt_progress_is_passed_on() {
+        let (response, deltas) = feed(vec![
+            json!({"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"object":"chat.completion.chunk","prompt_progress":{"total":36,"cache":4,"processed":20,"time_ms":512}}),
+            json!({"choices":[{"delta":{"content":"ok"},"finish_reason":"stop"}]}),
+        ]);
+        assert_eq!(response.text, "ok");
+        assert_eq!(
+            deltas,
+            vec![
+                StreamDelta::PromptProgress(PromptProgress {
+                    total: 36,
+                    cached: 4,
+                    processed: 20
+                }),
+                StreamDelta::Text("ok".into()),
+            ]
+        );
     }
 
     #[test]

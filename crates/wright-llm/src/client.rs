@@ -39,6 +39,9 @@ pub struct ClientConfig {
     /// Talk to Ollama through its native `/api/chat`, asking for this window (`num_ctx`),
     /// which its OpenAI-compatible endpoint ignores. See `ollama_chat`.
     pub ollama_num_ctx: Option<u64>,
+    /// Ask for the progress of reading the prompt while streaming (llama.cpp's
+    /// `return_progress`; set only for a server known to be llama.cpp).
+    pub prompt_progress: bool,
 }
 
 impl ClientConfig {
@@ -55,6 +58,7 @@ impl ClientConfig {
             max_retries: 3,
             extra: serde_json::Map::new(),
             ollama_num_ctx: None,
+            prompt_progress: false,
         }
     }
 }
@@ -134,6 +138,7 @@ impl Client {
             temperature: self.config.temperature,
             max_tokens: self.config.max_tokens,
             extra: &self.config.extra,
+            return_progress: self.config.stream && self.config.prompt_progress,
             stream: self.config.stream,
             stream_options: self.config.stream.then_some(StreamOptions {
                 include_usage: true,

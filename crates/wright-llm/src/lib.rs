@@ -35,6 +35,7 @@ pub use names::closest_name;
 pub use types::ChatMessage;
 pub use types::ChatRequest;
 pub use types::FunctionCall;
+pub use types::PromptProgress;
 pub use types::Response;
 pub use types::StreamDelta;
 pub use types::TokenUsage;

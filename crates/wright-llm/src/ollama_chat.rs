@@ -288,7 +288,8 @@ mod tests {
         let usage = response.usage.unwrap();
         assert_eq!((usage.prompt_tokens, usage.completion_tokens), (120, 9));
         assert_eq!(usage.prompt_ms, Some(40.0));
-        assert_eq!(deltas, 3);
+        // Reasoning, text, the call's name, its arguments.
+        assert_eq!(deltas, 4);
         assert_eq!(
             NativeReader::default()
                 .chunk(r#"{"error":"model 'x' not found"}"#)

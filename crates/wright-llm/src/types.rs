@@ -19,6 +19,9 @@ pub struct ChatRequest<'a> {
     pub temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// llama.cpp: stream the progress of reading the prompt (`prompt_progress` chunks).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub return_progress: bool,
     /// Fields the user's profile adds to every request (`extra`).
     #[serde(flatten)]
     pub extra: &'a serde_json::Map<String, Value>,
@@ -91,11 +94,24 @@ pub enum StreamDelta {
     ToolCallStarted {
         name: String,
     },
+    /// A piece of a tool call's arguments.
+    ToolCallArguments(String),
+    /// How far the server has read the prompt (llama.cpp, asked with `return_progress`).
+    PromptProgress(PromptProgress),
     /// The request failed in a way that may pass and is being sent again.
     Retrying {
         attempt: u32,
         reason: String,
     },
+}
+
+/// llama.cpp's `prompt_progress`: of `total` prompt tokens, `cached` were in its cache and
+/// `processed` (cached ones included) are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PromptProgress {
+    pub total: u64,
+    pub cached: u64,
+    pub processed: u64,
 }
 
 /// A whole reply, streamed or not.

@@ -19,6 +19,10 @@ pub enum Reply {
     /// Waits this long before answering with the reply inside (a slow model, or time
     /// for a test to kill the agent while it waits).
     Delayed(std::time::Duration, Box<Reply>),
+    /// Reads the prompt for this long before the turn inside starts, as a CPU prefilling
+    /// a long prompt: the stream is open and silent, except that when emulating llama.cpp
+    /// and asked with `return_progress` it sends a `prompt_progress` chunk at each quarter.
+    Prefill(std::time::Duration, Box<Reply>),
     /// A streamed reply that stops after the first half of a tool call's arguments.
     CutMidCall { name: String, arguments: String },
     /// A streamed reply whose call stops half-way with `finish_reason: "length"`: the

@@ -354,6 +354,23 @@ async fn chat(
         Reply::Turn { text, calls, .. } => {
             Json(whole_reply(&text, &calls, prompt_tokens)).into_response()
         }
+        Reply::Prefill(time, inner) => match *inner {
+            Reply::Turn {
+                reasoning,
+                text,
+                calls,
+            } if stream => {
+                let progress = shared.style.llama_cpp
+                    && request.get("return_progress").and_then(Value::as_bool) == Some(true);
+                let chunks = turn_chunks(&reasoning, &text, &calls, &shared.style, prompt_tokens);
+                sse_after_prefill(time, progress.then_some(prompt_tokens), chunks)
+            }
+            Reply::Turn { text, calls, .. } => {
+                tokio::time::sleep(time).await;
+                Json(whole_reply(&text, &calls, prompt_tokens)).into_response()
+            }
+            _ => error(500, "the test script's Prefill must hold a turn"),
+        },
         Reply::Delayed(..) | Reply::Reacting(..) => error(500, "unreachable: unwrapped above"),
         Reply::HitTokenLimit { name, arguments } => {
             let half = &arguments[..arguments.len() / 2];
@@ -538,6 +555,44 @@ fn sse(chunks: Vec<Value>, cut: bool) -> Response {
         Err(std::io::Error::other("connection cut by the test script"))
     });
     let body = Body::from_stream(frames.chain(tail));
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body)
+        .unwrap_or_else(|_| error(500, "cannot build the SSE response"))
+}
+
+/// A stream that reads the prompt for `time` first: silent, or (llama.cpp asked for it)
+/// with a `prompt_progress` chunk at each quarter of a `total`-token prompt.
+fn sse_after_prefill(
+    time: std::time::Duration,
+    total: Option<u64>,
+    chunks: Vec<Value>,
+) -> Response {
+    let quarters: Vec<Option<Value>> = match total {
+        Some(total) => (1..=4u64)
+            .map(|k| {
+                Some(json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": "test-model",
+                    "choices": [{"index": 0, "delta": {"role": "assistant", "content": null}, "finish_reason": null}],
+                    "prompt_progress": {"total": total, "cache": 0, "processed": total * k / 4, "time_ms": (time.as_millis() as u64) * k / 4}}))
+            })
+            .collect(),
+        None => vec![None],
+    };
+    let pause = time / quarters.len() as u32;
+    let reading = futures_util::stream::iter(quarters).then(move |progress| async move {
+        tokio::time::sleep(pause).await;
+        Ok::<Bytes, std::io::Error>(match progress {
+            Some(chunk) => Bytes::from(format!("data: {chunk}\n\n")),
+            None => Bytes::new(),
+        })
+    });
+    let mut frames: Vec<Result<Bytes, std::io::Error>> = chunks
+        .into_iter()
+        .map(|c| Ok(Bytes::from(format!("data: {c}\n\n"))))
+        .collect();
+    frames.push(Ok(Bytes::from_static(b"data: [DONE]\n\n")));
+    let body = Body::from_stream(reading.chain(futures_util::stream::iter(frames)));
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .header(header::CACHE_CONTROL, "no-cache")

@@ -67,6 +67,10 @@ pub enum ToolError {
     Fatal(String),
 }
 
+/// Where a tool sends its output as it comes, for a person to watch (the result still
+/// comes whole at the end): raw bytes, which the receiver makes printable.
+pub type OutputSink = dyn Fn(&[u8]) + Send + Sync;
+
 /// A tool the model can call.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
@@ -85,4 +89,15 @@ pub trait Tool: Send + Sync {
     /// Told the model's context window in tokens (again whenever it changes), so what the
     /// tool shows stays a small share of it.
     fn fit_window(&self, _tokens: u64) {}
+
+    /// `run`, with what it prints sent to `output` as it comes (a command's output); most
+    /// tools print nothing and keep this default.
+    async fn run_watched(
+        &self,
+        arguments: &Value,
+        output: &OutputSink,
+    ) -> Result<ToolOutput, ToolError> {
+        let _ = output;
+        self.run(arguments).await
+    }
 }

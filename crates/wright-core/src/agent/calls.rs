@@ -60,10 +60,7 @@ impl Conversation {
                     );
                 match coerced {
                     Err(message) => Some(Err(ToolError::Model(message))),
-                    Ok(()) => tokio::select! {
-                        result = tool.run(&arguments) => Some(result),
-                        _ = cancel.cancelled() => None,
-                    },
+                    Ok(()) => run_watched(tool.as_ref(), &arguments, cancel, observer).await,
                 }
             }
         };
@@ -218,5 +215,28 @@ impl Conversation {
                 _ => None,
             })
             .unwrap_or_default()
+    }
+}
+
+/// Runs `tool`, handing what it prints to the observer as it comes; `None` when the run
+/// was cancelled first.
+async fn run_watched(
+    tool: &dyn wright_tools::Tool,
+    arguments: &Value,
+    cancel: &CancellationToken,
+    observer: &mut dyn Observer,
+) -> Option<Result<ToolOutput, ToolError>> {
+    let (sender, mut printed) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let sink = move |bytes: &[u8]| {
+        let _ = sender.send(bytes.to_vec());
+    };
+    let running = tool.run_watched(arguments, &sink);
+    tokio::pin!(running);
+    loop {
+        tokio::select! {
+            result = &mut running => return Some(result),
+            Some(bytes) = printed.recv() => observer.command_output(&bytes),
+            _ = cancel.cancelled() => return None,
+        }
     }
 }

@@ -7,6 +7,7 @@ use super::cgroup;
 use super::files;
 use super::limits;
 use super::namespaces;
+use super::policy::Level;
 use super::policy::Policy;
 use super::policy::Report;
 use super::syscalls;
@@ -95,6 +96,18 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         },
         capabilities,
         limits: limits_words,
+        level: Some(if isolated.own_root {
+            Level::OwnRoot
+        } else {
+            Level::LandlockOnly
+        }),
+        network_allowed: policy.network,
+        writable: policy
+            .read_write
+            .iter()
+            .filter(|p| !p.starts_with("/dev"))
+            .cloned()
+            .collect(),
     };
     if report_only {
         #[allow(clippy::disallowed_macros)]

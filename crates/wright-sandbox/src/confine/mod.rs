@@ -23,6 +23,7 @@ pub use cgroup::Cgroup;
 pub use launcher::launcher_main;
 pub use launcher::SANDBOX_EXEC_ARG;
 pub use policy::default_memory_limit;
+pub use policy::Level;
 pub use policy::Namespaces;
 pub use policy::Policy;
 pub use policy::Report;

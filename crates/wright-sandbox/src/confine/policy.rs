@@ -239,6 +239,28 @@ pub enum Namespaces {
     Off,
 }
 
+/// How commands are confined, in broad strokes (the words of `Report` say the rest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// A root of its own (mount namespace), Landlock and seccomp.
+    OwnRoot,
+    /// Landlock and seccomp on the host's file tree, no namespaces.
+    LandlockOnly,
+    /// A Docker container.
+    Docker,
+}
+
+impl Level {
+    pub fn words(self) -> &'static str {
+        match self {
+            Level::OwnRoot => "own root, Landlock, seccomp",
+            Level::LandlockOnly => "Landlock and seccomp, no namespaces",
+            Level::Docker => "Docker container",
+        }
+    }
+}
+
 /// What the launcher enforced, in words for the run's header and `wright doctor`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -249,9 +271,19 @@ pub struct Report {
     pub seccomp: String,
     pub capabilities: String,
     pub limits: String,
+    /// The level reached, for the one-line description.
+    #[serde(default)]
+    pub level: Option<Level>,
+    /// Whether the commands may open network sockets.
+    #[serde(default)]
+    pub network_allowed: bool,
+    /// What the commands may write (devices aside).
+    #[serde(default)]
+    pub writable: Vec<PathBuf>,
 }
 
 impl Report {
+    /// All of it, on one (long) line: `wright doctor`, and the header with `--verbose`.
     pub fn summary(&self) -> String {
         format!(
             "{}; files: {}; network: {}; syscalls: {}; capabilities: {}; limits: {}",

@@ -5,6 +5,7 @@
 
 use super::engine::refused;
 use super::Container;
+use crate::confine::Level;
 use crate::confine::Report;
 use crate::mode::SandboxError;
 use std::collections::HashMap;
@@ -99,6 +100,9 @@ pub(super) fn run(container: &Container) -> Result<Report, SandboxError> {
         },
         capabilities: format!("none (cap_drop ALL), no-new-privileges, {user}"),
         limits: format!("{memory}, {pids}, {fsize}, {} open files", one("nofile")),
+        level: Some(Level::Docker),
+        network_allowed: container.network,
+        writable: vec![container.workspace.clone()],
     })
 }
 

@@ -15,8 +15,10 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-/// Options every confined git gets: no hooks, no fsmonitor, no pager, no signing, and
-/// wright's identity for the commits it makes for the agent.
+/// Options every confined git gets: no hooks, no fsmonitor, no pager, no signing, names
+/// as they are (not octal escapes: `café.txt`, never `caf\303\251.txt`; the front end
+/// makes what it prints safe for a terminal), and wright's identity for the commits it
+/// makes for the agent.
 const HARDENED: &[&str] = &[
     "-c",
     "core.hooksPath=/dev/null",
@@ -24,6 +26,8 @@ const HARDENED: &[&str] = &[
     "core.fsmonitor=false",
     "-c",
     "core.pager=cat",
+    "-c",
+    "core.quotePath=false",
     "-c",
     "commit.gpgSign=false",
     "-c",

@@ -15,7 +15,8 @@ use std::process::Command;
 use std::process::Stdio;
 
 /// Options every host git gets: no fsmonitor program, no hooks (wright's own operations
-/// are not the user's commits), no pager, no prompt.
+/// are not the user's commits), no pager, no prompt, names as they are (not octal
+/// escapes; what is printed is made safe for a terminal by the front end).
 const HARDENED: &[&str] = &[
     "-c",
     "core.fsmonitor=false",
@@ -23,6 +24,8 @@ const HARDENED: &[&str] = &[
     "core.hooksPath=/dev/null",
     "-c",
     "core.pager=cat",
+    "-c",
+    "core.quotePath=false",
 ];
 
 /// A branch of the user's repository, as `UserRepo::branches_under` lists it.

@@ -13,6 +13,7 @@ use crate::scratch::Scratch;
 use crate::text::clean_terminal_output;
 use crate::text::ends_of_larger;
 use crate::text::head_and_tail;
+use crate::OutputSink;
 use crate::Tool;
 use crate::ToolError;
 use crate::ToolOutput;
@@ -122,6 +123,24 @@ impl Tool for TerminalTool {
     }
 
     async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError> {
+        self.run_with(arguments, None).await
+    }
+
+    async fn run_watched(
+        &self,
+        arguments: &Value,
+        output: &OutputSink,
+    ) -> Result<ToolOutput, ToolError> {
+        self.run_with(arguments, Some(output)).await
+    }
+}
+
+impl TerminalTool {
+    async fn run_with(
+        &self,
+        arguments: &Value,
+        output: Option<&OutputSink>,
+    ) -> Result<ToolOutput, ToolError> {
         let command = args::optional_str(arguments, "command")?.unwrap_or("");
         let is_input = args::optional_bool(arguments, "is_input")?.unwrap_or(false);
         let reset = args::optional_bool(arguments, "reset")?.unwrap_or(false);
@@ -153,7 +172,7 @@ impl Tool for TerminalTool {
                 ));
             };
             let bytes = keys(command);
-            let result = session.send_input(&bytes, timeout).await?;
+            let result = session.send_input(&bytes, timeout, output).await?;
             return self.report(&mut guard, result, timeout_secs, notes).await;
         }
         if command.trim().is_empty() {
@@ -168,12 +187,10 @@ impl Tool for TerminalTool {
             Some(session) => session,
             None => guard.insert(self.start().await?),
         };
-        let result = session.run(command, timeout).await?;
+        let result = session.run(command, timeout, output).await?;
         self.report(&mut guard, result, timeout_secs, notes).await
     }
-}
 
-impl TerminalTool {
     async fn report(
         &self,
         session: &mut Option<ShellSession>,

@@ -10,6 +10,7 @@ use super::collector::Collected;
 use super::collector::Collector;
 use super::waiting::group_waits_for_input;
 use crate::scratch::Scratch;
+use crate::OutputSink;
 use crate::ToolError;
 use crate::Workspace;
 use nix::sys::signal::Signal;
@@ -74,7 +75,7 @@ impl ShellSession {
         );
         session.write(init.as_bytes())?;
         session.busy = true;
-        let ready = session.wait(Duration::from_secs(10), false).await?;
+        let ready = session.wait(Duration::from_secs(10), false, None).await?;
         match ready.outcome {
             Outcome::Exited(_) => Ok(session),
             Outcome::WaitingForInput | Outcome::TimedOut | Outcome::ShellDied => {
@@ -100,10 +101,12 @@ impl ShellSession {
         std::fs::read_link(format!("/proc/{}/cwd", self.pty.pid()?)).ok()
     }
 
+    /// Runs `command`; what it prints also goes to `output` as it comes, when given.
     pub async fn run(
         &mut self,
         command: &str,
         timeout: Duration,
+        output: Option<&OutputSink>,
     ) -> Result<CommandResult, ToolError> {
         self.remove_command_file();
         let mut script = command.to_string();
@@ -126,7 +129,7 @@ impl ShellSession {
         self.command_file = Some(file.name);
         self.write(line.as_bytes())?;
         self.busy = true;
-        self.wait(timeout, true).await
+        self.wait(timeout, true, output).await
     }
 
     fn remove_command_file(&mut self) {
@@ -140,9 +143,10 @@ impl ShellSession {
         &mut self,
         bytes: &[u8],
         timeout: Duration,
+        output: Option<&OutputSink>,
     ) -> Result<CommandResult, ToolError> {
         self.write(bytes)?;
-        self.wait(timeout, true).await
+        self.wait(timeout, true, output).await
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), ToolError> {
@@ -155,6 +159,7 @@ impl ShellSession {
         &mut self,
         timeout: Duration,
         detect_input: bool,
+        output: Option<&OutputSink>,
     ) -> Result<CommandResult, ToolError> {
         let mut collector = Collector::new(self.scratch.clone());
         let deadline = Instant::now() + timeout;
@@ -168,6 +173,11 @@ impl ShellSession {
             match tokio::time::timeout(poll, self.pty.read()).await {
                 Ok(Some(chunk)) => {
                     last_output = Instant::now();
+                    // Raw, the prompt marker included: the watcher shows whole lines only,
+                    // and the marker ends no line.
+                    if let Some(output) = output {
+                        output(&chunk);
+                    }
                     if let Some(code) = self.take_chunk(&mut collector, &chunk)? {
                         break Outcome::Exited(code);
                     }
