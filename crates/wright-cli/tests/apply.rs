@@ -17,6 +17,9 @@ use wright_testkit::ScriptedServer;
 fn repository(dir: &Path) {
     std::fs::write(dir.join("a"), "one\n").unwrap();
     git(dir, &["init", "-q"]);
+    // The user's own identity: their merges are theirs.
+    git(dir, &["config", "user.name", "User"]);
+    git(dir, &["config", "user.email", "user@example.com"]);
     git(dir, &["add", "a"]);
     git(dir, &["commit", "-qm", "first"]);
 }

@@ -109,6 +109,12 @@ async fn what_does_not_fit_is_named_with_its_size_and_the_fix() {
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_eq!(server.chat_requests().len(), 1);
     assert_eq!(server.summaries(), 0);
+    // The step that was never sent is not counted.
+    assert!(
+        stdout(&output).contains("· 1 step ·"),
+        "{}",
+        stdout(&output)
+    );
     assert_eq!(crate::common::last_state(&h.events()), "state:stopped");
     let out = stdout(&output);
     let needs = out

@@ -496,6 +496,8 @@ impl Conversation {
                     }
                     Condensed::TooBig(why) => {
                         let reason = too_big_reason(&why, window, reserve);
+                        // No request was sent: the step did not happen.
+                        self.totals.steps = step - 1;
                         return self
                             .end(observer, AgentState::Stopped, reason, None)
                             .map(StepEnd::done);
@@ -503,6 +505,7 @@ impl Conversation {
                 }
                 if self.condensation_loop() {
                     let reason = "stuck: the history had to be condensed at every step; the steps themselves are too large for the context window. Use a model server with a larger window (or a model made for one), or give a narrower task".to_string();
+                    self.totals.steps = step - 1;
                     return self
                         .end(observer, AgentState::Stuck, reason, None)
                         .map(StepEnd::done);
@@ -512,6 +515,7 @@ impl Conversation {
                 let reason = format!(
                     "the next request needs about {needed} tokens, more than the {ceiling} a request may use in the {window}-token context window ({reserve} kept for the reply); wright does not send what the server would cut. {LARGER_WINDOW}"
                 );
+                self.totals.steps = step - 1;
                 return self
                     .end(observer, AgentState::Stopped, reason, None)
                     .map(StepEnd::done);

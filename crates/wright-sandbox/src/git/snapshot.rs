@@ -75,6 +75,11 @@ impl UserRepo {
             let child = self
                 .command()
                 .env("GIT_INDEX_FILE", &index)
+                // wright makes this commit, whether or not the user has an identity set.
+                .env("GIT_AUTHOR_NAME", "wright")
+                .env("GIT_AUTHOR_EMAIL", "wright@localhost")
+                .env("GIT_COMMITTER_NAME", "wright")
+                .env("GIT_COMMITTER_EMAIL", "wright@localhost")
                 .args(args)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
