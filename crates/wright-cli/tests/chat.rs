@@ -26,29 +26,12 @@ async fn turns_and_slash_commands() {
     ])
     .await
     .unwrap();
-    let url = server.url();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
-        .args(["chat", "--base-url", &url, "--model", "test-model"])
-        .current_dir(h.repo())
-        .env("XDG_DATA_HOME", h.data.path())
-        .env("XDG_CACHE_HOME", h.data.path().join("cache"))
-        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(b"write hello in notes.txt\n/diff\n/undo\n/cost\nwhat is 2+2?\n/resume nope\n/bogus\n/exit\n")
-        .await
-        .unwrap();
-    drop(stdin);
-    let output = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let output = h
+        .chat_with_input(
+            &server.url(),
+            b"write hello in notes.txt\n/diff\n/undo\n/cost\nwhat is 2+2?\n/resume nope\n/bogus\n/exit\n",
+        )
+        .await;
     assert!(output.status.success(), "{}", stderr(&output));
     let out = stdout(&output);
     // /diff shows new files whole.
@@ -88,14 +71,10 @@ async fn ctrl_c_in_a_terminal_stops_the_step_not_the_chat() {
     .unwrap();
     // Under bash whatever the user's login shell: dash, not waiting cooperatively, would
     // die of the Ctrl-C meant for wright once wright exits.
-    let command = format!(
-        "exec bash -c 'cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache XDG_CONFIG_HOME={}/config {} chat --base-url {} --model test-model; echo CHAT-EXIT-$?; sleep 30'",
-        h.repo().display(),
-        h.data.path().display(),
-        h.data.path().display(),
-        h.data.path().display(),
-        env!("CARGO_BIN_EXE_wright"),
-        server.url()
+    let command = h.terminal_command(
+        &format!("chat --base-url {} --model test-model", server.url()),
+        "CHAT",
+        30,
     );
     let Some(terminal) = Terminal::start("chat-ctrl-c", &command) else {
         return;
@@ -170,29 +149,6 @@ async fn profile_switches_server_and_model_mid_chat() {
         .contains("From one."));
 }
 
-/// `wright chat` in the harness's repository, fed `input`; its output.
-async fn chat_with(h: &Harness, url: &str, input: &[u8]) -> std::process::Output {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
-        .args(["chat", "--base-url", url, "--model", "test-model"])
-        .current_dir(h.repo())
-        .env("XDG_DATA_HOME", h.data.path())
-        .env("XDG_CACHE_HOME", h.data.path().join("cache"))
-        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input).await.unwrap();
-    drop(stdin);
-    tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap()
-}
-
 /// `/cost` after `/resume` counts what the conversation used before: its steps and its
 /// model time, as the log has them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -219,7 +175,9 @@ async fn cost_after_resume_counts_the_earlier_steps() {
             model_ms += usage.prefill_ms.unwrap() + usage.generation_ms.unwrap();
         }
     }
-    let output = chat_with(&h, &url, format!("/resume {id}\n/cost\n/exit\n").as_bytes()).await;
+    let output = h
+        .chat_with_input(&url, format!("/resume {id}\n/cost\n/exit\n").as_bytes())
+        .await;
     let out = stdout(&output);
     assert!(out.contains(&format!("back in conversation {id}")), "{out}");
     assert!(
@@ -253,7 +211,7 @@ async fn undo_takes_the_review_back_too() {
         } else {
             b"add test_more.py\n/exit\n"
         };
-        let output = chat_with(&h, &server.url(), input).await;
+        let output = h.chat_with_input(&server.url(), input).await;
         assert!(output.status.success(), "{}", stderr(&output));
         let out = stdout(&output);
         assert!(out.contains("the test file is wanted"), "{out}");

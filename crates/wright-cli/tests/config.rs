@@ -425,14 +425,13 @@ async fn in_a_terminal_the_repository_file_is_shown_and_asked_about_once() {
         .await
         .unwrap();
     let command = |answer_label: &str| {
-        format!(
-            "exec bash -c 'cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache XDG_CONFIG_HOME={}/config {} run --base-url {} --model test-model \"say hello\" </dev/tty; echo {answer_label}-EXIT-$?; sleep 30'",
-            h.repo().display(),
-            h.data.path().display(),
-            h.data.path().display(),
-            h.data.path().display(),
-            env!("CARGO_BIN_EXE_wright"),
-            server.url()
+        h.terminal_command(
+            &format!(
+                "run --base-url {} --model test-model \"say hello\" </dev/tty",
+                server.url()
+            ),
+            answer_label,
+            30,
         )
     };
     let Some(terminal) = crate::common::terminal::Terminal::start("consent-no", &command("NO"))

@@ -202,14 +202,13 @@ async fn a_live_line_shows_the_model_reading_and_the_command_printing() {
     let server = ScriptedServer::start_with(slow_script(), llama_cpp())
         .await
         .unwrap();
-    let command = format!(
-        "exec bash -c 'cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache XDG_CONFIG_HOME={}/config {} run --base-url {} --model test-model \"be slow\"; echo LIVE-EXIT-$?; sleep 60'",
-        h.repo().display(),
-        h.data.path().display(),
-        h.data.path().display(),
-        h.data.path().display(),
-        env!("CARGO_BIN_EXE_wright"),
-        server.url()
+    let command = h.terminal_command(
+        &format!(
+            "run --base-url {} --model test-model \"be slow\"",
+            server.url()
+        ),
+        "LIVE",
+        60,
     );
     let Some(terminal) = crate::common::terminal::Terminal::start("live-line", &command) else {
         return;

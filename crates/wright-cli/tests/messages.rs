@@ -6,9 +6,7 @@ use crate::common::stderr;
 use crate::common::stdout;
 use crate::common::Harness;
 use serde_json::json;
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
 use wright_testkit::failing_python_repo;
 use wright_testkit::reply;
 use wright_testkit::Reply;
@@ -142,29 +140,9 @@ async fn chat_words_the_fix_as_a_chat_command() {
     let h = Harness::new();
     failing_python_repo(h.repo());
     let server = ScriptedServer::start(vec![]).await.unwrap();
-    let url = server.url();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
-        .args(["chat", "--base-url", &url, "--model", "test-model"])
-        .current_dir(h.repo())
-        .env("XDG_DATA_HOME", h.data.path())
-        .env("XDG_CACHE_HOME", h.data.path().join("cache"))
-        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(b"/model test-modle\n/exit\n")
-        .await
-        .unwrap();
-    drop(stdin);
-    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let output = h
+        .chat_with_input(&server.url(), b"/model test-modle\n/exit\n")
+        .await;
     let out = stdout(&output);
     assert!(
         out.contains("model 'test-modle' not found")

@@ -124,14 +124,13 @@ async fn in_a_terminal_wright_asks_whether_to_give_them() {
     let h = Harness::new();
     repository_with_work(h.repo());
     let server = ScriptedServer::start(script()).await.unwrap();
-    let command = format!(
-        "exec bash -c 'cd {} && XDG_DATA_HOME={} XDG_CACHE_HOME={}/cache XDG_CONFIG_HOME={}/config {} run --base-url {} --model test-model \"add a line\" </dev/tty; echo RUN-EXIT-$?; sleep 30'",
-        h.repo().display(),
-        h.data.path().display(),
-        h.data.path().display(),
-        h.data.path().display(),
-        env!("CARGO_BIN_EXE_wright"),
-        server.url()
+    let command = h.terminal_command(
+        &format!(
+            "run --base-url {} --model test-model \"add a line\" </dev/tty",
+            server.url()
+        ),
+        "RUN",
+        30,
     );
     let Some(terminal) = crate::common::terminal::Terminal::start("uncommitted", &command) else {
         return;

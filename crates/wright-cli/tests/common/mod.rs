@@ -110,6 +110,46 @@ sys.exit(code if code >= 0 else 128 - code)";
         self.wright(&args, &[]).await
     }
 
+    /// A shell command line for a terminal (tmux) that runs `wright ARGS` (shell words,
+    /// quoted by the caller) in the repository with this harness's directories, then
+    /// prints `LABEL-EXIT-<status>` and lingers `linger` seconds so the screen can be read.
+    /// Under bash whatever the login shell: dash, not waiting cooperatively, would die of a
+    /// Ctrl-C meant for wright once wright exits.
+    pub fn terminal_command(&self, args: &str, label: &str, linger: u32) -> String {
+        let data = self.data.path().display();
+        format!(
+            "exec bash -c 'cd {} && XDG_DATA_HOME={data} XDG_CACHE_HOME={data}/cache XDG_CONFIG_HOME={data}/config {} {args}; echo {label}-EXIT-$?; sleep {linger}'",
+            self.repo.path().display(),
+            env!("CARGO_BIN_EXE_wright"),
+        )
+    }
+
+    /// `wright chat` on `url` with `input` typed on its stdin (a pipe), to its end.
+    pub async fn chat_with_input(&self, url: &str, input: &[u8]) -> Output {
+        use tokio::io::AsyncWriteExt;
+        let mut command = self.command(
+            env!("CARGO_BIN_EXE_wright"),
+            &["chat", "--base-url", url, "--model", "test-model"],
+            &[],
+        );
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("cannot start wright");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input).await.unwrap();
+        drop(stdin);
+        tokio::time::timeout(
+            std::time::Duration::from_secs(120),
+            child.wait_with_output(),
+        )
+        .await
+        .expect("wright did not finish within 120 s")
+        .unwrap()
+    }
+
     /// The one conversation's log file.
     pub fn log_path(&self) -> PathBuf {
         let dir = self.data.path().join("wright/conversations");
