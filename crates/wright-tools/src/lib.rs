@@ -13,6 +13,7 @@ mod args;
 mod file_editor;
 mod finish;
 mod foreign;
+pub mod map;
 mod registry;
 mod scratch;
 mod snapshot;
