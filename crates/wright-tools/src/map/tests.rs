@@ -80,6 +80,8 @@ abc1234 Add the exporter"
 }
 
 #[test]
+// The measurement is printed for people (`-- --nocapture`); no terminal is involved.
+#[allow(clippy::disallowed_macros)]
 fn a_repository_of_a_thousand_files_fits_the_budget_and_its_parts_are_measured() {
     let files = generated(1000);
     let refs: Vec<&str> = files.iter().map(String::as_str).collect();
