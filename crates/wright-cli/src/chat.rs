@@ -43,6 +43,8 @@ const HELP: &str = "Type a task or a question. /diff shows the changes, /undo re
 struct Chat {
     conversation: Conversation,
     tool_calling: ToolCalling,
+    /// The workspace map, made at the start of the chat.
+    map: Option<String>,
     window: Option<u64>,
     inspector: Option<GitInspector>,
     settings: SessionSettings,
@@ -71,6 +73,7 @@ impl Chat {
             tools.toolbox.clone(),
             chat_system_prompt(&root),
             self.tool_calling,
+            self.map.clone(),
         )?;
         configure(
             &mut conversation,
@@ -103,6 +106,9 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     // checkout's; a conversation switched to later has its own lock too.
     let root = tools.workspace.root().display().to_string();
     let inspector = tools.inspector(&working_copy);
+    // Made once, before the agent's first step; a conversation started later in this
+    // chat gets the same map.
+    let map = working_copy.workspace_map(settings.values.map, &tools.workspace);
     let conversation = Conversation::create(
         &id,
         &conversation_dir.join("events.jsonl"),
@@ -111,10 +117,12 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         tools.toolbox.clone(),
         chat_system_prompt(&root),
         tool_calling,
+        map.clone(),
     )?;
     let mut chat = Chat {
         conversation,
         tool_calling,
+        map,
         window: window.tokens,
         inspector,
         settings,

@@ -43,6 +43,8 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         ..
     } = &session;
     let root = tools.workspace.root().display().to_string();
+    // Before the agent's first step, from what the user gave it.
+    let map = working_copy.workspace_map(settings.values.map, &tools.workspace);
     let mut conversation = Conversation::create(
         id,
         &conversation_dir.join("events.jsonl"),
@@ -51,6 +53,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         tools.toolbox.clone(),
         system_prompt(&root),
         *tool_calling,
+        map,
     )?;
     configure(
         &mut conversation,

@@ -23,6 +23,7 @@ mod housekeeping;
 mod input;
 mod life;
 mod lifecycle;
+mod map;
 mod messages;
 mod ollama;
 mod outcomes;

@@ -240,6 +240,7 @@ impl Conversation {
         tools: Toolbox,
         system_prompt: String,
         tool_calling: ToolCalling,
+        workspace_map: Option<String>,
     ) -> Result<Self, StoreError> {
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
@@ -260,6 +261,7 @@ impl Conversation {
                 tool_calling,
                 forked_from: None,
                 destination: Some(wright_llm::destination(&client.config().base_url)),
+                workspace_map,
             }),
         )?;
         Ok(Self::assemble(
