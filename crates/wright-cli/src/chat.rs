@@ -71,9 +71,11 @@ impl Chat {
             &root,
             client,
             tools.toolbox.clone(),
-            chat_system_prompt(&root),
+            wright_core::Opening {
+                system_prompt: chat_system_prompt(&root),
+                workspace_map: self.map.clone(),
+            },
             self.tool_calling,
-            self.map.clone(),
         )?;
         configure(
             &mut conversation,
@@ -115,9 +117,11 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         &root,
         client.clone(),
         tools.toolbox.clone(),
-        chat_system_prompt(&root),
+        wright_core::Opening {
+            system_prompt: chat_system_prompt(&root),
+            workspace_map: map.clone(),
+        },
         tool_calling,
-        map.clone(),
     )?;
     let mut chat = Chat {
         conversation,

@@ -11,6 +11,7 @@ use anyhow::Result;
 use clap::Args;
 use wright_core::system_prompt;
 use wright_core::Conversation;
+use wright_core::Opening;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -51,9 +52,11 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         &root,
         client.clone(),
         tools.toolbox.clone(),
-        system_prompt(&root),
+        Opening {
+            system_prompt: system_prompt(&root),
+            workspace_map: map,
+        },
         *tool_calling,
-        map,
     )?;
     configure(
         &mut conversation,

@@ -121,6 +121,14 @@ pub struct Outcome {
     pub remedy: Option<wright_llm::Remedy>,
 }
 
+/// What a new conversation starts with before the user's first message: the system
+/// prompt, and the workspace map that heads the first user message.
+#[derive(Debug, Clone, Default)]
+pub struct Opening {
+    pub system_prompt: String,
+    pub workspace_map: Option<String>,
+}
+
 pub struct Conversation {
     id: String,
     log: EventLog,
@@ -238,10 +246,13 @@ impl Conversation {
         workspace: &str,
         client: Client,
         tools: Toolbox,
-        system_prompt: String,
+        opening: Opening,
         tool_calling: ToolCalling,
-        workspace_map: Option<String>,
     ) -> Result<Self, StoreError> {
+        let Opening {
+            system_prompt,
+            workspace_map,
+        } = opening;
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
         let (system_prompt, request_tools) = match tool_calling {
