@@ -10,6 +10,7 @@
 //! cannot (the terminal cannot start, the disk is full) stops the turn.
 
 mod args;
+pub mod failure;
 mod file_editor;
 mod finish;
 mod foreign;
