@@ -84,6 +84,7 @@ impl Chat {
             &self.inspector,
         );
         conversation.add_step_guard(tools.disk_guard(self.settings.values.max_disk));
+        conversation.set_workspace(tools.workspace.clone());
         Ok((conversation, lock))
     }
 }
@@ -141,6 +142,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     );
     chat.conversation
         .add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
+    chat.conversation.set_workspace(tools.workspace.clone());
     print_header(
         &id,
         &client,
@@ -259,6 +261,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                     Ok((mut resumed, lock)) => {
                         configure(&mut resumed, chat.window, &chat.settings, &chat.inspector);
                         resumed.add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
+                        resumed.set_workspace(tools.workspace.clone());
                         chat.conversation = resumed;
                         chat.lock = lock;
                         say!("back in conversation {}", chat.conversation.id());

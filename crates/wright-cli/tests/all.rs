@@ -15,6 +15,7 @@ mod docker;
 mod doctor;
 mod e2e_fix;
 mod egress;
+mod failures;
 mod faults;
 mod fork;
 mod history;

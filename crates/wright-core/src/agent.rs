@@ -171,6 +171,8 @@ pub struct Conversation {
     told_to_act: bool,
     /// The model's prices, for the cost of each request and `max_cost`.
     price: Option<wright_protocol::Price>,
+    /// The workspace, for quoting the lines a failure names when the model loops.
+    pub(crate) workspace: Option<wright_tools::Workspace>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -318,6 +320,7 @@ impl Conversation {
             told_to_act: false,
             reviewed: false,
             last_review: None,
+            workspace: None,
         }
     }
 
