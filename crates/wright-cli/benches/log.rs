@@ -34,6 +34,7 @@ async fn main() {
             tools: vec![json!({"type": "function", "function": {"name": "terminal"}})],
             tool_calling: ToolCalling::Native,
             forked_from: None,
+            workspace_map: None,
             destination: None,
         }),
     )

@@ -43,6 +43,8 @@ const HELP: &str = "Type a task or a question. /diff shows the changes, /undo re
 struct Chat {
     conversation: Conversation,
     tool_calling: ToolCalling,
+    /// The workspace map, made at the start of the chat.
+    map: Option<String>,
     window: Option<u64>,
     inspector: Option<GitInspector>,
     settings: SessionSettings,
@@ -69,7 +71,10 @@ impl Chat {
             &root,
             client,
             tools.toolbox.clone(),
-            chat_system_prompt(&root),
+            wright_core::Opening {
+                system_prompt: chat_system_prompt(&root),
+                workspace_map: self.map.clone(),
+            },
             self.tool_calling,
         )?;
         configure(
@@ -79,6 +84,7 @@ impl Chat {
             &self.inspector,
         );
         conversation.add_step_guard(tools.disk_guard(self.settings.values.max_disk));
+        conversation.set_workspace(tools.workspace.clone());
         Ok((conversation, lock))
     }
 }
@@ -103,18 +109,25 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     // checkout's; a conversation switched to later has its own lock too.
     let root = tools.workspace.root().display().to_string();
     let inspector = tools.inspector(&working_copy);
+    // Made once, before the agent's first step; a conversation started later in this
+    // chat gets the same map.
+    let map = working_copy.workspace_map(settings.values.map, &tools.workspace);
     let conversation = Conversation::create(
         &id,
         &conversation_dir.join("events.jsonl"),
         &root,
         client.clone(),
         tools.toolbox.clone(),
-        chat_system_prompt(&root),
+        wright_core::Opening {
+            system_prompt: chat_system_prompt(&root),
+            workspace_map: map.clone(),
+        },
         tool_calling,
     )?;
     let mut chat = Chat {
         conversation,
         tool_calling,
+        map,
         window: window.tokens,
         inspector,
         settings,
@@ -129,6 +142,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     );
     chat.conversation
         .add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
+    chat.conversation.set_workspace(tools.workspace.clone());
     print_header(
         &id,
         &client,
@@ -247,6 +261,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                     Ok((mut resumed, lock)) => {
                         configure(&mut resumed, chat.window, &chat.settings, &chat.inspector);
                         resumed.add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
+                        resumed.set_workspace(tools.workspace.clone());
                         chat.conversation = resumed;
                         chat.lock = lock;
                         say!("back in conversation {}", chat.conversation.id());

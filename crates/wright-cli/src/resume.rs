@@ -95,6 +95,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         &tools.inspector(&working_copy),
     );
     conversation.add_step_guard(tools.disk_guard(settings.values.max_disk));
+    conversation.set_workspace(tools.workspace.clone());
     // Not a chat: only `finish` says the task is done.
     conversation.set_require_finish(true);
     if !settings.json {

@@ -11,6 +11,7 @@ use anyhow::Result;
 use clap::Args;
 use wright_core::system_prompt;
 use wright_core::Conversation;
+use wright_core::Opening;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -43,13 +44,18 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         ..
     } = &session;
     let root = tools.workspace.root().display().to_string();
+    // Before the agent's first step, from what the user gave it.
+    let map = working_copy.workspace_map(settings.values.map, &tools.workspace);
     let mut conversation = Conversation::create(
         id,
         &conversation_dir.join("events.jsonl"),
         &root,
         client.clone(),
         tools.toolbox.clone(),
-        system_prompt(&root),
+        Opening {
+            system_prompt: system_prompt(&root),
+            workspace_map: map,
+        },
         *tool_calling,
     )?;
     configure(
@@ -59,6 +65,7 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         &tools.inspector(working_copy),
     );
     conversation.add_step_guard(tools.disk_guard(settings.values.max_disk));
+    conversation.set_workspace(tools.workspace.clone());
     // Not a chat: only `finish` says the task is done.
     conversation.set_require_finish(true);
     if !settings.json {

@@ -97,6 +97,10 @@ pub struct CommonArgs {
     /// (tools described in the prompt, calls read from the reply).
     #[arg(long)]
     pub tool_calling: Option<String>,
+    /// A map of the workspace (its files, languages, test and build commands, recent
+    /// commits) at the head of a new conversation's first message: on or off (default on).
+    #[arg(long, value_name = "on|off")]
+    pub map: Option<String>,
     /// Never send more than this many tokens, even if the server's window is larger.
     #[arg(long, allow_negative_numbers = true)]
     pub context_window: Option<i64>,
@@ -184,6 +188,7 @@ impl CommonArgs {
             ),
             ("sandbox.max_disk", int(self.max_disk), "--max-disk"),
             ("tool_calling", text(&self.tool_calling), "--tool-calling"),
+            ("map", text(&self.map), "--map"),
             (
                 "context_window",
                 int(self.context_window),

@@ -85,10 +85,13 @@ async fn fixes_the_failing_test_with_calls_written_as_text() {
         .unwrap()
         .contains("```json\n{\"name\": \"terminal\""));
     assert_eq!(messages[3]["role"], "user");
-    assert!(messages[3]["content"]
-        .as_str()
-        .unwrap()
-        .starts_with("<tool_response name=\"terminal\">\nF\n"));
+    // A failing test's output starts with where it failed in the workspace.
+    let results = messages[3]["content"].as_str().unwrap();
+    assert!(
+        results.starts_with("<tool_response name=\"terminal\">\n[It failed at ")
+            && results.contains("]\nF\n"),
+        "{results}"
+    );
     for pair in requests.windows(2) {
         let previous = &pair[0].body;
         assert!(pair[1].body.starts_with(&previous[..previous.len() - 2]));

@@ -121,6 +121,14 @@ pub struct Outcome {
     pub remedy: Option<wright_llm::Remedy>,
 }
 
+/// What a new conversation starts with before the user's first message: the system
+/// prompt, and the workspace map that heads the first user message.
+#[derive(Debug, Clone, Default)]
+pub struct Opening {
+    pub system_prompt: String,
+    pub workspace_map: Option<String>,
+}
+
 pub struct Conversation {
     id: String,
     log: EventLog,
@@ -163,6 +171,8 @@ pub struct Conversation {
     told_to_act: bool,
     /// The model's prices, for the cost of each request and `max_cost`.
     price: Option<wright_protocol::Price>,
+    /// The workspace, for quoting the lines a failure names when the model loops.
+    pub(crate) workspace: Option<wright_tools::Workspace>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -238,9 +248,13 @@ impl Conversation {
         workspace: &str,
         client: Client,
         tools: Toolbox,
-        system_prompt: String,
+        opening: Opening,
         tool_calling: ToolCalling,
     ) -> Result<Self, StoreError> {
+        let Opening {
+            system_prompt,
+            workspace_map,
+        } = opening;
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
         let (system_prompt, request_tools) = match tool_calling {
@@ -260,6 +274,7 @@ impl Conversation {
                 tool_calling,
                 forked_from: None,
                 destination: Some(wright_llm::destination(&client.config().base_url)),
+                workspace_map,
             }),
         )?;
         Ok(Self::assemble(
@@ -305,6 +320,7 @@ impl Conversation {
             told_to_act: false,
             reviewed: false,
             last_review: None,
+            workspace: None,
         }
     }
 

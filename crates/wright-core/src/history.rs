@@ -12,6 +12,9 @@ use wright_protocol::EventBody;
 use wright_protocol::Source;
 use wright_protocol::ToolCalling;
 
+/// The line between the workspace map and the user's own words.
+pub const MAP_END: &str = "# Task";
+
 /// Observations the condenser masked keep this many lines at each end.
 const MASK_KEEP_LINES: usize = 6;
 /// Each kept line is cut at this many characters (a minified file has long lines).
@@ -108,6 +111,12 @@ fn render_view<'a>(
         })
         .unwrap_or_default();
     let mut summary = summary;
+    // The workspace map goes at the head of the first user message: made once, before
+    // the first step, it is part of the prefix every later request extends.
+    let mut map = events.clone().find_map(|e| match &e.body {
+        EventBody::Start(start) => start.workspace_map.clone(),
+        _ => None,
+    });
     let mut messages = Vec::new();
     // The step whose assistant turn is open, and where that turn is in `messages`.
     let mut open: Option<(u32, usize)> = None;
@@ -152,6 +161,15 @@ fn render_view<'a>(
                         other => {
                             summary = other;
                             text.clone()
+                        }
+                    };
+                    let content = match map.take() {
+                        Some(map) if event.source == Source::User => {
+                            format!("{map}\n\n{MAP_END}\n{content}")
+                        }
+                        other => {
+                            map = other;
+                            content
                         }
                     };
                     messages.push(ChatMessage::User { content });
@@ -288,6 +306,7 @@ mod tests {
                     tools: vec![],
                     tool_calling: ToolCalling::Native,
                     forked_from: None,
+                    workspace_map: None,
                     destination: None,
                 }),
             ),
@@ -379,6 +398,64 @@ mod tests {
                     content: "ERROR: bad json".into()
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn the_map_heads_the_first_user_message_only() {
+        let start = |map: Option<&str>| {
+            event(
+                0,
+                Source::Environment,
+                EventBody::Start(Start {
+                    version: 3,
+                    conversation: "c".into(),
+                    workspace: "/w".into(),
+                    model: "m".into(),
+                    base_url: "u".into(),
+                    system_prompt: "sys".into(),
+                    tools: vec![],
+                    tool_calling: ToolCalling::Native,
+                    forked_from: None,
+                    destination: None,
+                    workspace_map: map.map(str::to_string),
+                }),
+            )
+        };
+        let said = |id, text: &str| {
+            event(
+                id,
+                Source::User,
+                EventBody::Message {
+                    text: text.into(),
+                    step: None,
+                    reasoning: None,
+                    raw: None,
+                },
+            )
+        };
+        let rendered = render_history(&[
+            start(Some("# Workspace map\nFiles")),
+            said(1, "fix it"),
+            said(2, "and this"),
+        ]);
+        assert_eq!(
+            rendered[1..],
+            [
+                ChatMessage::User {
+                    content: "# Workspace map\nFiles\n\n# Task\nfix it".into()
+                },
+                ChatMessage::User {
+                    content: "and this".into()
+                },
+            ]
+        );
+        let without = render_history(&[start(None), said(1, "fix it")]);
+        assert_eq!(
+            without[1],
+            ChatMessage::User {
+                content: "fix it".into()
+            }
         );
     }
 }

@@ -21,6 +21,7 @@ mod stuck;
 pub use agent::Conversation;
 pub use agent::Limits;
 pub use agent::Observer;
+pub use agent::Opening;
 pub use agent::Outcome;
 pub use agent::StepGuard;
 pub use agent::Totals;

@@ -133,6 +133,34 @@ pub fn detect(events: &[Event]) -> Option<Pattern> {
     None
 }
 
+/// Steps looked back at for the failure a nudge points at.
+const FAILURE_LOOKBACK: usize = 2 * REPEATS;
+
+/// The concrete next step after a loop over a failure: the workspace file and line the
+/// last failing result names (a traceback's innermost frame, a compiler error), with
+/// those lines quoted; `None` when the recent results name no such place.
+pub fn next_step(events: &[Event], workspace: &wright_tools::Workspace) -> Option<String> {
+    let observations = events.iter().rev().filter_map(|event| match &event.body {
+        EventBody::Observation {
+            output,
+            is_error,
+            exit_code,
+            ..
+        } => Some((output, *is_error || exit_code.is_some_and(|code| code != 0))),
+        _ => None,
+    });
+    let (_, place) = observations
+        .take(FAILURE_LOOKBACK)
+        .filter(|(_, failed)| *failed)
+        .find_map(|(output, _)| wright_tools::failure::places(output, workspace).pop())?;
+    let quoted = wright_tools::failure::quote(workspace, &place, 2)?;
+    Some(format!(
+        "The last failure points at {path} line {line}:\n{quoted}\nNext: view {path} around line {line} (file_editor view), fix the cause there, then run the failing command once more.",
+        path = place.path,
+        line = place.line,
+    ))
+}
+
 fn clip(text: &str) -> String {
     match text.char_indices().nth(160) {
         Some((at, _)) => format!("{}…", &text[..at]),

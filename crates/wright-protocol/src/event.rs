@@ -273,6 +273,10 @@ pub struct Start {
     /// Where the model's requests go (version 2 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destination: Option<Destination>,
+    /// The workspace map made before the first step, sent at the head of the first user
+    /// message (absent with `--map off`, and in logs before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_map: Option<String>,
 }
 
 /// What a model's tokens cost, per million, for a spending cap.

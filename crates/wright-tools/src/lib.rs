@@ -10,9 +10,11 @@
 //! cannot (the terminal cannot start, the disk is full) stops the turn.
 
 mod args;
+pub mod failure;
 mod file_editor;
 mod finish;
 mod foreign;
+pub mod map;
 mod registry;
 mod scratch;
 mod snapshot;

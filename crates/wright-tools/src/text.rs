@@ -82,6 +82,19 @@ pub fn head_and_tail(text: &str, head: usize, tail: usize, note: &str) -> String
     )
 }
 
+/// Like `head_and_tail`, for a command that failed: the tail comes first, since the
+/// failure is at the end of the output and a small model reads the first lines most.
+pub fn tail_first(text: &str, head: usize, tail: usize, note: &str) -> String {
+    let Some((start, omitted, end)) = split_ends(text, head, tail) else {
+        return text.to_string();
+    };
+    format!(
+        "[The end of the output first:]\n{end}\n[... {} ({}) omitted{note}; the beginning of the output: ...]\n{start}",
+        count(omitted.chars().count() as u64, "character"),
+        count(omitted.matches('\n').count() as u64, "line"),
+    )
+}
+
 /// Like `head_and_tail` for a `text` that is itself only the two ends of a larger whole:
 /// what is omitted cannot be counted from it, so `whole` says what the whole was.
 pub fn ends_of_larger(text: &str, head: usize, tail: usize, whole: &str) -> String {

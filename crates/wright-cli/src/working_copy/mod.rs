@@ -14,6 +14,7 @@
 mod direct;
 mod finish;
 mod git_entries;
+mod map;
 mod message;
 mod record;
 pub mod status;

@@ -188,12 +188,18 @@ impl Conversation {
                 .end(observer, AgentState::Stuck, reason, None)
                 .map(StepEnd::done);
         }
+        let next = self
+            .workspace
+            .as_ref()
+            .and_then(|workspace| stuck::next_step(self.log.events(), workspace))
+            .map(|next| format!("\n{next}"))
+            .unwrap_or_default();
         self.append(
             observer,
             Source::Environment,
             EventBody::Message {
                 text: format!(
-                    "You are going in circles: {}. Do not repeat it. Read the last result again, then try something different: another command, another file, another hypothesis.",
+                    "You are going in circles: {}. Do not repeat it. Read the last result again, then try something different: another command, another file, another hypothesis.{next}",
                     pattern.describe()
                 ),
                 step: Some(step),

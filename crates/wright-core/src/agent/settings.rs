@@ -36,6 +36,12 @@ impl Conversation {
         self.inspector = Some(inspector);
     }
 
+    /// The workspace whose files a failure names: a loop over a failure is then met with
+    /// the lines it points at.
+    pub fn set_workspace(&mut self, workspace: wright_tools::Workspace) {
+        self.workspace = Some(workspace);
+    }
+
     /// Counts what each request costs at `price` (and stops at `Limits::max_cost`).
     pub fn set_price(&mut self, price: Option<wright_protocol::Price>) {
         self.price = price;

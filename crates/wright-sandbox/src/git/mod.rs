@@ -13,11 +13,13 @@
 //!   all — confined, and can neither hang nor swell wright.
 
 mod agent;
+mod listing;
 mod snapshot;
 mod user;
 
 pub use agent::AgentRepo;
 pub use agent::AsideCommit;
+pub use listing::Listing;
 pub use snapshot::Snapshot;
 pub use user::BranchTip;
 pub use user::UserRepo;

@@ -77,7 +77,11 @@ impl UserRepo {
     }
 
     /// `git ARGS` on pipes, its output read as it comes.
-    fn spawn(&self, args: &[&str], stdin: Stdio) -> Result<std::process::Child, GitError> {
+    pub(super) fn spawn(
+        &self,
+        args: &[&str],
+        stdin: Stdio,
+    ) -> Result<std::process::Child, GitError> {
         self.command()
             .args(args)
             .stdin(stdin)

@@ -11,7 +11,7 @@
 
 mod compare;
 mod restore;
-mod walk;
+pub(crate) mod walk;
 
 pub use compare::Changes;
 pub use restore::Restored;

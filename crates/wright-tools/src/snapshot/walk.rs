@@ -178,7 +178,7 @@ impl Walker<'_> {
 
 /// The regular file `name` in `dir`, opened without following a link or blocking on a
 /// FIFO put there meanwhile, to be read no further than `expected` bytes plus a bit.
-fn open_regular(
+pub(crate) fn open_regular(
     dir: &Dir,
     name: &std::ffi::OsStr,
     expected: u64,
@@ -250,7 +250,7 @@ fn hash_regular(
 }
 
 /// The directory `name` in `dir`, refused if it is a link.
-fn open_dir_nofollow(dir: &Dir, name: &std::ffi::OsStr) -> std::io::Result<Dir> {
+pub(crate) fn open_dir_nofollow(dir: &Dir, name: &std::ffi::OsStr) -> std::io::Result<Dir> {
     let mut options = OpenOptions::new();
     options
         .read(true)

@@ -13,6 +13,7 @@ use crate::scratch::Scratch;
 use crate::text::clean_terminal_output;
 use crate::text::ends_of_larger;
 use crate::text::head_and_tail;
+use crate::text::tail_first;
 use crate::OutputSink;
 use crate::Tool;
 use crate::ToolError;
@@ -200,6 +201,16 @@ impl TerminalTool {
     ) -> Result<ToolOutput, ToolError> {
         let text = clean_terminal_output(&result.output.bytes);
         let text = text.trim_end_matches(['\n', ' ']);
+        let failed = matches!(result.outcome, Outcome::Exited(code) if code != 0);
+        // A failure is read for the model: where it failed in the workspace first, the
+        // lines naming the workspace's files marked.
+        let read = failed
+            .then(|| crate::failure::read(text, &self.workspace))
+            .flatten();
+        let (header, text) = match &read {
+            Some((header, marked)) => (Some(header.clone()), marked.as_str()),
+            None => (None, text),
+        };
         let shown_chars = self.shown.load(Ordering::Relaxed);
         let (head, tail) = (shown_chars * 3 / 8, shown_chars - shown_chars * 3 / 8);
         let mut shown = if let Some(path) = &result.output.spilled_to {
@@ -229,15 +240,18 @@ impl TerminalTool {
                         file.path.display()
                     ))
                 })?;
-            head_and_tail(
-                text,
-                head,
-                tail,
-                &format!("; full output in {}", file.path.display()),
-            )
+            let note = format!("; full output in {}", file.path.display());
+            if failed {
+                tail_first(text, head, tail, &note)
+            } else {
+                head_and_tail(text, head, tail, &note)
+            }
         } else {
             text.to_string()
         };
+        if let Some(header) = header {
+            shown = format!("{header}\n{shown}");
+        }
         let mut exit_code = None;
         match result.outcome {
             Outcome::Exited(code) => {

@@ -1,0 +1,47 @@
+//! The workspace map of a new conversation, made before the agent's first step: from the
+//! user's own repository at the commit the agent starts from (its object store, never
+//! the agent's clone or a work tree), or from a plain directory walked without following
+//! links. See `wright_tools::map`.
+
+use super::WorkingCopy;
+use std::path::Path;
+use wright_tools::map::MapInput;
+
+impl WorkingCopy {
+    /// What the map of this working copy is made from, as it is at the start.
+    pub fn map_input(&self, workspace: &wright_tools::Workspace) -> MapInput {
+        let sub = |inner: &Path, top: &Path| {
+            inner
+                .strip_prefix(top)
+                .unwrap_or(Path::new(""))
+                .to_string_lossy()
+                .into_owned()
+        };
+        match self {
+            WorkingCopy::Direct { .. } => wright_tools::map::from_directory(workspace),
+            WorkingCopy::InPlace(in_place) => wright_tools::map::from_git(
+                &in_place.repo,
+                &in_place.base,
+                &sub(&in_place.workspace, in_place.repo.top()),
+            ),
+            WorkingCopy::Clone(clone) => wright_tools::map::from_git(
+                &clone.repo,
+                &clone.base,
+                &sub(&clone.workspace, &clone.clone_root),
+            ),
+        }
+    }
+
+    /// The map's text, when the settings want one and there is something to show.
+    pub fn workspace_map(
+        &self,
+        wanted: bool,
+        workspace: &wright_tools::Workspace,
+    ) -> Option<String> {
+        if !wanted {
+            return None;
+        }
+        let input = self.map_input(workspace);
+        (!input.files.is_empty()).then(|| wright_tools::map::render(&input).text)
+    }
+}

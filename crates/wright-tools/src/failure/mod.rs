@@ -1,0 +1,172 @@
+//! Reading a failure for the model: the places a traceback, a panic or a compiler error
+//! names (`File "x.py", line 3`, `src/lib.rs:10:5`, `at f (app.js:7:2)`, `main.go:12`)
+//! that are files of the workspace, so the output can be marked where the model's own
+//! code is and the line of the failure quoted. Nothing here is about one language's
+//! project or one task: any `path:line` whose path is a regular file beneath the
+//! workspace counts, and dependencies (`site-packages`, `node_modules`, …) do not.
+//! Files are opened beneath the workspace's descriptor, never blocking, read bounded.
+
+use crate::Workspace;
+use cap_std::fs::OpenOptions;
+use cap_std::fs::OpenOptionsExt;
+use std::io::Read;
+
+/// The mark put before an output line that names a place in the workspace.
+pub const MARK: &str = ">> ";
+/// Directories whose files are someone else's code, even inside the workspace.
+const NOT_OURS: &[&str] = &[
+    "site-packages",
+    "dist-packages",
+    "node_modules",
+    ".venv",
+    "venv",
+    ".cargo",
+    ".rustup",
+];
+/// A quoted file is read this far at most.
+const MAX_READ: u64 = 1 << 20;
+
+/// A place in the workspace: its path relative to the workspace root, and a line (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub path: String,
+    pub line: u32,
+}
+
+/// The places in `output` that are files of the workspace, with the index of the output
+/// line naming each, in the output's order.
+pub fn places(output: &str, workspace: &Workspace) -> Vec<(usize, Place)> {
+    let root = workspace.root().to_string_lossy().into_owned();
+    output
+        .lines()
+        .enumerate()
+        .filter_map(|(n, line)| {
+            candidates(line)
+                .into_iter()
+                .filter_map(|(path, line)| {
+                    let relative = match path.strip_prefix(&format!("{root}/")) {
+                        Some(rest) => rest.to_string(),
+                        None if path.starts_with('/') => return None,
+                        None => path.trim_start_matches("./").to_string(),
+                    };
+                    let ours = !relative
+                        .split('/')
+                        .any(|part| NOT_OURS.contains(&part) || part == "..");
+                    (ours && is_file(workspace, &relative)).then_some(Place {
+                        path: relative,
+                        line,
+                    })
+                })
+                .next()
+                .map(|place| (n, place))
+        })
+        .collect()
+}
+
+/// `(path, line)` pairs a line of output may name.
+fn candidates(line: &str) -> Vec<(String, u32)> {
+    let mut found = Vec::new();
+    // Python: File "PATH", line N
+    if let Some(at) = line.find("File \"") {
+        let rest = &line[at + 6..];
+        if let Some((path, after)) = rest.split_once("\", line ") {
+            if let Some(n) = leading_number(after) {
+                found.push((path.to_string(), n));
+            }
+        }
+    }
+    // Everything else: PATH:LINE[:COL], as one token.
+    for token in line.split(|c: char| c.is_whitespace() || "()[]<>'\",".contains(c)) {
+        let Some((path, rest)) = token.split_once(':') else {
+            continue;
+        };
+        let looks_like_a_file = path.rsplit('/').next().is_some_and(|name| {
+            name.contains('.') && !name.starts_with('.') || name.len() > 1 && path.contains('/')
+        });
+        if let (true, Some(n)) = (looks_like_a_file, leading_number(rest)) {
+            found.push((path.to_string(), n));
+        }
+    }
+    found
+}
+
+fn leading_number(text: &str) -> Option<u32> {
+    let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().filter(|n| *n > 0)
+}
+
+fn open(workspace: &Workspace, relative: &str) -> Option<std::fs::File> {
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY);
+    let file = workspace.dir().open_with(relative, &options).ok()?;
+    file.metadata().ok()?.is_file().then(|| file.into_std())
+}
+
+fn is_file(workspace: &Workspace, relative: &str) -> bool {
+    !relative.is_empty() && open(workspace, relative).is_some()
+}
+
+/// Lines `place.line - around ..= place.line + around` of the file, numbered, the line
+/// itself marked; `None` when the file or the line is not there.
+pub fn quote(workspace: &Workspace, place: &Place, around: u32) -> Option<String> {
+    let mut bytes = Vec::new();
+    open(workspace, &place.path)?
+        .take(MAX_READ)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = usize::try_from(place.line).ok()?;
+    if at == 0 || at > lines.len() {
+        return None;
+    }
+    let first = at.saturating_sub(around as usize).max(1);
+    let last = (at + around as usize).min(lines.len());
+    let width = last.to_string().len();
+    let quoted: Vec<String> = (first..=last)
+        .map(|n| {
+            let mark = if n == at { ">" } else { " " };
+            let line: String = wright_protocol::printable(lines[n - 1])
+                .chars()
+                .take(200)
+                .collect();
+            format!("{mark}{n:>width$} | {line}")
+        })
+        .collect();
+    Some(quoted.join("\n"))
+}
+
+/// A failing command's output read for the model: where it failed in the workspace (the
+/// last place named: a traceback's innermost frame) with that line quoted, first; then
+/// the output with every line naming a workspace place marked. `None` when the output
+/// names no place in the workspace.
+pub fn read(output: &str, workspace: &Workspace) -> Option<(String, String)> {
+    let places = places(output, workspace);
+    let (_, last) = places.last()?;
+    let quoted = quote(workspace, last, 0)
+        .map(|q| format!(":\n{q}"))
+        .unwrap_or_default();
+    let header = format!(
+        "[It failed at {}:{} (in the workspace){quoted}]",
+        last.path, last.line
+    );
+    let marked: Vec<usize> = places.iter().map(|(n, _)| *n).collect();
+    let body = output
+        .lines()
+        .enumerate()
+        .map(|(n, line)| {
+            if marked.contains(&n) {
+                format!("{MARK}{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some((header, body))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,94 @@
+use super::*;
+use pretty_assertions::assert_eq;
+
+fn workspace() -> (tempfile::TempDir, Workspace) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".venv/lib/site-packages")).unwrap();
+    std::fs::write(
+        dir.path().join("pkg/report.py"),
+        "def total(rows):\n    s = 0\n    for r in rows:\n        s += r['amount']\n    return s\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(".venv/lib/site-packages/lib.py"), "x\n").unwrap();
+    std::fs::write(
+        dir.path().join("main.rs"),
+        "fn main() {\n    let x: u8 = 300;\n}\n",
+    )
+    .unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    (dir, workspace)
+}
+
+#[test]
+fn a_python_traceback_is_read_innermost_frame_first() {
+    let (dir, workspace) = workspace();
+    let root = dir.path().canonicalize().unwrap();
+    let output = format!(
+        "Traceback (most recent call last):\n  File \"{root}/.venv/lib/site-packages/lib.py\", line 1, in run\n  File \"pkg/report.py\", line 4, in total\n    s += r['amount']\nKeyError: 'amount'",
+        root = root.display()
+    );
+    let (header, body) = read(&output, &workspace).unwrap();
+    assert_eq!(
+        header,
+        "[It failed at pkg/report.py:4 (in the workspace):\n>4 |         s += r['amount']]"
+    );
+    assert_eq!(
+        body.lines()
+            .filter(|l| l.starts_with(MARK))
+            .collect::<Vec<_>>(),
+        vec![">>   File \"pkg/report.py\", line 4, in total"]
+    );
+}
+
+#[test]
+fn compiler_and_runtime_locations_are_found_in_any_language() {
+    let (_dir, workspace) = workspace();
+    let output = "error: literal out of range for `u8`\n --> main.rs:2:17\n  |\nthread 'main' panicked at main.rs:2:5:\n   at total (pkg/report.py:3:9)\nnope.rs:1:1 missing\n/etc/passwd:1";
+    let found: Vec<Place> = places(output, &workspace)
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            Place {
+                path: "main.rs".into(),
+                line: 2
+            },
+            Place {
+                path: "main.rs".into(),
+                line: 2
+            },
+            Place {
+                path: "pkg/report.py".into(),
+                line: 3
+            },
+        ]
+    );
+}
+
+#[test]
+fn quoting_numbers_the_lines_and_marks_the_one_named() {
+    let (_dir, workspace) = workspace();
+    let place = Place {
+        path: "pkg/report.py".into(),
+        line: 4,
+    };
+    assert_eq!(
+        quote(&workspace, &place, 1).unwrap(),
+        " 3 |     for r in rows:\n>4 |         s += r['amount']\n 5 |     return s"
+    );
+    assert_eq!(
+        quote(
+            &workspace,
+            &Place {
+                path: "pkg/report.py".into(),
+                line: 99
+            },
+            1
+        ),
+        None
+    );
+    assert_eq!(read("no places here\nexit 1", &workspace), None);
+}
