@@ -53,6 +53,12 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         &tools.inspector(working_copy),
     );
     conversation.add_step_guard(tools.disk_guard(settings.values.max_disk));
+    // The files of each step, for `wright fork --at`.
+    if let Some(keeper) =
+        crate::working_copy::steps::keeper(working_copy, &tools.setup, conversation_dir)
+    {
+        conversation.set_step_snapshot(keeper);
+    }
     // Not a chat: only `finish` says the task is done.
     conversation.set_require_finish(true);
     if !settings.json {

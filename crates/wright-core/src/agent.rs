@@ -5,6 +5,9 @@
 mod calls;
 mod restore;
 mod settings;
+mod snapshot;
+
+pub use snapshot::StepSnapshot;
 
 use crate::condense::Condensed;
 use crate::history::render_history;
@@ -147,6 +150,8 @@ pub struct Conversation {
     told_to_act: bool,
     /// The model's prices, for the cost of each request and `max_cost`.
     price: Option<wright_protocol::Price>,
+    /// The files kept after each step that may have changed them.
+    snapshots: snapshot::Snapshots,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -251,6 +256,7 @@ impl Conversation {
             told_to_act: false,
             reviewed: false,
             last_review: None,
+            snapshots: snapshot::Snapshots::default(),
         }
     }
 
@@ -379,7 +385,10 @@ impl Conversation {
             if let Some(reason) = self.budget_reached(&limits, first_step, started) {
                 break self.end(observer, AgentState::Stopped, reason, None)?;
             }
-            match self.step_once(&budget, observer).await? {
+            let end = self.step_once(&budget, observer).await?;
+            // While the next request is prepared and in flight (see `snapshot`).
+            self.start_snapshot().await;
+            match end {
                 StepEnd::Continue => self.log.sync_step().await?,
                 StepEnd::Done(outcome) => break *outcome,
             }
@@ -387,6 +396,8 @@ impl Conversation {
         if let Some(timer) = timer {
             timer.abort();
         }
+        // The run's files are all kept before anyone commits them.
+        self.settle_snapshot().await;
         self.log.wait_sync().await?;
         Ok(outcome)
     }

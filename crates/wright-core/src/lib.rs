@@ -23,6 +23,7 @@ pub use agent::Limits;
 pub use agent::Observer;
 pub use agent::Outcome;
 pub use agent::StepGuard;
+pub use agent::StepSnapshot;
 pub use agent::Totals;
 pub use agent::DEFAULT_CONDENSE_AT;
 pub use agent::NUDGE;

@@ -15,6 +15,7 @@ mod finish;
 mod git_entries;
 mod message;
 mod record;
+pub mod steps;
 
 pub use finish::InPlaceCommit;
 pub use finish::Outcome;

@@ -89,6 +89,50 @@ fi
 exec git "$@" pack-objects --revs --stdout --quiet
 "#;
 
+/// Commits the whole work tree (run at the repository's top) on top of `$1` with message
+/// `$2`, without touching the agent's index: a private index of wright's in the git
+/// directory keeps the files' stat data from one step to the next, so only what changed
+/// is read again. The commit is kept by the hidden ref `$3`; when the tree is `$1`'s,
+/// `$1` itself is printed and nothing is made. The rest of the arguments are git's
+/// options.
+const SNAPSHOT_STEP: &str = r#"
+set -e
+previous=$1; msg=$2; ref=$3; shift 3
+gitdir=$(git "$@" rev-parse --path-format=absolute --git-dir)
+export GIT_INDEX_FILE="$gitdir/wright-steps.index"
+export GIT_CONFIG_GLOBAL=/dev/null
+# The first time, the agent's index is the quickest start (any start is right: the
+# index is made to match the work tree below).
+[ -f "$GIT_INDEX_FILE" ] || cp -- "$gitdir/index" "$GIT_INDEX_FILE" 2>/dev/null || :
+take() {
+  git "$@" add --all -- . ':(exclude,glob)**/.git.wright-quarantined*' ':(exclude,glob)**/.git.wright-quarantined*/**'
+}
+take "$@" 2>/dev/null || { rm -f -- "$GIT_INDEX_FILE"; git "$@" read-tree "$previous"; take "$@"; }
+tree=$(git "$@" write-tree)
+if [ "$(git "$@" rev-parse "$previous^{tree}")" = "$tree" ]; then
+  printf '%s\n' "$previous"
+  exit 0
+fi
+commit=$(git "$@" commit-tree -p "$previous" -m "$msg" "$tree")
+git "$@" update-ref "$ref" "$commit"
+printf '%s\n' "$commit"
+"#;
+
+/// Fills an empty work tree (this repository's, HEAD at the branch's start) with the files
+/// of commit `$2` of the repository at `$1`, leaving HEAD and the index where they are: the
+/// objects `$2` has beyond `$3` (which this repository has) are packed there and indexed
+/// here, the ref `$4` keeps them, and the files are checked out. The rest of the arguments
+/// are git's options.
+const FILES_FROM: &str = r#"
+set -e -o pipefail
+source=$1; commit=$2; known=$3; ref=$4; shift 4
+printf '%s\n^%s\n' "$commit" "$known" | git "$@" -C "$source" pack-objects --revs --stdout --quiet | git "$@" index-pack --stdin >/dev/null
+git "$@" update-ref "$ref" "$commit"
+head=$(git "$@" rev-parse --verify HEAD)
+git "$@" read-tree -u --reset "$commit"
+git "$@" read-tree "$head"
+"#;
+
 /// A commit made by `commit_aside`: its id, and where its new objects are in the sandbox.
 pub struct AsideCommit {
     pub tip: Oid,
@@ -186,6 +230,77 @@ impl<'a> AgentRepo<'a> {
             left_config: left == Some("config"),
             aside: aside.unwrap_or_default().to_string(),
         })
+    }
+
+    /// Commits the files of the work tree as they are now on top of `previous` (an earlier
+    /// snapshot, or the start commit), kept by the hidden ref `reference`; neither the
+    /// agent's index nor its branch moves. Returns `previous` when nothing changed since.
+    pub fn snapshot_step(
+        &self,
+        previous: &Oid,
+        message: &str,
+        reference: &str,
+    ) -> Result<Oid, GitError> {
+        let mut args = vec![
+            "-c",
+            SNAPSHOT_STEP,
+            "wright-step",
+            previous.as_str(),
+            message,
+            reference,
+        ];
+        args.extend_from_slice(HARDENED);
+        let captured = self.sandbox.capture(
+            &self.dir,
+            self.env,
+            "bash",
+            &args,
+            b"",
+            RunLimits {
+                timeout: std::time::Duration::from_secs(60),
+                ..RunLimits::default()
+            },
+        )?;
+        let printed = text_of(&["add --all (a step's snapshot)"], captured)?;
+        Oid::parse(&printed).ok_or_else(|| GitError::NotAnId {
+            command: "commit-tree".into(),
+            printed,
+        })
+    }
+
+    /// Gives this repository's empty work tree the files of `commit` of the repository at
+    /// `source` (readable in this sandbox), whose objects beyond `known` are copied here
+    /// and kept by `reference`; HEAD and the index stay as they are.
+    pub fn files_from(
+        &self,
+        source: &Path,
+        commit: &Oid,
+        known: &Oid,
+        reference: &str,
+    ) -> Result<(), GitError> {
+        let source = source.display().to_string();
+        let mut args = vec![
+            "-c",
+            FILES_FROM,
+            "wright-files-from",
+            source.as_str(),
+            commit.as_str(),
+            known.as_str(),
+            reference,
+        ];
+        args.extend_from_slice(HARDENED);
+        let captured = self.sandbox.capture(
+            &self.dir,
+            self.env,
+            "bash",
+            &args,
+            b"",
+            RunLimits {
+                timeout: std::time::Duration::from_secs(600),
+                ..RunLimits::default()
+            },
+        )?;
+        text_of(&["read-tree (a snapshot's files)"], captured).map(drop)
     }
 
     /// The commit HEAD names.
