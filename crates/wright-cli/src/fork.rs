@@ -85,15 +85,7 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
     let dir = conversations_dir().join(&id);
     std::fs::create_dir_all(&dir)?;
     let old_workspace = start.workspace.clone();
-    let made = set_up(
-        &args,
-        &source_dir,
-        &dir,
-        &id,
-        &old_workspace,
-        &files,
-        &kept,
-    );
+    let made = set_up(&args, &source_dir, &dir, &id, &old_workspace, &files, &kept);
     let (new_workspace, said) = match made {
         Ok(made) => made,
         Err(err) => {

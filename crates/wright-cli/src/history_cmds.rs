@@ -108,9 +108,11 @@ pub fn show(prefix: &str) -> Result<()> {
     let id = resolve_id(prefix)?;
     let parsed = read_log(&log_path(&id))?;
     for event in &parsed.events {
+        // Each event's id in the first column: what `wright fork --at` takes.
+        let n = format!("{:>4} ", event.id);
         match &event.body {
             EventBody::Start(start) => say!(
-                "conversation {} · model {} on {} · workspace {}",
+                "{n}conversation {} · model {} on {} · workspace {}",
                 start.conversation,
                 start.model,
                 start.base_url,
@@ -122,12 +124,12 @@ pub fn show(prefix: &str) -> Result<()> {
                     Source::Agent => "agent",
                     Source::Environment => "note",
                 };
-                say!("\n{who}: {}", text.trim());
+                say!("\n{n}{who}: {}", text.trim());
             }
             EventBody::Action {
                 tool, arguments, ..
             } => {
-                say!("  → {tool} {}", describe_arguments(tool, arguments));
+                say!("{n}  → {tool} {}", describe_arguments(tool, arguments));
             }
             EventBody::Observation {
                 output,
@@ -144,16 +146,16 @@ pub fn show(prefix: &str) -> Result<()> {
                         .unwrap_or_default()
                 };
                 let lines: Vec<&str> = output.lines().take(6).collect();
-                say!("    {}{tag}", lines.join("\n    "));
+                say!("{n}    {}{tag}", lines.join("\n         "));
             }
-            EventBody::Error { message } => say!("error: {message}"),
+            EventBody::Error { message } => say!("{n}error: {message}"),
             EventBody::Review(review) => {
                 for line in review.lines() {
-                    say!("  [review: {line}]");
+                    say!("{n}  [review: {line}]");
                 }
             }
             EventBody::Condensation(c) => say!(
-                "  [condensed: kept from event {}, {} outputs masked{}]",
+                "{n}  [condensed: kept from event {}, {} outputs masked{}]",
                 c.keep_from,
                 c.masked.len(),
                 if c.summary.is_some() {
@@ -164,11 +166,11 @@ pub fn show(prefix: &str) -> Result<()> {
             ),
             EventBody::State { state, reason } => {
                 if let Some(reason) = reason {
-                    say!("[{}: {reason}]", state.as_str());
+                    say!("{n}[{}: {reason}]", state.as_str());
                 }
             }
             EventBody::Usage(usage) => say!(
-                "  [step {} · {} prompt tokens · {} generated]",
+                "{n}  [step {} · {} prompt tokens · {} generated]",
                 usage.step,
                 usage.prompt_tokens,
                 usage.completion_tokens

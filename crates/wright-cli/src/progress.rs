@@ -85,9 +85,11 @@ impl Observer for Progress {
                 tool, arguments, ..
             } => {
                 self.in_reasoning = false;
+                // The event's id, for `wright fork --at` (at an action: before it ran).
                 self.line(&format!(
-                    "  → {tool} {}",
-                    describe_arguments(tool, arguments)
+                    "  → {tool} {}  #{}",
+                    describe_arguments(tool, arguments),
+                    event.id
                 ));
             }
             EventBody::Observation {

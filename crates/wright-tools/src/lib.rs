@@ -96,9 +96,17 @@ mod tests {
     #[test]
     fn only_viewing_leaves_files_alone() {
         for (tool, arguments, changes) in [
-            ("file_editor", json!({"command": "view", "path": "a"}), false),
+            (
+                "file_editor",
+                json!({"command": "view", "path": "a"}),
+                false,
+            ),
             ("str_replace_editor", json!({"command": "view"}), false),
-            ("file_editor", json!({"command": "create", "path": "a"}), true),
+            (
+                "file_editor",
+                json!({"command": "create", "path": "a"}),
+                true,
+            ),
             ("file_editor", json!({"command": "undo_edit"}), true),
             ("file_editor", json!("not json at all"), true),
             ("terminal", json!({"command": "ls"}), true),
@@ -106,7 +114,11 @@ mod tests {
             ("finish", json!({"message": "x"}), false),
             ("some_mcp_tool", json!({}), true),
         ] {
-            assert_eq!(may_change_files(tool, &arguments), changes, "{tool} {arguments}");
+            assert_eq!(
+                may_change_files(tool, &arguments),
+                changes,
+                "{tool} {arguments}"
+            );
         }
     }
 }

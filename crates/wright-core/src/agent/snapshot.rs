@@ -67,9 +67,8 @@ impl Conversation {
         };
         // Never two at once (every call awaits the last one already, so this is at once).
         self.settle_snapshot().await;
-        self.snapshots.in_flight = Some(tokio::task::spawn_blocking(move || {
-            taker.take(first, last)
-        }));
+        self.snapshots.in_flight =
+            Some(tokio::task::spawn_blocking(move || taker.take(first, last)));
     }
 
     /// Waits for the snapshot in flight, if any. Not cancellable: a snapshot is bounded by
