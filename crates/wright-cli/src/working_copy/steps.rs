@@ -22,6 +22,7 @@ use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_sandbox::git::AgentRepo;
 use wright_sandbox::git::Oid;
+use wright_sandbox::git::StepCommit;
 use wright_sandbox::Sandbox;
 
 /// The hidden ref that keeps the chain in the clone (and, in a fork's clone, the part of
@@ -82,7 +83,7 @@ pub struct StepFiles {
     clone_root: PathBuf,
     conversation_dir: PathBuf,
     /// The last commit of the chain (the start commit before the first).
-    previous: Mutex<Oid>,
+    previous: Mutex<StepCommit>,
 }
 
 /// The keeper of a conversation's step files: only a clone has them (in place, the
@@ -114,7 +115,10 @@ impl StepFiles {
             env: setup.env.clone(),
             clone_root: clone.clone_root.clone(),
             conversation_dir: conversation_dir.to_path_buf(),
-            previous: Mutex::new(previous),
+            previous: Mutex::new(StepCommit {
+                commit: previous,
+                tree: None,
+            }),
         }
     }
 }
@@ -127,9 +131,10 @@ impl wright_core::StepSnapshot for StepFiles {
         let git = AgentRepo::new(&self.sandbox, &self.env, &self.clone_root);
         let message = format!("wright: the files after event {last}");
         let saved = match git.snapshot_step(&previous, &message, REF) {
-            Ok(commit) => {
-                *previous = commit.clone();
-                Saved::Commit(commit.to_string())
+            Ok(made) => {
+                let saved = Saved::Commit(made.commit.to_string());
+                *previous = made;
+                saved
             }
             Err(err) => Saved::Failed(err.to_string()),
         };

@@ -89,33 +89,33 @@ fi
 exec git "$@" pack-objects --revs --stdout --quiet
 "#;
 
-/// Commits the whole work tree (run at the repository's top) on top of `$1` with message
-/// `$2`, without touching the agent's index: a private index of wright's in the git
-/// directory keeps the files' stat data from one step to the next, so only what changed
-/// is read again. The commit is kept by the hidden ref `$3`; when the tree is `$1`'s,
-/// `$1` itself is printed and nothing is made. The rest of the arguments are git's
-/// options.
+/// Commits the whole work tree (run at the repository's top) on top of `$1` (whose tree
+/// is `$2`, or `-` when not known) with message `$3`, without touching the agent's index:
+/// a private index of wright's in the git directory keeps the files' stat data from one
+/// step to the next, so only what changed is read again. The commit is kept by the hidden
+/// ref `$4`; when the tree is `$1`'s, nothing is made and `$1` is printed. Prints the
+/// commit and its tree. As few programs as can be: this runs after every step that may
+/// have changed files. The rest of the arguments are git's options.
 const SNAPSHOT_STEP: &str = r#"
 set -e
-previous=$1; msg=$2; ref=$3; shift 3
-gitdir=$(git "$@" rev-parse --path-format=absolute --git-dir)
-export GIT_INDEX_FILE="$gitdir/wright-steps.index"
-export GIT_CONFIG_GLOBAL=/dev/null
+previous=$1; known=$2; msg=$3; ref=$4; shift 4
+export GIT_INDEX_FILE=.git/wright-steps.index GIT_CONFIG_GLOBAL=/dev/null
 # The first time, the agent's index is the quickest start (any start is right: the
 # index is made to match the work tree below).
-[ -f "$GIT_INDEX_FILE" ] || cp -- "$gitdir/index" "$GIT_INDEX_FILE" 2>/dev/null || :
+[ -f "$GIT_INDEX_FILE" ] || cp -- .git/index "$GIT_INDEX_FILE" 2>/dev/null || :
 take() {
   git "$@" add --all -- . ':(exclude,glob)**/.git.wright-quarantined*' ':(exclude,glob)**/.git.wright-quarantined*/**'
 }
 take "$@" 2>/dev/null || { rm -f -- "$GIT_INDEX_FILE"; git "$@" read-tree "$previous"; take "$@"; }
 tree=$(git "$@" write-tree)
-if [ "$(git "$@" rev-parse "$previous^{tree}")" = "$tree" ]; then
-  printf '%s\n' "$previous"
+[ "$known" != - ] || known=$(git "$@" rev-parse "$previous^{tree}")
+if [ "$known" = "$tree" ]; then
+  printf '%s %s\n' "$previous" "$tree"
   exit 0
 fi
 commit=$(git "$@" commit-tree -p "$previous" -m "$msg" "$tree")
 git "$@" update-ref "$ref" "$commit"
-printf '%s\n' "$commit"
+printf '%s %s\n' "$commit" "$tree"
 "#;
 
 /// Fills an empty work tree (this repository's, HEAD at the branch's start) with the files
@@ -132,6 +132,13 @@ head=$(git "$@" rev-parse --verify HEAD)
 git "$@" read-tree -u --reset "$commit"
 git "$@" read-tree "$head"
 "#;
+
+/// A commit of a step's files (`snapshot_step`), and its tree when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepCommit {
+    pub commit: Oid,
+    pub tree: Option<Oid>,
+}
 
 /// A commit made by `commit_aside`: its id, and where its new objects are in the sandbox.
 pub struct AsideCommit {
@@ -232,20 +239,22 @@ impl<'a> AgentRepo<'a> {
         })
     }
 
-    /// Commits the files of the work tree as they are now on top of `previous` (an earlier
-    /// snapshot, or the start commit), kept by the hidden ref `reference`; neither the
-    /// agent's index nor its branch moves. Returns `previous` when nothing changed since.
+    /// Commits the files of the work tree (this must be its top) as they are now on top
+    /// of `previous` (an earlier snapshot, or the start commit; its tree, when known),
+    /// kept by the hidden ref `reference`; neither the agent's index nor its branch moves.
+    /// Returns `previous` when nothing changed since.
     pub fn snapshot_step(
         &self,
-        previous: &Oid,
+        previous: &StepCommit,
         message: &str,
         reference: &str,
-    ) -> Result<Oid, GitError> {
+    ) -> Result<StepCommit, GitError> {
         let mut args = vec![
             "-c",
             SNAPSHOT_STEP,
             "wright-step",
-            previous.as_str(),
+            previous.commit.as_str(),
+            previous.tree.as_ref().map_or("-", Oid::as_str),
             message,
             reference,
         ];
@@ -262,10 +271,17 @@ impl<'a> AgentRepo<'a> {
             },
         )?;
         let printed = text_of(&["add --all (a step's snapshot)"], captured)?;
-        Oid::parse(&printed).ok_or_else(|| GitError::NotAnId {
-            command: "commit-tree".into(),
-            printed,
-        })
+        let mut ids = printed.split_whitespace().map(Oid::parse);
+        match (ids.next().flatten(), ids.next().flatten()) {
+            (Some(commit), Some(tree)) => Ok(StepCommit {
+                commit,
+                tree: Some(tree),
+            }),
+            _ => Err(GitError::NotAnId {
+                command: "commit-tree".into(),
+                printed,
+            }),
+        }
     }
 
     /// Gives this repository's empty work tree the files of `commit` of the repository at

@@ -18,6 +18,7 @@ mod user;
 
 pub use agent::AgentRepo;
 pub use agent::AsideCommit;
+pub use agent::StepCommit;
 pub use snapshot::Snapshot;
 pub use user::UserRepo;
 
