@@ -1,8 +1,10 @@
 //! `cargo bench -p wright-cli --bench loop`: the harness's own cost, measured against the
 //! scripted model server (which answers at once), so every millisecond is wright's.
 //!
-//! Prints: per-step overhead over a 30-step run of `echo` commands (median, p90), process
-//! start to first model request, peak RSS of the fix-a-test run, the size of the system
+//! Prints: per-step overhead over a 30-step run of `echo` commands (median, p90) in a
+//! plain directory, and in a git repository (where each step's files are kept for
+//! `fork --at`: with a model answering at once, and one taking 200 ms, which the
+//! snapshot overlaps), process start to first model request, peak RSS of the fix-a-test run, the size of the system
 //! prompt plus tool schemas, the terminal tool's `echo` round trip, and a 100 MB output.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
@@ -138,6 +140,44 @@ async fn main() {
         ));
     }
 
+    // 1b. The same in a git repository: each terminal step's files are kept (a snapshot
+    //     while the next request is in flight). A model answering at once shows the
+    //     snapshot's whole cost; one taking 200 ms shows what is left once it overlaps.
+    let mut git_figures = Vec::new();
+    for delay in [Duration::ZERO, Duration::from_millis(200)] {
+        let mut gaps = Vec::new();
+        for round in 0..3 {
+            let repo = tempfile::tempdir().unwrap();
+            failing_python_repo(repo.path());
+            let mut script: Vec<Reply> = (0..30)
+                .map(|i| {
+                    let step =
+                        reply().call("terminal", json!({"command": format!("echo step {i}")}));
+                    if delay.is_zero() {
+                        step
+                    } else {
+                        Reply::Delayed(delay, Box::new(step))
+                    }
+                })
+                .collect();
+            script.push(reply().call("finish", json!({"message": "done"})));
+            let (stats, _) = run_wright(repo.path(), data.path(), "auto", script).await;
+            if round > 0 {
+                gaps.extend(
+                    stats
+                        .request_gaps
+                        .iter()
+                        .map(|gap| gap.saturating_sub(delay)),
+                );
+            }
+        }
+        git_figures.push((
+            delay,
+            percentile(&mut gaps, 0.5),
+            percentile(&mut gaps, 0.9),
+        ));
+    }
+
     // 2. The fix-a-test run: peak RSS, and the prompt's fixed size.
     let repo = tempfile::tempdir().unwrap();
     failing_python_repo(repo.path());
@@ -195,6 +235,14 @@ async fn main() {
             ms(*median),
             ms(*p90),
             ms(*start)
+        );
+    }
+    for (delay, median, p90) in &git_figures {
+        println!(
+            "  --sandbox auto, git repository, model answering in {} ms: per-step overhead over 30 echo steps (2 runs), the model's time taken off: median {:.2} ms, p90 {:.2} ms",
+            delay.as_millis(),
+            ms(*median),
+            ms(*p90)
         );
     }
     println!(

@@ -143,6 +143,13 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     chat.conversation
         .add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
     chat.conversation.set_workspace(tools.workspace.clone());
+    // The files of each step, for `wright fork --at` (of this conversation: the working
+    // copy is its own).
+    if let Some(keeper) =
+        crate::working_copy::steps::keeper(&working_copy, &tools.setup, &conversation_dir)
+    {
+        chat.conversation.set_step_snapshot(keeper);
+    }
     print_header(
         &id,
         &client,
@@ -462,6 +469,7 @@ async fn undo(chat: &mut Chat, tools: &Tools, observer: &mut Progress) -> Result
             say!("{}", output.text);
             chat.conversation
                 .note_from_user(observer, &format!("(I reverted your last edit of {path}.)"))?;
+            chat.conversation.keep_files_now().await;
             Ok(true)
         }
         Err(err) => {

@@ -1,11 +1,14 @@
 //! `wright fork ID [--at EVENT] [MESSAGE]`: a new conversation from a prefix of another,
-//! to try a second approach without touching the first. The fork gets its own clone on its
-//! own branch; its files are the original's as they were at EVENT when that can be known
-//! (no change before it: the start commit; no change after it: the files as they are now),
-//! and otherwise the files as they are now, which the fork is told. The files are copied
-//! inside a sandbox that reads the original clone and writes the new one: they are the
-//! agent's, and may be links, FIFOs or anything else. With a MESSAGE it goes on at once,
-//! as `wright resume` would.
+//! to try a second approach without touching the first. The fork gets its own clone, on
+//! its own branch from the original's start commit. With `--at`, its files are the
+//! original's as they were at EVENT: the start commit when nothing had changed by then,
+//! else the files kept after the last step that changed them (see
+//! `working_copy::steps`), copied from the original's clone; when they were not kept (a
+//! conversation from before wright kept them), the files as they are now, which the fork
+//! is told. Without `--at`, the files as they are now. Those are copied inside a sandbox
+//! that reads the original clone and writes the new one: they are the agent's, and may be
+//! links, FIFOs or anything else. With a MESSAGE it goes on at once, as `wright resume`
+//! would.
 
 use crate::history_cmds::conversation_dir;
 use crate::resume::resume;
@@ -13,6 +16,9 @@ use crate::resume::ResumeArgs;
 use crate::sandbox_setup::Placement;
 use crate::sandbox_setup::SandboxSetup;
 use crate::session::CommonArgs;
+use crate::working_copy::steps;
+use crate::working_copy::steps::FilesAt;
+use crate::working_copy::steps::Unknown;
 use crate::working_copy::AgentClone;
 use crate::working_copy::Record;
 use crate::working_copy::WorkingCopy;
@@ -33,27 +39,14 @@ use wright_sandbox::RunLimits;
 pub struct ForkArgs {
     /// The conversation to fork (an id, or a unique prefix of one).
     id: String,
-    /// Keep the events up to and including this one (default: all).
+    /// Keep the events up to and including this one (default: all), and the files as
+    /// they were then (an action is logged before it runs: at one, before it ran).
     #[arg(long)]
     at: Option<u64>,
     /// Go on at once with this message.
     message: Option<String>,
     #[command(flatten)]
     common: CommonArgs,
-}
-
-/// Whether an action may have changed files (anything but viewing).
-fn changes_files(event: &Event) -> bool {
-    match &event.body {
-        EventBody::Action {
-            tool, arguments, ..
-        } => match tool.as_str() {
-            "file_editor" | "str_replace_editor" => arguments["command"] != "view",
-            "think" | "finish" => false,
-            _ => true,
-        },
-        _ => false,
-    }
 }
 
 pub async fn fork(args: ForkArgs) -> Result<u8> {
@@ -79,31 +72,29 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
     let Some(EventBody::Start(start)) = parsed.events.first().map(|e| &e.body) else {
         bail!("the log has no start event");
     };
-    let changed_before = parsed
-        .events
-        .iter()
-        .filter(|e| e.id <= at)
-        .any(changes_files);
-    let changed_after = parsed
-        .events
-        .iter()
-        .filter(|e| e.id > at)
-        .any(changes_files);
+    let kept = steps::read(&source_dir);
+    // Without --at, the files as they are now.
+    let files = args
+        .at
+        .map(|at| steps::files_at(&parsed.events, &kept, at))
+        .unwrap_or(FilesAt::Unknown(Unknown::AsNow));
+    if let FilesAt::InsideStep { first, last } = files {
+        bail!(
+            "event {at} is inside a step that changed files (events {first} to {last}): fork at {first} for the files before it, or at {last} for the files after it"
+        );
+    }
+    let changed_after = parsed.events.iter().any(|e| {
+        e.id >= at
+            && matches!(&e.body, EventBody::Action { tool, arguments, .. }
+                if wright_tools::may_change_files(tool, arguments))
+    });
 
     let id = new_conversation_id();
     let dir = conversations_dir().join(&id);
     std::fs::create_dir_all(&dir)?;
     let old_workspace = start.workspace.clone();
-    let made = set_up(
-        &args,
-        &source_dir,
-        &dir,
-        &id,
-        &old_workspace,
-        changed_before,
-        changed_after,
-    );
-    let (new_workspace, note) = match made {
+    let made = set_up(&args, &source_dir, &dir, &id, &old_workspace, &files, &kept);
+    let (new_workspace, said) = match made {
         Ok(made) => made,
         Err(err) => {
             crate::working_copy::remove_unstarted(&dir, &id);
@@ -130,9 +121,7 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
     }
     std::fs::write(dir.join("events.jsonl"), lines.concat())?;
     say!("forked {} at event {at} as {id}", start.conversation);
-    if let Some(note) = note {
-        say!("note: {note}");
-    }
+    say!("files: {}", said.describe(at, changed_after));
     match args.message {
         Some(message) => {
             resume(ResumeArgs {
@@ -149,22 +138,61 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
     }
 }
 
-/// Gives the fork its working copy; returns its workspace and a note for the user.
+/// What the fork's files are, for the user.
+enum Given {
+    /// As `FilesAt` says, in the fork's own clone.
+    Files(FilesAt),
+    /// Shared with the original, which worked directly in its directory.
+    Shared,
+}
+
+impl Given {
+    fn describe(&self, at: u64, changed_after: bool) -> String {
+        let now = if changed_after {
+            "the original's as they are now, including changes made after the fork point"
+        } else {
+            "the original's as they are now (nothing changed after the fork point)"
+        };
+        match self {
+            Given::Files(FilesAt::Start) => {
+                format!("the start commit's (nothing had changed by event {at})")
+            }
+            Given::Files(FilesAt::Kept { after, .. }) => {
+                format!("the original's as they were after event {after}")
+            }
+            Given::Files(FilesAt::Unknown(Unknown::AsNow)) => now.to_string(),
+            Given::Files(FilesAt::Unknown(Unknown::NotKept { event })) => format!(
+                "{now}: the files after event {event} were not kept (the conversation ran before wright kept each step's files, or was stopped before it could)"
+            ),
+            Given::Files(FilesAt::Unknown(Unknown::Failed { event, why })) => {
+                format!("{now}: keeping the files after event {event} failed ({why})")
+            }
+            Given::Files(FilesAt::InsideStep { first, last }) => {
+                format!("inside the step of events {first} to {last}")
+            }
+            Given::Shared => "shared with the original, which worked directly in its directory: they are as they are now, whatever --at says".to_string(),
+        }
+    }
+}
+
+/// Gives the fork its working copy; returns its workspace and what its files are.
 fn set_up(
     args: &ForkArgs,
     source_dir: &Path,
     dir: &Path,
     id: &str,
     old_workspace: &str,
-    changed_before: bool,
-    changed_after: bool,
-) -> Result<(String, Option<&'static str>)> {
+    files: &FilesAt,
+    kept: &[steps::Kept],
+) -> Result<(String, Given)> {
     match WorkingCopy::reopen(source_dir, Path::new(old_workspace))? {
         WorkingCopy::Clone(source) => {
             let sub = Path::new(old_workspace)
                 .strip_prefix(&source.clone_root)
                 .unwrap_or(Path::new(""));
-            let start = crate::working_copy::StartPoint::find(&source.repo.top().join(sub));
+            let mut start = crate::working_copy::StartPoint::find(&source.repo.top().join(sub));
+            // The second approach starts where the first did.
+            start.head = Some(source.base.clone());
             let fork = WorkingCopy::prepare(
                 start,
                 dir,
@@ -179,31 +207,36 @@ fn set_up(
             let WorkingCopy::Clone(clone) = &fork else {
                 bail!("the repository {} is gone", source.repo.top().display());
             };
-            let note = fill_clone(args, &source, clone, id, changed_before)?;
-            let note = note.filter(|_| changed_after);
-            Ok((clone.workspace.display().to_string(), note))
+            fill_clone(args, &source, clone, id, files)?;
+            // The fork's clone has the chain up to its files: a fork of the fork finds them.
+            if let FilesAt::Kept { after, .. } = files {
+                let chain: Vec<steps::Kept> =
+                    kept.iter().filter(|k| k.last <= *after).cloned().collect();
+                steps::append(dir, &chain)?;
+            }
+            Ok((
+                clone.workspace.display().to_string(),
+                Given::Files(files.clone()),
+            ))
         }
         WorkingCopy::InPlace(_) | WorkingCopy::Direct { .. } => {
             // The fork works where the original did, and says so in its own record.
             Record::read(source_dir)?.write(dir)?;
-            Ok((
-                old_workspace.to_string(),
-                Some("the original worked directly in its directory, so the fork shares it"),
-            ))
+            Ok((old_workspace.to_string(), Given::Shared))
         }
     }
 }
 
-/// Checks out the fork's clone, or when the original had changed files by the fork point,
-/// copies the original's files in (its clone read-only, the fork's writable, in a sandbox
-/// of its own) on a branch at the start commit.
+/// Checks out the fork's clone at the start commit, or gives it the original's files (its
+/// clone read-only, the fork's writable, in a sandbox of its own) on a branch there: kept
+/// after a step, or as they are now.
 fn fill_clone(
     args: &ForkArgs,
     source: &AgentClone,
     clone: &AgentClone,
     id: &str,
-    changed_before: bool,
-) -> Result<Option<&'static str>> {
+    files: &FilesAt,
+) -> Result<()> {
     let placement = Placement {
         writable: clone.clone_root.clone(),
         read_only: vec![
@@ -227,11 +260,20 @@ fn fill_clone(
         &format!("{id}-fork"),
     )?;
     let git = AgentRepo::new(&setup.sandbox, &setup.env, &clone.clone_root);
-    if !changed_before {
-        git.check_out_new_branch(&clone.branch, &clone.base)?;
-        return Ok(None);
-    }
+    let commit = match files {
+        FilesAt::Start => {
+            git.check_out_new_branch(&clone.branch, &clone.base)?;
+            return Ok(());
+        }
+        FilesAt::Kept { commit, .. } => Some(commit),
+        FilesAt::Unknown(_) | FilesAt::InsideStep { .. } => None,
+    };
     git.start_branch_keeping_files(&clone.branch, &clone.base)?;
+    if let Some(commit) = commit {
+        git.files_from(&source.clone_root, commit, &source.base, steps::REF)
+            .context("cannot give the fork the original's files")?;
+        return Ok(());
+    }
     let target = clone.clone_root.display().to_string();
     let copied = setup.sandbox.capture(
         &source.clone_root,
@@ -255,5 +297,5 @@ fn fill_clone(
             copied.said()
         );
     }
-    Ok(Some("the files are the original conversation's as they are now, including changes made after the fork point"))
+    Ok(())
 }

@@ -219,9 +219,11 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
     let parsed = read_log(&log_path(&id))?;
     let mut cut = false;
     for event in &parsed.events {
+        // Each event's id in the first column: what `wright fork --at` takes.
+        let n = format!("{:>4} ", event.id);
         match &event.body {
             EventBody::Start(start) => say!(
-                "conversation {} · model {} on {} · workspace {}",
+                "{n}conversation {} · model {} on {} · workspace {}",
                 start.conversation,
                 start.model,
                 start.base_url,
@@ -233,7 +235,7 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                     Source::Agent => "agent",
                     Source::Environment => "note",
                 };
-                say!("\n{who}: {}", text.trim());
+                say!("\n{n}{who}: {}", text.trim());
             }
             EventBody::Action {
                 tool, arguments, ..
@@ -242,12 +244,12 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                     .get("message")
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("");
-                say!("  → finish\n\nagent (finish): {}", message.trim());
+                say!("{n}  → finish\n\nagent (finish): {}", message.trim());
             }
             EventBody::Action {
                 tool, arguments, ..
             } => {
-                say!("  → {tool} {}", describe_arguments(tool, arguments));
+                say!("{n}  → {tool} {}", describe_arguments(tool, arguments));
             }
             // What finish answers adds nothing to its message, printed above.
             EventBody::Observation { tool, is_error, .. } if tool == "finish" && !is_error => {}
@@ -272,16 +274,16 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                     clip_lines(&lines, SHOW_HEAD, SHOW_TAIL)
                 };
                 cut |= shown.len() < lines.len();
-                say!("    {}{tag}", shown.join("\n    "));
+                say!("{n}    {}{tag}", shown.join("\n         "));
             }
-            EventBody::Error { message } => say!("error: {message}"),
+            EventBody::Error { message } => say!("{n}error: {message}"),
             EventBody::Review(review) => {
                 for line in review.lines() {
-                    say!("  [review: {line}]");
+                    say!("{n}  [review: {line}]");
                 }
             }
             EventBody::Condensation(c) => say!(
-                "  [condensed: kept from event {}, {} masked{}]",
+                "{n}  [condensed: kept from event {}, {} masked{}]",
                 c.keep_from,
                 count(c.masked.len() as u64, "output"),
                 if c.summary_prompt_tokens.is_some() {
@@ -294,12 +296,12 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
             ),
             EventBody::State { state, reason } => {
                 if let Some(reason) = reason {
-                    say!("[{}: {reason}]", state.as_str());
+                    say!("{n}[{}: {reason}]", state.as_str());
                 }
             }
             EventBody::Retry {
                 attempt, reason, ..
-            } => say!("  [retry {attempt}: {reason}]"),
+            } => say!("{n}  [retry {attempt}: {reason}]"),
             EventBody::Changes(changes) => say!(
                 "[changes: {}{}]",
                 changes.outcome.as_str(),
@@ -310,7 +312,7 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                     .unwrap_or_default()
             ),
             EventBody::Usage(usage) => say!(
-                "  [step {} · {} prompt tokens · {} generated]",
+                "{n}  [step {} · {} prompt tokens · {} generated]",
                 usage.step,
                 usage.prompt_tokens,
                 usage.completion_tokens

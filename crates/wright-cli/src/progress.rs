@@ -109,9 +109,11 @@ impl Observer for Progress {
             } => {
                 self.in_reasoning = false;
                 self.live.idle();
+                // The event's id, for `wright fork --at` (at an action: before it ran).
                 self.line(&format!(
-                    "  → {tool} {}",
-                    describe_arguments(tool, arguments)
+                    "  → {tool} {}  #{}",
+                    describe_arguments(tool, arguments),
+                    event.id
                 ));
                 self.live.tool(tool);
             }

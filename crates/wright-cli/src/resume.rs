@@ -96,6 +96,10 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     );
     conversation.add_step_guard(tools.disk_guard(settings.values.max_disk));
     conversation.set_workspace(tools.workspace.clone());
+    // The files of each step, for `wright fork --at`.
+    if let Some(keeper) = crate::working_copy::steps::keeper(&working_copy, &tools.setup, &dir) {
+        conversation.set_step_snapshot(keeper);
+    }
     // Not a chat: only `finish` says the task is done.
     conversation.set_require_finish(true);
     if !settings.json {

@@ -110,3 +110,210 @@ async fn a_fork_tries_another_fix_on_its_own_branch() {
         .unwrap()
         .contains(&fork_id));
 }
+
+/// The id of the observation of the call whose arguments hold `needle`.
+fn observation_after(events: &[wright_protocol::Event], needle: &str) -> u64 {
+    let call_id = events
+        .iter()
+        .find_map(|e| match &e.body {
+            wright_protocol::EventBody::Action {
+                call_id, arguments, ..
+            } if arguments.to_string().contains(needle) => Some(call_id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    events
+        .iter()
+        .find(|e| matches!(&e.body, wright_protocol::EventBody::Observation { call_id: c, .. } if *c == call_id))
+        .unwrap()
+        .id
+}
+
+fn action_of(events: &[wright_protocol::Event], needle: &str) -> u64 {
+    events
+        .iter()
+        .find(|e| matches!(&e.body, wright_protocol::EventBody::Action { arguments, .. } if arguments.to_string().contains(needle)))
+        .unwrap()
+        .id
+}
+
+/// The id `wright fork` printed for the new conversation.
+fn fork_id_of(output: &std::process::Output) -> String {
+    let text = stdout(output);
+    text.split(" as ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"))
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// The original writes v1 (step 1), reads it (step 2), then writes v2 (step 3).
+async fn v1_then_v2(h: &Harness) -> String {
+    failing_python_repo(h.repo());
+    let server = ScriptedServer::start(vec![
+        reply().call(
+            "file_editor",
+            json!({"command": "create", "path": "notes.txt", "file_text": "v1\n"}),
+        ),
+        reply().call("terminal", json!({"command": "cat notes.txt"})),
+        reply().call("terminal", json!({"command": "echo v2 > notes.txt"})),
+        reply().call("finish", json!({"message": "wrote v2"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "write the notes", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    h.conversation_id()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_at_an_event_gets_the_files_as_they_were_then() {
+    let h = Harness::new();
+    let original = v1_then_v2(&h).await;
+    let events = h.events();
+    let after_v1 = observation_after(&events, "v1").to_string();
+    let workspaces = h.data.path().join("wright/workspaces");
+
+    // Forked after step 1, the fork's agent finds v1 (in its clone, and with `cat`).
+    let second = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "cat notes.txt"})),
+        reply().call("finish", json!({"message": "read it"})),
+    ])
+    .await
+    .unwrap();
+    let url = second.url();
+    let forked = h
+        .wright(
+            &[
+                "fork",
+                &original,
+                "--at",
+                &after_v1,
+                "--base-url",
+                &url,
+                "--model",
+                "test-model",
+                "read the notes",
+            ],
+            &[],
+        )
+        .await;
+    assert!(forked.status.success(), "{}", stderr(&forked));
+    assert!(
+        stdout(&forked).contains(&format!(
+            "files: the original's as they were after event {after_v1}"
+        )),
+        "{}",
+        stdout(&forked)
+    );
+    let fork_id = fork_id_of(&forked);
+    let read = std::fs::read_to_string(workspaces.join(&fork_id).join("notes.txt")).unwrap();
+    assert_eq!(read, "v1\n");
+    let fork_log = std::fs::read_to_string(
+        h.data
+            .path()
+            .join("wright/conversations")
+            .join(&fork_id)
+            .join("events.jsonl"),
+    )
+    .unwrap();
+    let fork_events = wright_protocol::parse_log(&fork_log).unwrap().events;
+    let cat = fork_events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.body {
+            wright_protocol::EventBody::Observation { tool, output, .. } if tool == "terminal" => {
+                Some(output.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(cat, "v1");
+    assert_eq!(
+        git(h.repo(), &["show", &format!("wright/{fork_id}:notes.txt")]),
+        "v1\n"
+    );
+
+    // At step 1's action the file was not written yet: the start commit.
+    let before = action_of(&events, "v1").to_string();
+    let at_start = h.wright(&["fork", &original, "--at", &before], &[]).await;
+    assert!(at_start.status.success(), "{}", stderr(&at_start));
+    assert!(
+        stdout(&at_start).contains("files: the start commit's"),
+        "{}",
+        stdout(&at_start)
+    );
+    let start_clone = workspaces.join(fork_id_of(&at_start));
+    assert!(start_clone.join("export.py").is_file());
+    assert!(!start_clone.join("notes.txt").exists());
+
+    // At step 3's action (v2 not written yet), still v1.
+    let before_v2 = action_of(&events, "echo v2").to_string();
+    let at_v2 = h
+        .wright(&["fork", &original, "--at", &before_v2], &[])
+        .await;
+    assert!(at_v2.status.success(), "{}", stderr(&at_v2));
+    let read = std::fs::read_to_string(workspaces.join(fork_id_of(&at_v2)).join("notes.txt"));
+    assert_eq!(read.unwrap(), "v1\n");
+
+    // The whole conversation: the files as they are now.
+    let whole = h.wright(&["fork", &original], &[]).await;
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let read = std::fs::read_to_string(workspaces.join(fork_id_of(&whole)).join("notes.txt"));
+    assert_eq!(read.unwrap(), "v2\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kept_files_stay_in_the_agents_clone() {
+    let h = Harness::new();
+    let id = v1_then_v2(&h).await;
+    let dir = h.data.path().join("wright/conversations").join(&id);
+    let clone = h.data.path().join("wright/workspaces").join(&id);
+    let kept: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("steps.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // One per step that may have changed files: the create and the two commands.
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    let commits: Vec<String> = kept
+        .iter()
+        .map(|k| k["commit"].as_str().unwrap().to_string())
+        .collect();
+    // `cat` changed nothing: no new commit.
+    assert_eq!(commits[0], commits[1]);
+    assert_ne!(commits[1], commits[2]);
+    assert_eq!(
+        git(&clone, &["rev-parse", "refs/wright/steps"]).trim(),
+        commits[2]
+    );
+    let v1_blob = git(&clone, &["rev-parse", &format!("{}:notes.txt", commits[0])]);
+
+    // The user's repository has the branch, one commit on its start, and nothing else.
+    let refs = git(h.repo(), &["for-each-ref", "--format=%(refname)"]);
+    assert_eq!(
+        refs.lines().collect::<Vec<_>>(),
+        vec![
+            "refs/heads/main".to_string(),
+            format!("refs/heads/wright/{id}")
+        ]
+    );
+    assert_eq!(
+        git(
+            h.repo(),
+            &["rev-list", "--count", &format!("main..wright/{id}")]
+        )
+        .trim(),
+        "1"
+    );
+    for object in commits.iter().map(String::as_str).chain([v1_blob.trim()]) {
+        let found = std::process::Command::new("git")
+            .args(["cat-file", "-e", object])
+            .current_dir(h.repo())
+            .status()
+            .unwrap();
+        assert!(!found.success(), "{object} reached the user's repository");
+    }
+}

@@ -5,6 +5,9 @@
 mod calls;
 mod restore;
 mod settings;
+mod snapshot;
+
+pub use snapshot::StepSnapshot;
 
 use crate::condense::Budget;
 use crate::condense::Condensed;
@@ -173,6 +176,8 @@ pub struct Conversation {
     price: Option<wright_protocol::Price>,
     /// The workspace, for quoting the lines a failure names when the model loops.
     pub(crate) workspace: Option<wright_tools::Workspace>,
+    /// The files kept after each step that may have changed them.
+    snapshots: snapshot::Snapshots,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -321,6 +326,7 @@ impl Conversation {
             reviewed: false,
             last_review: None,
             workspace: None,
+            snapshots: snapshot::Snapshots::default(),
         }
     }
 
@@ -455,7 +461,10 @@ impl Conversation {
             if let Some(reason) = self.budget_reached(&limits, first_step, started) {
                 break self.end(observer, AgentState::Stopped, reason, None)?;
             }
-            match self.step_once(&budget, observer).await? {
+            let end = self.step_once(&budget, observer).await?;
+            // While the next request is prepared and in flight (see `snapshot`).
+            self.start_snapshot().await;
+            match end {
                 StepEnd::Continue => self.log.sync_step().await?,
                 StepEnd::Done(outcome) => break *outcome,
             }
@@ -463,6 +472,8 @@ impl Conversation {
         if let Some(timer) = timer {
             timer.abort();
         }
+        // The run's files are all kept before anyone commits them.
+        self.settle_snapshot().await;
         self.log.wait_sync().await?;
         Ok(outcome)
     }

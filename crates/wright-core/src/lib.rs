@@ -24,6 +24,7 @@ pub use agent::Observer;
 pub use agent::Opening;
 pub use agent::Outcome;
 pub use agent::StepGuard;
+pub use agent::StepSnapshot;
 pub use agent::Totals;
 pub use agent::DEFAULT_CONDENSE_AT;
 pub use agent::NUDGE;

@@ -73,6 +73,18 @@ pub enum ToolError {
 /// comes whole at the end): raw bytes, which the receiver makes printable.
 pub type OutputSink = dyn Fn(&[u8]) + Send + Sync;
 
+/// Whether a call, as logged (a tool's name or alias, its arguments), may change files:
+/// anything but viewing. One rule for the loop, which keeps the files of each step that
+/// may have changed them, and for `fork`, which reads the log to know where they did. A
+/// tool it does not know may change anything.
+pub fn may_change_files(tool: &str, arguments: &Value) -> bool {
+    match tool {
+        "file_editor" | "str_replace_editor" => arguments["command"] != "view",
+        "think" | "finish" => false,
+        _ => true,
+    }
+}
+
 /// A tool the model can call.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
@@ -101,5 +113,40 @@ pub trait Tool: Send + Sync {
     ) -> Result<ToolOutput, ToolError> {
         let _ = output;
         self.run(arguments).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_viewing_leaves_files_alone() {
+        for (tool, arguments, changes) in [
+            (
+                "file_editor",
+                json!({"command": "view", "path": "a"}),
+                false,
+            ),
+            ("str_replace_editor", json!({"command": "view"}), false),
+            (
+                "file_editor",
+                json!({"command": "create", "path": "a"}),
+                true,
+            ),
+            ("file_editor", json!({"command": "undo_edit"}), true),
+            ("file_editor", json!("not json at all"), true),
+            ("terminal", json!({"command": "ls"}), true),
+            ("think", json!({"thought": "x"}), false),
+            ("finish", json!({"message": "x"}), false),
+            ("some_mcp_tool", json!({}), true),
+        ] {
+            assert_eq!(
+                may_change_files(tool, &arguments),
+                changes,
+                "{tool} {arguments}"
+            );
+        }
     }
 }

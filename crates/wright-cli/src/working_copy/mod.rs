@@ -18,6 +18,7 @@ mod map;
 mod message;
 mod record;
 pub mod status;
+pub mod steps;
 
 pub use finish::InPlaceCommit;
 pub use finish::Outcome;

@@ -26,9 +26,13 @@ impl Conversation {
                 step,
                 call_id: call.id.clone(),
                 tool: name.clone(),
-                arguments: logged_arguments,
+                arguments: logged_arguments.clone(),
             },
         )?;
+        let action_id = self.last_event_id();
+        let may_change = wright_tools::may_change_files(&name, &logged_arguments);
+        // No tool runs while the last step's snapshot reads the tree.
+        self.settle_snapshot().await;
         let tool = self.tools.get(&name).cloned();
         let is_finish = tool.as_ref().is_some_and(|t| t.name() == "finish");
         let premature_finish = is_finish && !self.acted;
@@ -120,6 +124,10 @@ impl Conversation {
                 exit_code: output.exit_code,
             },
         )?;
+        if may_change {
+            let observation_id = self.last_event_id();
+            self.note_change(action_id, observation_id);
+        }
         match end {
             None => Ok(None),
             Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),

@@ -93,6 +93,57 @@ fi
 exec git "$@" pack-objects --revs --stdout --quiet
 "#;
 
+/// Commits the whole work tree (run at the repository's top) on top of `$1` (whose tree
+/// is `$2`, or `-` when not known) with message `$3`, without touching the agent's index:
+/// a private index of wright's in the git directory keeps the files' stat data from one
+/// step to the next, so only what changed is read again. The commit is kept by the hidden
+/// ref `$4`; when the tree is `$1`'s, nothing is made and `$1` is printed. Prints the
+/// commit and its tree. As few programs as can be: this runs after every step that may
+/// have changed files. The rest of the arguments are git's options.
+const SNAPSHOT_STEP: &str = r#"
+set -e
+previous=$1; known=$2; msg=$3; ref=$4; shift 4
+export GIT_INDEX_FILE=.git/wright-steps.index GIT_CONFIG_GLOBAL=/dev/null
+# The first time, the agent's index is the quickest start (any start is right: the
+# index is made to match the work tree below).
+[ -f "$GIT_INDEX_FILE" ] || cp -- .git/index "$GIT_INDEX_FILE" 2>/dev/null || :
+take() {
+  git "$@" add --all -- . ':(exclude,glob)**/.git.wright-quarantined*' ':(exclude,glob)**/.git.wright-quarantined*/**'
+}
+take "$@" 2>/dev/null || { rm -f -- "$GIT_INDEX_FILE"; git "$@" read-tree "$previous"; take "$@"; }
+tree=$(git "$@" write-tree)
+[ "$known" != - ] || known=$(git "$@" rev-parse "$previous^{tree}")
+if [ "$known" = "$tree" ]; then
+  printf '%s %s\n' "$previous" "$tree"
+  exit 0
+fi
+commit=$(git "$@" commit-tree -p "$previous" -m "$msg" "$tree")
+git "$@" update-ref "$ref" "$commit"
+printf '%s %s\n' "$commit" "$tree"
+"#;
+
+/// Fills an empty work tree (this repository's, HEAD at the branch's start) with the files
+/// of commit `$2` of the repository at `$1`, leaving HEAD and the index where they are: the
+/// objects `$2` has beyond `$3` (which this repository has) are packed there and indexed
+/// here, the ref `$4` keeps them, and the files are checked out. The rest of the arguments
+/// are git's options.
+const FILES_FROM: &str = r#"
+set -e -o pipefail
+source=$1; commit=$2; known=$3; ref=$4; shift 4
+printf '%s\n^%s\n' "$commit" "$known" | git "$@" -C "$source" pack-objects --revs --stdout --quiet | git "$@" index-pack --stdin >/dev/null
+git "$@" update-ref "$ref" "$commit"
+head=$(git "$@" rev-parse --verify HEAD)
+git "$@" read-tree -u --reset "$commit"
+git "$@" read-tree "$head"
+"#;
+
+/// A commit of a step's files (`snapshot_step`), and its tree when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepCommit {
+    pub commit: Oid,
+    pub tree: Option<Oid>,
+}
+
 /// A commit made by `commit_aside`: its id, and where its new objects are in the sandbox.
 pub struct AsideCommit {
     pub tip: Oid,
@@ -190,6 +241,86 @@ impl<'a> AgentRepo<'a> {
             left_config: left == Some("config"),
             aside: aside.unwrap_or_default().to_string(),
         })
+    }
+
+    /// Commits the files of the work tree (this must be its top) as they are now on top
+    /// of `previous` (an earlier snapshot, or the start commit; its tree, when known),
+    /// kept by the hidden ref `reference`; neither the agent's index nor its branch moves.
+    /// Returns `previous` when nothing changed since.
+    pub fn snapshot_step(
+        &self,
+        previous: &StepCommit,
+        message: &str,
+        reference: &str,
+    ) -> Result<StepCommit, GitError> {
+        let mut args = vec![
+            "-c",
+            SNAPSHOT_STEP,
+            "wright-step",
+            previous.commit.as_str(),
+            previous.tree.as_ref().map_or("-", Oid::as_str),
+            message,
+            reference,
+        ];
+        args.extend_from_slice(HARDENED);
+        let captured = self.sandbox.capture(
+            &self.dir,
+            self.env,
+            "bash",
+            &args,
+            b"",
+            RunLimits {
+                timeout: std::time::Duration::from_secs(60),
+                ..RunLimits::default()
+            },
+        )?;
+        let printed = text_of(&["add --all (a step's snapshot)"], captured)?;
+        let mut ids = printed.split_whitespace().map(Oid::parse);
+        match (ids.next().flatten(), ids.next().flatten()) {
+            (Some(commit), Some(tree)) => Ok(StepCommit {
+                commit,
+                tree: Some(tree),
+            }),
+            _ => Err(GitError::NotAnId {
+                command: "commit-tree".into(),
+                printed,
+            }),
+        }
+    }
+
+    /// Gives this repository's empty work tree the files of `commit` of the repository at
+    /// `source` (readable in this sandbox), whose objects beyond `known` are copied here
+    /// and kept by `reference`; HEAD and the index stay as they are.
+    pub fn files_from(
+        &self,
+        source: &Path,
+        commit: &Oid,
+        known: &Oid,
+        reference: &str,
+    ) -> Result<(), GitError> {
+        let source = source.display().to_string();
+        let mut args = vec![
+            "-c",
+            FILES_FROM,
+            "wright-files-from",
+            source.as_str(),
+            commit.as_str(),
+            known.as_str(),
+            reference,
+        ];
+        args.extend_from_slice(HARDENED);
+        let captured = self.sandbox.capture(
+            &self.dir,
+            self.env,
+            "bash",
+            &args,
+            b"",
+            RunLimits {
+                timeout: std::time::Duration::from_secs(600),
+                ..RunLimits::default()
+            },
+        )?;
+        text_of(&["read-tree (a snapshot's files)"], captured).map(drop)
     }
 
     /// The commit HEAD names.

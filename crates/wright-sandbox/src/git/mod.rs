@@ -19,6 +19,7 @@ mod user;
 
 pub use agent::AgentRepo;
 pub use agent::AsideCommit;
+pub use agent::StepCommit;
 pub use listing::Listing;
 pub use snapshot::Snapshot;
 pub use user::BranchTip;
