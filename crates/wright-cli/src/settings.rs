@@ -97,6 +97,10 @@ pub struct CommonArgs {
     /// (tools described in the prompt, calls read from the reply).
     #[arg(long)]
     pub tool_calling: Option<String>,
+    /// Hold every reply of a run to a tool call where the server enforces it (auto: probe
+    /// the server once, remember; off: never).
+    #[arg(long)]
+    pub constrain: Option<String>,
     /// Never send more than this many tokens, even if the server's window is larger.
     #[arg(long, allow_negative_numbers = true)]
     pub context_window: Option<i64>,
@@ -184,6 +188,7 @@ impl CommonArgs {
             ),
             ("sandbox.max_disk", int(self.max_disk), "--max-disk"),
             ("tool_calling", text(&self.tool_calling), "--tool-calling"),
+            ("constrain", text(&self.constrain), "--constrain"),
             (
                 "context_window",
                 int(self.context_window),

@@ -26,6 +26,7 @@ const WRIGHTS_OWN_FIELDS: &[&str] = &[
 /// wright's defaults, as they appear in `wright config show`.
 const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("tool_calling", DefaultValue::Str("auto")),
+    ("constrain", DefaultValue::Str("auto")),
     ("max_reply_tokens", DefaultValue::Int(4096)),
     ("egress", DefaultValue::Str("ask")),
     ("run.max_steps", DefaultValue::Int(50)),
@@ -106,6 +107,8 @@ pub struct Settings {
     pub api_key: Option<String>,
     pub context_window: Option<u64>,
     pub tool_calling: String,
+    /// `auto` or `off`: constrained decoding where the server enforces it.
+    pub constrain: String,
     pub temperature: Option<f32>,
     pub max_reply_tokens: u32,
     /// Fields added to every request body.
@@ -193,6 +196,7 @@ impl Settings {
             api_key: api_key(&config, env)?,
             context_window: uint("context_window"),
             tool_calling: string("tool_calling").unwrap_or_else(|| "auto".into()),
+            constrain: string("constrain").unwrap_or_else(|| "auto".into()),
             temperature: config.float("temperature").map(|t| t as f32),
             max_reply_tokens: uint("max_reply_tokens")
                 .and_then(|n| u32::try_from(n).ok())
