@@ -197,6 +197,16 @@ fn decision(constraint: Constraint, verdict: &Verdict, how: &str) -> Decision {
     }
 }
 
+/// Puts `constraint` on `client` for every tool of `schemas`: built once, the same bytes
+/// in every request of the conversation.
+pub fn apply(client: &mut Client, constraint: Option<Constraint>, schemas: &[serde_json::Value]) {
+    let reasoning = is_small_model(&client.config().model);
+    client.set_constraint(
+        constraint
+            .map(|kind| wright_llm::constrain::ActiveConstraint::new(kind, schemas, reasoning)),
+    );
+}
+
 /// `wright doctor`: probes the constraint for the mode it found, keeps the answer for the
 /// next run, and says it.
 pub async fn doctor(asking: &Asking<'_>) -> Decision {

@@ -353,13 +353,7 @@ impl NewSession {
         };
         // The schema covers every tool the model may call; built once, it is the same
         // bytes in every request of the conversation.
-        client.set_constraint(constraint.constraint.map(|kind| {
-            wright_llm::constrain::ActiveConstraint::new(
-                kind,
-                &tools.toolbox.schemas(),
-                wright_llm::constrain::is_small_model(&client.config().model),
-            )
-        }));
+        crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox.schemas());
         Ok(Self {
             settings,
             client,

@@ -297,3 +297,36 @@ async fn text_calls_on_ollama_are_held_by_its_format() {
         assert!(body["format"]["oneOf"].is_array(), "{body}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_run_is_held_as_it_started() {
+    let h = Harness::new();
+    let script = vec![
+        constrained("", "terminal", json!({"command": "echo hi"})),
+        constrained("", "finish", json!({"message": "said hi"})),
+    ];
+    let server = llama_cpp(script, false, Constraints::llama_cpp()).await;
+    let output = h.run(&server.url(), "say hi", &["--max-steps", "1"]).await;
+    assert_eq!(crate::common::last_state(&h.events()), "state:stopped");
+    let id = h.conversation_id();
+    let url = server.url();
+    let output = h
+        .wright(
+            &["resume", &id, "--base-url", &url, "--model", "test-model"],
+            &[],
+        )
+        .await;
+    let said = stderr(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "constraint response_format json_schema (the server enforces it; probed by run"
+        ),
+        "{said}"
+    );
+    assert_eq!(server.constraint_probes(), 1);
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].json()["response_format"]["json_schema"].is_object());
+    assert_prefixes(&requests);
+}
