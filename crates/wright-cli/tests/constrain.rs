@@ -306,7 +306,8 @@ async fn a_resumed_run_is_held_as_it_started() {
         constrained("", "finish", json!({"message": "said hi"})),
     ];
     let server = llama_cpp(script, false, Constraints::llama_cpp()).await;
-    let output = h.run(&server.url(), "say hi", &["--max-steps", "1"]).await;
+    let stopped = h.run(&server.url(), "say hi", &["--max-steps", "1"]).await;
+    assert!(!stopped.status.success(), "{}", stderr(&stopped));
     assert_eq!(crate::common::last_state(&h.events()), "state:stopped");
     let id = h.conversation_id();
     let url = server.url();
