@@ -91,7 +91,12 @@ impl Chat {
 
 pub async fn chat(args: ChatArgs) -> Result<u8> {
     args.common.check()?;
-    let session = NewSession::prepare(&args.common, &args.place).await?;
+    let session = NewSession::prepare(
+        &args.common,
+        &args.place,
+        crate::session::Replies::MayBeWords,
+    )
+    .await?;
     let lines = session.model_lines();
     let NewSession {
         settings,

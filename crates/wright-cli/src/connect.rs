@@ -90,6 +90,8 @@ pub struct Window {
     pub warning: Option<String>,
     /// What the server looks like (`tool_mode::identity`), read with the window.
     pub server: String,
+    /// What kind of server it is (which constraints its documentation offers).
+    pub kind: wright_llm::probe::ServerKind,
 }
 
 /// The effective window: the smaller of what the server has and what the user set. On
@@ -122,6 +124,7 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
                 description: ollama.description,
                 warning,
                 server,
+                kind: info.kind,
             };
         }
     }
@@ -160,5 +163,6 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
         description,
         warning,
         server,
+        kind: info.kind,
     }
 }

@@ -358,6 +358,19 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
                 json!(mode.as_str()),
                 format!("tools      {words}"),
             );
+            let asking = crate::constrain_mode::Asking {
+                client,
+                server: &window.server,
+                kind: window.kind,
+                tool_calling: mode,
+            };
+            // `run` takes this answer too (a chat never constrains its replies).
+            let decision = crate::constrain_mode::doctor(&asking).await;
+            report.set(
+                "constraint",
+                json!({"in_force": decision.constraint, "why": decision.why}),
+                format!("constraint {}", decision.why),
+            );
         }
         Err(err) => report.fail(
             "tool_calling",

@@ -8,6 +8,7 @@ mod ask;
 mod chat;
 mod config_cmds;
 mod connect;
+mod constrain_mode;
 mod doctor;
 mod fork;
 mod hints;

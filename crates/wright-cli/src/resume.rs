@@ -79,6 +79,15 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         &start.conversation,
         crate::session::Readiness::Reopen,
     )?;
+    // A resumed conversation is a run: its replies are calls, held to them as at its start.
+    let asking = crate::constrain_mode::Asking {
+        client: &client,
+        server: &window.server,
+        kind: window.kind,
+        tool_calling: start.tool_calling,
+    };
+    let constraint = crate::constrain_mode::decide(&settings.values.constrain, &asking).await?;
+    crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox.schemas());
     let (mut conversation, notes) =
         Conversation::resume(&log_path, client.clone(), tools.toolbox.clone())?;
     if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {
@@ -103,7 +112,10 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     // Not a chat: only `finish` says the task is done.
     conversation.set_require_finish(true);
     if !settings.json {
-        let mut lines = vec![format!("context {}", window.description)];
+        let mut lines = vec![
+            format!("constraint {}", constraint.why),
+            format!("context {}", window.description),
+        ];
         if let Some(torn) = &notes.torn {
             lines.push(format!(
                 "the log ended in a torn line ({} at line {}): cut off, the events before it are intact",

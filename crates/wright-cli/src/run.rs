@@ -31,7 +31,8 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         "task",
         "wright run \"the test test_x fails, fix it\"",
     )?;
-    let session = NewSession::prepare(common, &args.place).await?;
+    let session =
+        NewSession::prepare(common, &args.place, crate::session::Replies::AlwaysCalls).await?;
     let NewSession {
         settings,
         client,

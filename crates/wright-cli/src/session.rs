@@ -249,6 +249,8 @@ pub struct NewSession {
     pub client: Client,
     pub tool_calling: wright_protocol::ToolCalling,
     pub tool_calling_why: String,
+    /// Which constraint holds the model's replies to tool calls, and why.
+    pub constraint_why: String,
     pub window: crate::connect::Window,
     pub id: String,
     pub conversation_dir: std::path::PathBuf,
@@ -259,8 +261,20 @@ pub struct NewSession {
     pub locks: Vec<wright_core::RunLock>,
 }
 
+/// What a session's replies are: in a run every reply is a tool call (`finish` included),
+/// so it may be constrained to one; in a chat a reply may be words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replies {
+    AlwaysCalls,
+    MayBeWords,
+}
+
 impl NewSession {
-    pub async fn prepare(common: &CommonArgs, place: &WorkspaceArgs) -> Result<Self> {
+    pub async fn prepare(
+        common: &CommonArgs,
+        place: &WorkspaceArgs,
+        replies: Replies,
+    ) -> Result<Self> {
         let (workspace, in_place, force) = (&place.workspace, place.in_place, place.force);
         use anyhow::Context;
         // Not dumpable: the model's commands (no capabilities) cannot read this process's
@@ -284,6 +298,21 @@ impl NewSession {
         let (tool_calling, tool_calling_why) =
             crate::tool_mode::decide(&settings.values.tool_calling, &client, &window.server)
                 .await?;
+        let constraint = match replies {
+            Replies::AlwaysCalls => {
+                let asking = crate::constrain_mode::Asking {
+                    client: &client,
+                    server: &window.server,
+                    kind: window.kind,
+                    tool_calling,
+                };
+                crate::constrain_mode::decide(&settings.values.constrain, &asking).await?
+            }
+            Replies::MayBeWords => crate::constrain_mode::Decision {
+                constraint: None,
+                why: "none (in a chat a reply may be words)".into(),
+            },
+        };
         let id = wright_core::new_conversation_id();
         let mut locks = Vec::new();
         if in_place {
@@ -322,11 +351,15 @@ impl NewSession {
                 return Err(err);
             }
         };
+        // The schema covers every tool the model may call; built once, it is the same
+        // bytes in every request of the conversation.
+        crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox.schemas());
         Ok(Self {
             settings,
             client,
             tool_calling,
             tool_calling_why,
+            constraint_why: constraint.why,
             window,
             id,
             conversation_dir,
@@ -340,6 +373,7 @@ impl NewSession {
     pub fn model_lines(&self) -> Vec<String> {
         vec![
             format!("tool calls {}", self.tool_calling_why),
+            format!("constraint {}", self.constraint_why),
             format!("context {}", self.window.description),
         ]
     }

@@ -97,6 +97,10 @@ pub struct CommonArgs {
     /// (tools described in the prompt, calls read from the reply).
     #[arg(long)]
     pub tool_calling: Option<String>,
+    /// Hold every reply of a run to a tool call where the server enforces it (auto: probe
+    /// the server once, remember; off: never).
+    #[arg(long)]
+    pub constrain: Option<String>,
     /// A map of the workspace (its files, languages, test and build commands, recent
     /// commits) at the head of a new conversation's first message: on or off (default on).
     #[arg(long, value_name = "on|off")]
@@ -188,6 +192,7 @@ impl CommonArgs {
             ),
             ("sandbox.max_disk", int(self.max_disk), "--max-disk"),
             ("tool_calling", text(&self.tool_calling), "--tool-calling"),
+            ("constrain", text(&self.constrain), "--constrain"),
             ("map", text(&self.map), "--map"),
             (
                 "context_window",

@@ -61,7 +61,7 @@ pub fn identity(info: &ServerInfo) -> String {
 }
 
 /// An age in the largest whole unit: "40 s", "12 min", "3 h".
-fn shown_age(secs: u64) -> String {
+pub(crate) fn shown_age(secs: u64) -> String {
     match secs {
         0..=119 => format!("{secs} s"),
         120..=7199 => format!("{} min", secs / 60),
@@ -69,11 +69,11 @@ fn shown_age(secs: u64) -> String {
     }
 }
 
-fn key(client: &Client) -> String {
+pub(crate) fn key(client: &Client) -> String {
     format!("{} {}", client.config().base_url, client.config().model)
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

@@ -9,6 +9,7 @@ mod common;
 mod condense;
 mod config;
 mod config_attacks;
+mod constrain;
 mod context;
 mod direct;
 mod docker;

@@ -48,6 +48,7 @@ pub struct Key {
 }
 
 const TOOL_CALLING: &[&str] = &["auto", "native", "text"];
+const CONSTRAIN: &[&str] = &["auto", "off"];
 const SANDBOX: &[&str] = &["auto", "landlock", "namespaces", "docker", "none"];
 const EGRESS: &[&str] = &["local_only", "ask", "any"];
 const ON_OFF: &[&str] = &["on", "off"];
@@ -61,6 +62,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "api_key_env", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the environment variable holding the API key, never the key itself (--api-key and OPENAI_API_KEY give one directly)" },
     Key { path: "context_window", kind: Kind::Int { min: 256 }, repo: RepoRule::Lower, doc: "never send more than this many tokens, even if the server's window is larger (--context-window)" },
     Key { path: "tool_calling", kind: Kind::OneOf(TOOL_CALLING), repo: RepoRule::Allowed, doc: "how tool calls travel: auto (probe once), native, text (--tool-calling); default auto" },
+    Key { path: "constrain", kind: Kind::OneOf(CONSTRAIN), repo: RepoRule::Allowed, doc: "hold every reply of a run to a tool call where the server enforces it (tool_choice required, a JSON schema): auto (probe once), off (--constrain); default auto" },
     Key { path: "map", kind: Kind::OneOf(ON_OFF), repo: RepoRule::Allowed, doc: "a map of the workspace (files, languages, test and build commands, recent commits) at the head of a new conversation's first message (--map); default on" },
     Key { path: "temperature", kind: Kind::Float { min: 0.0, max: 2.0 }, repo: RepoRule::Allowed, doc: "sampling temperature (--temperature); default: the server's" },
     Key { path: "max_reply_tokens", kind: Kind::Int { min: 0 }, repo: RepoRule::Lower, doc: "most tokens one reply may generate, 0 for the server's (--max-reply-tokens); default 4096" },

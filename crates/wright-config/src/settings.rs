@@ -26,6 +26,7 @@ const WRIGHTS_OWN_FIELDS: &[&str] = &[
 /// wright's defaults, as they appear in `wright config show`.
 const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("tool_calling", DefaultValue::Str("auto")),
+    ("constrain", DefaultValue::Str("auto")),
     ("map", DefaultValue::Str("on")),
     ("max_reply_tokens", DefaultValue::Int(4096)),
     ("egress", DefaultValue::Str("ask")),
@@ -107,6 +108,8 @@ pub struct Settings {
     pub api_key: Option<String>,
     pub context_window: Option<u64>,
     pub tool_calling: String,
+    /// `auto` or `off`: constrained decoding where the server enforces it.
+    pub constrain: String,
     /// Whether a new conversation's first message starts with the workspace map.
     pub map: bool,
     pub temperature: Option<f32>,
@@ -196,6 +199,7 @@ impl Settings {
             api_key: api_key(&config, env)?,
             context_window: uint("context_window"),
             tool_calling: string("tool_calling").unwrap_or_else(|| "auto".into()),
+            constrain: string("constrain").unwrap_or_else(|| "auto".into()),
             map: config.str("map") != Some("off"),
             temperature: config.float("temperature").map(|t| t as f32),
             max_reply_tokens: uint("max_reply_tokens")

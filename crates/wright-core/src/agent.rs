@@ -4,6 +4,7 @@
 
 mod calls;
 mod restore;
+mod send;
 mod settings;
 mod snapshot;
 
@@ -548,35 +549,8 @@ impl Conversation {
                     .map(StepEnd::done);
             }
         }
-        let body_len = body.len();
         observer.model_request(step);
-        let mut unlogged: Option<StoreError> = None;
-        let reply: Option<Result<Response, LlmError>> = {
-            let log = &mut self.log;
-            // Each retry is an event too, logged when it starts (`--json` shows it).
-            let mut on_delta = |delta: StreamDelta| {
-                if let StreamDelta::Retrying { attempt, reason } = &delta {
-                    let retry = EventBody::Retry {
-                        step,
-                        attempt: *attempt,
-                        reason: reason.clone(),
-                    };
-                    match log.append(Source::Environment, retry) {
-                        Ok(event) => observer.event(event),
-                        Err(err) => unlogged = unlogged.take().or(Some(err)),
-                    }
-                }
-                observer.delta(&delta);
-            };
-            let tag = step.to_string();
-            tokio::select! {
-                result = self.client.complete_body(body, &tag, &mut on_delta) => Some(result),
-                _ = cancel.cancelled() => None,
-            }
-        };
-        if let Some(err) = unlogged {
-            return Err(err);
-        }
+        let (reply, body_len) = self.send(body, step, cancel, observer).await?;
         let response = match reply {
             None => return self.interrupted(observer).map(StepEnd::done),
             Some(Err(err)) => {

@@ -368,6 +368,8 @@ impl Conversation {
         ];
         let response = self
             .client_ref()
+            // A summary is words, not a call: no constraint on it.
+            .unconstrained()
             .complete(&messages, &[], "condense", &mut |_| {})
             .await
             .ok()?;

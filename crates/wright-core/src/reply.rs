@@ -4,6 +4,7 @@
 
 use crate::agent::Conversation;
 use serde_json::Value;
+use wright_llm::constrain::read_constrained_call;
 use wright_llm::textcall::parse_text_calls;
 use wright_llm::Response;
 use wright_llm::ToolCall;
@@ -42,6 +43,31 @@ impl Conversation {
             return native;
         }
         let known = self.tools.all_names();
+        if self.tool_calling == ToolCalling::Text {
+            // What a reply under the JSON-schema constraint is: one call, its reasoning
+            // in front of it.
+            if let Some(call) = read_constrained_call(&response.text, &known) {
+                let mut reasoning = response.reasoning;
+                if !call.reasoning.is_empty() {
+                    if !reasoning.is_empty() {
+                        reasoning.push('\n');
+                    }
+                    reasoning.push_str(&call.reasoning);
+                }
+                return Reply {
+                    text: String::new(),
+                    reasoning,
+                    raw: Some(response.text),
+                    calls: vec![ToolCall::function(
+                        format!("call_{step}_0"),
+                        call.name,
+                        call.arguments.to_string(),
+                    )],
+                    errors: Vec::new(),
+                    dropped: 0,
+                };
+            }
+        }
         let mut parsed = parse_text_calls(&response.text, &known);
         if self.tool_calling == ToolCalling::Text
             && parsed.calls.is_empty()

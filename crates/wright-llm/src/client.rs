@@ -4,6 +4,8 @@
 
 use crate::accumulate::Accumulator;
 use crate::accumulate::Chunk;
+use crate::constrain::ActiveConstraint;
+use crate::constrain::Constraint;
 use crate::error::LlmError;
 use crate::error::Unreachable;
 use crate::names::closest_name;
@@ -42,6 +44,8 @@ pub struct ClientConfig {
     /// Ask for the progress of reading the prompt while streaming (llama.cpp's
     /// `return_progress`; set only for a server known to be llama.cpp).
     pub prompt_progress: bool,
+    /// Hold every reply to a tool call (`constrain`); None sends no constraint.
+    pub constraint: Option<crate::constrain::ActiveConstraint>,
 }
 
 impl ClientConfig {
@@ -59,6 +63,7 @@ impl ClientConfig {
             extra: serde_json::Map::new(),
             ollama_num_ctx: None,
             prompt_progress: false,
+            constraint: None,
         }
     }
 }
@@ -118,6 +123,27 @@ impl Client {
         &self.config
     }
 
+    /// The same connection with other settings (a probe's, or without the constraint).
+    pub(crate) fn with_config(&self, config: ClientConfig) -> Client {
+        Client {
+            http: self.http.clone(),
+            config,
+        }
+    }
+
+    /// Holds every reply to a tool call from now on (None: no longer).
+    pub fn set_constraint(&mut self, constraint: Option<crate::constrain::ActiveConstraint>) {
+        self.config.constraint = constraint;
+    }
+
+    /// This client without its constraint, for a request whose reply is not a call (a
+    /// summary, a speed test).
+    pub fn unconstrained(&self) -> Client {
+        let mut config = self.config.clone();
+        config.constraint = None;
+        self.with_config(config)
+    }
+
     /// The request body exactly as `complete` sends it.
     pub fn request_body(&self, messages: &[ChatMessage], tools: &[Value]) -> Vec<u8> {
         if let Some(num_ctx) = self.config.ollama_num_ctx {
@@ -128,9 +154,16 @@ impl Client {
                 temperature: self.config.temperature,
                 max_tokens: self.config.max_tokens,
                 extra: &self.config.extra,
+                format: self
+                    .config
+                    .constraint
+                    .as_ref()
+                    .filter(|c| c.kind == Constraint::OllamaFormat)
+                    .and_then(ActiveConstraint::schema),
             };
             return crate::ollama_chat::request_body(&native, messages, tools);
         }
+        let constraint = self.config.constraint.as_ref();
         let request = ChatRequest {
             model: &self.config.model,
             messages,
@@ -139,6 +172,13 @@ impl Client {
             max_tokens: self.config.max_tokens,
             extra: &self.config.extra,
             return_progress: self.config.stream && self.config.prompt_progress,
+            tool_choice: constraint
+                .filter(|c| c.kind == Constraint::ToolChoice && !tools.is_empty())
+                .map(|_| "required"),
+            response_format: constraint
+                .filter(|c| c.kind == Constraint::JsonSchema)
+                .and_then(ActiveConstraint::schema)
+                .map(crate::constrain::ResponseFormat::of),
             stream: self.config.stream,
             stream_options: self.config.stream.then_some(StreamOptions {
                 include_usage: true,
@@ -222,10 +262,8 @@ impl Client {
         config.stream = false;
         config.temperature = Some(0.0);
         config.max_tokens = Some(64);
-        let probe = Client {
-            http: self.http.clone(),
-            config,
-        };
+        config.constraint = None;
+        let probe = self.with_config(config);
         let tools = [serde_json::json!({"type": "function", "function": {
             "name": PROBE_TOOL,
             "description": "Records a number.",

@@ -150,6 +150,31 @@ impl LlmError {
             other => other,
         }
     }
+
+    /// The server's message when it refused the request as such (HTTP 400 or 422, as
+    /// servers answer a field or a combination they do not take), or with a 500 that
+    /// names a grammar or schema (older llama.cpp builds threw those as server errors):
+    /// what a constrained request is sent again without its constraint for.
+    pub fn refusal(&self) -> Option<&str> {
+        match self.last() {
+            LlmError::Http {
+                status: 400 | 422,
+                message,
+                ..
+            } => Some(message),
+            LlmError::Http {
+                status: 500,
+                message,
+                ..
+            } if ["grammar", "schema", "tool_choice", "response_format"]
+                .iter()
+                .any(|word| message.to_lowercase().contains(word)) =>
+            {
+                Some(message)
+            }
+            _ => None,
+        }
+    }
 }
 
 fn unreachable_text(url: &str, reason: &Unreachable) -> String {

@@ -8,6 +8,7 @@
 
 mod accumulate;
 mod client;
+pub mod constrain;
 mod destination;
 mod discovery;
 mod error;

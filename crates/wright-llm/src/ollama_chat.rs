@@ -30,6 +30,9 @@ struct NativeRequest<'a> {
     options: Map<String, Value>,
     #[serde(flatten)]
     extra: Map<String, Value>,
+    /// The JSON schema over the calls, when text-mode calls are constrained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<&'a serde_json::value::RawValue>,
     #[serde(skip_serializing_if = "<[Value]>::is_empty")]
     tools: &'a [Value],
     messages: Vec<Value>,
@@ -43,6 +46,8 @@ pub(crate) struct Native<'a> {
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
     pub extra: &'a Map<String, Value>,
+    /// `format`: the schema every reply must follow (`constrain`).
+    pub format: Option<&'a serde_json::value::RawValue>,
 }
 
 /// The body of `POST /api/chat` for this history.
@@ -115,6 +120,7 @@ pub(crate) fn request_body(
         stream: native.stream,
         options,
         extra,
+        format: native.format,
         tools,
         messages,
     };
@@ -215,6 +221,7 @@ mod tests {
             temperature: Some(0.0),
             max_tokens: Some(512),
             extra: &extra,
+            format: None,
         };
         let messages = [
             ChatMessage::System {

@@ -22,6 +22,13 @@ pub struct ChatRequest<'a> {
     /// llama.cpp: stream the progress of reading the prompt (`prompt_progress` chunks).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub return_progress: bool,
+    /// `"required"` when native calls are constrained (`constrain`): the same on every
+    /// request of a conversation, so the prefix holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'static str>,
+    /// The JSON schema over the calls, when text-mode calls are constrained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<crate::constrain::ResponseFormat<'a>>,
     /// Fields the user's profile adds to every request (`extra`).
     #[serde(flatten)]
     pub extra: &'a serde_json::Map<String, Value>,

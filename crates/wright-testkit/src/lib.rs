@@ -5,11 +5,14 @@
 //! replies in order and records every request byte for byte, so a test reads like the
 //! conversation it scripts and can assert on exactly what the agent sent.
 
+mod constrain;
 mod fixtures;
 mod ollama;
 mod reply;
 mod server;
 
+pub use constrain::Constraints;
+pub use constrain::Enforce;
 pub use fixtures::failing_python_repo;
 pub use fixtures::git;
 pub use fixtures::BUG;

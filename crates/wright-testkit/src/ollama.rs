@@ -130,11 +130,13 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         .unwrap_or(DEFAULT_NUM_CTX)
         .min(trained);
     *lock(&shared.ollama_loaded) = Some(window);
-    let probe = is_probe(&request);
+    let constraint_probe = crate::constrain::is_probe(&request);
+    let probe = is_probe(&request) && !constraint_probe;
     let summary = is_summary_request(&request);
-    let path = match (probe, summary) {
-        (true, _) => "/api/chat#probe",
-        (_, true) => "/api/chat#condense",
+    let path = match (constraint_probe, probe, summary) {
+        (true, _, _) => "/api/chat#constraint-probe",
+        (_, true, _) => "/api/chat#probe",
+        (_, _, true) => "/api/chat#condense",
         _ => "/api/chat",
     };
     lock(&shared.requests).push(Recorded {
@@ -146,6 +148,13 @@ async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     // What Ollama does with a prompt longer than the window: it keeps the end.
     let prompt_tokens = ((body.len() / 4) as u64).min(window);
     let stream = request["stream"].as_bool().unwrap_or(true);
+    if let Some(refused) = crate::constrain::refusal(&shared.constraints, &request) {
+        return refused;
+    }
+    if constraint_probe {
+        let (text, calls) = crate::constrain::probe_answer(&shared.constraints, &request);
+        return answer(turn_lines(&text, &calls, prompt_tokens), stream);
+    }
     if probe {
         let calls = [("wright_probe".to_string(), json!({"value": 7}).to_string())];
         return answer(turn_lines("", &calls, prompt_tokens), stream);

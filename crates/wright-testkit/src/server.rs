@@ -51,6 +51,8 @@ pub(crate) struct Shared {
     /// tool-calling probe natively); when false it writes calls as text, like small
     /// models on llama.cpp do.
     native_tools: bool,
+    /// What it does with a constrained request.
+    pub(crate) constraints: crate::constrain::Constraints,
 }
 
 pub struct ScriptedServer {
@@ -80,6 +82,9 @@ pub struct ServerOptions {
     /// `options.num_ctx`, and an OpenAI-compatible request reloads it with Ollama's default
     /// window (4096), as Ollama does.
     pub ollama_native: Option<u64>,
+    /// What the server does with `tool_choice: "required"` and a JSON-schema
+    /// `response_format` (or Ollama's `format`): by default it takes and ignores them.
+    pub constraints: crate::constrain::Constraints,
 }
 
 impl Default for ServerOptions {
@@ -92,6 +97,7 @@ impl Default for ServerOptions {
             ollama_style: false,
             bind: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             ollama_native: None,
+            constraints: crate::constrain::Constraints::default(),
         }
     }
 }
@@ -151,6 +157,7 @@ impl ScriptedServer {
             native_tools: options.native_tools,
             ollama_loaded: Mutex::new(None),
             ollama_native: options.ollama_native,
+            constraints: options.constraints,
         });
         let mut app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -233,6 +240,14 @@ impl ScriptedServer {
             .count()
     }
 
+    /// How many constraint probes were received.
+    pub fn constraint_probes(&self) -> usize {
+        lock(&self.shared.requests)
+            .iter()
+            .filter(|r| r.path.ends_with("#constraint-probe"))
+            .count()
+    }
+
     /// Replies not yet served.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.script).len()
@@ -294,6 +309,19 @@ async fn chat(
         *lock(&shared.ollama_loaded) = Some(crate::ollama::DEFAULT_NUM_CTX);
     }
     let prompt_tokens = (body.len() / 4) as u64;
+    let constraint_probe = crate::constrain::is_probe(&request);
+    if constraint_probe {
+        if let Some(last) = lock(&shared.requests).last_mut() {
+            last.path = "/v1/chat/completions#constraint-probe".into();
+        }
+    }
+    if let Some(refused) = crate::constrain::refusal(&shared.constraints, &request) {
+        return refused;
+    }
+    if constraint_probe {
+        let (text, calls) = crate::constrain::probe_answer(&shared.constraints, &request);
+        return Json(whole_reply(&text, &calls, prompt_tokens)).into_response();
+    }
     if is_summary_request(&request) {
         if let Some(last) = lock(&shared.requests).last_mut() {
             last.path = "/v1/chat/completions#condense".into();
