@@ -59,7 +59,7 @@ pub(crate) fn parse(text: &str, out: &mut Out) {
         if let Some(recipient) = recipient(header) {
             let name = recipient.strip_prefix("functions.").unwrap_or(recipient);
             match json::arguments_from_text(body) {
-                Ok(arguments) => out.call(name, arguments),
+                Ok((arguments, fixes)) => out.call_fixed(name, arguments, fixes),
                 Err(why) => out.error(format!(
                     "the arguments of the call to `{name}` could not be read: {why}. The text was: {}. Write it as {FORM}",
                     snippet(body)

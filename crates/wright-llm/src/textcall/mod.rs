@@ -32,6 +32,7 @@ mod kimi;
 mod llama;
 mod mistral;
 mod pythonic;
+mod repair;
 mod scan;
 mod tagged;
 mod think;
@@ -46,9 +47,12 @@ mod vectors_coerce;
 #[cfg(test)]
 mod vectors_json;
 #[cfg(test)]
+mod vectors_repair;
+#[cfg(test)]
 mod vectors_tokens;
 
 pub use coerce::coerce_arguments;
+pub use repair::Fix;
 
 use scan::Src;
 
@@ -58,6 +62,8 @@ pub struct TextCall {
     pub name: String,
     /// Always a JSON object.
     pub arguments: serde_json::Value,
+    /// What had to be repaired to read the call (empty for a call written right).
+    pub repairs: Vec<Fix>,
 }
 
 /// What a reply's text held.
@@ -233,9 +239,15 @@ impl<'k> Out<'k> {
     }
 
     pub fn call(&mut self, name: &str, arguments: serde_json::Value) {
+        self.call_fixed(name, arguments, Vec::new());
+    }
+
+    /// A call that was read only after `repairs`.
+    pub fn call_fixed(&mut self, name: &str, arguments: serde_json::Value, repairs: Vec<Fix>) {
         self.calls.push(TextCall {
             name: json::clean_name(name),
             arguments,
+            repairs,
         });
     }
 
@@ -247,11 +259,15 @@ impl<'k> Out<'k> {
         }
     }
 
-    /// Calls read from JSON; the broken ones become errors naming `form`.
-    pub fn found(&mut self, found: Vec<json::Found>, form: &str) {
+    /// Calls read from JSON (after `repairs`, if any); the broken ones become errors
+    /// naming `form`.
+    pub fn found(&mut self, found: Vec<json::Found>, form: &str, repairs: &[Fix]) {
         for one in found {
             match one {
-                Ok(call) => self.calls.push(call),
+                Ok(mut call) => {
+                    call.repairs.extend_from_slice(repairs);
+                    self.calls.push(call);
+                }
                 Err(why) => self.error(format!(
                     "a tool call written as {form} could not be read: {why}"
                 )),
