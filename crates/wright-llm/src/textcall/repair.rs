@@ -165,10 +165,9 @@ impl Repairer<'_> {
                         && !self.drop_trailing_comma()
                         && !self.out.trim_end().ends_with(open as char)
                     {
-                        return Err(self.refuse(
-                            pos,
-                            "a value is missing before a closing bracket".into(),
-                        ));
+                        return Err(
+                            self.refuse(pos, "a value is missing before a closing bracket".into())
+                        );
                     }
                     self.stack.pop();
                     self.out.push(byte as char);

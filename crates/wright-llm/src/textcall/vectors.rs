@@ -136,6 +136,14 @@ pub(super) fn all() -> Vec<&'static Vector> {
         super::vectors_json::GLM,
         super::vectors_json::GEMMA,
         super::vectors_repair::REPAIR,
+        super::vectors_formats::GEMMA4,
+        super::vectors_formats::COHERE,
+        super::vectors_formats::DSML,
+        super::vectors_formats::MINIMAX,
+        super::vectors_formats::KIMI_K3,
+        super::vectors_formats::APERTUS,
+        super::vectors_formats::FUNCTIONARY,
+        super::vectors_formats::HARMONY_VARIANTS,
     ]
     .into_iter()
     .flatten()
