@@ -120,7 +120,7 @@ async fn native_mode_still_reads_calls_written_as_text() {
     let h = Harness::new();
     let server = ScriptedServer::start(vec![
         reply().text("```json\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"echo from-text\"}}\n```"),
-        reply().text("<tool_call>\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"echo cut\"\n"),
+        reply().text("<tool_call>\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"echo cu"),
         reply().call("finish", json!({"message": "done"})),
     ])
     .await
@@ -201,4 +201,147 @@ async fn only_the_first_call_of_a_text_reply_runs() {
             && last.contains("Only your first tool call ran; the other 2 were not run"),
         "{last}"
     );
+}
+
+/// The last message of a captured request, as text.
+fn last_message(request: &serde_json::Value) -> String {
+    let messages = request["messages"].as_array().unwrap();
+    messages.last().unwrap()["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_with_quotes_left_unescaped_is_repaired_runs_and_is_told() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        // What qwen2.5-coder-1.5b wrote twice in three runs: quotes inside the string.
+        reply().text("```json\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"echo \"a@b\"\"}}\n```"),
+        reply().text("<tool_call>{\"name\": \"finish\", \"arguments\": {\"message\": \"printed\"}}</tool_call>"),
+    ])
+    .await
+    .unwrap();
+    let output = h
+        .run(
+            &server.url(),
+            "print the email",
+            &["--tool-calling", "text"],
+        )
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = h.events();
+    let obs = observations(&events);
+    assert_eq!(obs[0]["output"], "a@b", "{}", obs[0]);
+    // The repair is logged where the user (--json, history) and the model see it.
+    let notes: Vec<String> = events
+        .iter()
+        .filter_map(|event| serde_json::to_value(event).ok())
+        .filter(|event| event["source"] == "environment" && event["kind"] == "message")
+        .filter_map(|event| event["text"].as_str().map(str::to_string))
+        .collect();
+    let expected = "Your call to terminal was not valid as written; it was repaired (the quotes inside a string were escaped) and ran with the arguments {\"command\":\"echo \\\"a@b\\\"\"}. Next time escape a quote inside a JSON string as \\\".";
+    assert!(notes.iter().any(|note| note == expected), "{notes:?}");
+    let second = server.chat_requests()[1].json();
+    assert!(last_message(&second).contains(expected), "{second}");
+    assert_eq!(crate::common::last_state(&events), "state:finished");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_call_is_sent_back_quoted_in_run_never_finished() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        // Which quote ends the string is a guess: not repaired.
+        reply().text("<tool_call>{\"name\": \"terminal\", \"arguments\": {\"command\": \"say \"hi\", \"path\": \"x\"}}</tool_call>"),
+        // A tag left open, cut off inside a string.
+        reply().text("<tool_call>{\"name\": \"terminal\", \"arguments\": {\"command\": \"echo hel"),
+        reply().text("<tool_call>{\"name\": \"terminal\", \"arguments\": {\"command\": \"echo hi\"}}</tool_call>"),
+        reply().text("<tool_call>{\"name\": \"finish\", \"arguments\": {\"message\": \"said hi\"}}</tool_call>"),
+    ])
+    .await
+    .unwrap();
+    let output = h
+        .run(&server.url(), "say hi", &["--tool-calling", "text"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4, "each broken reply got a corrective turn");
+    let first = last_message(&requests[1].json());
+    assert!(
+        first.starts_with("Your tool call could not be read")
+            && first.contains("odd number of quotes")
+            && first.contains(
+                r#"{"name": "terminal", "arguments": {"command": "say "hi", "path": "x"}}"#
+            ),
+        "{first}"
+    );
+    let second = last_message(&requests[2].json());
+    assert!(
+        second.starts_with("Your tool call could not be read")
+            && second.contains("never closed")
+            && second.contains(r#""command": "echo hel"#),
+        "{second}"
+    );
+    let events = h.events();
+    let obs = observations(&events);
+    assert_eq!(
+        obs.len(),
+        2,
+        "nothing ran before the call that could be read"
+    );
+    assert_eq!(obs[0]["output"], "hi");
+    assert_eq!(crate::common::last_state(&events), "state:finished");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_call_is_sent_back_quoted_in_chat() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        // Bare JSON naming a known tool that cannot be read: not prose that ends the turn.
+        reply().text("{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\" \"-l\"}}"),
+        reply().text("Sorry, I will write it properly next time."),
+    ])
+    .await
+    .unwrap();
+    let url = server.url();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+        .args([
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "--tool-calling",
+            "text",
+        ])
+        .current_dir(h.repo())
+        .env("XDG_DATA_HOME", h.data.path())
+        .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"list the files\n/exit\n")
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2, "the broken call did not end the turn");
+    let corrective = last_message(&requests[1].json());
+    assert!(
+        corrective.starts_with("Your tool call could not be read")
+            && corrective.contains("two strings side by side")
+            && corrective.contains(r#""command": "ls" "-l""#),
+        "{corrective}"
+    );
+    assert!(observations(&h.events()).is_empty());
 }

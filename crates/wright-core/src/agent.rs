@@ -630,6 +630,25 @@ impl Conversation {
                 return Ok(StepEnd::done(end));
             }
         }
+        // After the results (a native history allows nothing between a call and its
+        // result): what had to be repaired for each call that ran, and what ran.
+        for repaired in &reply.repaired {
+            let arguments = response
+                .tool_calls
+                .iter()
+                .find(|call| call.id == repaired.call_id)
+                .map_or("{}", |call| call.function.arguments.as_str());
+            self.append(
+                observer,
+                Source::Environment,
+                EventBody::Message {
+                    text: repaired.note(arguments),
+                    step: Some(step),
+                    reasoning: None,
+                    raw: None,
+                },
+            )?;
+        }
         for error in reply.errors {
             self.append(
                 observer,

@@ -6,6 +6,7 @@ use crate::agent::Conversation;
 use serde_json::Value;
 use wright_llm::constrain::read_constrained_call;
 use wright_llm::textcall::parse_text_calls;
+use wright_llm::textcall::Fix;
 use wright_llm::Response;
 use wright_llm::ToolCall;
 use wright_protocol::ToolCalling;
@@ -20,10 +21,35 @@ pub(crate) struct Reply {
     pub calls: Vec<ToolCall>,
     /// Calls the model attempted that could not be read.
     pub errors: Vec<String>,
+    /// Calls that could be read only after a repair (by call id), to be told to the model.
+    pub repaired: Vec<RepairedCall>,
     /// Calls written after the first one in text mode, which are not run: a small model
     /// writing a whole plan of calls has seen none of their results (one such plan here
     /// ended in `rm -rf` of the file it was meant to fix).
     pub dropped: usize,
+}
+
+/// A call read from text after a repair.
+pub(crate) struct RepairedCall {
+    pub call_id: String,
+    pub name: String,
+    pub fixes: Vec<Fix>,
+}
+
+impl RepairedCall {
+    /// The note for the model and the user: what was repaired, what ran, and how to write
+    /// it next time.
+    pub fn note(&self, arguments: &str) -> String {
+        let done: Vec<&str> = self.fixes.iter().map(|fix| fix.describe()).collect();
+        let advice: Vec<&str> = self.fixes.iter().map(|fix| fix.advice()).collect();
+        format!(
+            "Your call to {} was not valid as written; it was repaired ({}) and ran with the arguments {}. Next time {}.",
+            self.name,
+            done.join(", "),
+            arguments,
+            advice.join("; ")
+        )
+    }
 }
 
 impl Conversation {
@@ -37,6 +63,7 @@ impl Conversation {
             raw: None,
             calls: response.tool_calls.clone(),
             errors: Vec::new(),
+            repaired: Vec::new(),
             dropped: 0,
         };
         if self.tool_calling == ToolCalling::Native && !response.tool_calls.is_empty() {
@@ -64,6 +91,7 @@ impl Conversation {
                         call.arguments.to_string(),
                     )],
                     errors: Vec::new(),
+                    repaired: Vec::new(),
                     dropped: 0,
                 };
             }
@@ -78,6 +106,7 @@ impl Conversation {
                 parsed.calls.push(wright_llm::textcall::TextCall {
                     name: "terminal".into(),
                     arguments: serde_json::json!({ "command": command }),
+                    repairs: Vec::new(),
                 });
             }
         }
@@ -94,16 +123,36 @@ impl Conversation {
             }
             reasoning.push_str(&parsed.reasoning);
         }
+        // Brackets left open are closed only when the model stopped on its own: a reply
+        // cut at the token limit may have been cut before the rest of the arguments.
+        if response.finish_reason.as_deref() == Some("length") {
+            let (cut, whole): (Vec<_>, Vec<_>) = parsed
+                .calls
+                .into_iter()
+                .partition(|call| call.repairs.contains(&Fix::UnclosedBrackets));
+            parsed.calls = whole;
+            for call in cut {
+                parsed.errors.push(format!(
+                    "the reply reached the token limit before the call to `{}` was finished (its brackets were never closed), so it was not run: write a shorter call",
+                    call.name
+                ));
+            }
+        }
+        let mut repaired = Vec::new();
         let calls = parsed
             .calls
             .into_iter()
             .enumerate()
             .map(|(n, call)| {
-                ToolCall::function(
-                    format!("call_{step}_{n}"),
-                    call.name,
-                    call.arguments.to_string(),
-                )
+                let id = format!("call_{step}_{n}");
+                if !call.repairs.is_empty() {
+                    repaired.push(RepairedCall {
+                        call_id: id.clone(),
+                        name: call.name.clone(),
+                        fixes: call.repairs,
+                    });
+                }
+                ToolCall::function(id, call.name, call.arguments.to_string())
             })
             .collect();
         let raw = (parsed.content != text || self.tool_calling == ToolCalling::Text)
@@ -117,12 +166,14 @@ impl Conversation {
             }
             ToolCalling::Text | ToolCalling::Native => 0,
         };
+        repaired.retain(|one| calls.iter().any(|call| call.id == one.call_id));
         Reply {
             text: parsed.content,
             reasoning,
             raw,
             calls,
             errors: parsed.errors,
+            repaired,
             dropped,
         }
     }

@@ -8,12 +8,20 @@
 //! Since nothing vouches that these are meant as calls, they count only when the name is a
 //! known tool (for a list, at least one name known and every element call-shaped): JSON
 //! shown as an example stays content. A fenced block counts only when its whole body is
-//! call-shaped JSON, whatever the fence's label. Speculative parsing is bounded by [`Out::budget`], so the scan stays linear.
+//! call-shaped JSON, whatever the fence's label. Speculative parsing is bounded by
+//! [`Out::budget`], so the scan stays linear.
+//!
+//! Broken JSON that starts like a call of a known tool (`{"name": "terminal", …`) was
+//! meant as one: it is repaired when [`super::repair`] is sure, and reported as an error
+//! otherwise — never left as prose.
 
 use serde_json::Value;
 
 use super::json;
 use super::pythonic;
+use super::repair;
+use super::repair::Fix;
+use super::scan::snippet;
 use super::scan::tail;
 use super::Out;
 
@@ -72,9 +80,9 @@ fn fence(text: &str, pos: usize, out: &mut Out) -> (usize, bool) {
     let _ = rest.get(..newline);
     let body_start = after_ticks + newline + 1;
     // Unclosed (the model stopped after the JSON): the block runs to the end.
-    let (body_end, end) = match tail(text, body_start).find("```") {
-        Some(close) => (body_start + close, body_start + close + 3),
-        None => (text.len(), text.len()),
+    let (body_end, end, closed) = match tail(text, body_start).find("```") {
+        Some(close) => (body_start + close, body_start + close + 3, true),
+        None => (text.len(), text.len(), false),
     };
     let body = text.get(body_start..body_end).unwrap_or("").trim();
     // The fence's label does not matter when its whole body is a call to a known tool:
@@ -86,11 +94,27 @@ fn fence(text: &str, pos: usize, out: &mut Out) -> (usize, bool) {
     if !charge(out, body.len()) {
         return (end, false);
     }
+    let unclosed: &[Fix] = if closed { &[] } else { &[Fix::UnclosedFence] };
     let taken = match json::values_prefix(body) {
         Ok((values, used)) if body.get(used..).unwrap_or("").trim().is_empty() => {
-            take(&values, out)
+            take(&values, out, unclosed)
         }
-        _ => false,
+        Ok(_) => false,
+        Err(_) if looks_like_call(body, out) => match json::values_prefix_repaired(body) {
+            Ok((values, _, mut fixes)) => {
+                fixes.extend_from_slice(unclosed);
+                take(&values, out, &fixes)
+            }
+            Err(fail) => {
+                out.error(format!(
+                    "a tool call written as JSON in a code block could not be read: {}. The text was: {}",
+                    fail.message(),
+                    snippet(body)
+                ));
+                true
+            }
+        },
+        Err(_) => false,
     };
     (end, taken)
 }
@@ -104,13 +128,76 @@ fn speculative_json(text: &str, pos: usize, out: &mut Out) -> Look {
     let (parsed, cost) = json::try_value_prefix(rest);
     // Every attempt costs something, so a text of nothing but brackets stays cheap too.
     charge(out, cost.max(ATTEMPT_COST));
-    let (value, used) = parsed?;
-    if take(std::slice::from_ref(&value), out) {
+    let Some((value, used)) = parsed else {
+        return looks_like_call(rest, out).then(|| broken_call(rest, pos, out));
+    };
+    if take(std::slice::from_ref(&value), out, &[]) {
         Some(Ok(pos + used))
     } else {
         // Other JSON: step over all of it, so no call-shaped part of an example runs.
         Some(Err(pos + used))
     }
+}
+
+/// Broken JSON at `pos` that starts like a call of a known tool: repaired and taken, or
+/// reported; either way the text it spans is consumed.
+fn broken_call(rest: &str, pos: usize, out: &mut Out) -> Result<usize, usize> {
+    match repair::repair(rest) {
+        Ok(repaired) => {
+            charge(out, repaired.used);
+            take(std::slice::from_ref(&repaired.value), out, &repaired.fixes);
+            Ok(pos + repaired.used)
+        }
+        Err(refused) => {
+            charge(out, refused.stop);
+            let strict = match json::value_prefix(rest) {
+                Err(fail) => fail.message(),
+                Ok(_) => "it is not valid JSON".to_string(),
+            };
+            // Where broken JSON ends is unknown: it is taken to run to the next blank line.
+            let end = rest
+                .get(refused.stop..)
+                .and_then(|after| after.find("\n\n"))
+                .map_or(rest.len(), |blank| refused.stop + blank);
+            out.error(format!(
+                "a tool call written as JSON could not be read: {strict}, and it was not repaired: {}. The text was: {}",
+                refused.why,
+                snippet(rest.get(..end).unwrap_or(rest))
+            ));
+            Ok(pos + end.max(1))
+        }
+    }
+}
+
+/// Whether `text` starts like a JSON call of a known tool: `{"name": "KNOWN"` (single
+/// quotes too, a `[` before it allowed). Cheap: it reads only that far.
+fn looks_like_call(text: &str, out: &Out) -> bool {
+    let text = text.trim_start();
+    let text = text.strip_prefix('[').map_or(text, str::trim_start);
+    let Some(text) = text.strip_prefix('{') else {
+        return false;
+    };
+    let Some((key, text)) = quoted(text.trim_start()) else {
+        return false;
+    };
+    if !json::NAME_KEYS.contains(&key) {
+        return false;
+    }
+    let Some(text) = text.trim_start().strip_prefix(':') else {
+        return false;
+    };
+    quoted(text.trim_start()).is_some_and(|(name, _)| out.is_known(&json::clean_name(name)))
+}
+
+/// A short quoted word at the start of `text` and the text after it.
+fn quoted(text: &str) -> Option<(&str, &str)> {
+    let quote = text.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let body = text.get(1..)?;
+    let (end, _) = body
+        .char_indices()
+        .take_while(|(offset, _)| *offset < 130)
+        .find(|(_, c)| *c == quote)?;
+    Some((body.get(..end)?, body.get(end + 1..)?))
 }
 
 /// `[` followed by `{`: maybe a JSON list of calls.
@@ -131,8 +218,9 @@ fn pythonic_list(text: &str, pos: usize, out: &mut Out) -> Look {
     Some(Ok(end))
 }
 
-/// Takes the calls in `values` if they are calls of known tools; whether it did.
-fn take(values: &[Value], out: &mut Out) -> bool {
+/// Takes the calls in `values` (read after `repairs`) if they are calls of known tools;
+/// whether it did.
+fn take(values: &[Value], out: &mut Out, repairs: &[Fix]) -> bool {
     let mut all = Vec::new();
     for value in values {
         match json::calls_in_value(value, true) {
@@ -149,7 +237,7 @@ fn take(values: &[Value], out: &mut Out) -> bool {
     if !(any_known || broken_known) {
         return false;
     }
-    out.found(all, "JSON");
+    out.found(all, "JSON", repairs);
     true
 }
 

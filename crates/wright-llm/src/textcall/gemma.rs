@@ -6,6 +6,7 @@
 
 use super::json;
 use super::pythonic;
+use super::repair::Fix;
 use super::scan::snippet;
 use super::scan::Src;
 use super::Out;
@@ -28,9 +29,9 @@ pub(crate) fn parse(src: &mut Src, at: usize, marker: &str, out: &mut Out) -> us
         Some(newline) if src.slice(after_marker, newline).trim().is_empty() => newline + 1,
         _ => after_marker,
     };
-    let (body_end, end) = match src.find(FENCE, body_start) {
-        Some(close) => (close, close + FENCE.len()),
-        None => (src.len(), src.len()),
+    let (body_end, end, closed) = match src.find(FENCE, body_start) {
+        Some(close) => (close, close + FENCE.len(), true),
+        None => (src.len(), src.len(), false),
     };
     let body = src.slice(body_start, body_end).trim();
     if body.is_empty() {
@@ -41,8 +42,13 @@ pub(crate) fn parse(src: &mut Src, at: usize, marker: &str, out: &mut Out) -> us
         return end;
     }
     if body.starts_with('{') || body.starts_with("[{") {
-        match json::values_prefix(body) {
-            Ok((values, _)) => json::record(&values, out, "JSON in a code block", body),
+        match json::values_prefix_repaired(body) {
+            Ok((values, _, mut fixes)) => {
+                if !closed {
+                    fixes.push(Fix::UnclosedFence);
+                }
+                json::record(&values, out, "JSON in a code block", body, &fixes)
+            }
             Err(fail) => out.error(format!(
                 "a tool call in a `{}` block could not be read: {}. The text was: {}",
                 marker.trim_start_matches('`'),
@@ -54,8 +60,9 @@ pub(crate) fn parse(src: &mut Src, at: usize, marker: &str, out: &mut Out) -> us
     }
     match pythonic::parse_sequence(body) {
         Ok(calls) => {
+            let fixes = if closed { Vec::new() } else { vec![Fix::UnclosedFence] };
             for call in calls {
-                out.call(&call.name, call.arguments);
+                out.call_fixed(&call.name, call.arguments, fixes.clone());
             }
         }
         Err(why) => out.error(format!(

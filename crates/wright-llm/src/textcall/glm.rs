@@ -67,7 +67,7 @@ pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
             pos = after;
         } else if src.starts(next, "{") {
             match json::arguments_from_text(src.slice(next, block_end)) {
-                Ok(Value::Object(more)) => arguments.extend(more),
+                Ok((Value::Object(more), _)) => arguments.extend(more),
                 Ok(_) => {}
                 Err(why) => {
                     out.error(format!(

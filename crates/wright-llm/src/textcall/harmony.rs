@@ -7,6 +7,10 @@
 //! - a message with `to=functions.NAME` is a call of NAME with the JSON body as arguments
 //!   (other recipients, such as the built-in `browser.search`, are calls of that name);
 //! - `final`, and `commentary` without a recipient (a preamble meant for the user), are content.
+//!
+//! Variants read too: `<|constrain|>json` with or without a space before it, or missing;
+//! a call on the `analysis` channel (built-in tools go there); and a reply whose first
+//! header lost its `<|channel|>` to the prompt (`analysis<|message|>…`).
 
 use super::json;
 use super::scan::snippet;
@@ -24,11 +28,33 @@ const FORM: &str =
 
 /// Whether `text` is written in harmony.
 pub(crate) fn detect(text: &str) -> bool {
-    text.contains(CHANNEL) || (text.contains(START) && text.contains(MESSAGE))
+    text.contains(CHANNEL) || (text.contains(START) && text.contains(MESSAGE)) || headless(text)
+}
+
+/// A reply whose first header lost its `<|channel|>` to the prompt (a generation prompt
+/// that ends with it): `analysis<|message|>…`, `commentary to=functions.f <|constrain|>json<|message|>…`.
+fn headless(text: &str) -> bool {
+    let Some(message) = text.find(MESSAGE) else {
+        return false;
+    };
+    let head = text.get(..message).unwrap_or("");
+    let channel = head
+        .split(|c: char| c.is_whitespace() || c == '<')
+        .next()
+        .unwrap_or("");
+    matches!(channel, "analysis" | "commentary" | "final") && !head.contains(START)
 }
 
 /// Reads all of `text` as harmony messages.
 pub(crate) fn parse(text: &str, out: &mut Out) {
+    if headless(text) {
+        parse_messages(&format!("{CHANNEL}{text}"), out);
+    } else {
+        parse_messages(text, out);
+    }
+}
+
+fn parse_messages(text: &str, out: &mut Out) {
     let mut src = Src::new(text);
     let mut pos = 0;
     while pos < src.len() {
@@ -59,7 +85,7 @@ pub(crate) fn parse(text: &str, out: &mut Out) {
         if let Some(recipient) = recipient(header) {
             let name = recipient.strip_prefix("functions.").unwrap_or(recipient);
             match json::arguments_from_text(body) {
-                Ok(arguments) => out.call(name, arguments),
+                Ok((arguments, fixes)) => out.call_fixed(name, arguments, fixes),
                 Err(why) => out.error(format!(
                     "the arguments of the call to `{name}` could not be read: {why}. The text was: {}. Write it as {FORM}",
                     snippet(body)

@@ -9,6 +9,8 @@
 use serde_json::Map;
 use serde_json::Value;
 
+use super::repair;
+use super::repair::Fix;
 use super::scan::snippet;
 use super::Out;
 use super::TextCall;
@@ -20,6 +22,8 @@ pub(crate) enum JsonFail {
     Cut(String),
     /// Not JSON at this point.
     Bad(String),
+    /// Not JSON, and repairing it would have been a guess.
+    Refused { strict: String, why: String },
 }
 
 impl JsonFail {
@@ -27,6 +31,16 @@ impl JsonFail {
         match self {
             JsonFail::Cut(why) => format!("the JSON is cut off before its end ({why})"),
             JsonFail::Bad(why) => format!("it is not valid JSON ({why})"),
+            JsonFail::Refused { strict, why } => {
+                format!("it is not valid JSON ({strict}) and was not repaired: {why}")
+            }
+        }
+    }
+
+    fn detail(&self) -> String {
+        match self {
+            JsonFail::Cut(why) | JsonFail::Bad(why) => why.clone(),
+            JsonFail::Refused { strict, .. } => strict.clone(),
         }
     }
 }
@@ -107,6 +121,35 @@ pub(crate) fn values_prefix(text: &str) -> Result<(Vec<Value>, usize), JsonFail>
     Ok((values, used))
 }
 
+/// [`values_prefix`], and when that fails, the one value [`repair`] can make of the whole
+/// text (a fence around it allowed): the values, the bytes used and the repairs made.
+pub(crate) fn values_prefix_repaired(
+    text: &str,
+) -> Result<(Vec<Value>, usize, Vec<Fix>), JsonFail> {
+    let fail = match values_prefix(text) {
+        Ok((values, used)) => return Ok((values, used, Vec::new())),
+        Err(fail) => fail,
+    };
+    let (inner, offset, fence_end) = unfence(text);
+    if !inner.trim_start().starts_with(['{', '[']) {
+        return Err(fail);
+    }
+    let refused = |why: String| JsonFail::Refused {
+        strict: fail.detail(),
+        why,
+    };
+    let repaired = repair::repair(inner).map_err(|refused_| refused(refused_.why))?;
+    let rest = inner.get(repaired.used..).unwrap_or("");
+    if !rest.trim().is_empty() {
+        return Err(refused(format!(
+            "more text follows it, `{}`, so where it ends is a guess",
+            snippet(rest)
+        )));
+    }
+    let used = fence_end.unwrap_or(offset + inner.len());
+    Ok((vec![repaired.value], used, repaired.fixes))
+}
+
 /// `text` without a surrounding ``` fence: (inner, offset of inner, end of closing fence).
 fn unfence(text: &str) -> (&str, usize, Option<usize>) {
     let trimmed = text.trim_start();
@@ -149,7 +192,7 @@ const CALL_KEYS: &[&str] = &[
 ];
 /// Keys of a tool definition (the model echoing its tools), never of a call.
 const DEFINITION_KEYS: &[&str] = &["description", "properties", "required", "returns", "strict"];
-const NAME_KEYS: &[&str] = &["name", "tool", "tool_name", "function", "action"];
+pub(crate) const NAME_KEYS: &[&str] = &["name", "tool", "tool_name", "function", "action"];
 const ARG_KEYS: &[&str] = &[
     "arguments",
     "parameters",
@@ -221,6 +264,7 @@ fn call_in_object(map: &Map<String, Value>, strict: bool) -> Option<Vec<Found>> 
         arguments_of(map, name_key).map(|arguments| TextCall {
             name: name.clone(),
             arguments,
+            repairs: Vec::new(),
         })
     };
     Some(vec![found.map_err(|why| {
@@ -296,14 +340,15 @@ pub(crate) fn clean_name(name: &str) -> String {
 }
 
 /// Records what an explicit marker's JSON held: its calls, and an error per broken one
-/// or when it holds no call at all. `form` names the format for the messages.
-pub(crate) fn record(values: &[Value], out: &mut Out, form: &str, source: &str) {
+/// or when it holds no call at all. `form` names the format for the messages; `repairs`
+/// are what it took to read the JSON.
+pub(crate) fn record(values: &[Value], out: &mut Out, form: &str, source: &str, repairs: &[Fix]) {
     let mut any = false;
     for value in values {
         match calls_in_value(value, false) {
             Some(found) => {
                 any = true;
-                out.found(found, form);
+                out.found(found, form, repairs);
             }
             None => out.error(format!(
                 "a tool call written as {form} could not be read: the JSON has no \"name\" of a tool to call. The text was: {}",
@@ -319,14 +364,15 @@ pub(crate) fn record(values: &[Value], out: &mut Out, form: &str, source: &str) 
     }
 }
 
-/// Reads the JSON arguments object of a call whose name came from markup.
-pub(crate) fn arguments_from_text(text: &str) -> Result<Value, String> {
+/// Reads the JSON arguments object of a call whose name came from markup, repairing it
+/// if need be: the arguments and the repairs made.
+pub(crate) fn arguments_from_text(text: &str) -> Result<(Value, Vec<Fix>), String> {
     if text.trim().is_empty() {
-        return Ok(Value::Object(Map::new()));
+        return Ok((Value::Object(Map::new()), Vec::new()));
     }
-    let (values, _) = values_prefix(text).map_err(|fail| fail.message())?;
+    let (values, _, fixes) = values_prefix_repaired(text).map_err(|fail| fail.message())?;
     match values.as_slice() {
-        [value @ Value::Object(_)] => Ok(value.clone()),
+        [value @ Value::Object(_)] => Ok((value.clone(), fixes)),
         [_] => Err("the arguments must be one JSON object of named arguments".to_string()),
         _ => Err("the arguments must be one JSON object, found several values".to_string()),
     }

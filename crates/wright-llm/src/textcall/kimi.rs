@@ -83,7 +83,7 @@ fn one_call(src: &mut Src, start: usize, out: &mut Out) -> usize {
         return end;
     }
     match json::arguments_from_text(arguments) {
-        Ok(arguments) => out.call(name, arguments),
+        Ok((arguments, fixes)) => out.call_fixed(name, arguments, fixes),
         Err(why) => out.error(format!(
             "the arguments of the Kimi tool call to `{name}` could not be read: {why}. The text was: {}",
             snippet(arguments)

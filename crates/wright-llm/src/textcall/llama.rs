@@ -33,9 +33,9 @@ pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
             .strip_prefix('[')
             .is_some_and(|inside| inside.trim_start().starts_with('{'));
     if is_json {
-        match json::values_prefix(text) {
-            Ok((values, used)) => {
-                json::record(&values, out, "<|python_tag|> JSON", text);
+        match json::values_prefix_repaired(text) {
+            Ok((values, used, fixes)) => {
+                json::record(&values, out, "<|python_tag|> JSON", text, &fixes);
                 if !text.get(used..).unwrap_or("").trim().is_empty() {
                     return first + used;
                 }

@@ -23,13 +23,14 @@ pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
     let first = src.skip_ws(body);
     let limit = src.find(MARKER, body).unwrap_or(src.len());
     if matches!(src.char_at(first), Some('[' | '{')) {
-        return match json::values_prefix(src.slice(first, limit)) {
-            Ok((values, used)) => {
+        return match json::values_prefix_repaired(src.slice(first, limit)) {
+            Ok((values, used, fixes)) => {
                 json::record(
                     &values,
                     out,
                     "[TOOL_CALLS] JSON",
                     src.slice(first, first + used),
+                    &fixes,
                 );
                 first + used
             }
@@ -69,10 +70,17 @@ pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
         ));
         return args_start;
     }
-    match json::value_prefix(src.slice(args_start, limit)) {
-        Ok((value, used)) => {
+    let text = src.slice(args_start, limit);
+    let read = json::value_prefix(text)
+        .map(|(value, used)| (value, used, Vec::new()))
+        .or_else(|_| {
+            json::values_prefix_repaired(text)
+                .map(|(mut values, used, fixes)| (values.pop().unwrap_or_default(), used, fixes))
+        });
+    match read {
+        Ok((value, used, fixes)) => {
             match json::arguments_value(&value) {
-                Ok(arguments) => out.call(name, arguments),
+                Ok(arguments) => out.call_fixed(name, arguments, fixes),
                 Err(why) => out.error(format!(
                     "the arguments of the call to `{name}` after `[TOOL_CALLS]` {why}"
                 )),

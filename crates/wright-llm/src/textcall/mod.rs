@@ -5,9 +5,15 @@
 //! Formats: Qwen3-Coder / OpenHands XML (`<function=NAME><parameter=K>V</parameter>`),
 //! Hermes / Qwen2.5 (`<tool_call>{json}</tool_call>`), GLM-4.5 (`<arg_key>`/`<arg_value>`),
 //! Mistral (`[TOOL_CALLS]`), Llama 3.x (`<|python_tag|>`, `<function=NAME>{json}`, the
-//! pythonic `[f(a=1)]` list), DeepSeek V3 / V3.1 / R1, Kimi K2, Gemma (```` ```tool_code ````),
-//! gpt-oss harmony channels, and bare or fenced JSON call objects. `<think>` blocks are
-//! split off as reasoning first and never read for calls.
+//! pythonic `[f(a=1)]` list), DeepSeek V3 / V3.1 / R1 and the V3.2 / V4 DSML, Kimi K2 and
+//! K3 (XTML), Gemma (```` ```tool_code ````) and Gemma 4 (`<|tool_call>call:f{…}`),
+//! MiniMax M2 / M3 (`<minimax:tool_call>`), Cohere Command R7B / A (`<|START_ACTION|>`),
+//! Apertus (`<|tools_prefix|>`), Functionary v3.2 (`>>>NAME`), gpt-oss harmony channels,
+//! and bare or fenced JSON call objects. Reasoning blocks (`<think>` and the like) are
+//! split off first and never read for calls.
+//!
+//! JSON that does not parse is repaired when the repair is sure (see [`Fix`]); each call
+//! says what it took.
 //!
 //! Guarantees:
 //! - never panics, on any input, and runs in time about linear in the text;
@@ -24,18 +30,24 @@
 mod bare;
 mod coerce;
 mod deepseek;
+mod functionary;
 mod gemma;
+mod gemma4;
 mod glm;
 mod harmony;
+mod invoke;
 mod json;
+mod json_block;
 mod kimi;
 mod llama;
 mod mistral;
 mod pythonic;
+mod repair;
 mod scan;
 mod tagged;
 mod think;
 mod xml;
+mod xtml;
 
 #[cfg(test)]
 mod fuzz;
@@ -44,11 +56,16 @@ mod vectors;
 #[cfg(test)]
 mod vectors_coerce;
 #[cfg(test)]
+mod vectors_formats;
+#[cfg(test)]
 mod vectors_json;
+#[cfg(test)]
+mod vectors_repair;
 #[cfg(test)]
 mod vectors_tokens;
 
 pub use coerce::coerce_arguments;
+pub use repair::Fix;
 
 use scan::Src;
 
@@ -58,6 +75,8 @@ pub struct TextCall {
     pub name: String,
     /// Always a JSON object.
     pub arguments: serde_json::Value,
+    /// What had to be repaired to read the call (empty for a call written right).
+    pub repairs: Vec<Fix>,
 }
 
 /// What a reply's text held.
@@ -83,8 +102,12 @@ pub struct ParsedText {
 pub fn parse_text_calls(text: &str, known_tools: &[&str]) -> ParsedText {
     let mut out = Out::new(known_tools, text.len());
     let rest = think::split(text, &mut out);
-    if harmony::detect(rest) {
+    if xtml::detect(rest) {
+        xtml::parse(rest, &mut out);
+    } else if harmony::detect(rest) {
         harmony::parse(rest, &mut out);
+    } else if let Some(whole) = functionary::leading(rest, &out) {
+        scan_calls(&whole, &mut out);
     } else {
         scan_calls(rest, &mut out);
     }
@@ -101,6 +124,12 @@ enum Kind {
     DeepSeek,
     Kimi,
     GemmaFence,
+    Gemma4,
+    /// MiniMax `<minimax:tool_call>` and DeepSeek DSML.
+    Invoke,
+    Cohere,
+    Apertus,
+    Functionary,
     /// A closing or end-of-turn token with nothing to open: dropped from the content.
     Stray,
 }
@@ -121,7 +150,26 @@ const MARKERS: &[(&str, Kind)] = &[
     ("<|tool_call_section_begin|>", Kind::Kimi),
     ("```tool_code", Kind::GemmaFence),
     ("```tool_call", Kind::GemmaFence),
+    (gemma4::OPEN, Kind::Gemma4),
+    ("<minimax:tool_call>", Kind::Invoke),
+    ("<｜DSML｜function_calls>", Kind::Invoke),
+    ("<｜DSML｜tool_calls>", Kind::Invoke),
+    ("<｜DSML｜invoke", Kind::Invoke),
+    ("<|DSML|function_calls>", Kind::Invoke),
+    ("<|DSML|tool_calls>", Kind::Invoke),
+    ("<|DSML|invoke", Kind::Invoke),
+    ("<|START_ACTION|>", Kind::Cohere),
+    ("<|tools_prefix|>", Kind::Apertus),
+    (functionary::MARKER, Kind::Functionary),
     ("</tool_call>", Kind::Stray),
+    (gemma4::CLOSE, Kind::Stray),
+    ("</minimax:tool_call>", Kind::Stray),
+    ("</｜DSML｜function_calls>", Kind::Stray),
+    ("</｜DSML｜tool_calls>", Kind::Stray),
+    ("</|DSML|function_calls>", Kind::Stray),
+    ("</|DSML|tool_calls>", Kind::Stray),
+    ("<|END_ACTION|>", Kind::Stray),
+    ("<|tools_suffix|>", Kind::Stray),
     ("</function>", Kind::Stray),
     ("<|tool_calls_section_end|>", Kind::Stray),
     ("<|tool_call_section_end|>", Kind::Stray),
@@ -141,6 +189,12 @@ const END_TOKENS: &[&str] = &[
     "<|end|>",
     "<|return|>",
     "<|call|>",
+    // Gemma 4, Cohere, Apertus.
+    "<turn|>",
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    "<|END_OF_TURN_TOKEN|>",
+    "<|assistant_end|>",
 ];
 
 /// Whether `text` holds an explicit call marker (used to tell a stray `</think>` inside a
@@ -174,6 +228,11 @@ fn scan_calls(text: &str, out: &mut Out) {
             Kind::DeepSeek => deepseek::parse(&mut src, at, needle, out),
             Kind::Kimi => kimi::parse(&mut src, at, needle, out),
             Kind::GemmaFence => gemma::parse(&mut src, at, needle, out),
+            Kind::Gemma4 => gemma4::parse(&mut src, at, out),
+            Kind::Invoke => invoke::parse(&mut src, at, needle, out),
+            Kind::Cohere => json_block::parse(&mut src, at, &json_block::COHERE, out),
+            Kind::Apertus => json_block::parse(&mut src, at, &json_block::APERTUS, out),
+            Kind::Functionary => functionary::parse(&mut src, at, out),
             Kind::Stray => at + needle.len(),
         };
         pos = end.max(at + needle.len());
@@ -233,9 +292,15 @@ impl<'k> Out<'k> {
     }
 
     pub fn call(&mut self, name: &str, arguments: serde_json::Value) {
+        self.call_fixed(name, arguments, Vec::new());
+    }
+
+    /// A call that was read only after `repairs`.
+    pub fn call_fixed(&mut self, name: &str, arguments: serde_json::Value, repairs: Vec<Fix>) {
         self.calls.push(TextCall {
             name: json::clean_name(name),
             arguments,
+            repairs,
         });
     }
 
@@ -247,11 +312,15 @@ impl<'k> Out<'k> {
         }
     }
 
-    /// Calls read from JSON; the broken ones become errors naming `form`.
-    pub fn found(&mut self, found: Vec<json::Found>, form: &str) {
+    /// Calls read from JSON (after `repairs`, if any); the broken ones become errors
+    /// naming `form`.
+    pub fn found(&mut self, found: Vec<json::Found>, form: &str, repairs: &[Fix]) {
         for one in found {
             match one {
-                Ok(call) => self.calls.push(call),
+                Ok(mut call) => {
+                    call.repairs.extend_from_slice(repairs);
+                    self.calls.push(call);
+                }
                 Err(why) => self.error(format!(
                     "a tool call written as {form} could not be read: {why}"
                 )),

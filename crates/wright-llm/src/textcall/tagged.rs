@@ -73,13 +73,19 @@ fn json_body(src: &mut Src, body: usize, first: usize, out: &mut Out) -> usize {
             limit = wider;
         }
     }
+    let parsed = match parsed {
+        Ok((values, used)) => Ok((values, used, Vec::new())),
+        // Not JSON as written: what a repair makes of the block, if it is sure.
+        Err(_) => json::values_prefix_repaired(src.slice(first, limit)),
+    };
     match parsed {
-        Ok((values, used)) => {
+        Ok((values, used, fixes)) => {
             json::record(
                 &values,
                 out,
                 "<tool_call> JSON",
                 src.slice(first, first + used),
+                &fixes,
             );
             let end = first + used;
             if src.slice(end, limit).trim().is_empty() {

@@ -1,5 +1,7 @@
-//! Reasoning blocks: `<think>…</think>` (Qwen3, DeepSeek-R1, GLM, …), `<thinking>…</thinking>`
-//! and Magistral's `[THINK]…[/THINK]`, split off before anything is read for calls.
+//! Reasoning blocks: `<think>…</think>` (Qwen3, DeepSeek-R1, GLM, MiniMax, …),
+//! `<thinking>…</thinking>`, Magistral's `[THINK]…[/THINK]`, Cohere's
+//! `<|START_THINKING|>…<|END_THINKING|>`, Apertus' `<|inner_prefix|>…<|inner_suffix|>` and
+//! Gemma 4's `<|channel>thought…<channel|>`, split off before anything is read for calls.
 //!
 //! Blocks at the start of the reply are reasoning, and so is everything after an opening
 //! tag that is never closed. When the opening tag was part of the prompt (chat templates
@@ -15,6 +17,10 @@ const PAIRS: &[(&str, &str)] = &[
     ("<think>", "</think>"),
     ("<thinking>", "</thinking>"),
     ("[THINK]", "[/THINK]"),
+    // Cohere Command R7B / A, Apertus, Gemma 4.
+    ("<|START_THINKING|>", "<|END_THINKING|>"),
+    ("<|inner_prefix|>", "<|inner_suffix|>"),
+    ("<|channel>thought", "<channel|>"),
 ];
 
 /// Moves the reasoning of `text` into `out`; returns the rest, to be read for calls.

@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use super::parse_text_calls;
+use super::Fix;
 
 /// Tools on offer in the vectors (a name outside it shows the known-tools rule).
 pub(super) const KNOWN: &[&str] = &[
@@ -29,6 +30,8 @@ pub(super) struct Vector {
     pub reasoning: &'static str,
     /// A fragment of each error, in order.
     pub errors: &'static [&'static str],
+    /// The repairs made to read the calls, all calls' in order.
+    pub repairs: &'static [Fix],
 }
 
 pub(super) const BLANK: Vector = Vector {
@@ -40,6 +43,7 @@ pub(super) const BLANK: Vector = Vector {
     content: "",
     reasoning: "",
     errors: &[],
+    repairs: &[],
 };
 
 /// Runs a table; reports every vector that fails, with its source.
@@ -88,6 +92,17 @@ pub(super) fn check(table: &[Vector]) {
                 parsed.errors, vector.errors
             ));
         }
+        let repairs: Vec<Fix> = parsed
+            .calls
+            .iter()
+            .flat_map(|call| call.repairs.iter().copied())
+            .collect();
+        if repairs != vector.repairs {
+            wrong.push(format!(
+                "repairs\n    got  {repairs:?}\n    want {:?}",
+                vector.repairs
+            ));
+        }
         if !wrong.is_empty() {
             failures.push(format!(
                 "{} ({}):\n  {}",
@@ -120,6 +135,15 @@ pub(super) fn all() -> Vec<&'static Vector> {
         super::vectors_json::BARE,
         super::vectors_json::GLM,
         super::vectors_json::GEMMA,
+        super::vectors_repair::REPAIR,
+        super::vectors_formats::GEMMA4,
+        super::vectors_formats::COHERE,
+        super::vectors_formats::DSML,
+        super::vectors_formats::MINIMAX,
+        super::vectors_formats::KIMI_K3,
+        super::vectors_formats::APERTUS,
+        super::vectors_formats::FUNCTIONARY,
+        super::vectors_formats::HARMONY_VARIANTS,
     ]
     .into_iter()
     .flatten()
@@ -328,10 +352,11 @@ pub(super) const HERMES: &[Vector] = &[
         ..BLANK
     },
     Vector {
-        name: "hermes: single quotes are not JSON (an error, no crash)",
+        name: "hermes: single quotes are repaired",
         doc: HERMES_DOC,
         text: "<tool_call>{'name': 'run_shell', 'arguments': {'command': 'ls'}}</tool_call>",
-        errors: &["not valid JSON"],
+        calls: &[("run_shell", r#"{"command": "ls"}"#)],
+        repairs: &[Fix::SingleQuotes],
         ..BLANK
     },
 ];

@@ -4,6 +4,7 @@
 use super::vectors::check;
 use super::vectors::Vector;
 use super::vectors::BLANK;
+use super::Fix;
 
 const QWEN25_CODER_DOC: &str = "Qwen2.5-Coder-1.5B-Instruct on llama.cpp (observed output: the Hermes object in a ```json fence, no <tool_call>)";
 const JSON_DOC: &str = "Gemma function-calling guide (JSON variant {\"name\": …, \"parameters\": …}); OpenAI tool_calls entries ({\"function\": {…}}); agent prompts using {\"tool\": …, \"args\": …}";
@@ -36,6 +37,7 @@ pub(super) const BARE: &[Vector] = &[
         doc: QWEN25_CODER_DOC,
         text: "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"x\"}}\n",
         calls: &[("read_file", r#"{"path": "x"}"#)],
+        repairs: &[Fix::UnclosedFence],
         ..BLANK
     },
     Vector {
@@ -117,10 +119,11 @@ pub(super) const BARE: &[Vector] = &[
         ..BLANK
     },
     Vector {
-        name: "bare JSON cut off is just content",
+        name: "bare JSON with its braces left open is closed",
         doc: QWEN25_CODER_DOC,
         text: "{\"name\": \"run_shell\", \"arguments\": {\"command\": \"ls\"",
-        content: "{\"name\": \"run_shell\", \"arguments\": {\"command\": \"ls\"",
+        calls: &[("run_shell", r#"{"command": "ls"}"#)],
+        repairs: &[Fix::UnclosedBrackets],
         ..BLANK
     },
     Vector {
@@ -131,10 +134,11 @@ pub(super) const BARE: &[Vector] = &[
         ..BLANK
     },
     Vector {
-        name: "trailing commas are not JSON: content, no crash",
+        name: "trailing commas are dropped",
         doc: QWEN25_CODER_DOC,
         text: "{\"name\": \"run_shell\", \"arguments\": {\"command\": \"ls\",},}",
-        content: "{\"name\": \"run_shell\", \"arguments\": {\"command\": \"ls\",},}",
+        calls: &[("run_shell", r#"{"command": "ls"}"#)],
+        repairs: &[Fix::TrailingCommas],
         ..BLANK
     },
 ];

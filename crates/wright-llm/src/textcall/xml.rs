@@ -119,7 +119,7 @@ fn json_body(src: &mut Src, name: &str, first: usize, out: &mut Out) -> usize {
         limit
     };
     match json::arguments_from_text(src.slice(first, limit)) {
-        Ok(arguments) if !name.is_empty() => out.call(name, arguments),
+        Ok((arguments, fixes)) if !name.is_empty() => out.call_fixed(name, arguments, fixes),
         Ok(_) => {}
         Err(why) => out.error(format!(
             "the arguments of the call to `{name}` in `<function={name}>` could not be read: {why}. The text was: {}",
