@@ -12,7 +12,6 @@ use anyhow::Result;
 use serde::Deserialize;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use wright_llm::constrain::is_small_model;
 use wright_llm::constrain::Constraint;
 use wright_llm::constrain::Enforcement;
@@ -20,9 +19,8 @@ use wright_llm::probe::ServerKind;
 use wright_llm::Client;
 use wright_protocol::ToolCalling;
 
-fn cache_path() -> PathBuf {
-    crate::tool_mode::cache_dir().join("constraint.json")
-}
+/// The constraint probes' answers, in the cache directory.
+const CACHE_FILE: &str = "constraint.json";
 
 /// What a probe found, as kept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,14 +45,7 @@ fn cache_key(client: &Client, constraint: Constraint) -> String {
 }
 
 fn read_cache() -> BTreeMap<String, Probed> {
-    let entries: BTreeMap<String, serde_json::Value> = std::fs::read(cache_path())
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default();
-    entries
-        .into_iter()
-        .filter_map(|(key, value)| Some((key, serde_json::from_value(value).ok()?)))
-        .collect()
+    crate::probe_cache::read(CACHE_FILE)
 }
 
 fn remember(client: &Client, server: &str, constraint: Constraint, verdict: &Verdict, by: &str) {
@@ -71,14 +62,7 @@ fn remember(client: &Client, server: &str, constraint: Constraint, verdict: &Ver
             by: by.to_string(),
         },
     );
-    let path = cache_path();
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Ok(bytes) = serde_json::to_vec_pretty(&cache) {
-        // Losing the cache only costs one more probe next time.
-        let _ = std::fs::write(path, bytes);
-    }
+    crate::probe_cache::write(CACHE_FILE, &cache);
 }
 
 /// The constraint decided for a run, and how, in words for the header and doctor.

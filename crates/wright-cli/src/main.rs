@@ -17,6 +17,7 @@ mod housekeeping;
 mod inspect;
 mod listing;
 mod live;
+mod probe_cache;
 mod progress;
 mod report;
 mod resume;

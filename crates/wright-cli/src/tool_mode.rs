@@ -31,9 +31,8 @@ pub fn cache_dir() -> PathBuf {
         .join("wright")
 }
 
-fn cache_path() -> PathBuf {
-    cache_dir().join("tool-calling.json")
-}
+/// The tool-calling probes' answers, in the cache directory.
+const CACHE_FILE: &str = "tool-calling.json";
 
 /// One probe's answer, for one server URL and model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,28 +78,12 @@ pub(crate) fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The cache's entries; anything else in the file (an older format's plain strings, a
-/// damaged entry) is left out, so it is probed again.
 fn read_cache() -> BTreeMap<String, Probed> {
-    let entries: BTreeMap<String, serde_json::Value> = std::fs::read(cache_path())
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default();
-    entries
-        .into_iter()
-        .filter_map(|(key, value)| Some((key, serde_json::from_value(value).ok()?)))
-        .collect()
+    crate::probe_cache::read(CACHE_FILE)
 }
 
 fn write_cache(cache: &BTreeMap<String, Probed>) {
-    let path = cache_path();
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Ok(bytes) = serde_json::to_vec_pretty(cache) {
-        // Losing the cache only costs one more probe next time.
-        let _ = std::fs::write(path, bytes);
-    }
+    crate::probe_cache::write(CACHE_FILE, cache);
 }
 
 /// Records a probe's answer for `client`'s server and model (`by`: who probed).

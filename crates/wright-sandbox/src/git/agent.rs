@@ -179,6 +179,24 @@ impl<'a> AgentRepo<'a> {
             .capture(&self.dir, self.env, "git", &full, stdin, limits)?)
     }
 
+    /// Runs one of this module's bash scripts in the sandbox: `$0` is `name`, then `args`,
+    /// then git's hardening options (which the script passes to every git it runs).
+    fn script(
+        &self,
+        script: &str,
+        name: &str,
+        args: &[&str],
+        limits: RunLimits,
+    ) -> Result<Captured, GitError> {
+        let mut full = vec!["-c", script, name];
+        full.extend_from_slice(args);
+        full.extend_from_slice(HARDENED);
+        full.push("--no-optional-locks");
+        Ok(self
+            .sandbox
+            .capture(&self.dir, self.env, "bash", &full, b"", limits)?)
+    }
+
     fn run(&self, args: &[&str]) -> Result<String, GitError> {
         text_of(args, self.git(args, b"", RunLimits::default())?)
     }
@@ -219,14 +237,10 @@ impl<'a> AgentRepo<'a> {
     /// be a part of its repository) on top of `base`, made without writing the repository:
     /// its `.git` stays read-only to everything the sandbox runs.
     pub fn commit_aside(&self, base: &Oid, message: &str) -> Result<AsideCommit, GitError> {
-        let mut args = vec!["-c", COMMIT_ASIDE, "wright-commit", base.as_str(), message];
-        args.extend_from_slice(HARDENED);
-        let captured = self.sandbox.capture(
-            &self.dir,
-            self.env,
-            "bash",
-            &args,
-            b"",
+        let captured = self.script(
+            COMMIT_ASIDE,
+            "wright-commit",
+            &[base.as_str(), message],
             RunLimits::default(),
         )?;
         let printed = text_of(&["commit-tree"], captured)?;
@@ -253,22 +267,15 @@ impl<'a> AgentRepo<'a> {
         message: &str,
         reference: &str,
     ) -> Result<StepCommit, GitError> {
-        let mut args = vec![
-            "-c",
+        let captured = self.script(
             SNAPSHOT_STEP,
             "wright-step",
-            previous.commit.as_str(),
-            previous.tree.as_ref().map_or("-", Oid::as_str),
-            message,
-            reference,
-        ];
-        args.extend_from_slice(HARDENED);
-        let captured = self.sandbox.capture(
-            &self.dir,
-            self.env,
-            "bash",
-            &args,
-            b"",
+            &[
+                previous.commit.as_str(),
+                previous.tree.as_ref().map_or("-", Oid::as_str),
+                message,
+                reference,
+            ],
             RunLimits {
                 timeout: std::time::Duration::from_secs(60),
                 ..RunLimits::default()
@@ -299,22 +306,10 @@ impl<'a> AgentRepo<'a> {
         reference: &str,
     ) -> Result<(), GitError> {
         let source = source.display().to_string();
-        let mut args = vec![
-            "-c",
+        let captured = self.script(
             FILES_FROM,
             "wright-files-from",
-            source.as_str(),
-            commit.as_str(),
-            known.as_str(),
-            reference,
-        ];
-        args.extend_from_slice(HARDENED);
-        let captured = self.sandbox.capture(
-            &self.dir,
-            self.env,
-            "bash",
-            &args,
-            b"",
+            &[source.as_str(), commit.as_str(), known.as_str(), reference],
             RunLimits {
                 timeout: std::time::Duration::from_secs(600),
                 ..RunLimits::default()
@@ -344,15 +339,10 @@ impl<'a> AgentRepo<'a> {
     /// The changes in the work tree since `base`, new files included, as diff text (cut
     /// at the output bound, never read through a link or from a FIFO).
     pub fn changes_since(&self, base: &Oid) -> Result<String, GitError> {
-        let mut args = vec!["-c", CHANGES, "wright-changes", base.as_str()];
-        args.extend_from_slice(HARDENED);
-        args.push("--no-optional-locks");
-        let captured = self.sandbox.capture(
-            &self.dir,
-            self.env,
-            "bash",
-            &args,
-            b"",
+        let captured = self.script(
+            CHANGES,
+            "wright-changes",
+            &[base.as_str()],
             RunLimits::default(),
         )?;
         // A diff too long to show whole is still worth its beginning.
