@@ -23,6 +23,8 @@ const NOT_OURS: &[&str] = &[
     ".cargo",
     ".rustup",
 ];
+/// The most distinct paths of one output looked up in the workspace.
+const MAX_PATHS: usize = 256;
 /// A quoted file is read this far at most.
 const MAX_READ: u64 = 1 << 20;
 
@@ -37,6 +39,20 @@ pub struct Place {
 /// line naming each, in the output's order.
 pub fn places(output: &str, workspace: &Workspace) -> Vec<(usize, Place)> {
     let root = workspace.root().to_string_lossy().into_owned();
+    // Each path is looked at once, however often the output names it, and no more than
+    // `MAX_PATHS` of them: an output of a million `x.py:1` lines costs one open.
+    let mut seen: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    let mut is_ours = |relative: &str| -> bool {
+        if let Some(known) = seen.get(relative) {
+            return *known;
+        }
+        if seen.len() >= MAX_PATHS {
+            return false;
+        }
+        let found = is_file(workspace, relative);
+        seen.insert(relative.to_string(), found);
+        found
+    };
     output
         .lines()
         .enumerate()
@@ -52,7 +68,7 @@ pub fn places(output: &str, workspace: &Workspace) -> Vec<(usize, Place)> {
                     let ours = !relative
                         .split('/')
                         .any(|part| NOT_OURS.contains(&part) || part == "..");
-                    (ours && is_file(workspace, &relative)).then_some(Place {
+                    (ours && is_ours(&relative)).then_some(Place {
                         path: relative,
                         line,
                     })
@@ -152,7 +168,7 @@ pub fn read(output: &str, workspace: &Workspace) -> Option<(String, String)> {
         "[It failed at {}:{} (in the workspace){quoted}]",
         last.path, last.line
     );
-    let marked: Vec<usize> = places.iter().map(|(n, _)| *n).collect();
+    let marked: std::collections::HashSet<usize> = places.iter().map(|(n, _)| *n).collect();
     let body = output
         .lines()
         .enumerate()

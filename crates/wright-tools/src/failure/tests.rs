@@ -92,3 +92,21 @@ fn quoting_numbers_the_lines_and_marks_the_one_named() {
     );
     assert_eq!(read("no places here\nexit 1", &workspace), None);
 }
+
+#[test]
+fn an_output_naming_many_places_is_read_whole_each_path_looked_up_once() {
+    let (_dir, workspace) = workspace();
+    let mut output = String::new();
+    for n in 0..20_000 {
+        output.push_str(&format!(
+            "pkg/report.py:{}: warning\nmissing_{n}.py:1: nothing\n",
+            n % 5 + 1
+        ));
+    }
+    let (header, body) = read(&output, &workspace).unwrap();
+    assert!(
+        header.starts_with("[It failed at pkg/report.py:5"),
+        "{header}"
+    );
+    assert_eq!(body.lines().filter(|l| l.starts_with(MARK)).count(), 20_000);
+}
