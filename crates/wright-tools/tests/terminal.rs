@@ -185,8 +185,16 @@ async fn exiting_the_shell_starts_a_fresh_one() {
     );
     let reset = run(&t, json!({"command": "", "reset": true})).await;
     assert_eq!(reset.text, "The shell was restarted.");
-    let nothing = t.run(&json!({"command": "x", "is_input": true})).await;
+    let nothing = t.run(&json!({"command": "C-c", "is_input": true})).await;
     assert!(matches!(nothing, Err(ToolError::Model(m)) if m.contains("no command is running")));
+    // A command marked as input with nothing running is run, and the model told.
+    let ran = run(&t, json!({"command": "echo marker-42", "is_input": true})).await;
+    assert!(ran.text.starts_with("marker-42"), "{}", ran.text);
+    assert!(
+        ran.text.contains("is_input is only for answering"),
+        "{}",
+        ran.text
+    );
 }
 
 #[tokio::test]

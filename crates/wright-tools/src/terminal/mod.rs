@@ -167,14 +167,25 @@ impl TerminalTool {
             }
         }
         if is_input {
-            let Some(session) = guard.as_mut().filter(|s| s.is_busy()) else {
-                return Err(ToolError::Model(
-                    "no command is running, so there is nothing to send input to; run it without is_input".into(),
-                ));
-            };
-            let bytes = keys(command);
-            let result = session.send_input(&bytes, timeout, output).await?;
-            return self.report(&mut guard, result, timeout_secs, notes).await;
+            match guard.as_mut().filter(|s| s.is_busy()) {
+                Some(session) => {
+                    let bytes = keys(command);
+                    let result = session.send_input(&bytes, timeout, output).await?;
+                    return self.report(&mut guard, result, timeout_secs, notes).await;
+                }
+                // A key (Ctrl-C…) or nothing means input and only input.
+                None if is_key(command) => {
+                    return Err(ToolError::Model(
+                        "no command is running, so there is nothing to send input to; run a command without is_input".into(),
+                    ));
+                }
+                // Small models mark a plain command as input; with nothing waiting for
+                // input there is one reading: run it, and say so.
+                None => notes.push(
+                    "[Nothing was running, so this ran as a new command: is_input is only for answering a command that waits for input.]"
+                        .to_string(),
+                ),
+            }
         }
         if command.trim().is_empty() {
             return Err(ToolError::Model("the command is empty".into()));
@@ -300,6 +311,14 @@ impl TerminalTool {
 
 /// Translates what the model wants typed: `C-c`, `C-d`, `C-z` as those keys; text with
 /// Enter appended; nothing for an empty string (just wait for more output).
+/// Whether `input` is only a key (Ctrl-C, Ctrl-D, Ctrl-Z) or nothing: input, never a command.
+fn is_key(input: &str) -> bool {
+    matches!(
+        input.trim(),
+        "C-c" | "^C" | "C-d" | "^D" | "C-z" | "^Z" | ""
+    )
+}
+
 fn keys(input: &str) -> Vec<u8> {
     match input.trim() {
         "C-c" | "^C" => vec![0x03],
