@@ -10,6 +10,7 @@ mod config_cmds;
 mod connect;
 mod constrain_mode;
 mod doctor;
+mod eval;
 mod fork;
 mod hints;
 mod history_cmds;
@@ -47,6 +48,9 @@ enum Command {
     Chat(Box<chat::ChatArgs>),
     /// Check the setup: server, model, context window, tool calling, speed, sandbox.
     Doctor(doctor::DoctorArgs),
+    /// Run a suite of tasks, each in a fresh repository judged by its own check, and
+    /// report pass rate, steps, tokens and time per setting (`--compare` side by side).
+    Eval(Box<eval::EvalArgs>),
     /// Continue a stopped or crashed conversation, optionally with a new message.
     Resume(Box<resume::ResumeArgs>),
     /// Start a new conversation from a prefix of another, in its own clone.
@@ -151,6 +155,7 @@ fn main() -> ExitCode {
             Command::Resume(args) => resume::resume(*args).await,
             Command::Fork(args) => fork::fork(*args).await,
             Command::Doctor(args) => doctor::doctor(args).await,
+            Command::Eval(args) => eval::eval(*args).await,
             Command::Apply {
                 id,
                 cherry_pick,
