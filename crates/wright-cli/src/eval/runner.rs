@@ -186,7 +186,7 @@ impl Runner {
         let facts = facts(&events);
         if let Some(id) = &facts.conversation {
             // The clone and the branch go; the log stays for `wright show`.
-            let _ = crate::working_copy::discard(&wright_core::conversations_dir().join(id));
+            let _ = crate::working_copy::drop_work(&wright_core::conversations_dir().join(id));
         }
         if interrupted {
             return Ok(Ended::Interrupted);

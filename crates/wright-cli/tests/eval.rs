@@ -1,0 +1,233 @@
+//! `wright eval`: a tiny JSONL suite run against the scripted server: one task fixed, one
+//! "fixed" by editing its protected test (the check puts the test back, so it fails), one
+//! skipped for a missing program; then a resumed sweep runs only the attempts not yet
+//! recorded, and `--compare` puts two settings side by side.
+
+use crate::common::stderr;
+use crate::common::stdout;
+use crate::common::Harness;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use serde_json::Value;
+use std::path::Path;
+use wright_testkit::reply;
+use wright_testkit::Reply;
+use wright_testkit::ScriptedServer;
+
+/// A suite in `dir`: `add` (a wrong sign) with its test, `sub` likewise, `gone` needing a
+/// program that is not installed.
+fn make_suite(dir: &Path) -> std::path::PathBuf {
+    for (name, op, wrong) in [("add", "+", "-"), ("sub", "-", "+")] {
+        let task = dir.join("tasks").join(name);
+        std::fs::create_dir_all(&task).unwrap();
+        std::fs::write(
+            task.join("calc.py"),
+            format!("def {name}(a, b):\n    return a {wrong} b\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            task.join(format!("test_{name}.py")),
+            format!(
+                "import unittest\nfrom calc import {name}\n\n\nclass T(unittest.TestCase):\n    def test_{name}(self):\n        self.assertEqual({name}(5, 3), 5 {op} 3)\n\n\nif __name__ == '__main__':\n    unittest.main()\n"
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(dir.join("tasks/gone")).unwrap();
+    let lines = [
+        json!({"repo": "tasks/add", "task": "test_add fails: fix calc.py", "check": "python3 -m unittest -q", "protect": ["test_add.py"]}),
+        json!({"repo": "tasks/sub", "task": "test_sub fails: fix calc.py", "check": "python3 -m unittest -q", "protect": ["test_sub.py"]}),
+        json!({"repo": "tasks/gone", "task": "nothing", "check": "no-such-toolchain-here test"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let path = dir.join("suite.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The agent fixes `add`.
+fn fix_add() -> Vec<Reply> {
+    vec![
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "calc.py", "old_str": "a - b", "new_str": "a + b"}),
+        ),
+        reply().call("finish", json!({"message": "add subtracted; it adds now."})),
+    ]
+}
+
+/// The agent makes `sub`'s test agree with the bug, and insists when asked about it.
+fn cheat_sub() -> Vec<Reply> {
+    vec![
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "test_sub.py", "old_str": "5 - 3", "new_str": "5 + 3"}),
+        ),
+        reply().call("finish", json!({"message": "the test was wrong."})),
+        reply().call("finish", json!({"message": "the test was wrong, I am sure."})),
+    ]
+}
+
+fn records(out: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_suite_is_judged_by_its_checks_recorded_and_resumed() {
+    let h = Harness::new();
+    let suite = make_suite(h.repo());
+    let out = h.data.path().join("sweep");
+    let out_arg = out.display().to_string();
+    let suite_arg = suite.display().to_string();
+    let server = ScriptedServer::start([fix_add(), cheat_sub()].concat())
+        .await
+        .unwrap();
+    let url = server.url();
+    let base = [
+        "eval",
+        suite_arg.as_str(),
+        "--base-url",
+        url.as_str(),
+        "--model",
+        "test-model",
+        "--out",
+        out_arg.as_str(),
+    ];
+    let output = h.wright(&base, &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.remaining(), 0, "{}", stderr(&output));
+    let table = stdout(&output);
+    let summary_row = table
+        .lines()
+        .find(|l| l.starts_with("default"))
+        .unwrap_or_default();
+    assert_eq!(
+        summary_row.split_whitespace().take(3).collect::<Vec<_>>(),
+        ["default", "1/2", "50%"],
+        "{table}"
+    );
+    assert!(
+        table.contains("sub #1: finished, but the check failed (exit 1)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("skipped: gone (no no-such-toolchain-here)"),
+        "{table}"
+    );
+
+    let recorded = records(&out);
+    let verdicts: Vec<(&str, &str)> = recorded
+        .iter()
+        .map(|r| (r["task"].as_str().unwrap(), r["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("add", "passed"), ("sub", "failed"), ("gone", "skipped")]
+    );
+    assert_eq!(recorded[0]["state"], "finished");
+    assert_eq!(recorded[0]["steps"], 2);
+    assert_eq!(recorded[0]["check_exit"], 0);
+    assert!(recorded[0]["prompt_tokens"].as_u64().unwrap() > 0);
+    assert!(recorded[0]["conversation"].is_string());
+    // The agent's edit of the protected test did not count.
+    assert!(
+        recorded[1]["check_output"]
+            .as_str()
+            .unwrap()
+            .contains("FAILED"),
+        "{}",
+        recorded[1]
+    );
+
+    // A second attempt each: only the new attempts run (the first ones are recorded).
+    let again = ScriptedServer::start([fix_add(), fix_add()].concat())
+        .await
+        .unwrap();
+    let again_url = again.url();
+    let mut args = base.to_vec();
+    args[3] = again_url.as_str();
+    args.extend(["-n", "2", "--json"]);
+    let output = h.wright(&args, &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("3 already recorded, not run again"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(again.remaining(), 0, "{}", stderr(&output));
+    assert_eq!(records(&out).len(), 6);
+    let summary: Value = serde_json::from_str(&stdout(&output))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&output), stderr(&output)));
+    let setting = &summary["settings"][0];
+    // add twice, sub once (its second attempt got add's fix, which misses sub's bug).
+    assert_eq!(setting["attempts"], 4, "{summary}");
+    assert_eq!(setting["passed"], 2, "{summary}");
+    assert_eq!(setting["skipped"], 2, "{summary}");
+}
+
+#[tokio::test]
+async fn compare_runs_each_task_under_each_value_side_by_side() {
+    let h = Harness::new();
+    let suite = make_suite(h.repo());
+    let out = h.data.path().join("compare");
+    let server = ScriptedServer::start([fix_add(), fix_add()].concat())
+        .await
+        .unwrap();
+    let output = h
+        .wright(
+            &[
+                "eval",
+                &suite.display().to_string(),
+                "--base-url",
+                &server.url(),
+                "--model",
+                "test-model",
+                "--only",
+                "add",
+                "--compare",
+                "map=on,off",
+                "--out",
+                &out.display().to_string(),
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.remaining(), 0);
+    let table = stdout(&output);
+    let header = table
+        .lines()
+        .find(|l| l.starts_with("task"))
+        .unwrap_or_default();
+    assert_eq!(
+        header.split_whitespace().collect::<Vec<_>>(),
+        ["task", "map=on", "map=off"],
+        "{table}"
+    );
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("add"))
+        .unwrap_or_default();
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        ["add", "1/1", "1/1"],
+        "{table}"
+    );
+    // The second run had no map: its first request says so.
+    let requests = server.chat_requests();
+    let first_user = |i: usize| {
+        requests[i].json()["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "user")
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default()
+    };
+    let (with_map, without) = (first_user(0), first_user(2));
+    assert!(with_map.len() > without.len(), "{with_map}\n---\n{without}");
+}
