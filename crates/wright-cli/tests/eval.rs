@@ -231,3 +231,85 @@ async fn compare_runs_each_task_under_each_value_side_by_side() {
     let (with_map, without) = (first_user(0), first_user(2));
     assert!(with_map.len() > without.len(), "{with_map}\n---\n{without}");
 }
+
+/// The suite shipped in `evals/basic`.
+fn shipped() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/basic")
+}
+
+#[test]
+fn the_shipped_suite_has_twenty_tasks_in_four_languages_with_their_tests_protected() {
+    let text = std::fs::read_to_string(shipped().join("suite.jsonl")).unwrap();
+    let tasks: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(tasks.len() >= 20, "{}", tasks.len());
+    let mut checks: Vec<&str> = tasks.iter().map(|t| t["check"].as_str().unwrap()).collect();
+    checks.sort();
+    checks.dedup();
+    assert_eq!(
+        checks,
+        [
+            "cargo test --offline -q",
+            "go test ./...",
+            "node --test",
+            "python3 -m unittest -q"
+        ]
+    );
+    for task in &tasks {
+        let repo = shipped().join(task["repo"].as_str().unwrap());
+        let protected = task["protect"].as_array().unwrap();
+        assert!(!protected.is_empty(), "{task}");
+        for path in protected {
+            assert!(repo.join(path.as_str().unwrap()).is_file(), "{task}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn shipped_tasks_pass_once_fixed_with_their_checks_in_the_sandbox() {
+    let h = Harness::new();
+    let script = vec![
+        // py-report-mean: the bug is in the neighbour file.
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "stats.py", "old_str": "//", "new_str": "/"}),
+        ),
+        reply().call("finish", json!({"message": "mean used integer division."})),
+        // rs-leap: cargo test, offline, confined.
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "src/lib.rs", "old_str": "year % 100 != 0", "new_str": "(year % 100 != 0 || year % 400 == 0)"}),
+        ),
+        reply().call("finish", json!({"message": "every 400th year is a leap year."})),
+    ];
+    let server = ScriptedServer::start(script).await.unwrap();
+    let out = h.data.path().join("shipped");
+    let output = h
+        .wright(
+            &[
+                "eval",
+                &shipped().display().to_string(),
+                "--base-url",
+                &server.url(),
+                "--model",
+                "test-model",
+                "--only",
+                "py-report-mean",
+                "--only",
+                "rs-leap",
+                "--out",
+                &out.display().to_string(),
+                "--json",
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.remaining(), 0);
+    let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(summary["suite"], "basic");
+    assert_eq!(summary["settings"][0]["passed"], 2, "{summary}");
+    assert_eq!(summary["failures"], json!([]), "{summary}");
+}
