@@ -313,3 +313,122 @@ async fn shipped_tasks_pass_once_fixed_with_their_checks_in_the_sandbox() {
     assert_eq!(summary["settings"][0]["passed"], 2, "{summary}");
     assert_eq!(summary["failures"], json!([]), "{summary}");
 }
+
+/// Whether the conversations directory holds `n` conversations with a log.
+fn conversations(h: &Harness) -> usize {
+    std::fs::read_dir(h.data.path().join("wright/conversations"))
+        .map(|dir| {
+            dir.flatten()
+                .filter(|e| e.path().join("events.jsonl").is_file())
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_the_sweep_unrecorded_and_the_next_one_goes_on() {
+    let h = Harness::new();
+    let suite = make_suite(h.repo());
+    let out = h.data.path().join("stopped");
+    // `sub`'s model takes its time: Ctrl-C comes while its run waits.
+    let slow = Reply::Delayed(
+        std::time::Duration::from_secs(60),
+        Box::new(reply().call("finish", json!({"message": "never"}))),
+    );
+    let server = ScriptedServer::start([fix_add(), vec![slow]].concat())
+        .await
+        .unwrap();
+    // A session of its own, so Ctrl-C reaches eval and its runs as a terminal's would.
+    let mut child = tokio::process::Command::new("setsid")
+        .arg(env!("CARGO_BIN_EXE_wright"))
+        .args([
+            "eval",
+            &suite.display().to_string(),
+            "--base-url",
+            &server.url(),
+            "--model",
+            "test-model",
+            "--out",
+            &out.display().to_string(),
+        ])
+        .current_dir(h.repo())
+        .env("XDG_DATA_HOME", h.data.path())
+        .env("XDG_CACHE_HOME", h.data.path().join("cache"))
+        .env("XDG_CONFIG_HOME", h.data.path().join("config"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while conversations(&h) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sub's run never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let group = nix::unistd::Pid::from_raw(-(child.id().unwrap() as i32));
+    nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGINT).unwrap();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        let status = child.wait().await.unwrap();
+        let mut said = String::new();
+        use tokio::io::AsyncReadExt;
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut said)
+            .await
+            .unwrap();
+        (status, said)
+    })
+    .await
+    .expect("eval did not stop after Ctrl-C");
+    assert_eq!(output.0.code(), Some(130), "{}", output.1);
+    assert!(output.1.contains("--out"), "{}", output.1);
+    // Only the attempt that ended is recorded.
+    let recorded = records(&out);
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0]["task"], "add");
+
+    // The same command goes on: add is not run again, sub and gone are.
+    let fix_sub = vec![
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "calc.py", "old_str": "a + b", "new_str": "a - b"}),
+        ),
+        reply().call("finish", json!({"message": "sub added; it subtracts now."})),
+    ];
+    let again = ScriptedServer::start(fix_sub).await.unwrap();
+    let output = h
+        .wright(
+            &[
+                "eval",
+                &suite.display().to_string(),
+                "--base-url",
+                &again.url(),
+                "--model",
+                "test-model",
+                "--out",
+                &out.display().to_string(),
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(again.remaining(), 0);
+    let verdicts: Vec<(String, String)> = records(&out)
+        .iter()
+        .map(|r| (r["task"].to_string(), r["verdict"].to_string()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("\"add\"".into(), "\"passed\"".into()),
+            ("\"sub\"".into(), "\"passed\"".into()),
+            ("\"gone\"".into(), "\"skipped\"".into())
+        ]
+    );
+}

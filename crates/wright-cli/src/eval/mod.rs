@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 use suite::Task;
@@ -251,20 +252,20 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
     };
 
     let done = results::done(&recorded);
-    let mut plan: Vec<(Key, &Task, &Setting)> = Vec::new();
+    let mut plan: Vec<Job> = Vec::new();
     for task in &tasks {
         for setting in &settings {
             for attempt in 1..=args.attempts {
                 plan.push((
                     (task.name.clone(), setting.label.clone(), attempt),
-                    task,
-                    setting,
+                    Arc::new(task.clone()),
+                    Arc::new(setting.clone()),
                 ));
             }
         }
     }
     let planned: std::collections::BTreeSet<Key> = plan.iter().map(|(k, ..)| k.clone()).collect();
-    let todo: VecDeque<(Key, &Task, &Setting)> = plan
+    let todo: VecDeque<Job> = plan
         .into_iter()
         .filter(|(key, ..)| !done.contains(key))
         .collect();
@@ -286,7 +287,7 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
         }
     );
 
-    let sweep = Sweep {
+    let sweep = Arc::new(Sweep {
         todo: Mutex::new(todo),
         file: Mutex::new(file),
         fresh: Mutex::new(Vec::new()),
@@ -295,17 +296,38 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
         error: Mutex::new(None),
         total: planned.len(),
         finished: Mutex::new(already),
-    };
-    std::thread::scope(|scope| {
-        for _ in 0..args.parallel {
-            scope.spawn(|| sweep.work(&runner));
-        }
     });
-    if let Some(err) = sweep.error.into_inner().ok().flatten() {
+    let runner = Arc::new(runner);
+    let workers: Vec<_> = (0..args.parallel)
+        .map(|_| {
+            let (sweep, runner) = (sweep.clone(), runner.clone());
+            tokio::task::spawn_blocking(move || sweep.work(&runner))
+        })
+        .collect();
+    let all_done = futures_join(workers);
+    tokio::pin!(all_done);
+    tokio::select! {
+        () = &mut all_done => {}
+        _ = tokio::signal::ctrl_c() => {
+            // The runs in flight got the terminal's Ctrl-C too and stop after logging
+            // their step; no new one starts. Their attempts are not recorded.
+            tell!("\nwright eval: stopping once the attempts in flight have stopped");
+            sweep.interrupted.store(true, Ordering::SeqCst);
+            sweep.stop.store(true, Ordering::SeqCst);
+            all_done.await;
+        }
+    }
+    if let Some(err) = sweep.error.lock().ok().and_then(|mut e| e.take()) {
         return Err(err);
     }
     let mut all: Vec<Record> = recorded;
-    all.extend(sweep.fresh.into_inner().unwrap_or_default());
+    all.extend(
+        sweep
+            .fresh
+            .lock()
+            .map(|mut fresh| std::mem::take(&mut *fresh))
+            .unwrap_or_default(),
+    );
     all.retain(|r| planned.contains(&r.key()));
     let labels: Vec<String> = settings.iter().map(|s| s.label.clone()).collect();
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
@@ -343,8 +365,18 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// The sweep's shared state: the attempts left, the results file, and why it stopped.
-struct Sweep<'a> {
-    todo: Mutex<VecDeque<(Key, &'a Task, &'a Setting)>>,
+/// One attempt to run: its key, its task and its setting.
+type Job = (Key, Arc<Task>, Arc<Setting>);
+
+/// Waits for every worker (a panicked one included).
+async fn futures_join(workers: Vec<tokio::task::JoinHandle<()>>) {
+    for worker in workers {
+        let _ = worker.await;
+    }
+}
+
+struct Sweep {
+    todo: Mutex<VecDeque<Job>>,
     file: Mutex<ResultsFile>,
     fresh: Mutex<Vec<Record>>,
     stop: AtomicBool,
@@ -354,7 +386,7 @@ struct Sweep<'a> {
     finished: Mutex<usize>,
 }
 
-impl Sweep<'_> {
+impl Sweep {
     fn work(&self, runner: &Runner) {
         while !self.stop.load(Ordering::SeqCst) {
             let Some(((_, _, attempt), task, setting)) =
@@ -362,7 +394,7 @@ impl Sweep<'_> {
             else {
                 return;
             };
-            match runner.attempt(task, setting, attempt) {
+            match runner.attempt(&task, &setting, attempt) {
                 Ok(Ended::Recorded(record)) => {
                     if let Err(err) = self.record(record) {
                         self.fail(err);
