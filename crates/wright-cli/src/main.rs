@@ -51,6 +51,10 @@ enum Command {
     /// Run a suite of tasks, each in a fresh repository judged by its own check, and
     /// report pass rate, steps, tokens and time per setting (`--compare` side by side).
     Eval(Box<eval::EvalArgs>),
+    /// (Used by `wright eval`) one attempt's check in the sandbox: a JSON spec on stdin,
+    /// the outcome on stdout.
+    #[command(hide = true)]
+    EvalCheck(eval::EvalCheckArgs),
     /// Continue a stopped or crashed conversation, optionally with a new message.
     Resume(Box<resume::ResumeArgs>),
     /// Start a new conversation from a prefix of another, in its own clone.
@@ -156,6 +160,7 @@ fn main() -> ExitCode {
             Command::Fork(args) => fork::fork(*args).await,
             Command::Doctor(args) => doctor::doctor(args).await,
             Command::Eval(args) => eval::eval(*args).await,
+            Command::EvalCheck(args) => eval::eval_check(args),
             Command::Apply {
                 id,
                 cherry_pick,

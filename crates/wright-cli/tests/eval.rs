@@ -432,3 +432,54 @@ async fn ctrl_c_stops_the_sweep_unrecorded_and_the_next_one_goes_on() {
         ]
     );
 }
+
+#[tokio::test]
+async fn parallel_attempts_each_get_their_own_repository() {
+    let h = Harness::new();
+    let suite = make_suite(h.repo());
+    let out = h.data.path().join("parallel");
+    // Whichever run asks first, each reply fits the run that asks.
+    let fitting = || {
+        wright_testkit::reacting(|last| {
+            let fix = |old: &str, new: &str| {
+                reply().call(
+                    "file_editor",
+                    json!({"command": "str_replace", "path": "calc.py", "old_str": old, "new_str": new}),
+                )
+            };
+            if last.contains("test_add fails") {
+                fix("a - b", "a + b")
+            } else if last.contains("test_sub fails") {
+                fix("a + b", "a - b")
+            } else {
+                reply().call("finish", json!({"message": "fixed"}))
+            }
+        })
+    };
+    let server = ScriptedServer::start((0..4).map(|_| fitting()).collect())
+        .await
+        .unwrap();
+    let output = h
+        .wright(
+            &[
+                "eval",
+                &suite.display().to_string(),
+                "--base-url",
+                &server.url(),
+                "--model",
+                "test-model",
+                "-j",
+                "2",
+                "--out",
+                &out.display().to_string(),
+                "--json",
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.remaining(), 0);
+    let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(summary["settings"][0]["passed"], 2, "{summary}");
+    assert_eq!(records(&out).len(), 3);
+}

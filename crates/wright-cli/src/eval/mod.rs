@@ -3,6 +3,7 @@
 //! several side by side (`--compare`), each attempt recorded as it ends so an interrupted
 //! sweep resumes; the results as a table or JSON.
 
+mod check;
 mod report;
 mod results;
 mod runner;
@@ -187,6 +188,9 @@ impl EvalArgs {
     }
 }
 
+pub use check::eval_check;
+pub use check::EvalCheckArgs;
+
 pub async fn eval(args: EvalArgs) -> Result<u8> {
     if args.attempts == 0 || args.parallel == 0 {
         bail!("-n and -j must be at least 1");
@@ -226,7 +230,8 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
         ..Default::default()
     };
     common.check()?;
-    let resolved = crate::settings::SessionSettings::resolve(&common, None)?;
+    // Checked before any attempt: a bad --sandbox or --profile stops here.
+    crate::settings::SessionSettings::resolve(&common, None)?.sandbox_mode()?;
     let out = match &args.out {
         Some(out) => out.clone(),
         None => wright_core::conversations_dir()
@@ -245,8 +250,8 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
     let runner = Runner {
         exe: std::env::current_exe().context("cannot find the wright binary")?,
         run_args,
-        sandbox: resolved.sandbox_mode()?,
-        sandbox_options: resolved.sandbox_options(),
+        sandbox: args.sandbox.clone(),
+        profile: args.profile.clone(),
         check_timeout: Duration::from_secs(args.check_timeout),
         logs,
     };

@@ -1,17 +1,16 @@
 //! One attempt of one task: the task's files made a fresh git repository, a real
 //! `wright run --json` of this same binary on it (in its own clone, as always), the run's
 //! events read for steps, tokens, time and why it stopped; then the task's check judges
-//! the branch the run handed over — checked out into a fresh directory and run inside
-//! the sandbox, never on the host, since the agent wrote those files. The tests the task
-//! protects are put back from the suite first (in the sandbox too, so no link the agent
-//! made is followed), so an agent cannot pass by editing them.
+//! the commit the run handed over (its branch), checked out into a fresh directory and
+//! run inside the sandbox, never on the host, since the agent wrote those files (see
+//! `check.rs`: the tests the task protects are put back first, so editing them does not
+//! pass).
 
+use super::check::CheckOutcome;
+use super::check::CheckSpec;
 use super::results::Record;
 use super::results::Verdict;
 use super::suite::Task;
-use crate::sandbox_setup::Placement;
-use crate::sandbox_setup::SandboxOptions;
-use crate::sandbox_setup::SandboxSetup;
 use anyhow::Context;
 use anyhow::Result;
 use std::path::Path;
@@ -23,11 +22,8 @@ use wright_protocol::AgentState;
 use wright_protocol::ChangesOutcome;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
-use wright_sandbox::git::AgentRepo;
 use wright_sandbox::git::Oid;
 use wright_sandbox::git::UserRepo;
-use wright_sandbox::RunLimits;
-use wright_sandbox::SandboxMode;
 
 /// A named set of `wright run` flags the tasks run under (`default`, `map=off` …).
 #[derive(Debug, Clone, PartialEq)]
@@ -42,8 +38,9 @@ pub struct Runner {
     pub exe: PathBuf,
     /// Flags given to every `wright run` (model, server, limits, sandbox).
     pub run_args: Vec<String>,
-    pub sandbox: SandboxMode,
-    pub sandbox_options: SandboxOptions,
+    /// `--sandbox` and `--profile`, for the checks' sandbox (the runs' own).
+    pub sandbox: Option<String>,
+    pub profile: Option<String>,
     /// The longest a check may run.
     pub check_timeout: Duration,
     /// Where each run's stderr is kept.
@@ -214,10 +211,10 @@ impl Runner {
             return Ok(Ended::Recorded(record));
         }
         let tip = facts.tip.clone().unwrap_or(base);
-        let check = self.check(task, &repo, &tip, scratch.path())?;
+        let check = self.check(task, &repo_dir, &tip, scratch.path())?;
         record.check_exit = check.code;
-        record.check_output = Some(tail(&check));
-        if check.success() {
+        record.check_output = Some(check.output.clone());
+        if check.passed {
             record.verdict = Verdict::Passed;
         } else {
             record.reason = Some(failure_reason(&facts, &check));
@@ -225,64 +222,47 @@ impl Runner {
         Ok(Ended::Recorded(record))
     }
 
-    /// The task's check on commit `tip` of `repo`, checked out into a fresh directory
-    /// and run in the sandbox.
-    fn check(
-        &self,
-        task: &Task,
-        repo: &UserRepo,
-        tip: &Oid,
-        scratch: &Path,
-    ) -> Result<wright_sandbox::Captured> {
-        let dir = scratch.join("check");
-        repo.clone_shared(&dir)?;
-        let mut read_only = repo.git_dirs()?;
-        read_only.push(task.files.clone());
-        let placement = Placement {
-            writable: dir.clone(),
-            read_only,
-            protected: Vec::new(),
-            needs_git: true,
+    /// The task's check on commit `tip` of the repository at `repo`, by `wright
+    /// eval-check` in a process of its own (see `check.rs` for why).
+    fn check(&self, task: &Task, repo: &Path, tip: &Oid, scratch: &Path) -> Result<CheckOutcome> {
+        let spec = CheckSpec {
+            repo: repo.to_path_buf(),
+            tip: tip.as_str().to_string(),
+            dir: scratch.join("check"),
+            files: task.files.clone(),
+            protect: task.protect.clone(),
+            check: task.check.clone(),
+            timeout_secs: self.check_timeout.as_secs(),
+            sandbox: self.sandbox.clone(),
+            profile: self.profile.clone(),
         };
-        let name = format!("eval-check-{}", wright_core::new_conversation_id());
-        let setup = SandboxSetup::new(
-            self.sandbox,
-            self.sandbox_options.clone(),
-            &placement,
-            &name,
-        )
-        .context("cannot make the sandbox for the check")?;
-        AgentRepo::new(&setup.sandbox, &setup.env, &dir)
-            .check_out_new_branch("wright-eval-check", tip)
-            .context("cannot check out the run's result")?;
-        // The protected files back as the suite has them, then the check.
-        let mut script = String::from("set -e\n");
-        for path in &task.protect {
-            script.push_str(&format!(
-                "rm -rf -- {target}\nmkdir -p -- \"$(dirname -- {target})\"\ncp -R -- {source} {target}\n",
-                target = shell_quote(path),
-                source = shell_quote(&task.files.join(path).display().to_string()),
-            ));
+        let mut child = std::process::Command::new(&self.exe)
+            .arg("eval-check")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start `wright eval-check`")?;
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            stdin
+                .write_all(serde_json::to_string(&spec)?.as_bytes())
+                .context("cannot give the check its spec")?;
         }
-        script.push_str("set +e\n");
-        script.push_str(&task.check);
-        script.push('\n');
-        let limits = RunLimits {
-            timeout: self.check_timeout,
-            max_stdout: 1 << 20,
-            max_stderr: 1 << 20,
-        };
-        let captured = setup
-            .sandbox
-            .capture(&dir, &setup.env, "bash", &["-c", &script], b"", limits)
-            .context("cannot run the check")?;
-        let _ = setup.stop_leftovers();
-        Ok(captured)
+        let output = child.wait_with_output().context("the check did not end")?;
+        let printed = String::from_utf8_lossy(&output.stdout);
+        serde_json::from_str(printed.trim()).with_context(|| {
+            format!(
+                "the check of {} could not run: {}",
+                task.name,
+                String::from_utf8_lossy(&output.stderr).trim()
+            )
+        })
     }
 }
 
 /// Why a failed attempt failed, in words: how the run stopped, and what the check said.
-fn failure_reason(facts: &RunFacts, check: &wright_sandbox::Captured) -> String {
+fn failure_reason(facts: &RunFacts, check: &CheckOutcome) -> String {
     let check_said = match (check.timed_out, check.code) {
         (true, _) => "the check ran past its deadline".to_string(),
         (_, Some(code)) => format!("the check failed (exit {code})"),
@@ -297,7 +277,7 @@ fn failure_reason(facts: &RunFacts, check: &wright_sandbox::Captured) -> String 
 }
 
 /// The check's last lines, stdout then stderr, for the record.
-fn tail(check: &wright_sandbox::Captured) -> String {
+pub fn tail(check: &wright_sandbox::Captured) -> String {
     let mut text = String::from_utf8_lossy(&check.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&check.stderr));
     let lines: Vec<&str> = text.lines().collect();
@@ -311,10 +291,6 @@ fn tail(check: &wright_sandbox::Captured) -> String {
         kept = kept[cut..].to_string();
     }
     kept
-}
-
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// A name as one file name's part.
