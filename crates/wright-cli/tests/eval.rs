@@ -483,3 +483,87 @@ async fn parallel_attempts_each_get_their_own_repository() {
     assert_eq!(summary["settings"][0]["passed"], 2, "{summary}");
     assert_eq!(records(&out).len(), 3);
 }
+
+#[tokio::test]
+async fn an_exercism_exercise_is_asked_from_its_docs_without_its_example_solution() {
+    let h = Harness::new();
+    let ex = h.repo().join("python/exercises/practice/two-fer");
+    std::fs::create_dir_all(ex.join(".docs")).unwrap();
+    std::fs::create_dir_all(ex.join(".meta")).unwrap();
+    std::fs::write(
+        ex.join(".docs/instructions.md"),
+        "Two-fer: `two_fer(name)` returns \"One for NAME, one for me.\"",
+    )
+    .unwrap();
+    std::fs::write(
+        ex.join(".meta/config.json"),
+        r#"{"files": {"solution": ["two_fer.py"], "test": ["two_fer_test.py"], "example": [".meta/example.py"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        ex.join(".meta/example.py"),
+        "def two_fer(name='you'):\n    return f'One for {name}, one for me.'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ex.join("two_fer.py"),
+        "def two_fer(name='you'):\n    pass\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ex.join("two_fer_test.py"),
+        "import unittest\nfrom two_fer import two_fer\n\n\nclass T(unittest.TestCase):\n    def test_name(self):\n        self.assertEqual(two_fer('Bob'), 'One for Bob, one for me.')\n",
+    )
+    .unwrap();
+    let script = vec![
+        reply().call(
+            "terminal",
+            json!({"command": "test -e .meta && echo HAS-META || echo NO-META"}),
+        ),
+        wright_testkit::reacting(|last| {
+            // Only a run without the example solution gets the fix.
+            let body = if last.contains("NO-META") {
+                "    return f'One for {name}, one for me.'"
+            } else {
+                "    pass"
+            };
+            reply().call(
+                "file_editor",
+                json!({"command": "str_replace", "path": "two_fer.py", "old_str": "    pass", "new_str": body}),
+            )
+        }),
+        reply().call(
+            "finish",
+            json!({"message": "two_fer returns the sentence."}),
+        ),
+    ];
+    let server = ScriptedServer::start(script).await.unwrap();
+    let out = h.data.path().join("exercism");
+    let output = h
+        .wright(
+            &[
+                "eval",
+                &h.repo().display().to_string(),
+                "--base-url",
+                &server.url(),
+                "--model",
+                "test-model",
+                "--out",
+                &out.display().to_string(),
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.remaining(), 0);
+    let recorded = records(&out);
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(recorded[0]["task"], "python/two-fer");
+    assert_eq!(recorded[0]["verdict"], "passed", "{}", recorded[0]);
+    let first = server.chat_requests()[0].json().to_string();
+    assert!(first.contains("Two-fer: `two_fer(name)`"), "{first}");
+    assert!(
+        first.contains("Solve this exercise by editing two_fer.py"),
+        "{first}"
+    );
+}

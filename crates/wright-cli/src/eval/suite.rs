@@ -175,7 +175,8 @@ impl Language {
     /// The test command, and the programs it needs.
     pub fn check(self) -> (&'static str, &'static [&'static str]) {
         match self {
-            Language::Python => ("pytest -q", &["pytest"]),
+            // Exercism's Python tests are unittest cases in *_test.py: no pytest needed.
+            Language::Python => ("python3 -m unittest discover -p '*_test.py'", &["python3"]),
             // Exercism marks all but the first test #[ignore].
             Language::Rust => ("cargo test --offline -- --include-ignored", &["cargo"]),
             Language::JavaScript => ("npm test", &["npm"]),
@@ -397,7 +398,10 @@ mod tests {
         assert_eq!(leap.protect, vec!["tests/leap.rs".to_string()]);
         assert_eq!(leap.exclude, vec![".meta".to_string()]);
         assert_eq!(leap.needs, vec!["cargo".to_string()]);
-        assert_eq!(suite.tasks[0].check, "pytest -q");
+        assert_eq!(
+            suite.tasks[0].check,
+            "python3 -m unittest discover -p '*_test.py'"
+        );
     }
 
     #[test]
