@@ -567,3 +567,36 @@ async fn an_exercism_exercise_is_asked_from_its_docs_without_its_example_solutio
         "{first}"
     );
 }
+
+#[tokio::test]
+async fn a_run_that_cannot_start_stops_the_sweep_and_records_nothing() {
+    let h = Harness::new();
+    let suite = make_suite(h.repo());
+    let out = h.data.path().join("nothing");
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let output = h
+        .wright(
+            &[
+                "eval",
+                &suite.display().to_string(),
+                "--base-url",
+                &url,
+                "--model",
+                "test-model",
+                "--out",
+                &out.display().to_string(),
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`wright run` did not start"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(records(&out).len(), 0);
+}

@@ -196,15 +196,17 @@ impl Runner {
         record.processed_tokens = facts.prompt_tokens.saturating_sub(facts.cached_tokens);
         record.completion_tokens = facts.completion_tokens;
         if facts.conversation.is_none() {
+            // The setup's fault (no server, a bad flag), not the model's: not recorded,
+            // so the sweep, run again once it is fixed, does this attempt.
             let said = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-            record.reason = Some(format!(
-                "the run did not start: {}",
+            anyhow::bail!(
+                "`wright run` did not start: {}",
                 said.lines()
                     .rev()
                     .find(|l| !l.trim().is_empty())
-                    .unwrap_or("no reason given")
-            ));
-            return Ok(Ended::Recorded(record));
+                    .unwrap_or("it said nothing")
+                    .trim_start_matches("wright: ")
+            );
         }
         if let Some(reason) = &facts.changes_failed {
             record.reason = Some(format!("the changes were not handed over: {reason}"));
