@@ -336,6 +336,7 @@ fn copy_tree(from: &Path, to: &Path, exclude: &[String]) -> std::io::Result<()> 
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
 
     #[test]
     fn a_missing_program_is_named() {
@@ -362,6 +363,51 @@ mod tests {
         );
         assert!(!to.path().join("x/.git").exists());
         assert!(!to.path().join("x/.meta").exists());
+    }
+
+    #[test]
+    fn the_run_is_read_from_its_events() {
+        let tip = "0123456789abcdef0123456789abcdef01234567";
+        let lines = [
+            json!({"id": 0, "ts": "t", "source": "user", "kind": "start", "version": 3,
+                "conversation": "c-1", "workspace": "/w", "model": "m", "base_url": "u",
+                "system_prompt": "", "tools": []}),
+            json!({"id": 1, "ts": "t", "source": "agent", "kind": "usage", "step": 1,
+                "prompt_tokens": 100, "completion_tokens": 5, "cached_tokens": 40}),
+            json!({"id": 2, "ts": "t", "source": "agent", "kind": "usage", "step": 2,
+                "prompt_tokens": 150, "completion_tokens": 7}),
+            json!({"id": 3, "ts": "t", "source": "environment", "kind": "state",
+                "state": "stopped", "reason": "the step limit (2) was reached"}),
+            json!({"id": 4, "ts": "t", "source": "environment", "kind": "changes",
+                "outcome": "branch", "branch": "wright/c-1", "commit": tip}),
+        ];
+        let events: Vec<Event> = lines
+            .iter()
+            .map(|line| serde_json::from_value(line.clone()).unwrap())
+            .collect();
+        let facts = facts(&events);
+        assert_eq!(facts.conversation.as_deref(), Some("c-1"));
+        assert_eq!(facts.steps, 2);
+        assert_eq!(
+            (
+                facts.prompt_tokens,
+                facts.cached_tokens,
+                facts.completion_tokens
+            ),
+            (250, 40, 12)
+        );
+        assert_eq!(facts.state, Some(AgentState::Stopped));
+        assert_eq!(facts.tip.as_ref().map(Oid::as_str), Some(tip));
+        let check = CheckOutcome {
+            code: Some(1),
+            timed_out: false,
+            passed: false,
+            output: String::new(),
+        };
+        assert_eq!(
+            failure_reason(&facts, &check),
+            "stopped: the step limit (2) was reached; the check failed (exit 1)"
+        );
     }
 
     #[test]
