@@ -81,7 +81,8 @@ pub struct EvalArgs {
     /// Let the runs send the tasks' code to a model server that is not on this machine.
     #[arg(long)]
     allow_remote: bool,
-    /// Any other flag for every `wright run`, as one word (repeat it: --run-arg=--no-stream).
+    /// Any other word for every `wright run`, one per --run-arg: --run-arg=--no-stream,
+    /// or --run-arg=--temperature --run-arg=0.2.
     #[arg(long = "run-arg", allow_hyphen_values = true, value_name = "FLAG")]
     run_args: Vec<String>,
     /// Run every task under each value of a `wright run` flag, side by side:
