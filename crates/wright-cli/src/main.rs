@@ -10,6 +10,7 @@ mod config_cmds;
 mod connect;
 mod constrain_mode;
 mod doctor;
+mod eval;
 mod fork;
 mod hints;
 mod history_cmds;
@@ -48,6 +49,13 @@ enum Command {
     Chat(Box<chat::ChatArgs>),
     /// Check the setup: server, model, context window, tool calling, speed, sandbox.
     Doctor(doctor::DoctorArgs),
+    /// Run a suite of tasks, each in a fresh repository judged by its own check, and
+    /// report pass rate, steps, tokens and time per setting (`--compare` side by side).
+    Eval(Box<eval::EvalArgs>),
+    /// (Used by `wright eval`) one attempt's check in the sandbox: a JSON spec on stdin,
+    /// the outcome on stdout.
+    #[command(hide = true)]
+    EvalCheck(eval::EvalCheckArgs),
     /// Continue a stopped or crashed conversation, optionally with a new message.
     Resume(Box<resume::ResumeArgs>),
     /// Start a new conversation from a prefix of another, in its own clone.
@@ -152,6 +160,8 @@ fn main() -> ExitCode {
             Command::Resume(args) => resume::resume(*args).await,
             Command::Fork(args) => fork::fork(*args).await,
             Command::Doctor(args) => doctor::doctor(args).await,
+            Command::Eval(args) => eval::eval(*args).await,
+            Command::EvalCheck(args) => eval::eval_check(args),
             Command::Apply {
                 id,
                 cherry_pick,

@@ -16,6 +16,7 @@ mod docker;
 mod doctor;
 mod e2e_fix;
 mod egress;
+mod eval;
 mod failures;
 mod faults;
 mod fork;

@@ -242,8 +242,31 @@ fn lock(conversation_dir: &Path) -> Result<wright_core::RunLock> {
     Ok(wright_core::RunLock::conversation(conversation_dir, &id)?)
 }
 
+/// What `drop_work` did.
+pub enum Dropped {
+    /// The branch (named) and the clone were removed.
+    Removed(String),
+    /// Nothing was left of the branch (named) or the clone.
+    AlreadyGone(String),
+    /// A directory worked in directly was put back as it was.
+    Restored,
+}
+
 /// `wright discard ID`: deletes the conversation's branch and the agent's clone.
 pub fn discard(conversation_dir: &Path) -> Result<()> {
+    match drop_work(conversation_dir)? {
+        Dropped::Removed(branch) => say!("discarded {branch}"),
+        Dropped::AlreadyGone(branch) => {
+            say!("{branch} was already discarded: nothing left to remove")
+        }
+        Dropped::Restored => {}
+    }
+    Ok(())
+}
+
+/// Deletes the conversation's branch and the agent's clone (or puts a directory worked in
+/// directly back), saying nothing.
+pub fn drop_work(conversation_dir: &Path) -> Result<Dropped> {
     let _lock = lock(conversation_dir)?;
     let (repo_root, clone_root, branch) = match Record::read(conversation_dir)? {
         Record::Clone {
@@ -258,7 +281,7 @@ pub fn discard(conversation_dir: &Path) -> Result<()> {
         } => {
             direct::restore(&workspace, conversation_dir, &git_before)?;
             let _ = std::fs::write(conversation_dir.join(DISCARDED), "");
-            return Ok(());
+            return Ok(Dropped::Restored);
         }
         Record::InPlace { .. } => bail!(
             "this conversation worked in place and its changes were committed on your branch: take them back with git (`git reset HEAD~1` keeps the files)"
@@ -276,12 +299,11 @@ pub fn discard(conversation_dir: &Path) -> Result<()> {
             .with_context(|| format!("cannot remove {}", clone_root.display()))?;
     }
     let _ = std::fs::write(conversation_dir.join(DISCARDED), "");
-    if had_branch || had_clone {
-        say!("discarded {branch}");
+    Ok(if had_branch || had_clone {
+        Dropped::Removed(branch)
     } else {
-        say!("{branch} was already discarded: nothing left to remove");
-    }
-    Ok(())
+        Dropped::AlreadyGone(branch)
+    })
 }
 
 /// What must stay read-only for the repositories of a scan to stay the user's.

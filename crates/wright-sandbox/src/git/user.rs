@@ -70,6 +70,29 @@ impl UserRepo {
         &self.top
     }
 
+    /// A new repository at `top` (an existing directory of files wright put there, not
+    /// the agent's) with all its files in one first commit on `main`, by a fixed author:
+    /// what `wright eval` makes each attempt's repository from.
+    pub fn init_committed(top: &Path, message: &str) -> Result<Self, GitError> {
+        let repo = Self::at(top);
+        repo.run(&["init", "--quiet", "--initial-branch=main"])?;
+        repo.run(&["add", "--all"])?;
+        repo.run(&[
+            "-c",
+            "user.name=wright eval",
+            "-c",
+            "user.email=eval@wright.invalid",
+            "-c",
+            "commit.gpgSign=false",
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "--message",
+            message,
+        ])?;
+        Ok(repo)
+    }
+
     pub(super) fn command(&self) -> Command {
         let mut command = base_command(&self.top);
         command.args(HARDENED);

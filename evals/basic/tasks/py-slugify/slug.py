@@ -1,0 +1,3 @@
+def slugify(text):
+    """'Hello, World!' -> 'hello-world'."""
+    raise NotImplementedError
