@@ -97,3 +97,34 @@ async fn a_loop_over_a_failure_is_told_the_file_and_line_to_open() {
         "{nudge}"
     );
 }
+
+/// A test's failing assertion calls the code under test: the output says where that is
+/// defined, and a loop's nudge sends the model there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_code_a_failing_test_calls_is_named_where_it_is_defined() {
+    let h = Harness::new();
+    wright_testkit::failing_python_repo(h.repo());
+    let test = json!({"command": "python3 -m unittest"});
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", test.clone()),
+        reply().call("terminal", test.clone()),
+        reply().call("terminal", test.clone()),
+        reply().call("finish", json!({"message": "gave up"})),
+    ])
+    .await
+    .unwrap();
+    let _ = h.run(&server.url(), "fix the test", &[]).await;
+    let seen = observations(&h.events());
+    let first = seen[0]["output"].as_str().unwrap();
+    assert!(
+        first.contains("[export_csv is defined at export.py:8: def export_csv(rows):]"),
+        "{first}"
+    );
+    let nudged = server
+        .chat_requests()
+        .iter()
+        .map(|r| r.json()["messages"].to_string())
+        .find(|m| m.contains("It calls code defined in export.py at line 8"))
+        .is_some();
+    assert!(nudged, "no request carried the nudge to export.py");
+}

@@ -154,10 +154,26 @@ pub fn next_step(events: &[Event], workspace: &wright_tools::Workspace) -> Optio
         .filter(|(_, failed)| *failed)
         .find_map(|(output, _)| wright_tools::failure::places(output, workspace).pop())?;
     let quoted = wright_tools::failure::quote(workspace, &place, 2)?;
+    // A test's failing line calls the code under test: that is what to open next.
+    let next = wright_tools::failure::called_definitions(workspace, &place)
+        .into_iter()
+        .next()
+        .map(|(_, at, _)| at)
+        .unwrap_or_else(|| place.clone());
+    let calls = if next == place {
+        String::new()
+    } else {
+        format!(
+            "It calls code defined in {} at line {}.\n",
+            next.path, next.line
+        )
+    };
     Some(format!(
-        "The last failure points at {path} line {line}:\n{quoted}\nNext: view {path} around line {line} (file_editor view), fix the cause there, then run the failing command once more.",
+        "The last failure points at {path} line {line}:\n{quoted}\n{calls}Next: view {next_path} around line {next_line} (file_editor view), fix the cause there, then run the failing command once more.",
         path = place.path,
         line = place.line,
+        next_path = next.path,
+        next_line = next.line,
     ))
 }
 

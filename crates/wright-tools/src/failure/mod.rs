@@ -6,6 +6,8 @@
 //! workspace counts, and dependencies (`site-packages`, `node_modules`, …) do not.
 //! Files are opened beneath the workspace's descriptor, never blocking, read bounded.
 
+mod definitions;
+
 use crate::Workspace;
 use cap_std::fs::OpenOptions;
 use cap_std::fs::OpenOptionsExt;
@@ -154,6 +156,17 @@ pub fn quote(workspace: &Workspace, place: &Place, around: u32) -> Option<String
     Some(quoted.join("\n"))
 }
 
+/// What the line at `place` calls and where each is defined elsewhere in the workspace
+/// (name, place, the defining line): the code to read next when a test's line failed.
+pub fn called_definitions(workspace: &Workspace, place: &Place) -> Vec<(String, Place, String)> {
+    let failing_line = quote(workspace, place, 0).unwrap_or_default();
+    let names = definitions::called(failing_line.split_once(" | ").map_or("", |(_, l)| l));
+    definitions::find(workspace, &names, &place.path)
+        .into_iter()
+        .filter(|(_, at, _)| at != place)
+        .collect()
+}
+
 /// A failing command's output read for the model: where it failed in the workspace (the
 /// last place named: a traceback's innermost frame) with that line quoted, first; then
 /// the output with every line naming a workspace place marked. `None` when the output
@@ -164,10 +177,16 @@ pub fn read(output: &str, workspace: &Workspace) -> Option<(String, String)> {
     let quoted = quote(workspace, last, 0)
         .map(|q| format!(":\n{q}"))
         .unwrap_or_default();
-    let header = format!(
+    let mut header = format!(
         "[It failed at {}:{} (in the workspace){quoted}]",
         last.path, last.line
     );
+    for (name, place, line) in called_definitions(workspace, last) {
+        header.push_str(&format!(
+            "\n[{name} is defined at {}:{}: {line}]",
+            place.path, place.line
+        ));
+    }
     let marked: std::collections::HashSet<usize> = places.iter().map(|(n, _)| *n).collect();
     let body = output
         .lines()

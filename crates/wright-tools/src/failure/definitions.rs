@@ -1,0 +1,308 @@
+//! Where the functions a failing line calls are defined: a test's assertion names the
+//! code under test (`self.assertEqual(export_csv(rows), …)`), and the next thing a person
+//! opens is that function. Looked up by its definition's shape in any common language
+//! (`def NAME(`, `fn NAME(`, `function NAME(`, `func NAME(`, `class NAME`), in the
+//! workspace's own files, beneath its descriptor, bounded in files and bytes.
+
+use super::Place;
+use super::NOT_OURS;
+use crate::Workspace;
+use cap_std::fs::Dir;
+use cap_std::fs::OpenOptions;
+use cap_std::fs::OpenOptionsExt;
+use std::io::Read;
+
+/// The most files, and bytes in all, looked through for one failure.
+const MAX_FILES: usize = 400;
+const MAX_BYTES: u64 = 4 << 20;
+/// Files larger than this are not looked into.
+const MAX_FILE: u64 = 256 << 10;
+/// Calls on a failing line that say nothing about the code under test.
+const NOISE: &[&str] = &[
+    "assert",
+    "assertEqual",
+    "assertEquals",
+    "assertTrue",
+    "assertFalse",
+    "assertIn",
+    "assertRaises",
+    "assertIsNone",
+    "assertIsNotNone",
+    "assertAlmostEqual",
+    "assert_eq",
+    "assert_ne",
+    "expect",
+    "toBe",
+    "toEqual",
+    "equal",
+    "deepEqual",
+    "strictEqual",
+    "deepStrictEqual",
+    "ok",
+    "print",
+    "println",
+    "len",
+    "str",
+    "int",
+    "list",
+    "dict",
+    "set",
+    "range",
+    "format",
+    "Errorf",
+    "Fatalf",
+    "Error",
+    "Fatal",
+    "self",
+    "super",
+    "require",
+    "if",
+    "for",
+    "while",
+    "return",
+    "match",
+    "unwrap",
+    "expect_err",
+    "some",
+    "Some",
+    "Ok",
+    "Err",
+    "vec",
+    "new",
+    "to_string",
+    "Equal",
+];
+
+/// The names called on `line` (`name(`), in order, without the noise, at most 3.
+pub fn called(line: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let chars: Vec<char> = line.chars().collect();
+    let mut at = 0;
+    while at < chars.len() {
+        if chars[at].is_alphabetic() || chars[at] == '_' {
+            let start = at;
+            while at < chars.len() && (chars[at].is_alphanumeric() || chars[at] == '_') {
+                at += 1;
+            }
+            let name: String = chars[start..at].iter().collect();
+            let preceded_by_dot = start > 0 && chars[start - 1] == '.';
+            let calls = chars.get(at) == Some(&'(') || chars.get(at) == Some(&'!');
+            if calls
+                && name.len() > 2
+                && !NOISE.contains(&name.as_str())
+                && !(preceded_by_dot && name.starts_with("assert"))
+                && !names.contains(&name)
+            {
+                names.push(name);
+            }
+        } else {
+            at += 1;
+        }
+    }
+    names.truncate(3);
+    names
+}
+
+/// Where each of `names` is defined in the workspace (the first definition found), in
+/// the order of `names`; the file the failure is in (`failing`) is looked at last.
+pub fn find(
+    workspace: &Workspace,
+    names: &[String],
+    failing: &str,
+) -> Vec<(String, Place, String)> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let mut files = Vec::new();
+    let Ok(root) = workspace.dir().try_clone() else {
+        return Vec::new();
+    };
+    list(&root, "", &mut files, 0);
+    files.sort_by_key(|path| path == failing);
+    let mut found: Vec<(String, Place, String)> = Vec::new();
+    let mut bytes_read = 0u64;
+    for path in files {
+        if found.len() == names.len() || bytes_read > MAX_BYTES {
+            break;
+        }
+        let Some(text) = read_small(workspace.dir(), &path) else {
+            continue;
+        };
+        bytes_read += text.len() as u64;
+        for (n, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            for name in names {
+                if found.iter().any(|(known, ..)| known == name) {
+                    continue;
+                }
+                if defines(trimmed, name) {
+                    let shown: String = wright_protocol::printable(trimmed)
+                        .chars()
+                        .take(160)
+                        .collect();
+                    found.push((
+                        name.clone(),
+                        Place {
+                            path: path.clone(),
+                            line: u32::try_from(n + 1).unwrap_or(u32::MAX),
+                        },
+                        shown,
+                    ));
+                }
+            }
+        }
+    }
+    found.sort_by_key(|(name, ..)| names.iter().position(|n| n == name));
+    found
+}
+
+/// Whether `line` (trimmed at the start) defines `name`.
+fn defines(line: &str, name: &str) -> bool {
+    let line = line
+        .trim_start_matches("pub(crate) ")
+        .trim_start_matches("pub ")
+        .trim_start_matches("export ")
+        .trim_start_matches("async ")
+        .trim_start_matches("default ");
+    ["def ", "fn ", "function ", "func ", "class "]
+        .iter()
+        .any(|keyword| {
+            line.strip_prefix(keyword).is_some_and(|rest| {
+                rest.strip_prefix(name).is_some_and(|after| {
+                    after.starts_with('(')
+                        || after.starts_with('<')
+                        || after.starts_with(':')
+                        || after.starts_with(' ')
+                })
+            })
+        })
+}
+
+/// The workspace's own files (no dependencies, no hidden directories), bounded.
+fn list(dir: &Dir, prefix: &str, out: &mut Vec<String>, depth: usize) {
+    if depth > 12 || out.len() >= MAX_FILES {
+        return;
+    }
+    let Ok(entries) = dir.entries() else {
+        return;
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| {
+            !name.starts_with('.') && !NOT_OURS.contains(&name.as_str()) && name != "target"
+        })
+        .collect();
+    names.sort();
+    for name in names {
+        if out.len() >= MAX_FILES {
+            return;
+        }
+        let Ok(meta) = dir.symlink_metadata(&name) else {
+            continue;
+        };
+        let path = format!("{prefix}{name}");
+        if meta.is_dir() {
+            let mut options = OpenOptions::new();
+            options
+                .read(true)
+                .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW);
+            if let Ok(sub) = dir.open_with(&name, &options) {
+                list(
+                    &Dir::from_std_file(sub.into_std()),
+                    &format!("{path}/"),
+                    out,
+                    depth + 1,
+                );
+            }
+        } else if meta.is_file() && meta.len() <= MAX_FILE {
+            out.push(path);
+        }
+    }
+}
+
+/// A small text file of the workspace, read without following a link at its end or
+/// blocking.
+fn read_small(dir: &Dir, path: &str) -> Option<String> {
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_NOFOLLOW);
+    let file = dir.open_with(path, &options).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.into_std()
+        .take(MAX_FILE)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_calls_of_a_failing_line_leave_the_assertions_out() {
+        assert_eq!(
+            called("        self.assertEqual(export_csv([[1, 2, 3]]), \"1,2,3\\n\")"),
+            vec!["export_csv".to_string()]
+        );
+        assert_eq!(
+            called("    assert_eq!(parse_row(\"a,b\"), vec![\"a\"]);"),
+            vec!["parse_row".to_string()]
+        );
+        assert_eq!(
+            called("  expect(total(items)).toBe(3);"),
+            vec!["total".to_string()]
+        );
+    }
+
+    #[test]
+    fn definitions_are_found_in_any_language_and_not_through_links() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::create_dir_all(dir.path().join("node_modules/x")).unwrap();
+        std::fs::write(
+            dir.path().join("node_modules/x/a.js"),
+            "function total() {}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("src/lib.rs"),
+            "\npub fn parse_row(s: &str) -> Vec<String> {\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("export.py"),
+            "\"\"\"x\"\"\"\n\n\ndef export_csv(rows):\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("app.js"),
+            "export function total(items) {\n",
+        )
+        .unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.py"), "def hidden_fn():\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let names: Vec<String> = ["export_csv", "parse_row", "total", "hidden_fn"]
+            .map(String::from)
+            .to_vec();
+        let found: Vec<(String, String, u32)> = find(&workspace, &names, "test_export.py")
+            .into_iter()
+            .map(|(name, place, _)| (name, place.path, place.line))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("export_csv".to_string(), "export.py".to_string(), 4),
+                ("parse_row".to_string(), "src/lib.rs".to_string(), 2),
+                ("total".to_string(), "app.js".to_string(), 1),
+            ]
+        );
+    }
+}
