@@ -19,6 +19,7 @@ mod message;
 mod record;
 pub mod status;
 pub mod steps;
+mod take;
 
 pub use finish::InPlaceCommit;
 pub use finish::Outcome;
@@ -27,6 +28,10 @@ pub use git_entries::Scan;
 pub use message::commit_message;
 pub use message::task_of;
 pub use record::Record;
+pub use take::apply;
+pub(crate) use take::configures_git;
+pub use take::discard;
+pub use take::drop_work;
 
 use crate::sandbox_setup::Placement;
 use crate::sandbox_setup::SandboxSetup;
@@ -141,171 +146,6 @@ impl Uncommitted {
 /// The most file content a snapshot of uncommitted work may hold.
 const MAX_SNAPSHOT_BYTES: u64 = 256 << 20;
 
-/// `wright apply ID`: merges the conversation's branch into the user's current branch.
-pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) -> Result<()> {
-    // Not while the conversation runs (its branch may still move), nor two at once.
-    let _lock = lock(conversation_dir)?;
-    let (repo_root, branch, base_commit) = match Record::read(conversation_dir)? {
-        Record::Clone {
-            repo_root,
-            branch,
-            base_commit,
-            ..
-        } => (repo_root, branch, base_commit),
-        Record::Direct { workspace, .. } => bail!(
-            "this conversation worked directly in {}: its changes are already there (`wright discard` puts the directory back as it was)",
-            workspace.display()
-        ),
-        Record::InPlace { .. } => bail!(
-            "this conversation worked in place: its changes are already in your checkout, committed on your branch"
-        ),
-    };
-    let repo = UserRepo::at(&repo_root);
-    let base = Oid::parse(&base_commit).context("the record's base commit is damaged")?;
-    if conversation_dir.join(DISCARDED).exists() {
-        bail!("this conversation's branch {branch} was discarded: there is nothing to take");
-    }
-    if !repo.branch_exists(&branch) {
-        bail!("this conversation left no changes (no branch {branch}): there is nothing to take");
-    }
-    // Never mixed with what the user has in progress, and never left half done.
-    if let Some(what) = repo.operation_in_progress() {
-        bail!(
-            "{} is in the middle of {what}: finish it or abort it first, then run `wright apply` again",
-            repo_root.display()
-        );
-    }
-    if repo.has_uncommitted_changes()? {
-        bail!(
-            "{} has uncommitted changes: commit or stash them first, so the agent's changes are never mixed with yours",
-            repo_root.display()
-        );
-    }
-    if !repo.is_ancestor(&base, &branch) {
-        bail!("{branch} does not grow from the commit the conversation started at ({base_commit}): its history was rewritten in the agent's clone, so wright will not take it; look at it with `git log {branch}`");
-    }
-    // These make the git of the merge (and git-lfs) run programs or reach servers of
-    // their choosing on the agent's files: the user reads them first. Every commit
-    // counts: a cherry-pick checks each one out.
-    let pointed = repo.configured_paths();
-    let configuring: Vec<String> = repo
-        .paths_touched(&base, &branch)?
-        .into_iter()
-        .filter(|path| configures_git(path, &pointed))
-        .collect();
-    if !configuring.is_empty() && !with_git_config {
-        bail!(
-            "{branch} changes {}, which tell git, git-lfs or wright which filters, drivers, servers and settings to use on your files; read them (`git diff {base_commit} {branch} -- {}`), then take the branch with `wright apply --with-git-config`",
-            configuring.join(", "),
-            configuring.join(" ")
-        );
-    }
-    let result = if cherry_pick {
-        repo.cherry_pick(&base, &branch)
-    } else {
-        repo.merge(&branch)
-    };
-    if let Err(err) = result {
-        let by_hand = if cherry_pick {
-            format!("git cherry-pick {base_commit}..{branch}")
-        } else {
-            format!("git merge {branch}")
-        };
-        bail!(
-            "could not take {branch} into {}: {err}\n  to take it by hand and resolve the conflicts yourself: {by_hand}, fix the files, then git add and git {}",
-            repo_root.display(),
-            if cherry_pick { "cherry-pick --continue" } else { "commit" }
-        );
-    }
-    say!("took {branch} into {}", repo_root.display());
-    Ok(())
-}
-
-/// Whether a path of a tree configures git, git-lfs or wright: by its name (in any case,
-/// as a case-insensitive file system would read it), or because the repository's config
-/// points at it or at a directory holding it (`pointed`, relative to the top).
-pub(crate) fn configures_git(path: &str, pointed: &[String]) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
-    let name = name.trim_end_matches(['.', ' ']);
-    matches!(name, ".gitattributes" | ".gitmodules" | ".lfsconfig")
-        || path.to_lowercase() == wright_config::REPO_FILE
-        || pointed
-            .iter()
-            .any(|p| path == p || path.starts_with(&format!("{}/", p.trim_end_matches('/'))))
-}
-
-fn lock(conversation_dir: &Path) -> Result<wright_core::RunLock> {
-    let id = conversation_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(wright_core::RunLock::conversation(conversation_dir, &id)?)
-}
-
-/// What `drop_work` did.
-pub enum Dropped {
-    /// The branch (named) and the clone were removed.
-    Removed(String),
-    /// Nothing was left of the branch (named) or the clone.
-    AlreadyGone(String),
-    /// A directory worked in directly was put back as it was.
-    Restored,
-}
-
-/// `wright discard ID`: deletes the conversation's branch and the agent's clone.
-pub fn discard(conversation_dir: &Path) -> Result<()> {
-    match drop_work(conversation_dir)? {
-        Dropped::Removed(branch) => say!("discarded {branch}"),
-        Dropped::AlreadyGone(branch) => {
-            say!("{branch} was already discarded: nothing left to remove")
-        }
-        Dropped::Restored => {}
-    }
-    Ok(())
-}
-
-/// Deletes the conversation's branch and the agent's clone (or puts a directory worked in
-/// directly back), saying nothing.
-pub fn drop_work(conversation_dir: &Path) -> Result<Dropped> {
-    let _lock = lock(conversation_dir)?;
-    let (repo_root, clone_root, branch) = match Record::read(conversation_dir)? {
-        Record::Clone {
-            repo_root,
-            clone_root,
-            branch,
-            ..
-        } => (repo_root, clone_root, branch),
-        Record::Direct {
-            workspace,
-            git_before,
-        } => {
-            direct::restore(&workspace, conversation_dir, &git_before)?;
-            let _ = std::fs::write(conversation_dir.join(DISCARDED), "");
-            return Ok(Dropped::Restored);
-        }
-        Record::InPlace { .. } => bail!(
-            "this conversation worked in place and its changes were committed on your branch: take them back with git (`git reset HEAD~1` keeps the files)"
-        ),
-    };
-    let repo = UserRepo::at(&repo_root);
-    let had_branch = repo.branch_exists(&branch);
-    if had_branch {
-        repo.delete_branch(&branch)?;
-    }
-    let had_clone = clone_root.exists();
-    if had_clone {
-        // remove_dir_all does not follow symbolic links out of the clone.
-        std::fs::remove_dir_all(&clone_root)
-            .with_context(|| format!("cannot remove {}", clone_root.display()))?;
-    }
-    let _ = std::fs::write(conversation_dir.join(DISCARDED), "");
-    Ok(if had_branch || had_clone {
-        Dropped::Removed(branch)
-    } else {
-        Dropped::AlreadyGone(branch)
-    })
-}
-
 /// What must stay read-only for the repositories of a scan to stay the user's.
 fn guarded(scan: &Scan) -> Vec<PathBuf> {
     scan.repositories
@@ -313,8 +153,6 @@ fn guarded(scan: &Scan) -> Vec<PathBuf> {
         .map(|r| r.guarded_path().to_path_buf())
         .collect()
 }
-
-use status::DISCARDED;
 
 /// The marker a conversation working directly leaves once its end set aside the
 /// repositories its agent made.
