@@ -34,8 +34,10 @@ fn run_test() -> Reply {
 async fn a_failing_test_is_shown_with_its_source_line_first() {
     let h = Harness::new();
     failing_project(&h, 3000);
+    // The first finish right after the failure is asked about once (see outcomes.rs).
     let server = ScriptedServer::start(vec![
         run_test(),
+        reply().call("finish", json!({"message": "read it"})),
         reply().call("finish", json!({"message": "read it"})),
     ])
     .await

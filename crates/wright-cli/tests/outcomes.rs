@@ -64,3 +64,29 @@ async fn an_empty_reply_is_a_model_failure() {
     // Retried before giving up.
     assert_eq!(server.chat_requests().len(), 4);
 }
+
+/// A `finish` right after a failing command is sent back once, quoting the command; a
+/// second one is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finishing_right_after_a_failing_command_is_asked_about_once() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "false"})),
+        reply().call("finish", json!({"message": "fixed it"})),
+        reply().call("finish", json!({"message": "it only had to run"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "run false", &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let third = server.chat_requests()[2].json()["messages"].to_string();
+    assert!(
+        third.contains("The last command failed (exit 1): false."),
+        "{third}"
+    );
+    assert!(
+        stdout(&output).contains("it only had to run"),
+        "{}",
+        stdout(&output)
+    );
+}

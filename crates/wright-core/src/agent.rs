@@ -171,6 +171,8 @@ pub struct Conversation {
     /// `run` mode: only `finish` ends the task; a reply without a tool call is sent back
     /// once ("act through the tools, or finish"), a second in a row stops the run.
     require_finish: bool,
+    /// A `finish` right after a failing command was sent back once already.
+    asked_after_failure: bool,
     /// The last reply had no tool call and was sent back.
     told_to_act: bool,
     /// The model's prices, for the cost of each request and `max_cost`.
@@ -323,6 +325,7 @@ impl Conversation {
             guards: Vec::new(),
             price: None,
             require_finish: false,
+            asked_after_failure: false,
             told_to_act: false,
             reviewed: false,
             last_review: None,

@@ -37,7 +37,10 @@ impl Conversation {
         let is_finish = tool.as_ref().is_some_and(|t| t.name() == "finish");
         let premature_finish = is_finish && !self.acted;
         let sent_back = if is_finish && !premature_finish && parsed.is_ok() {
-            self.review_before_finish(observer)?
+            match self.review_before_finish(observer)? {
+                Some(review) => Some(review),
+                None => self.finish_after_failure(),
+            }
         } else {
             None
         };
@@ -158,6 +161,39 @@ impl Conversation {
             return Ok(Some(crate::review::request_justification(&review)));
         }
         Ok(None)
+    }
+
+    /// In a run, the first `finish` that comes right after a failing command is sent back
+    /// once, quoting the command: small models "finish" with the tests still failing. A
+    /// second `finish` is taken.
+    fn finish_after_failure(&mut self) -> Option<String> {
+        if !self.require_finish || self.asked_after_failure {
+            return None;
+        }
+        let events = self.log.events();
+        let (call_id, code) = events.iter().rev().find_map(|e| match &e.body {
+            EventBody::Observation {
+                tool,
+                call_id,
+                exit_code,
+                ..
+            } if tool != "finish" && tool != "think" => Some((call_id.clone(), *exit_code)),
+            _ => None,
+        })?;
+        let code = code.filter(|c| *c != 0)?;
+        let command = events.iter().rev().find_map(|e| match &e.body {
+            EventBody::Action {
+                call_id: id,
+                arguments,
+                ..
+            } if *id == call_id => arguments["command"].as_str().map(str::to_string),
+            _ => None,
+        })?;
+        self.asked_after_failure = true;
+        let shown: String = command.chars().take(200).collect();
+        Some(format!(
+            "The last command failed (exit {code}): {shown}. If the task needs it to pass, the task is not done: fix the cause and run it again. If the task is done anyway, call finish again."
+        ))
     }
 
     /// Reviews the changes as they are now (after the user reverted some, say): the
