@@ -307,11 +307,24 @@ async fn shipped_tasks_pass_once_fixed_with_their_checks_in_the_sandbox() {
         )
         .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(server.remaining(), 0);
     let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(summary["suite"], "basic");
-    assert_eq!(summary["settings"][0]["passed"], 2, "{summary}");
     assert_eq!(summary["failures"], json!([]), "{summary}");
+    // Where this user has no cargo (CI's unprivileged pass), the Rust task is skipped,
+    // as a missing toolchain must be, and its replies are never asked for.
+    let has_cargo = std::process::Command::new("cargo")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_cargo {
+        assert_eq!(server.remaining(), 0);
+        assert_eq!(summary["settings"][0]["passed"], 2, "{summary}");
+    } else {
+        eprintln!("!!! shipped_tasks…: no cargo for this user: rs-leap must be skipped !!!");
+        assert_eq!(server.remaining(), 2);
+        assert_eq!(summary["settings"][0]["passed"], 1, "{summary}");
+        assert_eq!(summary["settings"][0]["skipped"], 1, "{summary}");
+    }
 }
 
 /// Whether the conversations directory holds `n` conversations with a log.
