@@ -7,12 +7,17 @@ mod restore;
 mod send;
 mod settings;
 mod snapshot;
+mod types;
+mod window;
 
 pub use snapshot::StepSnapshot;
+pub use types::Limits;
+pub use types::Observer;
+pub use types::Opening;
+pub use types::Outcome;
+pub use types::StepGuard;
+pub use types::Totals;
 
-use crate::condense::Budget;
-use crate::condense::Condensed;
-use crate::condense::TooBig;
 use crate::history::render_history;
 use crate::prompt::text_tools_section;
 use crate::reply::parse_arguments;
@@ -41,97 +46,6 @@ use wright_protocol::LOG_FORMAT_VERSION;
 use wright_tools::ToolError;
 use wright_tools::ToolOutput;
 use wright_tools::Toolbox;
-
-/// Sees the conversation as it happens (front ends print from here).
-pub trait Observer: Send {
-    fn event(&mut self, event: &Event);
-    fn delta(&mut self, delta: &StreamDelta);
-
-    /// The request of step `step` went to the model; its reply is awaited (a CPU may
-    /// read the prompt for minutes before the first piece arrives).
-    fn model_request(&mut self, step: u32) {
-        let _ = step;
-    }
-
-    /// What the running command prints, as it comes: raw bytes, for display only (the
-    /// observation holds the output the model sees).
-    fn command_output(&mut self, bytes: &[u8]) {
-        let _ = bytes;
-    }
-}
-
-/// Budgets of one run (a resumed run gets its own): each stops the run cleanly, with
-/// the reason, when reached.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Model steps in this run.
-    pub max_steps: u32,
-    /// Prompt plus completion tokens over the whole conversation.
-    pub max_tokens: Option<u64>,
-    /// Wall time of this run; a step in flight at the deadline is interrupted.
-    pub max_time: Option<std::time::Duration>,
-    /// Money over the whole conversation, by the prices given with `set_price`.
-    pub max_cost: Option<f64>,
-}
-
-/// A check the front end makes before each step (the agent's disk use, say): a reason
-/// stops the run, as a budget does.
-pub trait StepGuard: Send + Sync {
-    fn stop_reason(&self) -> Option<String>;
-}
-
-/// Token use and time over the whole run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Totals {
-    pub steps: u32,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub cached_tokens: u64,
-    pub model_ms: f64,
-    /// Time the server spent on prompts and on generating (its own timings when it
-    /// reports them, else wall time).
-    pub prefill_ms: f64,
-    pub generation_ms: f64,
-    /// How many times the history was condensed to fit the window.
-    pub condensations: u32,
-    /// What the requests cost, when the model's prices are known.
-    pub cost: f64,
-}
-
-impl Totals {
-    /// Prompt tokens processed (not served from cache) per second of prefill.
-    pub fn prefill_rate(&self) -> Option<f64> {
-        let processed = self.prompt_tokens.saturating_sub(self.cached_tokens);
-        (self.prefill_ms > 0.0 && processed > 0)
-            .then(|| processed as f64 * 1000.0 / self.prefill_ms)
-    }
-
-    pub fn generation_rate(&self) -> Option<f64> {
-        (self.generation_ms > 0.0 && self.completion_tokens > 0)
-            .then(|| self.completion_tokens as f64 * 1000.0 / self.generation_ms)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    pub state: AgentState,
-    pub reason: String,
-    /// What the review of the agent's changes found (shown to the user first).
-    pub review: Option<Review>,
-    /// The model's closing message (from `finish`, or its last reply).
-    pub summary: Option<String>,
-    pub totals: Totals,
-    /// When the model server failed: what the user can do, for the front end to word.
-    pub remedy: Option<wright_llm::Remedy>,
-}
-
-/// What a new conversation starts with before the user's first message: the system
-/// prompt, and the workspace map that heads the first user message.
-#[derive(Debug, Clone, Default)]
-pub struct Opening {
-    pub system_prompt: String,
-    pub workspace_map: Option<String>,
-}
 
 pub struct Conversation {
     id: String,
@@ -186,42 +100,9 @@ pub struct Conversation {
 /// Condense before a request passes 75 % of the window.
 pub const DEFAULT_CONDENSE_AT: f64 = 0.75;
 
-/// A condensation aims at this share of the point where condensing starts, so the next
-/// one is many steps away.
-const CONDENSE_TO: f64 = 0.6;
-
-/// What to do when the window is too small for the work.
-const LARGER_WINDOW: &str = "Give the model a larger window: start the model server with a larger context (and raise --context-window if you set it lower), or use a model made for a larger window";
-
 /// Tokens kept free for the model's reply.
 pub(crate) fn reply_reserve(window: u64) -> u64 {
     (window / 8).min(2048)
-}
-
-/// Why the run stops when the history cannot be condensed to fit: what did not fit, its
-/// size against the room there is, and what to do.
-fn too_big_reason(why: &TooBig, window: u64, reserve: u64) -> String {
-    let what = match why {
-        TooBig::NoSummary => format!(
-            "the history must be condensed to fit the {window}-token context window, but the model gave no summary of it"
-        ),
-        TooBig::Verbatim {
-            fixed,
-            last_step: 0,
-            room,
-        } => format!(
-            "the system prompt, the tool schemas and the task need about {fixed} tokens, more than the {room} a request may use in the {window}-token context window ({reserve} kept for the reply)"
-        ),
-        TooBig::Verbatim {
-            fixed,
-            last_step,
-            room,
-        } => format!(
-            "the last step (the model's reply, its tool calls and their results) needs about {last_step} tokens, and only {} are left of the {room} a request may use in the {window}-token context window ({fixed} for the system prompt, the tool schemas and the task; {reserve} kept for the reply)",
-            room.saturating_sub(*fixed)
-        ),
-    };
-    format!("{what}; wright does not send what the server would cut. {LARGER_WINDOW}")
 }
 
 /// What the model is told when, in `run` mode, it replies without a tool call.
@@ -241,6 +122,8 @@ enum StepEnd {
     Continue,
     Done(Box<Outcome>),
 }
+
+use window::Fitted;
 
 impl StepEnd {
     fn done(outcome: Outcome) -> Self {
@@ -509,49 +392,11 @@ impl Conversation {
         self.totals.steps = self.step;
         let step = self.step;
         let messages = render_history(self.log.events());
-        let mut body = self.client.request_body(&messages, &self.request_tools);
-        if let Some(window) = self.context_window {
-            let mut needed = self.estimate_tokens(body.len());
-            let reserve = reply_reserve(window);
-            let ceiling = window - reserve;
-            let trigger = ((window as f64 * self.condense_at) as u64).min(ceiling);
-            if needed > trigger {
-                let budget = Budget {
-                    target: (trigger as f64 * CONDENSE_TO) as u64,
-                    ceiling,
-                };
-                match self.condense(observer, budget, needed).await? {
-                    Condensed::Fits(condensed) => {
-                        body = condensed;
-                        needed = self.estimate_tokens(body.len());
-                    }
-                    Condensed::TooBig(why) => {
-                        let reason = too_big_reason(&why, window, reserve);
-                        // No request was sent: the step did not happen.
-                        self.totals.steps = step - 1;
-                        return self
-                            .end(observer, AgentState::Stopped, reason, None)
-                            .map(StepEnd::done);
-                    }
-                }
-                if self.condensation_loop() {
-                    let reason = "stuck: the history had to be condensed at every step; the steps themselves are too large for the context window. Use a model server with a larger window (or a model made for one), or give a narrower task".to_string();
-                    self.totals.steps = step - 1;
-                    return self
-                        .end(observer, AgentState::Stuck, reason, None)
-                        .map(StepEnd::done);
-                }
-            }
-            if needed > ceiling {
-                let reason = format!(
-                    "the next request needs about {needed} tokens, more than the {ceiling} a request may use in the {window}-token context window ({reserve} kept for the reply); wright does not send what the server would cut. {LARGER_WINDOW}"
-                );
-                self.totals.steps = step - 1;
-                return self
-                    .end(observer, AgentState::Stopped, reason, None)
-                    .map(StepEnd::done);
-            }
-        }
+        let body = self.client.request_body(&messages, &self.request_tools);
+        let body = match self.fit_window(observer, step, body).await? {
+            Fitted::Send(body) => body,
+            Fitted::Ended(end) => return Ok(end),
+        };
         observer.model_request(step);
         let (reply, body_len) = self.send(body, step, cancel, observer).await?;
         let response = match reply {

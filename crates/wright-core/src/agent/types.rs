@@ -1,0 +1,96 @@
+//! What the loop shares with its front ends: the observer that sees each event as it
+//! happens, the limits a run is given, the checks made between steps, what a run ends
+//! with and its totals, and what opens a new conversation.
+
+use super::*;
+
+/// Sees the conversation as it happens (front ends print from here).
+pub trait Observer: Send {
+    fn event(&mut self, event: &Event);
+    fn delta(&mut self, delta: &StreamDelta);
+
+    /// The request of step `step` went to the model; its reply is awaited (a CPU may
+    /// read the prompt for minutes before the first piece arrives).
+    fn model_request(&mut self, step: u32) {
+        let _ = step;
+    }
+
+    /// What the running command prints, as it comes: raw bytes, for display only (the
+    /// observation holds the output the model sees).
+    fn command_output(&mut self, bytes: &[u8]) {
+        let _ = bytes;
+    }
+}
+
+/// Budgets of one run (a resumed run gets its own): each stops the run cleanly, with
+/// the reason, when reached.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Model steps in this run.
+    pub max_steps: u32,
+    /// Prompt plus completion tokens over the whole conversation.
+    pub max_tokens: Option<u64>,
+    /// Wall time of this run; a step in flight at the deadline is interrupted.
+    pub max_time: Option<std::time::Duration>,
+    /// Money over the whole conversation, by the prices given with `set_price`.
+    pub max_cost: Option<f64>,
+}
+
+/// A check the front end makes before each step (the agent's disk use, say): a reason
+/// stops the run, as a budget does.
+pub trait StepGuard: Send + Sync {
+    fn stop_reason(&self) -> Option<String>;
+}
+
+/// Token use and time over the whole run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    pub steps: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+    pub model_ms: f64,
+    /// Time the server spent on prompts and on generating (its own timings when it
+    /// reports them, else wall time).
+    pub prefill_ms: f64,
+    pub generation_ms: f64,
+    /// How many times the history was condensed to fit the window.
+    pub condensations: u32,
+    /// What the requests cost, when the model's prices are known.
+    pub cost: f64,
+}
+
+impl Totals {
+    /// Prompt tokens processed (not served from cache) per second of prefill.
+    pub fn prefill_rate(&self) -> Option<f64> {
+        let processed = self.prompt_tokens.saturating_sub(self.cached_tokens);
+        (self.prefill_ms > 0.0 && processed > 0)
+            .then(|| processed as f64 * 1000.0 / self.prefill_ms)
+    }
+
+    pub fn generation_rate(&self) -> Option<f64> {
+        (self.generation_ms > 0.0 && self.completion_tokens > 0)
+            .then(|| self.completion_tokens as f64 * 1000.0 / self.generation_ms)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub state: AgentState,
+    pub reason: String,
+    /// What the review of the agent's changes found (shown to the user first).
+    pub review: Option<Review>,
+    /// The model's closing message (from `finish`, or its last reply).
+    pub summary: Option<String>,
+    pub totals: Totals,
+    /// When the model server failed: what the user can do, for the front end to word.
+    pub remedy: Option<wright_llm::Remedy>,
+}
+
+/// What a new conversation starts with before the user's first message: the system
+/// prompt, and the workspace map that heads the first user message.
+#[derive(Debug, Clone, Default)]
+pub struct Opening {
+    pub system_prompt: String,
+    pub workspace_map: Option<String>,
+}

@@ -1,0 +1,107 @@
+//! Fitting a request into the context window before it is sent: condensing when it passes
+//! the trigger (aiming well below it, so the next condensation is many steps away), and
+//! stopping the run — saying what did not fit, its size against the room, and the fix —
+//! when even that is not enough. A request the server would cut is never sent.
+
+use super::*;
+use crate::condense::Budget;
+use crate::condense::Condensed;
+use crate::condense::TooBig;
+
+/// A condensation aims at this share of the point where condensing starts, so the next
+/// one is many steps away.
+const CONDENSE_TO: f64 = 0.6;
+
+/// What to do when the window is too small for the work.
+const LARGER_WINDOW: &str = "Give the model a larger window: start the model server with a larger context (and raise --context-window if you set it lower), or use a model made for a larger window";
+
+/// Why the run stops when the history cannot be condensed to fit: what did not fit, its
+/// size against the room there is, and what to do.
+fn too_big_reason(why: &TooBig, window: u64, reserve: u64) -> String {
+    let what = match why {
+        TooBig::NoSummary => format!(
+            "the history must be condensed to fit the {window}-token context window, but the model gave no summary of it"
+        ),
+        TooBig::Verbatim {
+            fixed,
+            last_step: 0,
+            room,
+        } => format!(
+            "the system prompt, the tool schemas and the task need about {fixed} tokens, more than the {room} a request may use in the {window}-token context window ({reserve} kept for the reply)"
+        ),
+        TooBig::Verbatim {
+            fixed,
+            last_step,
+            room,
+        } => format!(
+            "the last step (the model's reply, its tool calls and their results) needs about {last_step} tokens, and only {} are left of the {room} a request may use in the {window}-token context window ({fixed} for the system prompt, the tool schemas and the task; {reserve} kept for the reply)",
+            room.saturating_sub(*fixed)
+        ),
+    };
+    format!("{what}; wright does not send what the server would cut. {LARGER_WINDOW}")
+}
+
+/// What became of a request's body.
+pub(super) enum Fitted {
+    /// It fits (condensed or not): send it.
+    Send(Vec<u8>),
+    /// The run ended instead.
+    Ended(StepEnd),
+}
+
+impl Conversation {
+    /// The body of step `step`'s request, made to fit the window, or the run's end.
+    pub(super) async fn fit_window(
+        &mut self,
+        observer: &mut dyn Observer,
+        step: u32,
+        mut body: Vec<u8>,
+    ) -> Result<Fitted, StoreError> {
+        let Some(window) = self.context_window else {
+            return Ok(Fitted::Send(body));
+        };
+        {
+            let mut needed = self.estimate_tokens(body.len());
+            let reserve = reply_reserve(window);
+            let ceiling = window - reserve;
+            let trigger = ((window as f64 * self.condense_at) as u64).min(ceiling);
+            if needed > trigger {
+                let budget = Budget {
+                    target: (trigger as f64 * CONDENSE_TO) as u64,
+                    ceiling,
+                };
+                match self.condense(observer, budget, needed).await? {
+                    Condensed::Fits(condensed) => {
+                        body = condensed;
+                        needed = self.estimate_tokens(body.len());
+                    }
+                    Condensed::TooBig(why) => {
+                        let reason = too_big_reason(&why, window, reserve);
+                        // No request was sent: the step did not happen.
+                        self.totals.steps = step - 1;
+                        return self
+                            .end(observer, AgentState::Stopped, reason, None)
+                            .map(|outcome| Fitted::Ended(StepEnd::done(outcome)));
+                    }
+                }
+                if self.condensation_loop() {
+                    let reason = "stuck: the history had to be condensed at every step; the steps themselves are too large for the context window. Use a model server with a larger window (or a model made for one), or give a narrower task".to_string();
+                    self.totals.steps = step - 1;
+                    return self
+                        .end(observer, AgentState::Stuck, reason, None)
+                        .map(|outcome| Fitted::Ended(StepEnd::done(outcome)));
+                }
+            }
+            if needed > ceiling {
+                let reason = format!(
+                    "the next request needs about {needed} tokens, more than the {ceiling} a request may use in the {window}-token context window ({reserve} kept for the reply); wright does not send what the server would cut. {LARGER_WINDOW}"
+                );
+                self.totals.steps = step - 1;
+                return self
+                    .end(observer, AgentState::Stopped, reason, None)
+                    .map(|outcome| Fitted::Ended(StepEnd::done(outcome)));
+            }
+        }
+        Ok(Fitted::Send(body))
+    }
+}
