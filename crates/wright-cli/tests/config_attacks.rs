@@ -65,20 +65,7 @@ async fn a_file_the_agent_wrote_in_a_plain_directory_needs_approval() {
     let out = h.run(&server.url(), "go", &[]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let id = h.conversation_id();
-    let resumed = h
-        .wright(
-            &[
-                "resume",
-                &id,
-                "--base-url",
-                &server.url(),
-                "--model",
-                "test-model",
-                "more",
-            ],
-            &[],
-        )
-        .await;
+    let resumed = h.resume(&server.url(), &id, "more").await;
     assert_eq!(resumed.status.code(), Some(2), "{}", stderr(&resumed));
     assert!(
         stderr(&resumed).contains("is in a directory the agent works in directly"),
@@ -90,20 +77,7 @@ async fn a_file_the_agent_wrote_in_a_plain_directory_needs_approval() {
         h.wright(&["allow", "repo-config"], &[]).await.status.code(),
         Some(0)
     );
-    let resumed = h
-        .wright(
-            &[
-                "resume",
-                &id,
-                "--base-url",
-                &server.url(),
-                "--model",
-                "test-model",
-                "more",
-            ],
-            &[],
-        )
-        .await;
+    let resumed = h.resume(&server.url(), &id, "more").await;
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert_eq!(
         server.chat_requests().last().unwrap().json()["max_tokens"],

@@ -76,6 +76,13 @@ fn records(out: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// `wright eval SUITE --base-url URL --model test-model EXTRA...` in the harness.
+async fn eval(h: &Harness, suite: &str, url: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["eval", suite, "--base-url", url, "--model", "test-model"];
+    args.extend_from_slice(extra);
+    h.wright(&args, &[]).await
+}
+
 #[tokio::test]
 async fn a_suite_is_judged_by_its_checks_recorded_and_resumed() {
     let h = Harness::new();
@@ -177,25 +184,20 @@ async fn compare_runs_each_task_under_each_value_side_by_side() {
     let server = ScriptedServer::start([fix_add(), fix_add()].concat())
         .await
         .unwrap();
-    let output = h
-        .wright(
-            &[
-                "eval",
-                &suite.display().to_string(),
-                "--base-url",
-                &server.url(),
-                "--model",
-                "test-model",
-                "--only",
-                "add",
-                "--compare",
-                "map=on,off",
-                "--out",
-                &out.display().to_string(),
-            ],
-            &[],
-        )
-        .await;
+    let output = eval(
+        &h,
+        &suite.display().to_string(),
+        &server.url(),
+        &[
+            "--only",
+            "add",
+            "--compare",
+            "map=on,off",
+            "--out",
+            &out.display().to_string(),
+        ],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(server.remaining(), 0);
     let table = stdout(&output);
@@ -286,26 +288,21 @@ async fn shipped_tasks_pass_once_fixed_with_their_checks_in_the_sandbox() {
     ];
     let server = ScriptedServer::start(script).await.unwrap();
     let out = h.data.path().join("shipped");
-    let output = h
-        .wright(
-            &[
-                "eval",
-                &shipped().display().to_string(),
-                "--base-url",
-                &server.url(),
-                "--model",
-                "test-model",
-                "--only",
-                "py-report-mean",
-                "--only",
-                "rs-leap",
-                "--out",
-                &out.display().to_string(),
-                "--json",
-            ],
-            &[],
-        )
-        .await;
+    let output = eval(
+        &h,
+        &shipped().display().to_string(),
+        &server.url(),
+        &[
+            "--only",
+            "py-report-mean",
+            "--only",
+            "rs-leap",
+            "--out",
+            &out.display().to_string(),
+            "--json",
+        ],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(summary["suite"], "basic");
@@ -415,21 +412,13 @@ async fn ctrl_c_stops_the_sweep_unrecorded_and_the_next_one_goes_on() {
         reply().call("finish", json!({"message": "sub added; it subtracts now."})),
     ];
     let again = ScriptedServer::start(fix_sub).await.unwrap();
-    let output = h
-        .wright(
-            &[
-                "eval",
-                &suite.display().to_string(),
-                "--base-url",
-                &again.url(),
-                "--model",
-                "test-model",
-                "--out",
-                &out.display().to_string(),
-            ],
-            &[],
-        )
-        .await;
+    let output = eval(
+        &h,
+        &suite.display().to_string(),
+        &again.url(),
+        &["--out", &out.display().to_string()],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(again.remaining(), 0);
     let verdicts: Vec<(String, String)> = records(&out)
@@ -472,24 +461,13 @@ async fn parallel_attempts_each_get_their_own_repository() {
     let server = ScriptedServer::start((0..4).map(|_| fitting()).collect())
         .await
         .unwrap();
-    let output = h
-        .wright(
-            &[
-                "eval",
-                &suite.display().to_string(),
-                "--base-url",
-                &server.url(),
-                "--model",
-                "test-model",
-                "-j",
-                "2",
-                "--out",
-                &out.display().to_string(),
-                "--json",
-            ],
-            &[],
-        )
-        .await;
+    let output = eval(
+        &h,
+        &suite.display().to_string(),
+        &server.url(),
+        &["-j", "2", "--out", &out.display().to_string(), "--json"],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(server.remaining(), 0);
     let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
@@ -552,21 +530,13 @@ async fn an_exercism_exercise_is_asked_from_its_docs_without_its_example_solutio
     ];
     let server = ScriptedServer::start(script).await.unwrap();
     let out = h.data.path().join("exercism");
-    let output = h
-        .wright(
-            &[
-                "eval",
-                &h.repo().display().to_string(),
-                "--base-url",
-                &server.url(),
-                "--model",
-                "test-model",
-                "--out",
-                &out.display().to_string(),
-            ],
-            &[],
-        )
-        .await;
+    let output = eval(
+        &h,
+        &h.repo().display().to_string(),
+        &server.url(),
+        &["--out", &out.display().to_string()],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(server.remaining(), 0);
     let recorded = records(&out);
@@ -590,21 +560,13 @@ async fn a_run_that_cannot_start_stops_the_sweep_and_records_nothing() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", closed.local_addr().unwrap());
     drop(closed);
-    let output = h
-        .wright(
-            &[
-                "eval",
-                &suite.display().to_string(),
-                "--base-url",
-                &url,
-                "--model",
-                "test-model",
-                "--out",
-                &out.display().to_string(),
-            ],
-            &[],
-        )
-        .await;
+    let output = eval(
+        &h,
+        &suite.display().to_string(),
+        &url,
+        &["--out", &out.display().to_string()],
+    )
+    .await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("`wright run` did not start"),

@@ -86,20 +86,7 @@ async fn one_writer_per_conversation_and_sigterm_is_a_stop() {
     );
     let id = wait_until_live(&h).await;
 
-    let second = h
-        .wright(
-            &[
-                "resume",
-                &id,
-                "--base-url",
-                &url,
-                "--model",
-                "test-model",
-                "me too",
-            ],
-            &[],
-        )
-        .await;
+    let second = h.resume(&url, &id, "me too").await;
     assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
     let pid = child.id().unwrap();
     assert!(
@@ -161,20 +148,7 @@ async fn a_killed_run_reads_interrupted_and_the_next_start_reaps_what_it_left() 
     let server = ScriptedServer::start(vec![reply().call("finish", json!({"message": "ok"}))])
         .await
         .unwrap();
-    let resumed = h
-        .wright(
-            &[
-                "resume",
-                &id,
-                "--base-url",
-                &server.url(),
-                "--model",
-                "test-model",
-                "go on",
-            ],
-            &[],
-        )
-        .await;
+    let resumed = h.resume(&server.url(), &id, "go on").await;
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert!(
         !left[0].exists(),

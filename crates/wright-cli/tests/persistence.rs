@@ -144,20 +144,7 @@ async fn killed_while_waiting_for_the_model_and_a_torn_line_is_cut() {
         .unwrap();
     let id = h.conversation_id();
     let url = next.url();
-    let output = h
-        .wright(
-            &[
-                "resume",
-                &id,
-                "--base-url",
-                &url,
-                "--model",
-                "test-model",
-                "go on",
-            ],
-            &[],
-        )
-        .await;
+    let output = h.resume(&url, &id, "go on").await;
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("the log ended in a torn line"),

@@ -150,6 +150,23 @@ sys.exit(code if code >= 0 else 128 - code)";
         .unwrap()
     }
 
+    /// `wright resume ID --base-url URL --model test-model MESSAGE`.
+    pub async fn resume(&self, url: &str, id: &str, message: &str) -> Output {
+        self.wright(
+            &[
+                "resume",
+                id,
+                "--base-url",
+                url,
+                "--model",
+                "test-model",
+                message,
+            ],
+            &[],
+        )
+        .await
+    }
+
     /// The one conversation's log file.
     pub fn log_path(&self) -> PathBuf {
         let dir = self.data.path().join("wright/conversations");

@@ -227,20 +227,7 @@ async fn a_subdirectory_swapped_for_a_link_is_not_the_workspace_on_resume() {
     .await
     .unwrap();
     let url = server.url();
-    let resumed = h
-        .wright(
-            &[
-                "resume",
-                &id,
-                "--base-url",
-                &url,
-                "--model",
-                "test-model",
-                "go on",
-            ],
-            &[],
-        )
-        .await;
+    let resumed = h.resume(&url, &id, "go on").await;
     // Refused, saying why; nothing read or written outside.
     assert_eq!(resumed.status.code(), Some(2), "{}", stderr(&resumed));
     assert!(

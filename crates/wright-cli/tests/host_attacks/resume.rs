@@ -39,20 +39,7 @@ async fn a_forged_workspace_is_refused() {
     let server = ScriptedServer::start(vec![reply().call("finish", json!({"message": "x"}))])
         .await
         .unwrap();
-    let output = h
-        .wright(
-            &[
-                "resume",
-                &id,
-                "--base-url",
-                &server.url(),
-                "--model",
-                "test-model",
-                "go on",
-            ],
-            &[],
-        )
-        .await;
+    let output = h.resume(&server.url(), &id, "go on").await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("workspace"), "{}", stderr(&output));
     assert_eq!(server.chat_requests().len(), 0);
