@@ -15,6 +15,7 @@
 mod agent;
 mod listing;
 mod snapshot;
+mod take;
 mod user;
 
 pub use agent::AgentRepo;
