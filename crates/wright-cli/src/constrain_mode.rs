@@ -18,6 +18,7 @@ use wright_llm::constrain::Enforcement;
 use wright_llm::probe::ServerKind;
 use wright_llm::Client;
 use wright_protocol::ToolCalling;
+use wright_tools::Toolbox;
 
 /// The constraint probes' answers, in the cache directory.
 const CACHE_FILE: &str = "constraint.json";
@@ -178,6 +179,18 @@ fn decision(constraint: Constraint, verdict: &Verdict, how: &str) -> Decision {
             "none (the server refuses {what}: {}; {how})",
             wright_protocol::printable(message)
         )),
+    }
+}
+
+/// The tools a run offers under `constraint`: a small model held to a schema with a
+/// `reasoning` field has its room to think there, and a `think` tool besides draws it
+/// into thinking in circles (the 1.5B wrote four identical thoughts and no action).
+pub fn fit_tools(toolbox: &Toolbox, constraint: Option<Constraint>, model: &str) -> Toolbox {
+    let reasons_in_schema = constraint.is_some_and(|c| c != Constraint::ToolChoice);
+    if reasons_in_schema && is_small_model(model) {
+        toolbox.without("think")
+    } else {
+        toolbox.clone()
     }
 }
 

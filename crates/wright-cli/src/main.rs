@@ -11,6 +11,7 @@ mod connect;
 mod constrain_mode;
 mod doctor;
 mod eval;
+mod first_look;
 mod fork;
 mod hints;
 mod history_cmds;

@@ -73,12 +73,18 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         )
         .await?;
     let window = context_window(&mut client, settings.values.context_window).await;
-    let tools = Tools::build(
+    let mut tools = Tools::build(
         &settings,
         &working_copy,
         &start.conversation,
         crate::session::Readiness::Reopen,
     )?;
+    let offered: Vec<&str> = start
+        .tools
+        .iter()
+        .filter_map(|schema| schema["function"]["name"].as_str())
+        .collect();
+    tools.toolbox = tools.toolbox.only(&offered);
     // A resumed conversation is a run: its replies are calls, held to them as at its start.
     let asking = crate::constrain_mode::Asking {
         client: &client,

@@ -17,6 +17,11 @@ use wright_core::Opening;
 pub struct RunArgs {
     /// What to do, in plain words, in any language.
     task: String,
+    /// Before the first step, run the test command the workspace map found (in the
+    /// sandbox, at most 60 s) and show the model its result: auto (for models whose name
+    /// says 8B or less), on, off.
+    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
+    first_look: Option<String>,
     #[command(flatten)]
     place: WorkspaceArgs,
     #[command(flatten)]
@@ -72,6 +77,18 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         crate::working_copy::steps::keeper(working_copy, &tools.setup, conversation_dir)
     {
         conversation.set_step_snapshot(keeper);
+    }
+    let first_look = args
+        .first_look
+        .as_deref()
+        .unwrap_or(&settings.values.first_look);
+    if let Some(command) = crate::first_look::command(
+        first_look,
+        &client.config().model,
+        working_copy,
+        &tools.workspace,
+    ) {
+        conversation.look_first(command);
     }
     // Not a chat: only `finish` says the task is done.
     conversation.set_require_finish(true);

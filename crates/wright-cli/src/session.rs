@@ -343,7 +343,7 @@ impl NewSession {
                 let tools = Tools::build(&settings, &working_copy, &id, Readiness::Start)?;
                 Ok((working_copy, tools))
             });
-        let (working_copy, tools) = match prepared {
+        let (working_copy, mut tools) = match prepared {
             Ok(prepared) => prepared,
             Err(err) => {
                 // Nothing ran: leave no half-made conversation (or clone) behind.
@@ -351,6 +351,11 @@ impl NewSession {
                 return Err(err);
             }
         };
+        tools.toolbox = crate::constrain_mode::fit_tools(
+            &tools.toolbox,
+            constraint.constraint,
+            &client.config().model,
+        );
         // The schema covers every tool the model may call; built once, it is the same
         // bytes in every request of the conversation.
         crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox.schemas());

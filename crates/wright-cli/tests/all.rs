@@ -19,6 +19,7 @@ mod egress;
 mod eval;
 mod failures;
 mod faults;
+mod first_look;
 mod fork;
 mod history;
 mod host_attacks;

@@ -85,6 +85,8 @@ async fn text_calls_on_llama_cpp_are_held_to_the_call_schema() {
             names.contains(&"terminal") && names.contains(&"finish"),
             "{names:?}"
         );
+        // Its room to think is the reasoning field: no `think` tool to circle in.
+        assert!(!names.contains(&"think"), "{names:?}");
         // A small model (or one whose size its name does not say) may reason first.
         assert_eq!(
             branches[0]["required"],
@@ -92,6 +94,14 @@ async fn text_calls_on_llama_cpp_are_held_to_the_call_schema() {
         );
     }
     assert_prefixes(&requests);
+    let system = requests[0].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains("finish(message") && !system.contains("think(thought"),
+        "{system}"
+    );
     let events = h.events();
     let reasoning: Vec<&str> = events
         .iter()
@@ -129,6 +139,14 @@ async fn native_calls_on_llama_cpp_ask_tool_choice_required() {
         let body = request.json();
         assert_eq!(body["tool_choice"], "required", "{body}");
         assert!(body.get("response_format").is_none());
+        // No reasoning field here: `think` stays.
+        let tools: Vec<&str> = body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert!(tools.contains(&"think"), "{tools:?}");
     }
     assert_prefixes(&requests);
 }

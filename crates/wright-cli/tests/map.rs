@@ -57,8 +57,8 @@ async fn the_first_request_carries_the_map_and_later_ones_repeat_it() {
     let first = first_user_message(&requests[0].json());
     for part in [
         "# Workspace map",
-        "Languages: Python 2",
-        "Test: python -m pytest (from pyproject.toml)",
+        "Languages: Python (2 files)",
+        "Test: python3 -m pytest (from pyproject.toml)",
         "src/app/: export.py",
         "tests/: test_export.py",
         "Recent commits:",

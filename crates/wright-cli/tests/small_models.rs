@@ -1,5 +1,6 @@
 //! What small models get wrong, met with errors that name the fix: arguments that belong
-//! to another tool are refused before anything runs, and the error says which tool.
+//! to another tool, or another tool written as a shell command, are refused before anything
+//! runs, and the error says which tool and how to call it.
 
 use crate::common::observations;
 use crate::common::stderr;
@@ -38,4 +39,38 @@ async fn arguments_of_another_tool_are_refused_and_named() {
     );
     assert!(!said.contains("command not found"), "{said}");
     assert!(seen[1]["output"].as_str().unwrap().contains("x = 1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_written_as_a_shell_command_is_not_run_and_the_call_is_shown() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("export.py"), "x = 1\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        // The real 1.5B wrote this four times in a row through the terminal.
+        reply().call(
+            "terminal",
+            json!({"command": "file_editor(str_replace, path: 'export.py', old_str: 'x = 1', new_str: 'x = 2')"}),
+        ),
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": "x = 1", "new_str": "x = 2"}),
+        ),
+        reply().call("finish", json!({"message": "changed"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "set x to 2", &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let seen = observations(&h.events());
+    assert_eq!(seen[0]["is_error"], true);
+    let said = seen[0]["output"].as_str().unwrap();
+    assert!(
+        said.starts_with("`file_editor` is a tool, not a shell command: nothing was run.")
+            && said.contains(
+                r#"{"name": "file_editor", "arguments": {"command": "str_replace", "path": "…"}}"#
+            ),
+        "{said}"
+    );
+    assert!(!said.contains("syntax error"), "{said}");
+    assert_eq!(seen[1]["is_error"], false, "{}", seen[1]["output"]);
 }

@@ -52,6 +52,7 @@ const CONSTRAIN: &[&str] = &["auto", "off"];
 const SANDBOX: &[&str] = &["auto", "landlock", "namespaces", "docker", "none"];
 const EGRESS: &[&str] = &["local_only", "ask", "any"];
 const ON_OFF: &[&str] = &["on", "off"];
+const AUTO_ON_OFF: &[&str] = &["auto", "on", "off"];
 
 pub const KEYS: &[Key] = &[
     Key { path: "version", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "format version of the file: 1" },
@@ -75,6 +76,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "run.max_time", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "seconds per run (--max-time)" },
     Key { path: "run.condense_at", kind: Kind::Float { min: 0.3, max: 0.95 }, repo: RepoRule::Allowed, doc: "share of the window at which the history is condensed (--condense-at); default 0.75" },
     Key { path: "run.idle_timeout", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "seconds of silence from the server before a request is given up (--idle-timeout); default 600" },
+    Key { path: "run.first_look", kind: Kind::OneOf(AUTO_ON_OFF), repo: RepoRule::Allowed, doc: "before a run's first step, run the test command the workspace map found (in the sandbox, at most 60 s) and show the model its result: auto (for models whose name says 8B or less), on, off (--first-look); default auto" },
     Key { path: "run.stream", kind: Kind::Bool, repo: RepoRule::Allowed, doc: "ask for streamed replies (false: --no-stream); default true" },
     Key { path: "sandbox.level", kind: Kind::OneOf(SANDBOX), repo: RepoRule::NeedsApproval, doc: "confinement of the model's commands (--sandbox); default auto" },
     Key { path: "sandbox.network", kind: Kind::Bool, repo: RepoRule::NeedsApproval, doc: "let the model's commands use the network (--network); default false" },

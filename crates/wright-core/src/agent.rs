@@ -3,6 +3,7 @@
 //! calls, a limit, an interruption or an error the model cannot fix.
 
 mod calls;
+mod first_look;
 mod restore;
 mod send;
 mod settings;
@@ -95,6 +96,8 @@ pub struct Conversation {
     pub(crate) workspace: Option<wright_tools::Workspace>,
     /// The files kept after each step that may have changed them.
     snapshots: snapshot::Snapshots,
+    /// The command to run before the first step (see `first_look`).
+    first_look: Option<String>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -214,6 +217,7 @@ impl Conversation {
             last_review: None,
             workspace: None,
             snapshots: snapshot::Snapshots::default(),
+            first_look: None,
         }
     }
 
@@ -332,6 +336,7 @@ impl Conversation {
             )?;
         }
         self.set_state(observer, AgentState::Running, None)?;
+        self.run_first_look(observer, cancel).await?;
         let first_step = self.step;
         let started = std::time::Instant::now();
         // The time budget cancels whatever is in flight, as Ctrl-C does.

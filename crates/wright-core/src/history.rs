@@ -118,6 +118,9 @@ fn render_view<'a>(
         _ => None,
     });
     let mut messages = Vec::new();
+    // Commands wright ran itself (the first look), by call id: shown to the model as
+    // part of the user's message, not as calls it made.
+    let mut environment_calls: Vec<(String, String)> = Vec::new();
     // The step whose assistant turn is open, and where that turn is in `messages`.
     let mut open: Option<(u32, usize)> = None;
     // Text mode: the user message of results being assembled.
@@ -176,6 +179,45 @@ fn render_view<'a>(
                     open = None;
                 }
             },
+            EventBody::Action {
+                call_id, arguments, ..
+            } if event.source == Source::Environment => {
+                let command = arguments["command"].as_str().unwrap_or_default();
+                environment_calls.push((call_id.clone(), command.to_string()));
+            }
+            EventBody::Observation {
+                call_id,
+                output,
+                exit_code,
+                ..
+            } if environment_calls.iter().any(|(id, _)| id == call_id) => {
+                flush(&mut messages, &mut results);
+                let command = environment_calls
+                    .iter()
+                    .find(|(id, _)| id == call_id)
+                    .map(|(_, command)| command.as_str())
+                    .unwrap_or_default();
+                let shown = if masked.contains(&event.id) {
+                    masked_output(output)
+                } else {
+                    output.clone()
+                };
+                let exit = match exit_code {
+                    Some(0) => "; they passed".to_string(),
+                    Some(code) => format!("; it exited with code {code}"),
+                    None => String::new(),
+                };
+                let text = format!(
+                    "[Before your first step, wright ran the tests with `{command}`{exit}:]\n{shown}"
+                );
+                match messages.last_mut() {
+                    Some(ChatMessage::User { content }) => {
+                        content.push_str("\n\n");
+                        content.push_str(&text);
+                    }
+                    _ => messages.push(ChatMessage::User { content: text }),
+                }
+            }
             EventBody::Action {
                 step,
                 call_id,

@@ -63,8 +63,15 @@ fn steps(events: &[Event]) -> Vec<Step> {
         steps.len() - 1
     };
     let mut last_step = 0;
+    // wright's own calls (the first look) are not the agent's: they make no loop.
+    let mut environment_calls: Vec<&str> = Vec::new();
     for event in events {
         match &event.body {
+            EventBody::Action { call_id, .. } if event.source == Source::Environment => {
+                environment_calls.push(call_id);
+            }
+            EventBody::Observation { call_id, .. }
+                if environment_calls.contains(&call_id.as_str()) => {}
             EventBody::Usage(usage) => {
                 last_step = usage.step;
                 current(&mut steps, last_step);

@@ -108,6 +108,12 @@ pub fn is_small_model(model: &str) -> bool {
     model_billions(model).is_none_or(|size| size <= SMALL_MODEL_BILLIONS)
 }
 
+/// Whether `model`'s name says it has 8B parameters or less (`qwen2.5-coder-1.5b`); a
+/// name without a size is not known to be small.
+pub fn is_known_small_model(model: &str) -> bool {
+    model_billions(model).is_some_and(|size| size <= SMALL_MODEL_BILLIONS)
+}
+
 /// The parameter count in a model name, in billions (`1.5b` → 1.5; `8x7b` → 56).
 fn model_billions(model: &str) -> Option<f64> {
     let lower = model.to_ascii_lowercase();

@@ -13,7 +13,8 @@ const TOLERATED: &[&str] = &["security_risk"];
 impl Toolbox {
     /// The error for the arguments of `tool` that it has no parameter for, naming the tool
     /// each belongs to when another has it (as a parameter, or as a value of its
-    /// `command`); `None` when every argument is the tool's.
+    /// `command`), or for a shell command that is another tool's name; `None` when every
+    /// argument is the tool's.
     pub fn foreign_arguments(&self, tool: &dyn Tool, arguments: &Value) -> Option<String> {
         let schema = tool.schema();
         let own = parameters(&schema);
@@ -25,7 +26,7 @@ impl Toolbox {
             .filter(|key| !own.contains(&key.as_str()) && !TOLERATED.contains(&key.as_str()))
             .collect();
         if unknown.is_empty() {
-            return None;
+            return self.tool_as_command(tool, &schema, given);
         }
         let names: Vec<String> = unknown.iter().map(|k| format!("`{k}`")).collect();
         let mut message = format!(
@@ -78,6 +79,74 @@ impl Toolbox {
     }
 }
 
+impl Toolbox {
+    /// The error for a shell command that is another tool's name (`file_editor(view,
+    /// path: 'a.py')`, `finish done`): a small model writes tools as commands, and the
+    /// shell's "syntax error" or "command not found" does not tell it what to do instead.
+    /// Only for a tool whose `command` is free text (the shell), never for one that lists
+    /// its commands.
+    fn tool_as_command(
+        &self,
+        tool: &dyn Tool,
+        schema: &Value,
+        given: &serde_json::Map<String, Value>,
+    ) -> Option<String> {
+        let free_text = schema["function"]["parameters"]["properties"]["command"]["type"]
+            == "string"
+            && commands(schema).is_empty();
+        if !free_text {
+            return None;
+        }
+        let command = given.get("command")?.as_str()?.trim_start();
+        let first = command
+            .split(|c: char| c.is_whitespace() || c == '(' || c == ':')
+            .next()?;
+        let other = self
+            .tools()
+            .find(|t| t.name() != tool.name() && t.name() == first)?;
+        let other_schema = other.schema();
+        let mentioned = commands(&other_schema)
+            .into_iter()
+            .find(|c| command.contains(c));
+        let required = required(&other_schema);
+        // Written by hand, not by serde_json: the name before the arguments, the command
+        // first, as the prompt shows calls.
+        let example: Vec<String> = parameters(&other_schema)
+            .into_iter()
+            .filter(|p| *p == "command" || required.contains(p))
+            .map(|p| match (p, mentioned) {
+                ("command", Some(c)) => (0, format!("\"command\": \"{c}\"")),
+                _ => (1, format!("\"{p}\": \"…\"")),
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect();
+        let example = format!(
+            "{{\"name\": \"{}\", \"arguments\": {{{}}}}}",
+            other.name(),
+            example.join(", ")
+        );
+        Some(format!(
+            "`{first}` is a tool, not a shell command: nothing was run. Call it as its own tool call, not through {}: {example} (its parameters: {}).",
+            tool.name(),
+            parameters(&other_schema)
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+}
+
+/// The names of a tool's required parameters.
+fn required(schema: &Value) -> Vec<&str> {
+    schema["function"]["parameters"]["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
 /// The names of a tool's parameters, from its schema.
 fn parameters(schema: &Value) -> Vec<&str> {
     schema["function"]["parameters"]["properties"]
@@ -128,7 +197,7 @@ mod tests {
                 json!({"type": "object", "properties": {
                     "command": {"type": "string", "enum": ["view", "create"]},
                     "path": {"type": "string"}
-                }}),
+                }, "required": ["command", "path"]}),
             )),
         ])
     }
@@ -156,6 +225,36 @@ mod tests {
         assert_eq!(
             said,
             "terminal has no parameter `colour`; its parameters are `command`, `timeout`."
+        );
+    }
+
+    #[test]
+    fn a_tool_written_as_a_shell_command_is_named() {
+        let tools = toolbox();
+        let terminal = tools.get("terminal").unwrap().clone();
+        let said = tools
+            .foreign_arguments(
+                terminal.as_ref(),
+                &json!({"command": "file_editor(create, path: 'a.py', file_text: 'x')"}),
+            )
+            .unwrap();
+        assert_eq!(
+            said,
+            "`file_editor` is a tool, not a shell command: nothing was run. Call it as its own tool call, not through terminal: {\"name\": \"file_editor\", \"arguments\": {\"command\": \"create\", \"path\": \"…\"}} (its parameters: `command`, `path`)."
+        );
+        // A command that only starts like a tool's name is the shell's.
+        assert_eq!(
+            tools.foreign_arguments(terminal.as_ref(), &json!({"command": "file_editors -v"})),
+            None
+        );
+        // A tool that lists its commands is never read this way.
+        let editor = tools.get("file_editor").unwrap().clone();
+        assert_eq!(
+            tools.foreign_arguments(
+                editor.as_ref(),
+                &json!({"command": "view", "path": "terminal"})
+            ),
+            None
         );
     }
 

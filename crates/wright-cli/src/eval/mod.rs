@@ -34,6 +34,7 @@ const COMPARABLE: &[&str] = &[
     "tool-calling",
     "constrain",
     "map",
+    "first-look",
     "model",
     "profile",
     "base-url",
@@ -78,6 +79,10 @@ pub struct EvalArgs {
     /// The workspace map in every run: on or off.
     #[arg(long, value_name = "on|off")]
     map: Option<String>,
+    /// The first look (wright runs the tests before the first step) in every run: auto,
+    /// on or off.
+    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
+    first_look: Option<String>,
     /// Let the runs send the tasks' code to a model server that is not on this machine.
     #[arg(long)]
     allow_remote: bool,
@@ -87,7 +92,7 @@ pub struct EvalArgs {
     run_args: Vec<String>,
     /// Run every task under each value of a `wright run` flag, side by side:
     /// `--compare tool-calling=native,text`, `--compare constrain=auto,off`,
-    /// `--compare map=on,off` (several: every combination).
+    /// `--compare map=on,off`, `--compare first-look=on,off` (several: every combination).
     #[arg(long, value_name = "KEY=A,B")]
     compare: Vec<String>,
     /// Attempts per task and setting.
@@ -181,6 +186,7 @@ impl EvalArgs {
         put("tool-calling", self.tool_calling.clone());
         put("constrain", self.constrain.clone());
         put("map", self.map.clone());
+        put("first-look", self.first_look.clone());
         if self.allow_remote {
             words.push("--allow-remote".into());
         }

@@ -270,7 +270,7 @@ impl Conversation {
 
 /// Runs `tool`, handing what it prints to the observer as it comes; `None` when the run
 /// was cancelled first.
-async fn run_watched(
+pub(super) async fn run_watched(
     tool: &dyn wright_tools::Tool,
     arguments: &Value,
     cancel: &CancellationToken,

@@ -72,7 +72,8 @@ const LANGUAGES: &[(&str, &str)] = &[
 /// Languages shown at most.
 const MAX_LANGUAGES: usize = 5;
 
-/// "Python 40, Shell 2": the languages of `files` by count, most first.
+/// "Python (40 files), Shell (1 file)": the languages of `files` by count, most first
+/// ("Python 40" would read as a version).
 pub(super) fn languages(files: &[String]) -> Option<String> {
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for file in files {
@@ -91,7 +92,7 @@ pub(super) fn languages(files: &[String]) -> Option<String> {
     let shown: Vec<String> = ranked
         .iter()
         .take(MAX_LANGUAGES)
-        .map(|(language, n)| format!("{language} {n}"))
+        .map(|(language, n)| format!("{language} ({})", wright_protocol::count(*n as u64, "file")))
         .collect();
     (!shown.is_empty()).then(|| shown.join(", "))
 }
@@ -212,13 +213,13 @@ fn python_tests<'a>(
         ("requirements.txt", "pytest"),
     ];
     if let Some((name, _)) = configured.iter().find(|(name, needle)| named(name, needle)) {
-        return Some(("python -m pytest".to_string(), name.to_string()));
+        return Some(("python3 -m pytest".to_string(), name.to_string()));
     }
     if let Some(conftest) = files
         .iter()
         .find(|f| *f == "conftest.py" || f.ends_with("/conftest.py"))
     {
-        return Some(("python -m pytest".to_string(), conftest.clone()));
+        return Some(("python3 -m pytest".to_string(), conftest.clone()));
     }
     let test_file = files.iter().find(|f| {
         let name = f.rsplit('/').next().unwrap_or(f);
@@ -237,9 +238,9 @@ fn python_tests<'a>(
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'));
     let line = if importable || !plain {
-        "python -m unittest".to_string()
+        "python3 -m unittest".to_string()
     } else {
-        format!("python -m unittest discover -s {dir}")
+        format!("python3 -m unittest discover -s {dir}")
     };
     Some((line, test_file.clone()))
 }

@@ -129,6 +129,19 @@ pub fn render(input: &MapInput) -> Map {
     }
 }
 
+/// The first test command the project's files declare, as the map names it: what wright
+/// runs itself before the first step when asked to (`--first-look`). Written by wright
+/// from what it found (`cargo test`, `make test`, `python3 -m unittest`…), never a line
+/// copied from the workspace; it runs in the sandbox like any command.
+pub fn test_command(input: &MapInput) -> Option<String> {
+    let mut files = input.files.clone();
+    files.sort();
+    detect::commands(&files, &input.project_files)
+        .into_iter()
+        .find(|command| command.kind == CommandKind::Test)
+        .map(|command| command.line)
+}
+
 /// `text` on one line, printable, at most `max` characters.
 fn clean(text: &str, max: usize) -> String {
     let printable: String = wright_protocol::printable(text)

@@ -67,8 +67,8 @@ fn a_small_repository_is_listed_whole() {
     assert_eq!(
         map.text,
         "# Workspace map (the tracked files at the start; paths are relative to the workspace)
-Languages: Python 3
-Test: python -m pytest (from pyproject.toml)
+Languages: Python (3 files)
+Test: python3 -m pytest (from pyproject.toml)
 Files (5; a line is a directory: its files, then its subdirectories, `name/ (N)` holding N files not listed):
 ./: README.md pyproject.toml src/ tests/
 src/: app/
@@ -207,23 +207,23 @@ fn python_tests_are_found_by_pytest_configuration_or_unittest_files() {
                 "[tool.pytest.ini_options]\naddopts = \"-q\"\n"
             )]
         )),
-        vec!["Test: python -m pytest (from pyproject.toml)"]
+        vec!["Test: python3 -m pytest (from pyproject.toml)"]
     );
     assert_eq!(
         commands(&with_project(
             &["setup.cfg", "a.py"],
             &[("setup.cfg", "[tool:pytest]\n")]
         )),
-        vec!["Test: python -m pytest (from setup.cfg)"]
+        vec!["Test: python3 -m pytest (from setup.cfg)"]
     );
     assert_eq!(
         commands(&input(&["tests/conftest.py", "tests/test_a.py"])),
-        vec!["Test: python -m pytest (from tests/conftest.py)"]
+        vec!["Test: python3 -m pytest (from tests/conftest.py)"]
     );
     // unittest: from the top where the tests are a package, else from their directory.
     assert_eq!(
         commands(&input(&["app.py", "test_app.py"])),
-        vec!["Test: python -m unittest (from test_app.py)"]
+        vec!["Test: python3 -m unittest (from test_app.py)"]
     );
     assert_eq!(
         commands(&input(&[
@@ -231,11 +231,11 @@ fn python_tests_are_found_by_pytest_configuration_or_unittest_files() {
             "tests/__init__.py",
             "tests/test_app.py"
         ])),
-        vec!["Test: python -m unittest (from tests/test_app.py)"]
+        vec!["Test: python3 -m unittest (from tests/test_app.py)"]
     );
     assert_eq!(
         commands(&input(&["app.py", "tests/test_app.py"])),
-        vec!["Test: python -m unittest discover -s tests (from tests/test_app.py)"]
+        vec!["Test: python3 -m unittest discover -s tests (from tests/test_app.py)"]
     );
     assert_eq!(
         commands(&input(&["app.py", "notes.md"])),
@@ -309,7 +309,7 @@ fn languages_are_counted_by_extension() {
             "README".into(),
             "x.RS".into()
         ]),
-        Some("Rust 3, Python 1".to_string())
+        Some("Rust (3 files), Python (1 file)".to_string())
     );
     assert_eq!(detect::languages(&["README".into()]), None);
 }

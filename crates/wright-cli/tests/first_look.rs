@@ -1,0 +1,163 @@
+//! The first look: before a small model's first step, wright runs the test command the
+//! workspace map found, in the sandbox, and the model's first message shows the result;
+//! it is wright's action (not the agent's: no loop, no "acted"), and `--first-look`
+//! turns it on or off.
+
+use crate::common::stderr;
+use crate::common::Harness;
+use serde_json::json;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+use wright_testkit::git;
+use wright_testkit::reply;
+use wright_testkit::ScriptedServer;
+
+const FIXED: &str = "def row(r):\n    return \",\".join(str(v) for v in r)\n";
+
+fn failing_python_repo(h: &Harness) {
+    let repo = h.repo();
+    std::fs::write(
+        repo.join("export.py"),
+        "def row(r):\n    return \",\".join(str(v) for v in r[:-1])\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("test_export.py"),
+        "import unittest\nfrom export import row\n\n\nclass T(unittest.TestCase):\n    def test_row(self):\n        self.assertEqual(row([1, 2, 3]), \"1,2,3\")\n",
+    )
+    .unwrap();
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", "Export rows"]);
+}
+
+/// The scripted server, answering to every model name these tests use.
+async fn server(script: Vec<wright_testkit::Reply>) -> ScriptedServer {
+    let models = ["test-model", "qwen2.5-coder-1.5b", "Qwen2.5-72B-Instruct"];
+    ScriptedServer::start_with_models(script, models.iter().map(|m| m.to_string()).collect())
+        .await
+        .unwrap()
+}
+
+fn first_user_message(request: &serde_json::Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+async fn run_as(h: &Harness, url: &str, model: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["run", "--base-url", url, "--model", model];
+    args.extend_from_slice(extra);
+    args.push("the test fails, fix it");
+    h.wright(&args, &[]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_starts_with_the_tests_already_run() {
+    let h = Harness::new();
+    failing_python_repo(&h);
+    let run_tests = json!({"command": "python3 -m unittest"});
+    let server = server(vec![
+        // The same failing command twice more: with the first look that is three runs,
+        // but only two are the agent's, so this is no loop.
+        reply().call("terminal", run_tests.clone()),
+        reply().call("terminal", run_tests.clone()),
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": "r[:-1]", "new_str": "r"}),
+        ),
+        reply().call("terminal", run_tests),
+        reply().call("finish", json!({"message": "fixed"})),
+    ])
+    .await;
+    let output = run_as(&h, &server.url(), "qwen2.5-coder-1.5b", &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    let requests = server.chat_requests();
+    let first = first_user_message(&requests[0].json());
+    assert!(
+        first.contains("the test fails, fix it\n\n[Before your first step, wright ran the tests with `python3 -m unittest`; it exited with code 1:]"),
+        "{first}"
+    );
+    assert!(first.contains("FAIL: test_row"), "{first}");
+    assert!(first.contains("[It failed at test_export.py:7"), "{first}");
+    // The first message is fixed before step 1: every later request repeats it.
+    for request in &requests[1..] {
+        assert_eq!(first_user_message(&request.json()), first);
+    }
+
+    let events = h.events();
+    let look: Vec<_> = events
+        .iter()
+        .filter(|e| e.source == Source::Environment)
+        .filter_map(|e| match &e.body {
+            EventBody::Action {
+                step,
+                call_id,
+                tool,
+                ..
+            } => Some((*step, call_id.clone(), tool.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        look,
+        vec![(0, "first-look".to_string(), "terminal".to_string())]
+    );
+    let nudged = events.iter().any(|e| {
+        matches!(&e.body, EventBody::Message { text, .. }
+            if e.source == Source::Environment && text.contains("going in circles"))
+    });
+    assert!(!nudged, "the first look made a loop");
+    // The fix is handed over; the first look changed nothing on its own.
+    let id = h.conversation_id();
+    let fixed = git(h.repo(), &["show", &format!("wright/{id}:export.py")]);
+    assert_eq!(fixed, FIXED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_look_follows_the_setting_and_the_model_size() {
+    for (model, extra, expected) in [
+        // A name without a size is not known to be small.
+        ("test-model", &[][..], false),
+        ("test-model", &["--first-look", "on"][..], true),
+        ("qwen2.5-coder-1.5b", &["--first-look", "off"][..], false),
+        ("Qwen2.5-72B-Instruct", &[][..], false),
+    ] {
+        let h = Harness::new();
+        failing_python_repo(&h);
+        let server = server(vec![
+            reply().call("terminal", json!({"command": "true"})),
+            reply().call("finish", json!({"message": "looked"})),
+        ])
+        .await;
+        let output = run_as(&h, &server.url(), model, extra).await;
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let first = first_user_message(&server.chat_requests()[0].json());
+        assert_eq!(
+            first.contains("wright ran the tests"),
+            expected,
+            "{model} {extra:?}: {first}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_first_look_value_is_refused_with_the_choices() {
+    let h = Harness::new();
+    let output = h
+        .wright(&["run", "--first-look", "sometimes", "fix it"], &[])
+        .await;
+    assert_eq!(output.status.code(), Some(2));
+    let said = stderr(&output);
+    assert!(
+        said.contains("auto") && said.contains("on") && said.contains("off"),
+        "{said}"
+    );
+}

@@ -1,0 +1,74 @@
+//! The first look: before the model's first step, wright itself runs the project's test
+//! command (the one the workspace map found) in the sandbox, so the first thing a small
+//! model reads is what fails and where, instead of guessing paths. It is logged as an
+//! action and observation of the environment (never of the agent: it does not count as
+//! the agent having acted, nor towards a loop), and rendered into the first user message,
+//! so the prefix every later request extends is fixed before step 1.
+
+use super::calls::run_watched;
+use super::*;
+
+/// The call id of the first look, distinct from every id a model or wright gives a call.
+const FIRST_LOOK_CALL: &str = "first-look";
+/// The first look gets at most this long: a slow suite must not eat the run's time.
+const FIRST_LOOK_TIMEOUT_SECS: u64 = 60;
+
+impl Conversation {
+    /// Runs `command` in the terminal before the first step of the next `run`.
+    pub fn look_first(&mut self, command: String) {
+        self.first_look = Some(command);
+    }
+
+    /// Runs the first look, if one is asked for and the terminal is there. A cancelled
+    /// look is logged as such and the run goes on to its own end.
+    pub(super) async fn run_first_look(
+        &mut self,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Result<(), StoreError> {
+        let Some(command) = self.first_look.take() else {
+            return Ok(());
+        };
+        let Some(terminal) = self.tools.get("terminal").cloned() else {
+            return Ok(());
+        };
+        let arguments = serde_json::json!({
+            "command": command,
+            "timeout": FIRST_LOOK_TIMEOUT_SECS,
+        });
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Action {
+                step: 0,
+                call_id: FIRST_LOOK_CALL.to_string(),
+                tool: terminal.name().to_string(),
+                arguments: arguments.clone(),
+            },
+        )?;
+        let (output, is_error, exit_code) =
+            match run_watched(terminal.as_ref(), &arguments, cancel, observer).await {
+                Some(Ok(output)) => (output.text, output.is_error, output.exit_code),
+                Some(Err(ToolError::Model(message) | ToolError::Fatal(message))) => {
+                    (message, true, None)
+                }
+                None => (
+                    format!("This call did not finish: {}.", self.cancel_cause()),
+                    true,
+                    None,
+                ),
+            };
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Observation {
+                call_id: FIRST_LOOK_CALL.to_string(),
+                tool: terminal.name().to_string(),
+                output,
+                is_error,
+                exit_code,
+            },
+        )?;
+        Ok(())
+    }
+}
