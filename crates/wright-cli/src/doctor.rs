@@ -6,11 +6,9 @@
 //! about (a small context window) is a note, exit 0. "ready" names the command that works,
 //! with the flags doctor was given.
 
-use crate::connect::connect;
-use crate::connect::context_window;
 use crate::hints::explain;
 use crate::hints::Front;
-use crate::session::CommonArgs;
+use crate::settings::CommonArgs;
 use crate::settings::RepoConfigSource;
 use crate::settings::SessionSettings;
 use anyhow::Result;
@@ -26,6 +24,8 @@ use wright_protocol::ToolCalling;
 use wright_sandbox::confine::Policy;
 use wright_sandbox::Sandbox;
 use wright_sandbox::SandboxMode;
+use wright_session::connect::connect;
+use wright_session::connect::context_window;
 
 #[derive(Args)]
 pub struct DoctorArgs {
@@ -352,20 +352,20 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
                 )
             };
             // The next `wright run` on this server and model takes this answer.
-            crate::tool_mode::remember(client, &window.server, mode, "doctor");
+            wright_session::tool_mode::remember(client, &window.server, mode, "doctor");
             report.set(
                 "tool_calling",
                 json!(mode.as_str()),
                 format!("tools      {words}"),
             );
-            let asking = crate::constrain_mode::Asking {
+            let asking = wright_session::constrain_mode::Asking {
                 client,
                 server: &window.server,
                 kind: window.kind,
                 tool_calling: mode,
             };
             // `run` takes this answer too (a chat never constrains its replies).
-            let decision = crate::constrain_mode::doctor(&asking).await;
+            let decision = wright_session::constrain_mode::doctor(&asking).await;
             report.set(
                 "constraint",
                 json!({"in_force": decision.constraint, "why": decision.why}),

@@ -2,15 +2,12 @@
 //! ends, in the same workspace (its clone, when it has one), with the same model unless
 //! told otherwise.
 
-use crate::connect::context_window;
+use crate::drive::drive;
+use crate::drive::print_header;
+use crate::drive::CommonArgs;
+use crate::drive::Terminal;
 use crate::history_cmds::conversation_dir;
-use crate::session::configure;
-use crate::session::drive;
-use crate::session::print_header;
-use crate::session::CommonArgs;
-use crate::session::Tools;
 use crate::settings::SessionSettings;
-use crate::working_copy::WorkingCopy;
 use anyhow::bail;
 use anyhow::Result;
 use clap::Args;
@@ -19,6 +16,12 @@ use wright_protocol::count;
 use wright_protocol::read_log;
 use wright_protocol::AgentState;
 use wright_protocol::EventBody;
+use wright_session::configure;
+use wright_session::connect::context_window;
+use wright_session::working_copy::WorkingCopy;
+use wright_session::Replies;
+use wright_session::Session;
+use wright_session::Tools;
 
 #[derive(Args)]
 pub struct ResumeArgs {
@@ -47,7 +50,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         .unwrap_or_default();
     // Before the log is read: another process may be writing it.
     let mut locks = vec![wright_core::RunLock::conversation(&dir, &id)?];
-    crate::sandbox_setup::reap_dead_runs(&id);
+    wright_session::sandbox_setup::reap_dead_runs(&id);
     let log_path = dir.join("events.jsonl");
     let logged = read_log(&log_path)?;
     let Some(start) = logged.events.iter().find_map(|e| match &e.body {
@@ -61,7 +64,10 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     };
     // The record, not the log, says where the conversation works; checked before any
     // server is asked anything.
-    let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace))?;
+    let front = Terminal {
+        json: args.common.json,
+    };
+    let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace), &front)?;
     if let WorkingCopy::InPlace(in_place) = &working_copy {
         locks.push(wright_core::RunLock::checkout(in_place.repo.top())?);
     }
@@ -74,20 +80,25 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         .await?;
     let window = context_window(&mut client, settings.values.context_window).await;
     let tools = Tools::build(
-        &settings,
+        &settings.sandbox_choice()?,
         &working_copy,
         &start.conversation,
-        crate::session::Readiness::Reopen,
+        wright_session::Readiness::Reopen,
     )?;
     // A resumed conversation is a run: its replies are calls, held to them as at its start.
-    let asking = crate::constrain_mode::Asking {
+    let asking = wright_session::constrain_mode::Asking {
         client: &client,
         server: &window.server,
         kind: window.kind,
         tool_calling: start.tool_calling,
     };
-    let constraint = crate::constrain_mode::decide(&settings.values.constrain, &asking).await?;
-    crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox.schemas());
+    let constraint =
+        wright_session::constrain_mode::decide(&settings.values.constrain, &asking).await?;
+    wright_session::constrain_mode::apply(
+        &mut client,
+        constraint.constraint,
+        &tools.toolbox.schemas(),
+    );
     let (mut conversation, notes) =
         Conversation::resume(&log_path, client.clone(), tools.toolbox.clone())?;
     if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {
@@ -97,24 +108,42 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
             args.id
         );
     }
+    let session = Session {
+        settings: settings.values.clone(),
+        replies: Replies::AlwaysCalls,
+        client,
+        tool_calling: start.tool_calling,
+        tool_calling_why: String::new(),
+        constraint_why: constraint.why,
+        window,
+        id: start.conversation.clone(),
+        conversation_dir: dir,
+        working_copy,
+        tools,
+        locks,
+    };
     configure(
         &mut conversation,
-        window.tokens,
-        &settings,
-        &tools.inspector(&working_copy),
+        session.window.tokens,
+        &session.settings,
+        &session.tools.inspector(&session.working_copy),
     );
-    conversation.add_step_guard(tools.disk_guard(settings.values.max_disk));
-    conversation.set_workspace(tools.workspace.clone());
+    conversation.add_step_guard(session.tools.disk_guard(settings.values.max_disk));
+    conversation.set_workspace(session.tools.workspace.clone());
     // The files of each step, for `wright fork --at`.
-    if let Some(keeper) = crate::working_copy::steps::keeper(&working_copy, &tools.setup, &dir) {
+    if let Some(keeper) = wright_session::working_copy::steps::keeper(
+        &session.working_copy,
+        &session.tools.setup,
+        &session.conversation_dir,
+    ) {
         conversation.set_step_snapshot(keeper);
     }
     // Not a chat: only `finish` says the task is done.
     conversation.set_require_finish(true);
     if !settings.json {
         let mut lines = vec![
-            format!("constraint {}", constraint.why),
-            format!("context {}", window.description),
+            format!("constraint {}", session.constraint_why),
+            format!("context {}", session.window.description),
         ];
         if let Some(torn) = &notes.torn {
             lines.push(format!(
@@ -130,11 +159,11 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         }
         print_header(
             &start.conversation,
-            &client,
-            tools.workspace.root(),
-            &working_copy,
+            &session.client,
+            session.tools.workspace.root(),
+            &session.working_copy,
             &lines,
-            &tools.setup,
+            &session.tools.setup,
         );
     }
     let title = args
@@ -142,13 +171,11 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         .clone()
         .unwrap_or_else(|| "resumed".to_string());
     drive(
+        session,
         conversation,
         args.message.as_deref(),
         &settings,
-        tools,
-        &working_copy,
         &title,
-        locks,
     )
     .await
 }

@@ -1,9 +1,10 @@
-//! Turning `--sandbox` into a working sandbox for one conversation: its policy, its
+//! Turning the sandbox setting into a working sandbox for one conversation: its policy, its
 //! private directory (removed at the end; wright's scratch files live there, out of the
 //! agent's reach), the environment its commands get, and the words that say what is
 //! enforced. With `--sandbox docker`, the conversation's container
 //! (removed when this is dropped, with every process in it).
 
+use crate::launcher::Launcher;
 use anyhow::Context;
 use anyhow::Result;
 use std::path::Path;
@@ -74,6 +75,7 @@ impl SandboxSetup {
         options: SandboxOptions,
         placement: &Placement,
         conversation: &str,
+        launcher: &Launcher,
     ) -> Result<Self> {
         if !placement.protected.is_empty() && mode == SandboxMode::Landlock {
             let listed: Vec<String> = placement
@@ -120,8 +122,6 @@ impl SandboxSetup {
             policy.cgroup_procs = cgroup.procs_files();
             policy.cgroup_description = cgroup.description.clone();
         }
-        let launcher = std::env::current_exe()
-            .context("cannot find the wright binary to launch the sandbox")?;
         let setup = if mode == SandboxMode::Docker {
             let settings = DockerSettings {
                 image: options
@@ -141,7 +141,7 @@ impl SandboxSetup {
             };
             Sandbox::docker(&settings, &policy).map(|(sandbox, report)| (sandbox, Some(report)))
         } else {
-            Sandbox::for_mode(mode, launcher, &policy)
+            Sandbox::for_mode(mode, launcher.path().to_path_buf(), &policy)
         };
         let (sandbox, report) = match setup {
             Ok(ok) => ok,
