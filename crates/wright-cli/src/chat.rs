@@ -23,6 +23,7 @@ use wright_core::Conversation;
 use wright_protocol::count;
 use wright_protocol::AgentState;
 use wright_protocol::EventBody;
+use wright_protocol::StopReason;
 use wright_protocol::ToolCalling;
 use wright_session::configure;
 use wright_session::inspect::GitInspector;
@@ -251,7 +252,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                 match outcome.state {
                     AgentState::Finished => {
                         if let Some(summary) = &outcome.summary {
-                            if outcome.reason == "the model called finish" {
+                            if outcome.stop == StopReason::Finished {
                                 say!("\n{}", summary.trim());
                             }
                         }
@@ -259,10 +260,11 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                     _ => say!(
                         "\n[{}: {}]",
                         outcome.state.as_str(),
-                        crate::hints::with_remedy(
-                            &outcome.reason,
+                        crate::hints::stop_words(
+                            &outcome.stop,
                             outcome.remedy,
-                            crate::hints::Front::Chat
+                            crate::hints::Front::Chat,
+                            chat.conversation.id()
                         )
                     ),
                 }

@@ -294,9 +294,22 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                     ""
                 }
             ),
-            EventBody::State { state, reason } => {
-                if let Some(reason) = reason {
-                    say!("{n}[{}: {reason}]", state.as_str());
+            EventBody::State {
+                state,
+                reason,
+                stop,
+            } => {
+                // Typed where the log has it (worded here, with what to do), else its words.
+                if let Some(stop) =
+                    wright_protocol::StopReason::logged(stop.as_ref(), reason.as_deref())
+                {
+                    let words = crate::hints::stop_words(
+                        &stop,
+                        None,
+                        crate::hints::Front::CommandLine,
+                        &id,
+                    );
+                    say!("{n}[{}: {words}]", state.as_str());
                 }
             }
             EventBody::Retry {

@@ -1,7 +1,7 @@
 //! The end of a run: outcome, the model's summary, what changed in the workspace (as a
 //! git diff, new files included, read in the sandbox) and what it cost.
 
-use crate::hints::with_remedy;
+use crate::hints::stop_words;
 use crate::hints::Front;
 use std::path::Path;
 use std::time::Duration;
@@ -33,7 +33,7 @@ pub fn print_report(
     say!(
         "── {}: {} · {} step{} · {:.1} s",
         outcome.state.as_str(),
-        with_remedy(&outcome.reason, outcome.remedy, Front::CommandLine),
+        stop_words(&outcome.stop, outcome.remedy, Front::CommandLine, id),
         totals.steps,
         if totals.steps == 1 { "" } else { "s" },
         elapsed.as_secs_f64()

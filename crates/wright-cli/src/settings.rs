@@ -439,13 +439,6 @@ impl SessionSettings {
     }
 
     pub fn sandbox_options(&self) -> SandboxOptions {
-        SandboxOptions {
-            network: self.values.network,
-            max_processes: self.values.max_processes,
-            max_memory_mb: self.values.max_memory,
-            max_file_mb: self.values.max_file_size,
-            docker_image: self.values.docker_image.clone(),
-            verbose: self.args.verbose,
-        }
+        SandboxOptions::of(&self.values, self.args.verbose)
     }
 }

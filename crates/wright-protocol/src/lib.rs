@@ -11,6 +11,7 @@ mod log;
 mod names;
 mod plural;
 mod printable;
+mod stop;
 
 pub use event::AgentState;
 pub use event::Changes;
@@ -36,3 +37,4 @@ pub use plural::count;
 pub use plural::count_as;
 pub use printable::escape_for_json_line;
 pub use printable::printable;
+pub use stop::StopReason;

@@ -56,7 +56,7 @@ impl Placement {
     }
 }
 
-/// The limits and permissions given on the command line.
+/// The limits and permissions of the sandbox, as the settings give them.
 #[derive(Debug, Clone)]
 pub struct SandboxOptions {
     pub network: bool,
@@ -67,6 +67,20 @@ pub struct SandboxOptions {
     pub docker_image: Option<String>,
     /// `--verbose`: the header gives the sandbox's whole description, not one short line.
     pub verbose: bool,
+}
+
+impl SandboxOptions {
+    /// What the settings say (`verbose`: the header's whole description of the sandbox).
+    pub fn of(settings: &wright_config::Settings, verbose: bool) -> Self {
+        Self {
+            network: settings.network,
+            max_processes: settings.max_processes,
+            max_memory_mb: settings.max_memory,
+            max_file_mb: settings.max_file_size,
+            docker_image: settings.docker_image.clone(),
+            verbose,
+        }
+    }
 }
 
 impl SandboxSetup {

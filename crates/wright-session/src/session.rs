@@ -346,18 +346,17 @@ pub fn configure(
     }
 }
 
-/// Stops the run when the agent's files outgrow `--max-disk`.
+/// Stops the run when the agent's files outgrow the disk limit.
 struct DiskGuard(wright_sandbox::DiskUse);
 
 impl wright_core::StepGuard for DiskGuard {
-    fn stop_reason(&self) -> Option<String> {
-        self.0.exceeded().map(|grew| {
-            format!(
-                "the agent's files grew by {} MiB, past the disk limit of {} MiB; raise it with --max-disk",
-                grew >> 20,
-                self.0.limit() >> 20
-            )
-        })
+    fn stop_reason(&self) -> Option<wright_protocol::StopReason> {
+        self.0
+            .exceeded()
+            .map(|grew| wright_protocol::StopReason::MaxDisk {
+                grew_mib: grew >> 20,
+                limit_mib: self.0.limit() >> 20,
+            })
     }
 }
 

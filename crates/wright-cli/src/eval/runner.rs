@@ -80,7 +80,7 @@ fn facts(events: &[Event]) -> RunFacts {
                 facts.completion_tokens += usage.completion_tokens;
             }
             EventBody::Action { step, .. } => facts.steps = facts.steps.max(*step),
-            EventBody::State { state, reason } if *state != AgentState::Running => {
+            EventBody::State { state, reason, .. } if *state != AgentState::Running => {
                 facts.state = Some(*state);
                 facts.reason = reason.clone();
             }
