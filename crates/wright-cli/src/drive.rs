@@ -24,22 +24,22 @@ use wright_session::Ending;
 use wright_session::Replies;
 use wright_session::Session;
 
-/// The terminal, as the session library's front: what it says goes through `say!` and
-/// `tell!` (sanitized), and it asks only where someone can answer.
+/// The terminal, as the session library's front: results on stdout, warnings on stderr
+/// (through `say!` and `tell!`: sanitized), and questions only where someone can answer.
 pub struct Terminal {
     /// `--json`: stdout is the event log's, and nobody is asked anything.
     pub json: bool,
 }
 
 impl wright_session::Front for Terminal {
-    fn say(&self, text: &str) {
-        say!("{text}");
+    fn notice(&self, notice: wright_protocol::Notice) {
+        match notice.is_warning() {
+            true => tell!("wright: {notice}"),
+            false => say!("{notice}"),
+        }
     }
-    fn tell(&self, text: &str) {
-        tell!("{text}");
-    }
-    fn confirm(&self, question: &str) -> bool {
-        crate::ask::can_ask(self.json) && crate::ask::yes(question)
+    fn confirm(&self, question: &wright_protocol::Question) -> bool {
+        crate::ask::can_ask(self.json) && crate::ask::yes(&question.to_string())
     }
 }
 

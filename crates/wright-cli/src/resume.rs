@@ -11,17 +11,10 @@ use crate::settings::SessionSettings;
 use anyhow::bail;
 use anyhow::Result;
 use clap::Args;
-use wright_core::Conversation;
 use wright_protocol::count;
-use wright_protocol::read_log;
 use wright_protocol::AgentState;
-use wright_protocol::EventBody;
-use wright_session::configure;
-use wright_session::connect::context_window;
-use wright_session::working_copy::WorkingCopy;
-use wright_session::Replies;
+use wright_session::Existing;
 use wright_session::Session;
-use wright_session::Tools;
 
 #[derive(Args)]
 pub struct ResumeArgs {
@@ -44,63 +37,26 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     }
     let _ = nix::sys::prctl::set_dumpable(false);
     let dir = conversation_dir(&args.id)?;
-    let id = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // Before the log is read: another process may be writing it.
-    let mut locks = vec![wright_core::RunLock::conversation(&dir, &id)?];
-    wright_session::sandbox_setup::reap_dead_runs(&id);
-    let log_path = dir.join("events.jsonl");
-    let logged = read_log(&log_path)?;
-    let Some(start) = logged.events.iter().find_map(|e| match &e.body {
-        EventBody::Start(start) => Some(start.clone()),
-        _ => None,
-    }) else {
-        bail!(
-            "{} has no start event; it cannot be resumed",
-            log_path.display()
-        );
-    };
-    // The record, not the log, says where the conversation works; checked before any
-    // server is asked anything.
     let front = Terminal {
         json: args.common.json,
     };
-    let working_copy = WorkingCopy::reopen(&dir, std::path::Path::new(&start.workspace), &front)?;
-    if let WorkingCopy::InPlace(in_place) = &working_copy {
-        locks.push(wright_core::RunLock::checkout(in_place.repo.top())?);
-    }
-    let settings = SessionSettings::resolve(&args.common, Some(&working_copy.config_source()))?;
-    let mut client = settings
+    let existing = Existing::open(&dir, &front)?;
+    let settings =
+        SessionSettings::resolve(&args.common, Some(&existing.working_copy.config_source()))?;
+    let start = existing.start.clone();
+    let client = settings
         .client(
             Some((&start.base_url, &start.model)),
             crate::hints::Front::CommandLine,
         )
         .await?;
-    let window = context_window(&mut client, settings.values.context_window).await;
-    let tools = Tools::build(
+    let (session, conversation, notes) = Session::reopen(
+        existing,
+        client,
+        settings.values.clone(),
         &settings.sandbox_choice()?,
-        &working_copy,
-        &start.conversation,
-        wright_session::Readiness::Reopen,
-    )?;
-    // A resumed conversation is a run: its replies are calls, held to them as at its start.
-    let asking = wright_session::constrain_mode::Asking {
-        client: &client,
-        server: &window.server,
-        kind: window.kind,
-        tool_calling: start.tool_calling,
-    };
-    let constraint =
-        wright_session::constrain_mode::decide(&settings.values.constrain, &asking).await?;
-    wright_session::constrain_mode::apply(
-        &mut client,
-        constraint.constraint,
-        &tools.toolbox.schemas(),
-    );
-    let (mut conversation, notes) =
-        Conversation::resume(&log_path, client.clone(), tools.toolbox.clone())?;
+    )
+    .await?;
     if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {
         bail!(
             "conversation {} has finished; give a message to go on: wright resume {} \"what next\"",
@@ -108,38 +64,6 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
             args.id
         );
     }
-    let session = Session {
-        settings: settings.values.clone(),
-        replies: Replies::AlwaysCalls,
-        client,
-        tool_calling: start.tool_calling,
-        tool_calling_why: String::new(),
-        constraint_why: constraint.why,
-        window,
-        id: start.conversation.clone(),
-        conversation_dir: dir,
-        working_copy,
-        tools,
-        locks,
-    };
-    configure(
-        &mut conversation,
-        session.window.tokens,
-        &session.settings,
-        &session.tools.inspector(&session.working_copy),
-    );
-    conversation.add_step_guard(session.tools.disk_guard(settings.values.max_disk));
-    conversation.set_workspace(session.tools.workspace.clone());
-    // The files of each step, for `wright fork --at`.
-    if let Some(keeper) = wright_session::working_copy::steps::keeper(
-        &session.working_copy,
-        &session.tools.setup,
-        &session.conversation_dir,
-    ) {
-        conversation.set_step_snapshot(keeper);
-    }
-    // Not a chat: only `finish` says the task is done.
-    conversation.set_require_finish(true);
     if !settings.json {
         let mut lines = vec![
             format!("constraint {}", session.constraint_why),

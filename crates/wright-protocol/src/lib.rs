@@ -9,6 +9,7 @@
 mod event;
 mod log;
 mod names;
+mod notice;
 mod plural;
 mod printable;
 mod stop;
@@ -33,6 +34,8 @@ pub use log::LogError;
 pub use log::ParsedLog;
 pub use log::TornLine;
 pub use names::edit_distance;
+pub use notice::Notice;
+pub use notice::Question;
 pub use plural::count;
 pub use plural::count_as;
 pub use printable::escape_for_json_line;

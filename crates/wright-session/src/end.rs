@@ -61,9 +61,7 @@ impl Session {
     }
 
     /// The session's conversation, created in its directory with `map` heading the first
-    /// message: a run's prompt and rules (only `finish` ends it) or a chat's, the
-    /// session's window, prices, review, disk guard, and the files of each step kept
-    /// (for `wright fork --at`).
+    /// message, with a run's prompt or a chat's, and equipped (`equip`).
     pub fn start_conversation(&self, map: Option<String>) -> Result<Conversation> {
         let root = self.tools.workspace.root().display().to_string();
         let system_prompt = match self.replies {
@@ -82,8 +80,16 @@ impl Session {
             },
             self.tool_calling,
         )?;
+        self.equip(&mut conversation);
+        Ok(conversation)
+    }
+
+    /// Gives a conversation of this session what the session knows: its window, prices,
+    /// review, disk guard, the files of each step kept (for `wright fork --at`), and
+    /// in a run the rule that only `finish` ends the task.
+    pub(crate) fn equip(&self, conversation: &mut Conversation) {
         configure(
-            &mut conversation,
+            conversation,
             self.window.tokens,
             &self.settings,
             &self.tools.inspector(&self.working_copy),
@@ -99,7 +105,6 @@ impl Session {
         }
         // Not a chat: only `finish` says the task is done.
         conversation.set_require_finish(self.replies == Replies::AlwaysCalls);
-        Ok(conversation)
     }
 
     /// Ends the session with `conversation` (its last): the tools stop, the working copy

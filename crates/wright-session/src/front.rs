@@ -1,15 +1,17 @@
-//! What the library needs from the program around it: somewhere to say things, and
-//! someone to ask. The CLI prints (sanitized) and asks at the terminal; a server turns
-//! them into events and answers no. The library itself never prints nor reads stdin.
+//! What the library needs from the program around it: somewhere to tell things, and
+//! someone to ask. Both are typed (`Notice`, `Question`, in wright-protocol): the CLI
+//! words and prints them (sanitized) and asks at the terminal; a server streams them and
+//! answers no. The library itself never prints nor reads stdin.
+
+use wright_protocol::Notice;
+use wright_protocol::Question;
 
 /// The front end a session works for.
 pub trait Front: Send + Sync {
-    /// A line the user asked for: a command's result (`took wright/ID into ...`).
-    fn say(&self, text: &str);
-    /// A notice beside the work: something wright did on its own, or a warning.
-    fn tell(&self, text: &str);
+    /// Something to tell the user: a command's result, or a warning beside the work.
+    fn notice(&self, notice: Notice);
     /// A yes-or-no question; `false` when nobody can answer. Never assumed yes.
-    fn confirm(&self, question: &str) -> bool;
+    fn confirm(&self, question: &Question) -> bool;
 }
 
 /// A front end with nobody there: says nothing, answers no (tests, batch work).
@@ -17,9 +19,8 @@ pub trait Front: Send + Sync {
 pub struct Unattended;
 
 impl Front for Unattended {
-    fn say(&self, _text: &str) {}
-    fn tell(&self, _text: &str) {}
-    fn confirm(&self, _question: &str) -> bool {
+    fn notice(&self, _notice: Notice) {}
+    fn confirm(&self, _question: &Question) -> bool {
         false
     }
 }

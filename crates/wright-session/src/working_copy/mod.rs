@@ -185,11 +185,10 @@ fn settle_earlier_runs(workspace: &Path, current: &Path, front: &dyn Front) {
         };
         let done = git_entries::quarantine_new(earlier, before);
         for (repo, moved) in &done.moved {
-            front.tell(&format!(
-                "wright: an earlier run's agent made a git repository in {}; its .git is now {}",
-                repo.display(),
-                moved.display()
-            ));
+            front.notice(wright_protocol::Notice::AgentRepoSetAside {
+                repo: repo.clone(),
+                moved_to: moved.clone(),
+            });
         }
         if done.failed.is_empty() {
             mark_settled(&dir);
@@ -533,11 +532,10 @@ fn take_uncommitted(
     let include = match choice {
         UncommittedChoice::Include => true,
         UncommittedChoice::Leave => false,
-        UncommittedChoice::Ask => front.confirm(&format!(
-            "{} has {}, which the agent will not see (it works on your last commit). Give it a snapshot of them (on its branch only; your checkout is not touched)?",
-            repo.top().display(),
-            wright_protocol::count(paths.len() as u64, "uncommitted change")
-        )),
+        UncommittedChoice::Ask => front.confirm(&wright_protocol::Question::GiveUncommitted {
+            repo: repo.top().to_path_buf(),
+            changes: paths.len() as u64,
+        }),
     };
     if !include {
         return Ok((head, Uncommitted::Left(paths.len())));

@@ -11,6 +11,7 @@ use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
 use std::path::Path;
+use wright_protocol::Notice;
 use wright_sandbox::git::Oid;
 use wright_sandbox::git::UserRepo;
 
@@ -95,7 +96,10 @@ pub fn apply(
             if cherry_pick { "cherry-pick --continue" } else { "commit" }
         );
     }
-    front.say(&format!("took {branch} into {}", repo_root.display()));
+    front.notice(Notice::Took {
+        branch,
+        into: repo_root,
+    });
     Ok(())
 }
 
@@ -133,10 +137,8 @@ pub enum Dropped {
 /// `wright discard ID`: deletes the conversation's branch and the agent's clone.
 pub fn discard(conversation_dir: &Path, front: &dyn Front) -> Result<()> {
     match drop_work(conversation_dir, front)? {
-        Dropped::Removed(branch) => front.say(&format!("discarded {branch}")),
-        Dropped::AlreadyGone(branch) => front.say(&format!(
-            "{branch} was already discarded: nothing left to remove"
-        )),
+        Dropped::Removed(branch) => front.notice(Notice::Discarded { branch }),
+        Dropped::AlreadyGone(branch) => front.notice(Notice::AlreadyDiscarded { branch }),
         Dropped::Restored => {}
     }
     Ok(())
