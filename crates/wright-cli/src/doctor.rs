@@ -485,8 +485,8 @@ fn check_sandbox(requested: &str, workspace: PathBuf, report: &mut Report) {
         let mut policy = Policy::for_workspace(&workspace, &private, home.as_deref());
         policy.cgroup_description =
             "a cgroup of its own per run, where the cgroup tree is writable".into();
-        let launcher = std::env::current_exe()?;
-        let result = Sandbox::for_mode(mode, launcher, &policy);
+        let launcher = wright_session::Launcher::this_program()?;
+        let result = Sandbox::for_mode(mode, launcher.path().to_path_buf(), &policy);
         drop(private);
         Ok::<_, anyhow::Error>(result?)
     })();
