@@ -363,7 +363,7 @@ async fn switch_profile(chat: &mut Chat, name: &str) {
         "now using profile {name}: {} on {} (context {})",
         client.config().model,
         client.config().base_url,
-        window.description
+        crate::drive::window_words(&window)
     );
     chat.conversation.set_client(client);
     chat.settings = settings;

@@ -324,8 +324,8 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
     let client = &client;
     report.set(
         "context_window",
-        json!({"tokens": window.tokens, "source": window.description, "warning": window.warning}),
-        format!("context    {}", window.description),
+        json!({"tokens": window.tokens, "source": crate::drive::window_words(&window), "warning": window.warning}),
+        format!("context    {}", crate::drive::window_words(&window)),
     );
     if let Some(warning) = &window.warning {
         // `run` warns about it and goes on: a note here too, not a failure.

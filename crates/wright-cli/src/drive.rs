@@ -100,8 +100,25 @@ pub fn model_lines(session: &Session) -> Vec<String> {
     vec![
         format!("tool calls {}", session.tool_calling_why),
         format!("constraint {}", session.constraint_why),
-        format!("context {}", session.window.description),
+        format!("context {}", window_words(&session.window)),
     ]
+}
+
+/// Where the window comes from, naming the flag that sets it.
+pub fn window_words(window: &wright_session::connect::Window) -> String {
+    use wright_session::connect::WindowSource;
+    let tokens = window.tokens.unwrap_or_default();
+    match &window.source {
+        WindowSource::UserLimit {
+            server: Some(server),
+        } => format!("{tokens} tokens (--context-window; the server has {server})"),
+        WindowSource::UserLimit { server: None } => format!("{tokens} tokens (--context-window)"),
+        WindowSource::Unknown => format!(
+            "unknown ({} did not say); pass --context-window N so wright never sends more than it holds",
+            window.kind.name()
+        ),
+        WindowSource::Server { .. } | WindowSource::Ollama { .. } => window.description(),
+    }
 }
 
 /// Drives `session`'s `conversation` to its end and reports it; returns the exit status.
@@ -209,7 +226,11 @@ pub fn print_header(
     for line in lines {
         tell!("  {line}");
     }
-    tell!("  sandbox {}\n", setup.describe());
+    let details = match setup.has_details() {
+        true => " (--verbose: the details)",
+        false => "",
+    };
+    tell!("  sandbox {}{details}\n", setup.describe());
 }
 
 /// Where a new conversation works.

@@ -67,7 +67,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     if !settings.json {
         let mut lines = vec![
             format!("constraint {}", session.constraint_why),
-            format!("context {}", session.window.description),
+            format!("context {}", crate::drive::window_words(&session.window)),
         ];
         if let Some(torn) = &notes.torn {
             lines.push(format!(

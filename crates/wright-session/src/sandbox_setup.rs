@@ -65,7 +65,7 @@ pub struct SandboxOptions {
     pub max_file_mb: u64,
     /// `--docker-image` (default: `$WRIGHT_DOCKER_IMAGE`, else Debian's slim image).
     pub docker_image: Option<String>,
-    /// `--verbose`: the header gives the sandbox's whole description, not one short line.
+    /// The header gives the sandbox's whole description, not one short line.
     pub verbose: bool,
 }
 
@@ -207,8 +207,14 @@ impl SandboxSetup {
             .map_err(|err| anyhow::anyhow!("{err}"))
     }
 
+    /// Whether `describe` gave the short line of a confined sandbox, leaving out details
+    /// a verbose description has.
+    pub fn has_details(&self) -> bool {
+        self.report.is_some() && !self.verbose
+    }
+
     /// What is enforced: one short line (level, network, what the agent may write), or
-    /// with `--verbose` the launcher's whole report (which `wright doctor` also prints).
+    /// verbose the launcher's whole report (which `wright doctor` also prints).
     pub fn describe(&self) -> String {
         let Some(report) = &self.report else {
             return "none: commands run as you, in the workspace, with a scrubbed environment"
@@ -239,7 +245,7 @@ impl SandboxSetup {
             })
             .collect();
         format!(
-            "{level} · network: {network} · writable: {} (--verbose: the details)",
+            "{level} · network: {network} · writable: {}",
             writable.join(", ")
         )
     }

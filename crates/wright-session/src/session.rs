@@ -256,15 +256,6 @@ impl Session {
             locks,
         })
     }
-
-    /// The header's lines about the model.
-    pub fn model_lines(&self) -> Vec<String> {
-        vec![
-            format!("tool calls {}", self.tool_calling_why),
-            format!("constraint {}", self.constraint_why),
-            format!("context {}", self.window.description),
-        ]
-    }
 }
 
 /// A workspace the agent may write must not hold wright's own files, nor lie among them:
