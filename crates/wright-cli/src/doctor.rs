@@ -1,6 +1,6 @@
 //! `wright doctor`: what a user runs first. It finds the server and the model, reads the
 //! real context window, probes tool calling (the answer is kept for `wright run`, see
-//! `tool_mode`), measures prefill and generation speed with a short request, checks the
+//! `wright_session::tool_mode`), measures prefill and generation speed with a short request, checks the
 //! sandbox, and gives concrete advice for each problem, once. Its rule is `run`'s: a
 //! problem is what makes `run` fail (or silently wrong), exit 1; what `run` only warns
 //! about (a small context window) is a note, exit 0. "ready" names the command that works,

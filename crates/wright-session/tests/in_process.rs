@@ -181,3 +181,32 @@ async fn a_run_in_process_fixes_the_test_and_hands_over_its_branch() {
         .events;
     assert!(shape(&logged).ends_with(&shape(&seen.0)), "{logged:?}");
 }
+
+/// A server runs sessions on a multi-threaded runtime: what a session's steps return can
+/// move between threads (checked when this compiles).
+#[allow(dead_code)]
+fn the_session_futures_are_send(
+    start: wright_session::StartPoint,
+    request: Request,
+    existing: wright_session::Existing,
+    session: Session,
+    conversation: wright_core::Conversation,
+    observer: &'static mut Recorder,
+) {
+    fn send<T: Send>(_: T) {}
+    send(Session::prepare(start, request, &Unattended));
+    let sandbox = SandboxChoice {
+        mode: SandboxMode::Auto,
+        options: SandboxOptions::of(&session.settings, false),
+        launcher: Launcher::program("wright-launcher"),
+    };
+    let client = session.client.clone();
+    let settings = session.settings.clone();
+    send(async move { Session::reopen(existing, client, settings, &sandbox).await });
+    let ending = Ending {
+        title: "",
+        summary: None,
+        locks: Vec::new(),
+    };
+    send(session.finish(conversation, ending, observer));
+}
