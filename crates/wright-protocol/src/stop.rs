@@ -140,6 +140,32 @@ mod tests {
     }
 
     #[test]
+    fn an_older_log_and_a_newer_reason_still_read() {
+        let read = |line: &str| match serde_json::from_str::<crate::Event>(line).unwrap().body {
+            crate::EventBody::State { reason, stop, .. } => {
+                StopReason::logged(stop.as_ref(), reason.as_deref())
+            }
+            other => panic!("{other:?}"),
+        };
+        let old = r#"{"id":5,"ts":"2026-01-01T00:00:00.000Z","source":"environment","kind":"state","state":"stopped","reason":"the step limit (3) was reached; raise it with --max-steps"}"#;
+        assert_eq!(
+            read(old),
+            Some(StopReason::Other {
+                text: "the step limit (3) was reached; raise it with --max-steps".into()
+            })
+        );
+        let typed = r#"{"id":5,"ts":"2026-01-01T00:00:00.000Z","source":"environment","kind":"state","state":"stopped","reason":"the step limit (3) was reached","stop":{"kind":"max_steps","limit":3}}"#;
+        assert_eq!(read(typed), Some(StopReason::MaxSteps { limit: 3 }));
+        let newer = r#"{"id":5,"ts":"2026-01-01T00:00:00.000Z","source":"environment","kind":"state","state":"stopped","reason":"a reason to come","stop":{"kind":"to_come"}}"#;
+        assert_eq!(
+            read(newer),
+            Some(StopReason::Other {
+                text: "a reason to come".into()
+            })
+        );
+    }
+
+    #[test]
     fn no_reason_names_a_flag() {
         let reasons = [
             StopReason::MaxSteps { limit: 3 },
