@@ -4,15 +4,11 @@
 //! /diff, /undo (revert the agent's last edit), /model NAME, /profile NAME, /new,
 //! /resume ID, /cost, /help, /exit. Line editing and history come from rustyline.
 
-use crate::inspect::GitInspector;
+use crate::drive::print_header;
+use crate::drive::CommonArgs;
+use crate::drive::WorkspaceArgs;
 use crate::progress::Progress;
 use crate::report::print_report;
-use crate::session::configure;
-use crate::session::print_header;
-use crate::session::CommonArgs;
-use crate::session::NewSession;
-use crate::session::Tools;
-use crate::session::WorkspaceArgs;
 use crate::settings::SessionSettings;
 use anyhow::Context;
 use anyhow::Result;
@@ -27,7 +23,13 @@ use wright_core::Conversation;
 use wright_protocol::count;
 use wright_protocol::AgentState;
 use wright_protocol::EventBody;
+use wright_protocol::StopReason;
 use wright_protocol::ToolCalling;
+use wright_session::configure;
+use wright_session::inspect::GitInspector;
+use wright_session::Ending;
+use wright_session::Replies;
+use wright_session::Tools;
 use wright_tools::Tool;
 
 #[derive(Args)]
@@ -80,7 +82,7 @@ impl Chat {
         configure(
             &mut conversation,
             self.window,
-            &self.settings,
+            &self.settings.values,
             &self.inspector,
         );
         conversation.add_step_guard(tools.disk_guard(self.settings.values.max_disk));
@@ -91,77 +93,33 @@ impl Chat {
 
 pub async fn chat(args: ChatArgs) -> Result<u8> {
     args.common.check()?;
-    let session = NewSession::prepare(
-        &args.common,
-        &args.place,
-        crate::session::Replies::MayBeWords,
-    )
-    .await?;
-    let lines = session.model_lines();
-    let NewSession {
-        settings,
-        client,
-        tool_calling,
-        window,
-        id,
-        conversation_dir,
-        working_copy,
-        tools,
-        locks,
-        ..
-    } = session;
-    // Held for the whole chat: the first conversation's (whose sandbox this is) and the
-    // checkout's; a conversation switched to later has its own lock too.
-    let root = tools.workspace.root().display().to_string();
-    let inspector = tools.inspector(&working_copy);
+    let (settings, session) =
+        crate::drive::prepare(&args.common, &args.place, Replies::MayBeWords).await?;
+    // Held for the whole chat: the first conversation's lock (whose sandbox this is) and
+    // the checkout's, in the session; a conversation switched to later has its own lock.
+    let root = session.tools.workspace.root().display().to_string();
+    let id = session.id.clone();
     // Made once, before the agent's first step; a conversation started later in this
     // chat gets the same map.
-    let map = working_copy.workspace_map(settings.values.map, &tools.workspace);
-    let conversation = Conversation::create(
-        &id,
-        &conversation_dir.join("events.jsonl"),
-        &root,
-        client.clone(),
-        tools.toolbox.clone(),
-        wright_core::Opening {
-            system_prompt: chat_system_prompt(&root),
-            workspace_map: map.clone(),
-        },
-        tool_calling,
-    )?;
+    let map = session.workspace_map();
+    let conversation = session.start_conversation(map.clone())?;
     let mut chat = Chat {
         conversation,
-        tool_calling,
+        tool_calling: session.tool_calling,
         map,
-        window: window.tokens,
-        inspector,
+        window: session.window.tokens,
+        inspector: session.tools.inspector(&session.working_copy),
         settings,
         started: Instant::now(),
         lock: None,
     };
-    configure(
-        &mut chat.conversation,
-        chat.window,
-        &chat.settings,
-        &chat.inspector,
-    );
-    chat.conversation
-        .add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
-    chat.conversation.set_workspace(tools.workspace.clone());
-    // The files of each step, for `wright fork --at` (of this conversation: the working
-    // copy is its own).
-    if let Some(keeper) =
-        crate::working_copy::steps::keeper(&working_copy, &tools.setup, &conversation_dir)
-    {
-        chat.conversation.set_step_snapshot(keeper);
-    }
     print_header(
         &id,
-        &client,
-        tools.workspace.root(),
-        &working_copy,
-        &lines,
-        &tools.setup,
+        &session.client,
+        session.tools.workspace.root(),
+        &session.working_copy,
+        &crate::drive::model_lines(&session),
+        &session.tools.setup,
     );
     tell!("{HELP}\n");
 
@@ -232,7 +190,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                 None => say!("the workspace is not a git repository: no diff to show"),
             },
             "/undo" => {
-                if undo(&mut chat, &tools, &mut observer).await? {
+                if undo(&mut chat, &session.tools, &mut observer).await? {
                     // The review of the changes before the undo no longer holds.
                     let review = chat.conversation.review_again();
                     if let Some(outcome) = last_outcome.as_mut() {
@@ -244,7 +202,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                 let base_url = chat.conversation.client().config().base_url.clone();
                 match chat.settings.client_for(&base_url, rest.trim()).await {
                     Ok(mut client) => {
-                        let window = crate::connect::context_window(
+                        let window = wright_session::connect::context_window(
                             &mut client,
                             chat.settings.values.context_window,
                         )
@@ -262,18 +220,25 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
             "/profile" if !rest.trim().is_empty() => switch_profile(&mut chat, rest.trim()).await,
             "/new" => {
                 let client = chat.conversation.client().clone();
-                let (conversation, lock) = chat.new_conversation(&tools, client)?;
+                let (conversation, lock) = chat.new_conversation(&session.tools, client)?;
                 chat.conversation = conversation;
                 chat.lock = Some(lock);
                 say!("new conversation {}", chat.conversation.id());
             }
             "/resume" if !rest.trim().is_empty() => {
                 let client = chat.conversation.client().clone();
-                match resume_here(rest.trim(), &root, client, &tools, &id) {
+                match resume_here(rest.trim(), &root, client, &session.tools, &id) {
                     Ok((mut resumed, lock)) => {
-                        configure(&mut resumed, chat.window, &chat.settings, &chat.inspector);
-                        resumed.add_step_guard(tools.disk_guard(chat.settings.values.max_disk));
-                        resumed.set_workspace(tools.workspace.clone());
+                        configure(
+                            &mut resumed,
+                            chat.window,
+                            &chat.settings.values,
+                            &chat.inspector,
+                        );
+                        resumed.add_step_guard(
+                            session.tools.disk_guard(chat.settings.values.max_disk),
+                        );
+                        resumed.set_workspace(session.tools.workspace.clone());
                         chat.conversation = resumed;
                         chat.lock = lock;
                         say!("back in conversation {}", chat.conversation.id());
@@ -287,7 +252,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                 match outcome.state {
                     AgentState::Finished => {
                         if let Some(summary) = &outcome.summary {
-                            if outcome.reason == "the model called finish" {
+                            if outcome.stop == StopReason::Finished {
                                 say!("\n{}", summary.trim());
                             }
                         }
@@ -295,10 +260,11 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                     _ => say!(
                         "\n[{}: {}]",
                         outcome.state.as_str(),
-                        crate::hints::with_remedy(
-                            &outcome.reason,
+                        crate::hints::stop_words(
+                            &outcome.stop,
                             outcome.remedy,
-                            crate::hints::Front::Chat
+                            crate::hints::Front::Chat,
+                            chat.conversation.id()
                         )
                     ),
                 }
@@ -313,42 +279,30 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         let _ = editor.save_history(path);
     }
 
-    let log_path = chat.conversation.log_path().to_path_buf();
-    let final_id = chat.conversation.id().to_string();
-    let Tools {
-        terminal,
-        workspace,
-        setup,
-        warm_up,
-        toolbox,
-        editor,
-    } = tools;
-    warm_up.abort();
-    let commit_message = crate::working_copy::commit_message(
-        crate::working_copy::task_of(chat.conversation.events()).unwrap_or("chat"),
-        last_outcome
-            .as_ref()
-            .filter(|outcome| outcome.state == AgentState::Finished)
-            .and_then(|outcome| outcome.summary.as_deref()),
-    );
+    let summary = last_outcome
+        .as_ref()
+        .filter(|outcome| outcome.state == AgentState::Finished)
+        .and_then(|outcome| outcome.summary.as_deref());
     // The conversation ends; its lock is held until the working copy is handed over.
-    let lock = chat.lock.take();
-    let mut log = chat.conversation.into_log();
-    drop((terminal, toolbox, editor));
-    let changes = working_copy.finish(&commit_message, &setup);
-    drop(workspace);
-    crate::report::record_changes(&mut log, &changes, &mut observer).await?;
-    drop((lock, locks));
+    let ending = Ending {
+        title: "chat",
+        summary,
+        locks: chat.lock.take().into_iter().collect(),
+    };
+    let finished = session
+        .finish(chat.conversation, ending, &mut observer)
+        .await?;
+    let (changes, final_id) = (&finished.changes, &finished.id);
     if let Some(outcome) = last_outcome {
         print_report(
             &outcome,
             std::time::Duration::ZERO,
-            &changes,
-            &final_id,
-            &log_path,
+            changes,
+            final_id,
+            &finished.log_path,
         );
     }
-    if crate::session::tell_failure(&changes, &final_id) {
+    if crate::drive::tell_failure(changes, final_id) {
         return Ok(1);
     }
     Ok(leaving.code().unwrap_or(0))
@@ -369,7 +323,7 @@ fn resume_here(
         true => None,
         false => Some(wright_core::RunLock::conversation(&dir, id)?),
     };
-    let record = crate::working_copy::Record::read(&dir)?;
+    let record = wright_session::working_copy::Record::read(&dir)?;
     if record.workspace() != std::path::Path::new(root) {
         anyhow::bail!(
             "that conversation worked in {}; use `wright resume {id}` from the shell",
@@ -398,7 +352,8 @@ async fn switch_profile(chat: &mut Chat, name: &str) {
         Ok(client) => client,
         Err(err) => return say!("{err:#}"),
     };
-    let window = crate::connect::context_window(&mut client, settings.values.context_window).await;
+    let window =
+        wright_session::connect::context_window(&mut client, settings.values.context_window).await;
     if let Some(tokens) = window.tokens {
         chat.conversation.set_context_window(tokens);
     }
@@ -408,7 +363,7 @@ async fn switch_profile(chat: &mut Chat, name: &str) {
         "now using profile {name}: {} on {} (context {})",
         client.config().model,
         client.config().base_url,
-        window.description
+        crate::drive::window_words(&window)
     );
     chat.conversation.set_client(client);
     chat.settings = settings;

@@ -2,8 +2,8 @@
 //! configuration with where each value came from, the files read, and the record of what
 //! the user allowed.
 
-use crate::session::CommonArgs;
 use crate::settings::merged;
+use crate::settings::CommonArgs;
 use crate::settings::RepoConfigSource;
 use anyhow::bail;
 use anyhow::Context;
@@ -69,7 +69,11 @@ pub fn source_of(workspace: &Path) -> Result<RepoConfigSource> {
     let dir = workspace
         .canonicalize()
         .with_context(|| format!("{} must be an existing directory", workspace.display()))?;
-    Ok(crate::working_copy::StartPoint::find(&dir).config_source())
+    Ok(wright_session::working_copy::StartPoint::find(
+        &dir,
+        &crate::drive::Terminal { json: false },
+    )
+    .config_source())
 }
 
 pub fn config(command: ConfigCommand) -> Result<()> {

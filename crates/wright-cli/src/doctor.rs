@@ -1,16 +1,14 @@
 //! `wright doctor`: what a user runs first. It finds the server and the model, reads the
 //! real context window, probes tool calling (the answer is kept for `wright run`, see
-//! `tool_mode`), measures prefill and generation speed with a short request, checks the
+//! `wright_session::tool_mode`), measures prefill and generation speed with a short request, checks the
 //! sandbox, and gives concrete advice for each problem, once. Its rule is `run`'s: a
 //! problem is what makes `run` fail (or silently wrong), exit 1; what `run` only warns
 //! about (a small context window) is a note, exit 0. "ready" names the command that works,
 //! with the flags doctor was given.
 
-use crate::connect::connect;
-use crate::connect::context_window;
 use crate::hints::explain;
 use crate::hints::Front;
-use crate::session::CommonArgs;
+use crate::settings::CommonArgs;
 use crate::settings::RepoConfigSource;
 use crate::settings::SessionSettings;
 use anyhow::Result;
@@ -26,6 +24,8 @@ use wright_protocol::ToolCalling;
 use wright_sandbox::confine::Policy;
 use wright_sandbox::Sandbox;
 use wright_sandbox::SandboxMode;
+use wright_session::connect::connect;
+use wright_session::connect::context_window;
 
 #[derive(Args)]
 pub struct DoctorArgs {
@@ -324,8 +324,8 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
     let client = &client;
     report.set(
         "context_window",
-        json!({"tokens": window.tokens, "source": window.description, "warning": window.warning}),
-        format!("context    {}", window.description),
+        json!({"tokens": window.tokens, "source": crate::drive::window_words(&window), "warning": window.warning}),
+        format!("context    {}", crate::drive::window_words(&window)),
     );
     if let Some(warning) = &window.warning {
         // `run` warns about it and goes on: a note here too, not a failure.
@@ -352,20 +352,20 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
                 )
             };
             // The next `wright run` on this server and model takes this answer.
-            crate::tool_mode::remember(client, &window.server, mode, "doctor");
+            wright_session::tool_mode::remember(client, &window.server, mode, "doctor");
             report.set(
                 "tool_calling",
                 json!(mode.as_str()),
                 format!("tools      {words}"),
             );
-            let asking = crate::constrain_mode::Asking {
+            let asking = wright_session::constrain_mode::Asking {
                 client,
                 server: &window.server,
                 kind: window.kind,
                 tool_calling: mode,
             };
             // `run` takes this answer too (a chat never constrains its replies).
-            let decision = crate::constrain_mode::doctor(&asking).await;
+            let decision = wright_session::constrain_mode::doctor(&asking).await;
             report.set(
                 "constraint",
                 json!({"in_force": decision.constraint, "why": decision.why}),
@@ -485,8 +485,8 @@ fn check_sandbox(requested: &str, workspace: PathBuf, report: &mut Report) {
         let mut policy = Policy::for_workspace(&workspace, &private, home.as_deref());
         policy.cgroup_description =
             "a cgroup of its own per run, where the cgroup tree is writable".into();
-        let launcher = std::env::current_exe()?;
-        let result = Sandbox::for_mode(mode, launcher, &policy);
+        let launcher = wright_session::Launcher::this_program()?;
+        let result = Sandbox::for_mode(mode, launcher.path().to_path_buf(), &policy);
         drop(private);
         Ok::<_, anyhow::Error>(result?)
     })();

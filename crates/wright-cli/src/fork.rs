@@ -13,15 +13,7 @@
 use crate::history_cmds::conversation_dir;
 use crate::resume::resume;
 use crate::resume::ResumeArgs;
-use crate::sandbox_setup::Placement;
-use crate::sandbox_setup::SandboxSetup;
-use crate::session::CommonArgs;
-use crate::working_copy::steps;
-use crate::working_copy::steps::FilesAt;
-use crate::working_copy::steps::Unknown;
-use crate::working_copy::AgentClone;
-use crate::working_copy::Record;
-use crate::working_copy::WorkingCopy;
+use crate::settings::CommonArgs;
 use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
@@ -34,6 +26,14 @@ use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_sandbox::git::AgentRepo;
 use wright_sandbox::RunLimits;
+use wright_session::sandbox_setup::Placement;
+use wright_session::sandbox_setup::SandboxSetup;
+use wright_session::working_copy::steps;
+use wright_session::working_copy::steps::FilesAt;
+use wright_session::working_copy::steps::Unknown;
+use wright_session::working_copy::AgentClone;
+use wright_session::working_copy::Record;
+use wright_session::working_copy::WorkingCopy;
 
 #[derive(Args)]
 pub struct ForkArgs {
@@ -97,7 +97,7 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
     let (new_workspace, said) = match made {
         Ok(made) => made,
         Err(err) => {
-            crate::working_copy::remove_unstarted(&dir, &id);
+            wright_session::working_copy::remove_unstarted(&dir, &id);
             return Err(err);
         }
     };
@@ -185,24 +185,31 @@ fn set_up(
     files: &FilesAt,
     kept: &[steps::Kept],
 ) -> Result<(String, Given)> {
-    match WorkingCopy::reopen(source_dir, Path::new(old_workspace))? {
+    let front = crate::drive::Terminal {
+        json: args.common.json,
+    };
+    match WorkingCopy::reopen(source_dir, Path::new(old_workspace), &front)? {
         WorkingCopy::Clone(source) => {
             let sub = Path::new(old_workspace)
                 .strip_prefix(&source.clone_root)
                 .unwrap_or(Path::new(""));
-            let mut start = crate::working_copy::StartPoint::find(&source.repo.top().join(sub));
+            let mut start = wright_session::working_copy::StartPoint::find(
+                &source.repo.top().join(sub),
+                &front,
+            );
             // The second approach starts where the first did.
             start.head = Some(source.base.clone());
             let fork = WorkingCopy::prepare(
                 start,
                 dir,
                 id,
-                crate::working_copy::Options {
+                wright_session::working_copy::Options {
                     in_place: false,
                     force: false,
-                    uncommitted: crate::working_copy::UncommittedChoice::Leave,
+                    uncommitted: wright_session::working_copy::UncommittedChoice::Leave,
                     snapshot: false,
                 },
+                &front,
             )?;
             let WorkingCopy::Clone(clone) = &fork else {
                 bail!("the repository {} is gone", source.repo.top().display());
@@ -258,6 +265,7 @@ fn fill_clone(
         settings.sandbox_options(),
         &placement,
         &format!("{id}-fork"),
+        &wright_session::Launcher::this_program()?,
     )?;
     let git = AgentRepo::new(&setup.sandbox, &setup.env, &clone.clone_root);
     let commit = match files {

@@ -1,9 +1,11 @@
 //! The fix for a model server's error, worded for where the user is: on the command line
 //! (`run`, `resume`, `fork`, `doctor`, or the start of a chat) a flag, inside a chat a
-//! slash command. The libraries carry only a typed `Remedy`; they never name either.
+//! slash command; and what to do after each reason a run stops for. The libraries carry
+//! only a typed `Remedy` and `StopReason`; they never name a flag or a command.
 
 use wright_llm::LlmError;
 use wright_llm::Remedy;
+use wright_protocol::StopReason;
 
 /// Where the user will act on the error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,4 +58,35 @@ pub fn with_remedy(reason: &str, remedy: Option<Remedy>, front: Front) -> String
         "."
     };
     format!("{reason}{stop} {}", hint(remedy, front))
+}
+
+/// What to do when the window is too small for the work.
+const LARGER_WINDOW: &str = "Give the model a larger window: start the model server with a larger context (and raise --context-window if you set it lower), or use a model made for a larger window";
+
+/// Why conversation `id` stopped, in words, with what to do about it: the budget's flag,
+/// the command to go on, the model server's remedy.
+pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &str) -> String {
+    let fact = stop.to_string();
+    let words = match stop {
+        StopReason::MaxSteps { .. } => format!("{fact}; raise it with --max-steps"),
+        StopReason::MaxTokens { .. } => format!("{fact}; raise it with --max-tokens"),
+        StopReason::MaxCost { .. } => format!("{fact}; raise max_cost or pass --max-cost"),
+        StopReason::MaxTime { .. } => format!("{fact}; raise it with --max-time"),
+        StopReason::MaxDisk { .. } => format!("{fact}; raise it with --max-disk"),
+        StopReason::NoToolCall => format!(
+            "{fact}. Go on with `wright resume {id} \"…\"`, or ask questions in `wright chat`"
+        ),
+        StopReason::Stuck { .. } => {
+            format!("{fact}. Resume with a hint: wright resume {id} \"…\"")
+        }
+        StopReason::WindowTooSmall { .. } => format!("{fact}. {LARGER_WINDOW}"),
+        StopReason::Finished
+        | StopReason::Answered
+        | StopReason::Interrupted { .. }
+        | StopReason::CondensingEveryStep
+        | StopReason::ModelError { .. }
+        | StopReason::ToolFailed { .. }
+        | StopReason::Other { .. } => fact,
+    };
+    with_remedy(&words, remedy, front)
 }

@@ -7,10 +7,6 @@ use crate::listing::worked_on;
 use crate::listing::Summary;
 use crate::progress::clip_lines;
 use crate::progress::describe_arguments;
-use crate::working_copy::status::Change;
-use crate::working_copy::status::HandOver;
-use crate::working_copy::status::Repos;
-use crate::working_copy::Record;
 use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
@@ -23,6 +19,10 @@ use wright_protocol::EventBody;
 use wright_protocol::Source;
 use wright_sandbox::git::Oid;
 use wright_sandbox::git::UserRepo;
+use wright_session::working_copy::status::Change;
+use wright_session::working_copy::status::HandOver;
+use wright_session::working_copy::status::Repos;
+use wright_session::working_copy::Record;
 
 /// Output lines `wright show` prints of each output without `--full`: the first and the
 /// last (where a test run says why it failed).
@@ -294,9 +294,22 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                     ""
                 }
             ),
-            EventBody::State { state, reason } => {
-                if let Some(reason) = reason {
-                    say!("{n}[{}: {reason}]", state.as_str());
+            EventBody::State {
+                state,
+                reason,
+                stop,
+            } => {
+                // Typed where the log has it (worded here, with what to do), else its words.
+                if let Some(stop) =
+                    wright_protocol::StopReason::logged(stop.as_ref(), reason.as_deref())
+                {
+                    let words = crate::hints::stop_words(
+                        &stop,
+                        None,
+                        crate::hints::Front::CommandLine,
+                        &id,
+                    );
+                    say!("{n}[{}: {words}]", state.as_str());
                 }
             }
             EventBody::Retry {

@@ -12,9 +12,6 @@ use crate::history_cmds::conversation_ids;
 use crate::history_cmds::resolve_id;
 use crate::listing::short_age;
 use crate::listing::Summary;
-use crate::working_copy::status::Change;
-use crate::working_copy::status::Repos;
-use crate::working_copy::Record;
 use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
@@ -29,6 +26,9 @@ use wright_core::RunLock;
 use wright_sandbox::git::Oid;
 use wright_sandbox::git::UserRepo;
 use wright_sandbox::remove_tree;
+use wright_session::working_copy::status::Change;
+use wright_session::working_copy::status::Repos;
+use wright_session::working_copy::Record;
 
 #[derive(Args)]
 pub struct RmArgs {
@@ -185,7 +185,7 @@ pub fn gc(args: GcArgs) -> Result<()> {
     };
     let mut freed = 0;
     let mut counts = [0usize; 3];
-    for dir in crate::sandbox_setup::dead_private_dirs() {
+    for dir in wright_session::sandbox_setup::dead_private_dirs() {
         let bytes = disk_use(&dir);
         if !args.dry_run {
             if let Err(err) = remove_tree(&dir) {

@@ -5,9 +5,6 @@
 
 use crate::history_cmds::conversation_ids;
 use crate::progress::clip;
-use crate::working_copy::status::Change;
-use crate::working_copy::status::Repos;
-use crate::working_copy::Record;
 use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
@@ -20,6 +17,9 @@ use wright_protocol::read_log;
 use wright_protocol::AgentState;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
+use wright_session::working_copy::status::Change;
+use wright_session::working_copy::status::Repos;
+use wright_session::working_copy::Record;
 
 #[derive(Args)]
 pub struct LsArgs {

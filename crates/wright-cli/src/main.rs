@@ -7,29 +7,21 @@ mod screen;
 mod ask;
 mod chat;
 mod config_cmds;
-mod connect;
-mod constrain_mode;
 mod doctor;
+mod drive;
 mod eval;
-mod first_look;
 mod fork;
 mod hints;
 mod history_cmds;
 mod housekeeping;
-mod inspect;
 mod listing;
 mod live;
-mod probe_cache;
 mod progress;
 mod report;
 mod resume;
 mod run;
-mod sandbox_setup;
-mod session;
 mod settings;
 mod signals;
-mod tool_mode;
-mod working_copy;
 
 use clap::Parser;
 use clap::Subcommand;
@@ -119,14 +111,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // The sandbox launcher: single-threaded, before anything else starts.
-    let mut args = std::env::args_os().skip(1);
-    if args
-        .next()
-        .is_some_and(|first| first == wright_sandbox::confine::SANDBOX_EXEC_ARG)
-    {
-        wright_sandbox::confine::launcher_main(args.collect());
-    }
+    // The sandbox launcher (wright is its own): single-threaded, before anything else.
+    wright_session::launch_if_asked();
     // Orphans of the agent's commands become wright's, so none outlives its run.
     wright_sandbox::become_subreaper();
     let cli = Cli::parse();
@@ -168,10 +154,15 @@ fn main() -> ExitCode {
                 cherry_pick,
                 with_git_config,
             } => history_cmds::pick(id.as_deref())
-                .and_then(|dir| working_copy::apply(&dir, cherry_pick, with_git_config))
+                .and_then(|dir| {
+                    let front = drive::Terminal { json: false };
+                    wright_session::working_copy::apply(&dir, cherry_pick, with_git_config, &front)
+                })
                 .map(|()| 0),
             Command::Discard { id } => history_cmds::conversation_dir(&id)
-                .and_then(|dir| working_copy::discard(&dir))
+                .and_then(|dir| {
+                    wright_session::working_copy::discard(&dir, &drive::Terminal { json: false })
+                })
                 .map(|()| 0),
             Command::Config { command } => config_cmds::config(command).map(|()| 0),
             Command::Allow(args) => config_cmds::allow(args).map(|()| 0),

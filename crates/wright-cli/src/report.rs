@@ -1,86 +1,13 @@
 //! The end of a run: outcome, the model's summary, what changed in the workspace (as a
 //! git diff, new files included, read in the sandbox) and what it cost.
 
-use crate::hints::with_remedy;
+use crate::hints::stop_words;
 use crate::hints::Front;
-use crate::working_copy;
-use crate::working_copy::InPlaceCommit;
 use std::path::Path;
 use std::time::Duration;
-use wright_core::EventLog;
-use wright_core::Observer;
 use wright_core::Outcome;
-use wright_protocol::Changes;
-use wright_protocol::ChangesOutcome;
-use wright_protocol::EventBody;
-use wright_protocol::Source;
-
-/// Logs where the changes went as the run's last event (`--json` prints it), and waits
-/// until the log is on disk.
-pub async fn record_changes(
-    log: &mut EventLog,
-    changes: &working_copy::Outcome,
-    observer: &mut dyn Observer,
-) -> anyhow::Result<()> {
-    let event = log.append(
-        Source::Environment,
-        EventBody::Changes(changes_event(changes)),
-    )?;
-    observer.event(event);
-    log.sync_step().await?;
-    log.wait_sync().await?;
-    Ok(())
-}
-
-/// The `changes` event for what became of the working copy.
-fn changes_event(changes: &working_copy::Outcome) -> Changes {
-    let mut event = Changes {
-        outcome: ChangesOutcome::None,
-        branch: None,
-        commit: None,
-        diff: None,
-        configuring: Vec::new(),
-        reason: None,
-        kept: None,
-    };
-    match changes {
-        working_copy::Outcome::Branch {
-            branch,
-            tip,
-            diff,
-            configuring,
-        } => {
-            event.outcome = ChangesOutcome::Branch;
-            event.branch = Some(branch.clone());
-            event.commit = Some(tip.as_str().to_string());
-            event.diff = Some(diff.clone());
-            event.configuring = configuring.clone();
-        }
-        working_copy::Outcome::NoChanges => {}
-        working_copy::Outcome::InPlace { diff, commit, .. } => match commit {
-            InPlaceCommit::Made(tip) => {
-                event.outcome = ChangesOutcome::Committed;
-                event.commit = Some(tip.as_str().to_string());
-                event.diff = Some(diff.clone());
-            }
-            InPlaceCommit::NothingToCommit => {}
-            InPlaceCommit::LeftWithYours => {
-                event.outcome = ChangesOutcome::Uncommitted;
-                event.diff = Some(diff.clone());
-            }
-        },
-        working_copy::Outcome::NotGit { diff, .. } => {
-            event.outcome = ChangesOutcome::NotGit;
-            event.diff = diff.clone();
-        }
-        working_copy::Outcome::Failed { reason, kept } => {
-            event.outcome = ChangesOutcome::Failed;
-            event.reason = Some(reason.clone());
-            event.kept = Some(kept.display().to_string());
-        }
-    }
-    event
-}
+use wright_session::working_copy;
+use wright_session::working_copy::InPlaceCommit;
 
 pub fn print_report(
     outcome: &Outcome,
@@ -106,7 +33,7 @@ pub fn print_report(
     say!(
         "── {}: {} · {} step{} · {:.1} s",
         outcome.state.as_str(),
-        with_remedy(&outcome.reason, outcome.remedy, Front::CommandLine),
+        stop_words(&outcome.stop, outcome.remedy, Front::CommandLine, id),
         totals.steps,
         if totals.steps == 1 { "" } else { "s" },
         elapsed.as_secs_f64()

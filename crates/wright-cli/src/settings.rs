@@ -8,13 +8,9 @@
 //! repository's code may go there.
 
 use crate::ask;
-use crate::connect::connect;
-use crate::connect::ServerChoice;
 use crate::hints::explain;
 use crate::hints::Front;
-use crate::sandbox_setup::SandboxOptions;
 use anyhow::bail;
-use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
 use std::path::Path;
@@ -25,16 +21,15 @@ use wright_config::consent::Consent;
 use wright_config::Config;
 use wright_config::EgressVerdict;
 use wright_config::Settings;
-use wright_config::REPO_FILE;
 use wright_core::Limits;
 use wright_llm::Client;
 use wright_llm::ClientConfig;
-use wright_sandbox::git::Oid;
-use wright_sandbox::git::UserRepo;
 use wright_sandbox::SandboxMode;
-
-/// The largest repository configuration file read.
-const MAX_REPO_FILE: usize = 64 << 10;
+use wright_session::connect::connect;
+use wright_session::connect::ServerChoice;
+pub use wright_session::repo_config::RepoConfigSource;
+use wright_session::repo_config::RepoFile;
+use wright_session::sandbox_setup::SandboxOptions;
 
 #[derive(Args, Clone, Default)]
 pub struct CommonArgs {
@@ -237,64 +232,6 @@ pub fn check_text(text: &str, what: &str, example: &str) -> Result<()> {
     Ok(())
 }
 
-/// Where a repository's own configuration file is read from.
-#[derive(Debug, Clone)]
-pub enum RepoConfigSource {
-    /// The user's repository, at the commit the conversation starts from.
-    Commit { repo: UserRepo, commit: Oid },
-    /// A directory that is not a repository, read beneath it.
-    Directory(PathBuf),
-    /// A repository without a commit yet: nothing to read.
-    Nothing { top: PathBuf },
-}
-
-/// A repository's configuration file as read.
-pub struct RepoFile {
-    pub text: String,
-    /// For messages: the path, and the commit it was read at.
-    pub name: String,
-}
-
-impl RepoConfigSource {
-    /// The repository (or directory) consent and `[repos."PATH"]` are keyed by.
-    pub fn key(&self) -> &Path {
-        match self {
-            RepoConfigSource::Commit { repo, .. } => repo.top(),
-            RepoConfigSource::Directory(dir) => dir,
-            RepoConfigSource::Nothing { top } => top,
-        }
-    }
-
-    pub fn read(&self) -> Result<Option<RepoFile>> {
-        let (bytes, name) = match self {
-            RepoConfigSource::Commit { repo, commit } => {
-                let bytes = repo
-                    .file_at(commit, REPO_FILE, MAX_REPO_FILE)
-                    .with_context(|| {
-                        format!("cannot read {REPO_FILE} of {}", repo.top().display())
-                    })?;
-                let short: String = commit.as_str().chars().take(12).collect();
-                (
-                    bytes,
-                    format!("{} at {short}", repo.top().join(REPO_FILE).display()),
-                )
-            }
-            RepoConfigSource::Directory(dir) => {
-                let workspace = wright_tools::Workspace::new(dir)?;
-                let bytes = workspace.read_file(Path::new(REPO_FILE), MAX_REPO_FILE as u64)?;
-                (bytes, dir.join(REPO_FILE).display().to_string())
-            }
-            RepoConfigSource::Nothing { .. } => (None, String::new()),
-        };
-        let Some(bytes) = bytes else {
-            return Ok(None);
-        };
-        let text =
-            String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{name} is not UTF-8 text"))?;
-        Ok(Some(RepoFile { text, name }))
-    }
-}
-
 /// What a session runs with, and how it was decided.
 pub struct SessionSettings {
     pub values: Settings,
@@ -488,22 +425,20 @@ impl SessionSettings {
     }
 
     pub fn limits(&self) -> Limits {
-        Limits {
-            max_steps: self.values.max_steps,
-            max_tokens: self.values.max_tokens,
-            max_time: self.values.max_time.map(Duration::from_secs),
-            max_cost: self.values.max_cost,
-        }
+        wright_session::limits(&self.values)
+    }
+
+    /// The sandbox these settings ask for, started through this program (`wright` is its
+    /// own sandbox launcher).
+    pub fn sandbox_choice(&self) -> Result<wright_session::SandboxChoice> {
+        Ok(wright_session::SandboxChoice {
+            mode: self.sandbox_mode()?,
+            options: self.sandbox_options(),
+            launcher: wright_session::Launcher::this_program()?,
+        })
     }
 
     pub fn sandbox_options(&self) -> SandboxOptions {
-        SandboxOptions {
-            network: self.values.network,
-            max_processes: self.values.max_processes,
-            max_memory_mb: self.values.max_memory,
-            max_file_mb: self.values.max_file_size,
-            docker_image: self.values.docker_image.clone(),
-            verbose: self.args.verbose,
-        }
+        SandboxOptions::of(&self.values, self.args.verbose)
     }
 }

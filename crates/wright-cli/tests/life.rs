@@ -34,7 +34,7 @@ fn last_state(h: &Harness) -> (AgentState, String) {
         .iter()
         .rev()
         .find_map(|e| match &e.body {
-            EventBody::State { state, reason } => {
+            EventBody::State { state, reason, .. } => {
                 Some((*state, reason.clone().unwrap_or_default()))
             }
             _ => None,

@@ -41,6 +41,7 @@ use wright_protocol::EventBody;
 use wright_protocol::Review;
 use wright_protocol::Source;
 use wright_protocol::Start;
+use wright_protocol::StopReason;
 use wright_protocol::ToolCalling;
 use wright_protocol::Usage;
 use wright_protocol::LOG_FORMAT_VERSION;
@@ -110,13 +111,6 @@ pub(crate) fn reply_reserve(window: u64) -> u64 {
 
 /// What the model is told when, in `run` mode, it replies without a tool call.
 pub const NUDGE: &str = "You replied without a tool call. Nobody reads your replies during the task: act through the tools, or call finish with your summary if the task is done.";
-
-fn time_limit_reason(max: std::time::Duration) -> String {
-    format!(
-        "the time limit ({} s) was reached; raise it with --max-time",
-        max.as_secs()
-    )
-}
 
 /// Before any reply says otherwise: one token per three bytes of JSON, on the high side.
 const INITIAL_TOKENS_PER_BYTE: f64 = 1.0 / 3.0;
@@ -280,12 +274,18 @@ impl Conversation {
         &mut self,
         observer: &mut dyn Observer,
         state: AgentState,
-        reason: Option<String>,
+        stop: Option<StopReason>,
     ) -> Result<(), StoreError> {
+        // The words for people and older readers, the value for programs.
+        let reason = stop.as_ref().map(ToString::to_string);
         self.append(
             observer,
             Source::Environment,
-            EventBody::State { state, reason },
+            EventBody::State {
+                state,
+                reason,
+                stop,
+            },
         )
     }
 
@@ -374,13 +374,13 @@ impl Conversation {
         &mut self,
         observer: &mut dyn Observer,
         state: AgentState,
-        reason: String,
+        stop: StopReason,
         summary: Option<String>,
     ) -> Result<Outcome, StoreError> {
-        self.set_state(observer, state, Some(reason.clone()))?;
+        self.set_state(observer, state, Some(stop.clone()))?;
         Ok(Outcome {
             state,
-            reason,
+            stop,
             review: self.last_review.clone(),
             summary,
             totals: self.totals.clone(),
@@ -415,7 +415,8 @@ impl Conversation {
                         message: message.clone(),
                     },
                 )?;
-                let mut outcome = self.end(observer, AgentState::Failed, message, None)?;
+                let stop = StopReason::ModelError { message };
+                let mut outcome = self.end(observer, AgentState::Failed, stop, None)?;
                 outcome.remedy = err.remedy();
                 return Ok(StepEnd::done(outcome));
             }
@@ -440,13 +441,14 @@ impl Conversation {
         }
         if reply.calls.is_empty() && reply.errors.is_empty() && self.require_finish {
             if self.told_to_act {
-                let reason = format!(
-                    "the model replied twice without a tool call, so nothing says the task is done; its reply is above. Go on with `wright resume {} \"…\"`, or ask questions in `wright chat`",
-                    self.id
-                );
                 let summary = Some(reply.text).filter(|t| !t.is_empty());
                 return self
-                    .end(observer, AgentState::Stopped, reason, summary)
+                    .end(
+                        observer,
+                        AgentState::Stopped,
+                        StopReason::NoToolCall,
+                        summary,
+                    )
                     .map(StepEnd::done);
             }
             self.told_to_act = true;
@@ -469,7 +471,7 @@ impl Conversation {
                 .end(
                     observer,
                     AgentState::Finished,
-                    "the model replied without a tool call".into(),
+                    StopReason::Answered,
                     summary,
                 )
                 .map(StepEnd::done);

@@ -98,8 +98,16 @@ pub enum EventBody {
     /// The agent's state changed.
     State {
         state: AgentState,
+        /// Why, in words (what people and older readers read).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// Why, typed (absent in older logs, and when this wright does not know it).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::stop::lenient"
+        )]
+        stop: Option<crate::StopReason>,
     },
     /// Token use and timing of one model request.
     Usage(Usage),

@@ -9,8 +9,10 @@
 mod event;
 mod log;
 mod names;
+mod notice;
 mod plural;
 mod printable;
+mod stop;
 
 pub use event::AgentState;
 pub use event::Changes;
@@ -32,7 +34,10 @@ pub use log::LogError;
 pub use log::ParsedLog;
 pub use log::TornLine;
 pub use names::edit_distance;
+pub use notice::Notice;
+pub use notice::Question;
 pub use plural::count;
 pub use plural::count_as;
 pub use printable::escape_for_json_line;
 pub use printable::printable;
+pub use stop::StopReason;

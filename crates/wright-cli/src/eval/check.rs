@@ -5,8 +5,6 @@
 //! it): in `wright eval` itself that would kill the other attempts running beside it.
 
 use super::runner::tail;
-use crate::sandbox_setup::Placement;
-use crate::sandbox_setup::SandboxSetup;
 use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
@@ -19,6 +17,8 @@ use wright_sandbox::git::AgentRepo;
 use wright_sandbox::git::Oid;
 use wright_sandbox::git::UserRepo;
 use wright_sandbox::RunLimits;
+use wright_session::sandbox_setup::Placement;
+use wright_session::sandbox_setup::SandboxSetup;
 
 /// What to check, given on stdin as JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -88,6 +88,7 @@ fn run(spec: &CheckSpec) -> Result<CheckOutcome> {
         settings.sandbox_options(),
         &placement,
         &name,
+        &wright_session::Launcher::this_program()?,
     )
     .context("cannot make the sandbox for the check")?;
     AgentRepo::new(&setup.sandbox, &setup.env, &spec.dir)

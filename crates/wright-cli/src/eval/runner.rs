@@ -80,7 +80,7 @@ fn facts(events: &[Event]) -> RunFacts {
                 facts.completion_tokens += usage.completion_tokens;
             }
             EventBody::Action { step, .. } => facts.steps = facts.steps.max(*step),
-            EventBody::State { state, reason } if *state != AgentState::Running => {
+            EventBody::State { state, reason, .. } if *state != AgentState::Running => {
                 facts.state = Some(*state);
                 facts.reason = reason.clone();
             }
@@ -183,7 +183,10 @@ impl Runner {
         let facts = facts(&events);
         if let Some(id) = &facts.conversation {
             // The clone and the branch go; the log stays for `wright show`.
-            let _ = crate::working_copy::drop_work(&wright_core::conversations_dir().join(id));
+            let _ = wright_session::working_copy::drop_work(
+                &wright_core::conversations_dir().join(id),
+                &wright_session::Unattended,
+            );
         }
         if interrupted {
             return Ok(Ended::Interrupted);

@@ -86,13 +86,10 @@ impl Conversation {
                 Some((AgentState::Stopped, self.cancel_reason(), None)),
             ),
             Some(Ok(output)) => {
-                let end = output.finish.clone().map(|message| {
-                    (
-                        AgentState::Finished,
-                        "the model called finish".to_string(),
-                        Some(message),
-                    )
-                });
+                let end = output
+                    .finish
+                    .clone()
+                    .map(|message| (AgentState::Finished, StopReason::Finished, Some(message)));
                 (output, end)
             }
             Some(Err(ToolError::Model(message))) => (
@@ -111,7 +108,10 @@ impl Conversation {
                 },
                 Some((
                     AgentState::Failed,
-                    format!("{name} failed: {message}"),
+                    StopReason::ToolFailed {
+                        tool: name.clone(),
+                        message,
+                    },
                     None,
                 )),
             ),
@@ -223,11 +223,9 @@ impl Conversation {
             .as_ref()
             .is_some_and(|previous| previous.same_kind(&pattern))
         {
-            let reason = format!(
-                "{}, even after being told. Resume with a hint: wright resume {} \"…\"",
-                pattern.describe(),
-                self.id
-            );
+            let reason = StopReason::Stuck {
+                pattern: pattern.describe(),
+            };
             return self
                 .end(observer, AgentState::Stuck, reason, None)
                 .map(StepEnd::done);

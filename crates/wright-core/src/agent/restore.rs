@@ -91,37 +91,41 @@ impl Conversation {
         limits: &Limits,
         first_step: u32,
         started: std::time::Instant,
-    ) -> Option<String> {
+    ) -> Option<StopReason> {
         if self.step - first_step >= limits.max_steps {
-            return Some(format!(
-                "the step limit ({}) was reached; raise it with --max-steps",
-                limits.max_steps
-            ));
+            return Some(StopReason::MaxSteps {
+                limit: limits.max_steps,
+            });
         }
         let used = self.totals.prompt_tokens + self.totals.completion_tokens;
         if let Some(max) = limits.max_tokens.filter(|max| used >= *max) {
-            return Some(format!(
-                "the token budget ({max}) was spent ({used} tokens); raise it with --max-tokens"
-            ));
+            return Some(StopReason::MaxTokens { limit: max, used });
         }
         if let Some(max) = limits.max_cost.filter(|max| self.totals.cost >= *max) {
-            return Some(format!(
-                "the spending cap ({max}) was reached ({:.4} spent at the profile's prices); raise max_cost or pass --max-cost",
-                self.totals.cost
-            ));
+            return Some(StopReason::MaxCost {
+                limit: max,
+                spent: self.totals.cost,
+            });
         }
         if let Some(max) = limits.max_time.filter(|max| started.elapsed() >= *max) {
-            return Some(time_limit_reason(max));
+            return Some(StopReason::MaxTime {
+                secs: Some(max.as_secs()),
+            });
         }
         self.guards.iter().find_map(|guard| guard.stop_reason())
     }
 
-    /// Why a cancelled step stopped (the user, or the time budget), with the way to allow
-    /// more time: the run's reason.
-    pub(super) fn cancel_reason(&self) -> String {
+    /// Why a cancelled step stopped (the user, or the time budget): the run's reason.
+    pub(super) fn cancel_reason(&self) -> StopReason {
         match self.time_ran_out() {
-            true => "the time limit was reached; raise it with --max-time".to_string(),
-            false => self.cancel_cause(),
+            true => StopReason::MaxTime { secs: None },
+            false => StopReason::Interrupted {
+                why: self
+                    .interrupt_reason
+                    .lock()
+                    .ok()
+                    .and_then(|why| why.clone()),
+            },
         }
     }
 

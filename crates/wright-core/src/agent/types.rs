@@ -39,7 +39,7 @@ pub struct Limits {
 /// A check the front end makes before each step (the agent's disk use, say): a reason
 /// stops the run, as a budget does.
 pub trait StepGuard: Send + Sync {
-    fn stop_reason(&self) -> Option<String>;
+    fn stop_reason(&self) -> Option<wright_protocol::StopReason>;
 }
 
 /// Token use and time over the whole run.
@@ -77,7 +77,8 @@ impl Totals {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub state: AgentState,
-    pub reason: String,
+    /// Why it stopped (its words: `stop.to_string()`).
+    pub stop: wright_protocol::StopReason,
     /// What the review of the agent's changes found (shown to the user first).
     pub review: Option<Review>,
     /// The model's closing message (from `finish`, or its last reply).

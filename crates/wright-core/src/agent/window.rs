@@ -12,12 +12,9 @@ use crate::condense::TooBig;
 /// one is many steps away.
 const CONDENSE_TO: f64 = 0.6;
 
-/// What to do when the window is too small for the work.
-const LARGER_WINDOW: &str = "Give the model a larger window: start the model server with a larger context (and raise --context-window if you set it lower), or use a model made for a larger window";
-
-/// Why the run stops when the history cannot be condensed to fit: what did not fit, its
-/// size against the room there is, and what to do.
-fn too_big_reason(why: &TooBig, window: u64, reserve: u64) -> String {
+/// Why the run stops when the history cannot be condensed to fit: what did not fit, and
+/// its size against the room there is (what to do is the front end's to say).
+fn too_big_reason(why: &TooBig, window: u64, reserve: u64) -> StopReason {
     let what = match why {
         TooBig::NoSummary => format!(
             "the history must be condensed to fit the {window}-token context window, but the model gave no summary of it"
@@ -38,7 +35,7 @@ fn too_big_reason(why: &TooBig, window: u64, reserve: u64) -> String {
             room.saturating_sub(*fixed)
         ),
     };
-    format!("{what}; wright does not send what the server would cut. {LARGER_WINDOW}")
+    StopReason::WindowTooSmall { what }
 }
 
 /// What became of a request's body.
@@ -85,7 +82,7 @@ impl Conversation {
                     }
                 }
                 if self.condensation_loop() {
-                    let reason = "stuck: the history had to be condensed at every step; the steps themselves are too large for the context window. Use a model server with a larger window (or a model made for one), or give a narrower task".to_string();
+                    let reason = StopReason::CondensingEveryStep;
                     self.totals.steps = step - 1;
                     return self
                         .end(observer, AgentState::Stuck, reason, None)
@@ -93,9 +90,11 @@ impl Conversation {
                 }
             }
             if needed > ceiling {
-                let reason = format!(
-                    "the next request needs about {needed} tokens, more than the {ceiling} a request may use in the {window}-token context window ({reserve} kept for the reply); wright does not send what the server would cut. {LARGER_WINDOW}"
-                );
+                let reason = StopReason::WindowTooSmall {
+                    what: format!(
+                        "the next request needs about {needed} tokens, more than the {ceiling} a request may use in the {window}-token context window ({reserve} kept for the reply)"
+                    ),
+                };
                 self.totals.steps = step - 1;
                 return self
                     .end(observer, AgentState::Stopped, reason, None)

@@ -5,10 +5,12 @@
 //! touched.
 
 use super::git_entries::Scan;
+use crate::front::Front;
 use anyhow::Context;
 use anyhow::Result;
 use std::path::Path;
 use std::path::PathBuf;
+use wright_protocol::Notice;
 use wright_tools::Snapshot;
 use wright_tools::Workspace;
 
@@ -61,7 +63,7 @@ pub fn changes(root: &Path, record_dir: &Path, git_before: &Scan) -> Option<Resu
 }
 
 /// `wright discard` of a conversation that worked directly: the directory as it was.
-pub fn restore(root: &Path, record_dir: &Path, git_before: &Scan) -> Result<()> {
+pub fn restore(root: &Path, record_dir: &Path, git_before: &Scan, front: &dyn Front) -> Result<()> {
     let Some(snapshot) = kept(record_dir)? else {
         anyhow::bail!(
             "this conversation worked directly in {} and kept no snapshot of it (started with --no-snapshot, or by an older wright): there is nothing to put back",
@@ -75,20 +77,18 @@ pub fn restore(root: &Path, record_dir: &Path, git_before: &Scan) -> Result<()> 
         .restore(&workspace, &skipped(root, git_before))
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     if restored.put_back == 0 && restored.removed == 0 && restored.left.is_empty() {
-        say!(
-            "{} is already as it was: nothing to put back",
-            root.display()
-        );
+        front.notice(Notice::AlreadyAsItWas {
+            root: root.to_path_buf(),
+        });
         return Ok(());
     }
-    say!(
-        "put {} back as it was before the conversation: {} restored, {} removed",
-        root.display(),
-        wright_protocol::count(restored.put_back as u64, "path"),
-        wright_protocol::count(restored.removed as u64, "new path")
-    );
+    front.notice(Notice::PutBack {
+        root: root.to_path_buf(),
+        restored: restored.put_back as u64,
+        removed: restored.removed as u64,
+    });
     for what in &restored.left {
-        say!("   not put back: {what}");
+        front.notice(Notice::NotPutBack { what: what.clone() });
     }
     if !restored.left.is_empty() {
         anyhow::bail!("some paths could not be put back (listed above)");

@@ -1,9 +1,10 @@
-//! Turning `--sandbox` into a working sandbox for one conversation: its policy, its
+//! Turning the sandbox setting into a working sandbox for one conversation: its policy, its
 //! private directory (removed at the end; wright's scratch files live there, out of the
 //! agent's reach), the environment its commands get, and the words that say what is
 //! enforced. With `--sandbox docker`, the conversation's container
 //! (removed when this is dropped, with every process in it).
 
+use crate::launcher::Launcher;
 use anyhow::Context;
 use anyhow::Result;
 use std::path::Path;
@@ -55,7 +56,7 @@ impl Placement {
     }
 }
 
-/// The limits and permissions given on the command line.
+/// The limits and permissions of the sandbox, as the settings give them.
 #[derive(Debug, Clone)]
 pub struct SandboxOptions {
     pub network: bool,
@@ -64,8 +65,22 @@ pub struct SandboxOptions {
     pub max_file_mb: u64,
     /// `--docker-image` (default: `$WRIGHT_DOCKER_IMAGE`, else Debian's slim image).
     pub docker_image: Option<String>,
-    /// `--verbose`: the header gives the sandbox's whole description, not one short line.
+    /// The header gives the sandbox's whole description, not one short line.
     pub verbose: bool,
+}
+
+impl SandboxOptions {
+    /// What the settings say (`verbose`: the header's whole description of the sandbox).
+    pub fn of(settings: &wright_config::Settings, verbose: bool) -> Self {
+        Self {
+            network: settings.network,
+            max_processes: settings.max_processes,
+            max_memory_mb: settings.max_memory,
+            max_file_mb: settings.max_file_size,
+            docker_image: settings.docker_image.clone(),
+            verbose,
+        }
+    }
 }
 
 impl SandboxSetup {
@@ -74,6 +89,7 @@ impl SandboxSetup {
         options: SandboxOptions,
         placement: &Placement,
         conversation: &str,
+        launcher: &Launcher,
     ) -> Result<Self> {
         if !placement.protected.is_empty() && mode == SandboxMode::Landlock {
             let listed: Vec<String> = placement
@@ -120,8 +136,6 @@ impl SandboxSetup {
             policy.cgroup_procs = cgroup.procs_files();
             policy.cgroup_description = cgroup.description.clone();
         }
-        let launcher = std::env::current_exe()
-            .context("cannot find the wright binary to launch the sandbox")?;
         let setup = if mode == SandboxMode::Docker {
             let settings = DockerSettings {
                 image: options
@@ -141,7 +155,7 @@ impl SandboxSetup {
             };
             Sandbox::docker(&settings, &policy).map(|(sandbox, report)| (sandbox, Some(report)))
         } else {
-            Sandbox::for_mode(mode, launcher, &policy)
+            Sandbox::for_mode(mode, launcher.path().to_path_buf(), &policy)
         };
         let (sandbox, report) = match setup {
             Ok(ok) => ok,
@@ -193,8 +207,14 @@ impl SandboxSetup {
             .map_err(|err| anyhow::anyhow!("{err}"))
     }
 
+    /// Whether `describe` gave the short line of a confined sandbox, leaving out details
+    /// a verbose description has.
+    pub fn has_details(&self) -> bool {
+        self.report.is_some() && !self.verbose
+    }
+
     /// What is enforced: one short line (level, network, what the agent may write), or
-    /// with `--verbose` the launcher's whole report (which `wright doctor` also prints).
+    /// verbose the launcher's whole report (which `wright doctor` also prints).
     pub fn describe(&self) -> String {
         let Some(report) = &self.report else {
             return "none: commands run as you, in the workspace, with a scrubbed environment"
@@ -225,7 +245,7 @@ impl SandboxSetup {
             })
             .collect();
         format!(
-            "{level} · network: {network} · writable: {} (--verbose: the details)",
+            "{level} · network: {network} · writable: {}",
             writable.join(", ")
         )
     }

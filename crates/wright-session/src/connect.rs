@@ -83,15 +83,50 @@ fn only_model(url: &str, models: Vec<String>) -> Result<String, LlmError> {
     }
 }
 
-/// The context window to respect, and the header lines that say where it comes from.
+/// The context window to respect, and where it comes from.
 pub struct Window {
     pub tokens: Option<u64>,
-    pub description: String,
+    pub source: WindowSource,
     pub warning: Option<String>,
     /// What the server looks like (`tool_mode::identity`), read with the window.
     pub server: String,
     /// What kind of server it is (which constraints its documentation offers).
     pub kind: wright_llm::probe::ServerKind,
+}
+
+/// Where a window comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WindowSource {
+    /// The server said (`how`: how it was read).
+    Server { how: String },
+    /// The user's `context_window`, below the server's window (`server`, when it said).
+    UserLimit { server: Option<u64> },
+    /// Ollama, asked for it on its native API (`words`: what was asked, and why).
+    Ollama { words: String },
+    /// Nobody said: the server's kind did not tell.
+    Unknown,
+}
+
+impl Window {
+    /// Where the window comes from, in words that name settings, not flags (a front end
+    /// words these its own way: the CLI names its flags).
+    pub fn description(&self) -> String {
+        let tokens = self.tokens.unwrap_or_default();
+        match &self.source {
+            WindowSource::Server { how } => format!("{tokens} tokens ({how})"),
+            WindowSource::UserLimit { server: Some(server) } => {
+                format!("{tokens} tokens (your context_window; the server has {server})")
+            }
+            WindowSource::UserLimit { server: None } => {
+                format!("{tokens} tokens (your context_window)")
+            }
+            WindowSource::Ollama { words } => words.clone(),
+            WindowSource::Unknown => format!(
+                "unknown ({} did not say); set context_window so wright never sends more than it holds",
+                self.kind.name()
+            ),
+        }
+    }
 }
 
 /// The effective window: the smaller of what the server has and what the user set. On
@@ -121,7 +156,9 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
             });
             return Window {
                 tokens: Some(ollama.tokens),
-                description: ollama.description,
+                source: WindowSource::Ollama {
+                    words: ollama.description,
+                },
                 warning,
                 server,
                 kind: info.kind,
@@ -134,16 +171,15 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
         (Some(context), None) => Some(context.tokens),
         (None, limit) => limit,
     };
-    let description = match (&server_window, user_limit) {
-        (Some(context), Some(limit)) if limit < context.tokens => {
-            format!("{limit} tokens (--context-window; the server has {})", context.tokens)
-        }
-        (Some(context), _) => format!("{} tokens ({})", context.tokens, context.source),
-        (None, Some(limit)) => format!("{limit} tokens (--context-window)"),
-        (None, None) => format!(
-            "unknown ({} did not say); pass --context-window N so wright never sends more than it holds",
-            info.kind.name()
-        ),
+    let source = match (&server_window, user_limit) {
+        (Some(context), Some(limit)) if limit < context.tokens => WindowSource::UserLimit {
+            server: Some(context.tokens),
+        },
+        (Some(context), _) => WindowSource::Server {
+            how: context.source.clone(),
+        },
+        (None, Some(_)) => WindowSource::UserLimit { server: None },
+        (None, None) => WindowSource::Unknown,
     };
     let warning = match (&server_window, tokens) {
         (Some(context), Some(tokens)) if tokens < 16384 => {
@@ -160,7 +196,7 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
     };
     Window {
         tokens,
-        description,
+        source,
         warning,
         server,
         kind: info.kind,

@@ -1,4 +1,4 @@
-//! `--constrain auto|off`: whether the server is asked to hold every reply to a tool call
+//! The `constrain` setting (`auto` or `off`): whether the server is asked to hold every reply to a tool call
 //! (see `wright_llm::constrain`). `auto` takes the constraint the server's kind documents
 //! for the tool-calling mode in force, and uses it only once a probe (one small model
 //! request) has shown the server enforces it, not merely accepts it. The answer is kept
@@ -125,7 +125,7 @@ pub async fn decide(requested: &str, asking: &Asking<'_>) -> Result<Decision> {
     match requested {
         "off" => return Ok(Decision::none("off (as asked)")),
         "auto" => {}
-        other => bail!("unknown --constrain '{other}'; choose auto or off"),
+        other => bail!("unknown constraint setting '{other}'; choose auto or off"),
     }
     let constraint = match candidate(asking) {
         Ok(constraint) => constraint,
@@ -155,9 +155,8 @@ async fn probe(asking: &Asking<'_>, constraint: Constraint, by: &str) -> Decisio
         Ok(Enforcement::Refused(message)) => Verdict::Refused { message },
         Err(err) => {
             return Decision::none(format!(
-                "none (the probe of {} failed: {})",
+                "none (the probe of {} failed: {err})",
                 constraint.describe(),
-                crate::hints::explain(&err, crate::hints::Front::CommandLine)
             ))
         }
     };

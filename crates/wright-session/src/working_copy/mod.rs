@@ -33,9 +33,10 @@ pub(crate) use take::configures_git;
 pub use take::discard;
 pub use take::drop_work;
 
+use crate::front::Front;
+use crate::repo_config::RepoConfigSource;
 use crate::sandbox_setup::Placement;
 use crate::sandbox_setup::SandboxSetup;
-use crate::settings::RepoConfigSource;
 use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
@@ -165,7 +166,7 @@ pub(crate) fn mark_settled(record_dir: &Path) {
 
 /// Finishes what earlier conversations in `workspace` did not (a crash, a kill, a second
 /// Ctrl-C): the repositories their agents made are set aside before anyone trusts them.
-fn settle_earlier_runs(workspace: &Path, current: &Path) {
+fn settle_earlier_runs(workspace: &Path, current: &Path, front: &dyn Front) {
     let Ok(entries) = std::fs::read_dir(wright_core::conversations_dir()) else {
         return;
     };
@@ -184,11 +185,10 @@ fn settle_earlier_runs(workspace: &Path, current: &Path) {
         };
         let done = git_entries::quarantine_new(earlier, before);
         for (repo, moved) in &done.moved {
-            tell!(
-                "wright: an earlier run's agent made a git repository in {}; its .git is now {}",
-                repo.display(),
-                moved.display()
-            );
+            front.notice(wright_protocol::Notice::AgentRepoSetAside {
+                repo: repo.clone(),
+                moved_to: moved.clone(),
+            });
         }
         if done.failed.is_empty() {
             mark_settled(&dir);
@@ -207,8 +207,8 @@ pub struct StartPoint {
 }
 
 impl StartPoint {
-    pub fn find(workspace: &Path) -> Self {
-        settle_earlier_runs(workspace, Path::new(""));
+    pub fn find(workspace: &Path, front: &dyn Front) -> Self {
+        settle_earlier_runs(workspace, Path::new(""), front);
         let repo = UserRepo::discover(workspace);
         let head = repo.as_ref().and_then(|repo| repo.head().ok());
         Self {
@@ -248,6 +248,7 @@ impl WorkingCopy {
         conversation_dir: &Path,
         id: &str,
         options: Options,
+        front: &dyn Front,
     ) -> Result<Self> {
         let Options {
             in_place,
@@ -303,7 +304,7 @@ impl WorkingCopy {
                 record_dir: conversation_dir.to_path_buf(),
             }));
         }
-        let (base, uncommitted) = take_uncommitted(&repo, base, uncommitted)?;
+        let (base, uncommitted) = take_uncommitted(&repo, base, uncommitted, front)?;
         let sub = workspace
             .strip_prefix(repo.top())
             .unwrap_or(Path::new(""))
@@ -349,7 +350,11 @@ impl WorkingCopy {
 
     /// The working copy of an existing conversation, from its record; the log's idea of
     /// its workspace must agree with it.
-    pub fn reopen(conversation_dir: &Path, logged_workspace: &Path) -> Result<Self> {
+    pub fn reopen(
+        conversation_dir: &Path,
+        logged_workspace: &Path,
+        front: &dyn Front,
+    ) -> Result<Self> {
         let record = Record::read(conversation_dir)?;
         record.check_logged_workspace(logged_workspace)?;
         let parse = |base: &str| Oid::parse(base).context("the record's base commit is damaged");
@@ -358,7 +363,7 @@ impl WorkingCopy {
                 workspace,
                 git_before,
             } => {
-                settle_earlier_runs(&workspace, conversation_dir);
+                settle_earlier_runs(&workspace, conversation_dir, front);
                 WorkingCopy::Direct {
                     root: workspace,
                     git_before,
@@ -372,7 +377,7 @@ impl WorkingCopy {
                 forced,
                 git_before,
             } => {
-                settle_earlier_runs(&workspace, conversation_dir);
+                settle_earlier_runs(&workspace, conversation_dir, front);
                 let repo = UserRepo::at(&repo_root);
                 WorkingCopy::InPlace(InPlace {
                     git_dirs: repo.git_dirs()?,
@@ -516,6 +521,7 @@ fn take_uncommitted(
     repo: &UserRepo,
     head: Oid,
     choice: UncommittedChoice,
+    front: &dyn Front,
 ) -> Result<(Oid, Uncommitted)> {
     let paths = repo
         .uncommitted_paths()
@@ -526,11 +532,10 @@ fn take_uncommitted(
     let include = match choice {
         UncommittedChoice::Include => true,
         UncommittedChoice::Leave => false,
-        UncommittedChoice::Ask => crate::ask::yes(&format!(
-            "{} has {}, which the agent will not see (it works on your last commit). Give it a snapshot of them (on its branch only; your checkout is not touched)?",
-            repo.top().display(),
-            wright_protocol::count(paths.len() as u64, "uncommitted change")
-        )),
+        UncommittedChoice::Ask => front.confirm(&wright_protocol::Question::GiveUncommitted {
+            repo: repo.top().to_path_buf(),
+            changes: paths.len() as u64,
+        }),
     };
     if !include {
         return Ok((head, Uncommitted::Left(paths.len())));

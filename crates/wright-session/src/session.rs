@@ -1,25 +1,25 @@
-//! What `wright run` and `wright resume` share: the command-line options of a session,
-//! connecting to the model, building the sandboxed tools for a workspace, and driving a
-//! conversation to its end (Ctrl-C, budgets, the working copy, the report, exit code).
+//! A session: one conversation's model (connected, its window, how it calls tools), its
+//! working copy and its sandboxed tools, prepared in one call that every front end makes
+//! (`Session::locate`, then `Session::prepare`). Driving and finishing it are in `end`.
+//!
+//! Why a crate of its own between wright-core and the front ends: preparing a session
+//! needs the concrete sandbox (Landlock, Docker, the hardened git runner), the
+//! configuration and the working copy; wright-core knows tools, models and the sandbox
+//! only by traits, and must stay that way to be tested and embedded without them.
 
-use crate::progress::JsonLines;
-use crate::progress::Progress;
-use crate::report::print_report;
+use crate::front::Front;
+use crate::launcher::Launcher;
+use crate::sandbox_setup::SandboxOptions;
 use crate::sandbox_setup::SandboxSetup;
-pub use crate::settings::CommonArgs;
-use crate::settings::SessionSettings;
-use crate::working_copy;
+use crate::working_copy::StartPoint;
+use crate::working_copy::UncommittedChoice;
 use crate::working_copy::WorkingCopy;
 use anyhow::Result;
-use clap::Args;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
-use tokio_util::sync::CancellationToken;
+use wright_config::Settings;
 use wright_core::Conversation;
-use wright_core::Observer;
 use wright_llm::Client;
-use wright_protocol::AgentState;
+use wright_sandbox::SandboxMode;
 use wright_tools::FileEditorTool;
 use wright_tools::FinishTool;
 use wright_tools::TerminalTool;
@@ -48,16 +48,17 @@ pub enum Readiness {
 
 impl Tools {
     pub fn build(
-        settings: &SessionSettings,
+        sandbox: &SandboxChoice,
         working_copy: &WorkingCopy,
         id: &str,
         readiness: Readiness,
     ) -> Result<Self> {
         let setup = SandboxSetup::new(
-            settings.sandbox_mode()?,
-            settings.sandbox_options(),
+            sandbox.mode,
+            sandbox.options.clone(),
             &working_copy.placement(),
             id,
+            &sandbox.launcher,
         )?;
         if readiness == Readiness::Start {
             working_copy.start(&setup)?;
@@ -93,159 +94,44 @@ impl Tools {
     }
 }
 
-/// Drives `conversation` to its end and reports it; returns the exit status. `locks` are
-/// held until the working copy is handed over.
-pub async fn drive(
-    mut conversation: Conversation,
-    message: Option<&str>,
-    settings: &SessionSettings,
-    tools: Tools,
-    working_copy: &WorkingCopy,
-    title: &str,
-    locks: Vec<wright_core::RunLock>,
-) -> Result<u8> {
-    let started = Instant::now();
-    let cancel = CancellationToken::new();
-    let signal = crate::signals::watch(cancel.clone(), conversation.interrupt_reason());
-    let mut observer: Box<dyn Observer> = if settings.json {
-        Box::new(JsonLines)
-    } else {
-        Box::new(Progress::new())
-    };
-    for event in conversation.events() {
-        observer.event(event);
-    }
-    let outcome = conversation
-        .proceed(message, settings.limits(), &cancel, observer.as_mut())
-        .await?;
-    let id = conversation.id().to_string();
-    // The model's own account of what it did, when it finished; the task either way.
-    let commit_message = working_copy::commit_message(
-        working_copy::task_of(conversation.events()).unwrap_or(title),
-        outcome
-            .summary
-            .as_deref()
-            .filter(|_| outcome.state == AgentState::Finished),
-    );
-    let log_path = conversation.log_path().to_path_buf();
-    let Tools {
-        terminal,
-        workspace,
-        setup,
-        warm_up,
-        toolbox,
-        editor,
-    } = tools;
-    drop(editor);
-    warm_up.abort();
-    // The shell must be gone before the clone is committed.
-    let mut log = conversation.into_log();
-    drop(toolbox);
-    drop(terminal);
-    let changes = working_copy.finish(&commit_message, &setup);
-    drop(workspace);
-    crate::report::record_changes(&mut log, &changes, observer.as_mut()).await?;
-    drop(locks);
-    if !settings.json {
-        tell!();
-        print_report(&outcome, started.elapsed(), &changes, &id, &log_path);
-    }
-    if tell_failure(&changes, &id) {
-        return Ok(1);
-    }
-    if crate::screen::output_closed() {
-        return Ok(crate::screen::CLOSED_PIPE_STATUS);
-    }
-    Ok(match (outcome.state, signal.received()) {
-        (AgentState::Stopped, Some(code)) => code,
-        (state, _) => exit_status(state, false),
-    })
+/// How a session's commands are confined.
+#[derive(Debug, Clone)]
+pub struct SandboxChoice {
+    pub mode: SandboxMode,
+    pub options: SandboxOptions,
+    /// The program confined commands start through.
+    pub launcher: Launcher,
 }
 
-/// Says why the working copy could not be handed over, if it could not; the run then
-/// fails (exit 1), whatever the agent did.
-pub fn tell_failure(changes: &working_copy::Outcome, id: &str) -> bool {
-    let working_copy::Outcome::Failed { reason, kept } = changes else {
-        return false;
-    };
-    tell!(
-        "wright: {reason}\n  the agent's work is kept in {}: `wright resume {id}` goes on there, `wright discard {id}` drops it",
-        kept.display()
-    );
-    true
-}
-
-pub fn exit_status(state: AgentState, interrupted: bool) -> u8 {
-    match state {
-        AgentState::Finished => 0,
-        AgentState::Stopped if interrupted => 130,
-        AgentState::Stopped | AgentState::Stuck | AgentState::AwaitingConfirmation => 3,
-        AgentState::Failed | AgentState::Running => 1,
-    }
-}
-
-/// The run's first lines, on stderr.
-pub fn print_header(
-    id: &str,
-    client: &Client,
-    workspace: &Path,
-    working_copy: &WorkingCopy,
-    lines: &[String],
-    setup: &SandboxSetup,
-) {
-    let clone = match working_copy {
-        WorkingCopy::Clone(clone) => format!(
-            " (a clone of {} on branch {}; your checkout is not touched){}",
-            clone.repo.top().display(),
-            clone.branch,
-            clone
-                .uncommitted
-                .describe()
-                .map(|line| format!("\n  {line}"))
-                .unwrap_or_default()
-        ),
-        WorkingCopy::InPlace(_) => " (in place; .git is read-only to the agent)".to_string(),
-        WorkingCopy::Direct { .. } => String::new(),
-    };
-    tell!(
-        "wright · conversation {id} · model {} on {}\n  workspace {}{clone}",
-        client.config().model,
-        client.config().base_url,
-        workspace.display(),
-    );
-    for line in lines {
-        tell!("  {line}");
-    }
-    tell!("  sandbox {}\n", setup.describe());
-}
-
-/// Where a new conversation works.
-#[derive(Args, Clone)]
-pub struct WorkspaceArgs {
-    /// The repository to work in.
-    #[arg(short = 'C', long, default_value = ".")]
-    pub workspace: std::path::PathBuf,
-    /// Work directly in the workspace instead of a clone on a new branch.
-    #[arg(long)]
+/// Where a new conversation works, and how.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// Work in the checkout itself instead of a clone on a new branch.
     pub in_place: bool,
-    /// With --in-place: work even if the tree has uncommitted changes (they are then left
-    /// uncommitted, with the agent's).
-    #[arg(long, requires = "in_place")]
+    /// In place: work even if the tree has uncommitted changes.
     pub force: bool,
-    /// Give the agent your checkout's uncommitted changes too: a snapshot commit on its
-    /// branch only, your checkout untouched (asked in a terminal when not given).
-    #[arg(long)]
-    pub include_uncommitted: bool,
-    /// Outside git: keep no snapshot of the directory (no diff at the end, no undo by
-    /// `wright discard`), for a directory too large to copy.
-    #[arg(long)]
-    pub no_snapshot: bool,
+    /// Whether the agent gets the user's uncommitted changes (on its branch only).
+    pub uncommitted: UncommittedChoice,
+    /// Outside git: keep a snapshot of the directory (the diff at the end, the undo).
+    pub snapshot: bool,
 }
 
-/// Everything a new conversation on a workspace needs before its log is created: the
-/// model (and how it calls tools, and its window), the working copy and the tools.
-pub struct NewSession {
-    pub settings: SessionSettings,
+/// What a front end decided before a session is prepared: the model server it connected
+/// to (its consent checks done), the settings, where and how the agent works.
+pub struct Request {
+    pub client: Client,
+    pub settings: Settings,
+    pub place: Place,
+    pub sandbox: SandboxChoice,
+    pub replies: Replies,
+}
+
+/// Everything a conversation on a workspace needs before its log is created: the model
+/// (and how it calls tools, and its window), the working copy and the tools.
+pub struct Session {
+    pub settings: Settings,
+    /// Whether the conversation is a run (every reply a call) or a chat.
+    pub replies: Replies,
     pub client: Client,
     pub tool_calling: wright_protocol::ToolCalling,
     pub tool_calling_why: String,
@@ -269,13 +155,12 @@ pub enum Replies {
     MayBeWords,
 }
 
-impl NewSession {
-    pub async fn prepare(
-        common: &CommonArgs,
-        place: &WorkspaceArgs,
-        replies: Replies,
-    ) -> Result<Self> {
-        let (workspace, in_place, force) = (&place.workspace, place.in_place, place.force);
+impl Session {
+    /// Where a conversation on `workspace` starts, once that is a directory the agent may
+    /// work in; earlier runs there are settled first. The front end reads the
+    /// repository's own configuration from it (`StartPoint::config_source`), then
+    /// connects to the model and calls `prepare`.
+    pub fn locate(workspace: &std::path::Path, front: &dyn Front) -> Result<StartPoint> {
         use anyhow::Context;
         // Not dumpable: the model's commands (no capabilities) cannot read this process's
         // memory or /proc/PID/environ, where the API key may be.
@@ -287,17 +172,26 @@ impl NewSession {
             )
         })?;
         refuse_workspace_holding_wright(&requested)?;
-        let start = crate::working_copy::StartPoint::find(&requested);
-        let settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
-        let mut client = settings
-            .client(None, crate::hints::Front::CommandLine)
-            .await?;
+        Ok(StartPoint::find(&requested, front))
+    }
+
+    /// Prepares a new conversation at `start`: the model's window, tool-calling mode and
+    /// constraint, the conversation's directory and lock, the working copy and the tools.
+    /// Nothing is left behind when it fails.
+    pub async fn prepare(start: StartPoint, request: Request, front: &dyn Front) -> Result<Self> {
+        use anyhow::Context;
+        let Request {
+            mut client,
+            settings,
+            place,
+            sandbox,
+            replies,
+        } = request;
+        let in_place = place.in_place;
         // The window first: on Ollama it decides the wire, which the probe then uses.
-        let window =
-            crate::connect::context_window(&mut client, settings.values.context_window).await;
+        let window = crate::connect::context_window(&mut client, settings.context_window).await;
         let (tool_calling, tool_calling_why) =
-            crate::tool_mode::decide(&settings.values.tool_calling, &client, &window.server)
-                .await?;
+            crate::tool_mode::decide(&settings.tool_calling, &client, &window.server).await?;
         let constraint = match replies {
             Replies::AlwaysCalls => {
                 let asking = crate::constrain_mode::Asking {
@@ -306,7 +200,7 @@ impl NewSession {
                     kind: window.kind,
                     tool_calling,
                 };
-                crate::constrain_mode::decide(&settings.values.constrain, &asking).await?
+                crate::constrain_mode::decide(&settings.constrain, &asking).await?
             }
             Replies::MayBeWords => crate::constrain_mode::Decision {
                 constraint: None,
@@ -325,22 +219,15 @@ impl NewSession {
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
         locks.push(wright_core::RunLock::conversation(&conversation_dir, &id)?);
         crate::sandbox_setup::reap_dead_runs(&id);
-        let uncommitted = if place.include_uncommitted {
-            crate::working_copy::UncommittedChoice::Include
-        } else if crate::ask::can_ask(settings.json) {
-            crate::working_copy::UncommittedChoice::Ask
-        } else {
-            crate::working_copy::UncommittedChoice::Leave
-        };
         let options = crate::working_copy::Options {
             in_place,
-            force,
-            uncommitted,
-            snapshot: !place.no_snapshot,
+            force: place.force,
+            uncommitted: place.uncommitted,
+            snapshot: place.snapshot,
         };
-        let prepared =
-            WorkingCopy::prepare(start, &conversation_dir, &id, options).and_then(|working_copy| {
-                let tools = Tools::build(&settings, &working_copy, &id, Readiness::Start)?;
+        let prepared = WorkingCopy::prepare(start, &conversation_dir, &id, options, front)
+            .and_then(|working_copy| {
+                let tools = Tools::build(&sandbox, &working_copy, &id, Readiness::Start)?;
                 Ok((working_copy, tools))
             });
         let (working_copy, mut tools) = match prepared {
@@ -361,6 +248,7 @@ impl NewSession {
         crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox.schemas());
         Ok(Self {
             settings,
+            replies,
             client,
             tool_calling,
             tool_calling_why,
@@ -372,15 +260,6 @@ impl NewSession {
             tools,
             locks,
         })
-    }
-
-    /// The header's lines about the model.
-    pub fn model_lines(&self) -> Vec<String> {
-        vec![
-            format!("tool calls {}", self.tool_calling_why),
-            format!("constraint {}", self.constraint_why),
-            format!("context {}", self.window.description),
-        ]
     }
 }
 
@@ -450,31 +329,30 @@ fn real_path(path: std::path::PathBuf) -> std::path::PathBuf {
 pub fn configure(
     conversation: &mut Conversation,
     window: Option<u64>,
-    settings: &SessionSettings,
+    settings: &Settings,
     inspector: &Option<crate::inspect::GitInspector>,
 ) {
     if let Some(tokens) = window {
         conversation.set_context_window(tokens);
     }
-    conversation.set_condense_at(settings.values.condense_at);
-    conversation.set_price(settings.values.price);
+    conversation.set_condense_at(settings.condense_at);
+    conversation.set_price(settings.price);
     if let Some(inspector) = inspector {
         conversation.set_inspector(Box::new(inspector.clone()));
     }
 }
 
-/// Stops the run when the agent's files outgrow `--max-disk`.
+/// Stops the run when the agent's files outgrow the disk limit.
 struct DiskGuard(wright_sandbox::DiskUse);
 
 impl wright_core::StepGuard for DiskGuard {
-    fn stop_reason(&self) -> Option<String> {
-        self.0.exceeded().map(|grew| {
-            format!(
-                "the agent's files grew by {} MiB, past the disk limit of {} MiB; raise it with --max-disk",
-                grew >> 20,
-                self.0.limit() >> 20
-            )
-        })
+    fn stop_reason(&self) -> Option<wright_protocol::StopReason> {
+        self.0
+            .exceeded()
+            .map(|grew| wright_protocol::StopReason::MaxDisk {
+                grew_mib: grew >> 20,
+                limit_mib: self.0.limit() >> 20,
+            })
     }
 }
 

@@ -1,4 +1,4 @@
-//! `--tool-calling auto|native|text`: how tool calls travel. `auto` asks the server with a
+//! The tool-calling mode (`auto`, `native` or `text`): how tool calls travel. `auto` asks the server with a
 //! one-tool probe (a real model request, slow on a CPU) and remembers the answer in
 //! `$XDG_CACHE_HOME/wright/tool-calling.json`, where `wright doctor`'s probe goes too, so
 //! the run after a doctor pays nothing. An answer is reused only for the same server URL
@@ -114,7 +114,7 @@ pub async fn decide(
         "native" => return Ok((ToolCalling::Native, "native (as asked)".into())),
         "text" => return Ok((ToolCalling::Text, "text (as asked)".into())),
         "auto" => {}
-        other => bail!("unknown --tool-calling '{other}'; choose auto, native or text"),
+        other => bail!("unknown tool-calling mode '{other}'; choose auto, native or text"),
     }
     let cached = read_cache().remove(&key(client));
     if let Some(probed) = cached {
@@ -131,12 +131,11 @@ pub async fn decide(
             ));
         }
     }
-    let native = client.probe_native_tool_calling().await.map_err(|err| {
-        anyhow::anyhow!(
-            "the tool-calling probe failed: {}",
-            crate::hints::explain(&err, crate::hints::Front::CommandLine)
-        )
-    })?;
+    // The model server's error stays typed in the chain: the front end words its remedy.
+    let native = client
+        .probe_native_tool_calling()
+        .await
+        .map_err(|err| anyhow::Error::new(err).context("the tool-calling probe failed"))?;
     let mode = if native {
         ToolCalling::Native
     } else {

@@ -6,15 +6,22 @@
 use super::direct;
 use super::status::DISCARDED;
 use super::Record;
+use crate::front::Front;
 use anyhow::bail;
 use anyhow::Context;
 use anyhow::Result;
 use std::path::Path;
+use wright_protocol::Notice;
 use wright_sandbox::git::Oid;
 use wright_sandbox::git::UserRepo;
 
 /// `wright apply ID`: merges the conversation's branch into the user's current branch.
-pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) -> Result<()> {
+pub fn apply(
+    conversation_dir: &Path,
+    cherry_pick: bool,
+    with_git_config: bool,
+    front: &dyn Front,
+) -> Result<()> {
     // Not while the conversation runs (its branch may still move), nor two at once.
     let _lock = lock(conversation_dir)?;
     let (repo_root, branch, base_commit) = match Record::read(conversation_dir)? {
@@ -89,7 +96,10 @@ pub fn apply(conversation_dir: &Path, cherry_pick: bool, with_git_config: bool) 
             if cherry_pick { "cherry-pick --continue" } else { "commit" }
         );
     }
-    say!("took {branch} into {}", repo_root.display());
+    front.notice(Notice::Took {
+        branch,
+        into: repo_root,
+    });
     Ok(())
 }
 
@@ -125,20 +135,18 @@ pub enum Dropped {
 }
 
 /// `wright discard ID`: deletes the conversation's branch and the agent's clone.
-pub fn discard(conversation_dir: &Path) -> Result<()> {
-    match drop_work(conversation_dir)? {
-        Dropped::Removed(branch) => say!("discarded {branch}"),
-        Dropped::AlreadyGone(branch) => {
-            say!("{branch} was already discarded: nothing left to remove")
-        }
+pub fn discard(conversation_dir: &Path, front: &dyn Front) -> Result<()> {
+    match drop_work(conversation_dir, front)? {
+        Dropped::Removed(branch) => front.notice(Notice::Discarded { branch }),
+        Dropped::AlreadyGone(branch) => front.notice(Notice::AlreadyDiscarded { branch }),
         Dropped::Restored => {}
     }
     Ok(())
 }
 
 /// Deletes the conversation's branch and the agent's clone (or puts a directory worked in
-/// directly back), saying nothing.
-pub fn drop_work(conversation_dir: &Path) -> Result<Dropped> {
+/// directly back, saying how on `front`).
+pub fn drop_work(conversation_dir: &Path, front: &dyn Front) -> Result<Dropped> {
     let _lock = lock(conversation_dir)?;
     let (repo_root, clone_root, branch) = match Record::read(conversation_dir)? {
         Record::Clone {
@@ -151,7 +159,7 @@ pub fn drop_work(conversation_dir: &Path) -> Result<Dropped> {
             workspace,
             git_before,
         } => {
-            direct::restore(&workspace, conversation_dir, &git_before)?;
+            direct::restore(&workspace, conversation_dir, &git_before, front)?;
             let _ = std::fs::write(conversation_dir.join(DISCARDED), "");
             return Ok(Dropped::Restored);
         }

@@ -1,0 +1,257 @@
+//! What `wright run`, `wright chat` and `wright resume` add to the session library: the
+//! command-line options of where a conversation works, the terminal as the session's
+//! `Front`, preparing a session from the flags, and driving a run to its end (Ctrl-C,
+//! the report, the exit code). The work itself is `wright_session`'s.
+
+use crate::progress::JsonLines;
+use crate::progress::Progress;
+use crate::report::print_report;
+pub use crate::settings::CommonArgs;
+use crate::settings::SessionSettings;
+use anyhow::Result;
+use clap::Args;
+use std::path::Path;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use wright_core::Conversation;
+use wright_core::Observer;
+use wright_llm::Client;
+use wright_protocol::AgentState;
+use wright_session::sandbox_setup::SandboxSetup;
+use wright_session::working_copy;
+use wright_session::working_copy::WorkingCopy;
+use wright_session::Ending;
+use wright_session::Replies;
+use wright_session::Session;
+
+/// The terminal, as the session library's front: results on stdout, warnings on stderr
+/// (through `say!` and `tell!`: sanitized), and questions only where someone can answer.
+pub struct Terminal {
+    /// `--json`: stdout is the event log's, and nobody is asked anything.
+    pub json: bool,
+}
+
+impl wright_session::Front for Terminal {
+    fn notice(&self, notice: wright_protocol::Notice) {
+        match notice.is_warning() {
+            true => tell!("wright: {notice}"),
+            false => say!("{notice}"),
+        }
+    }
+    fn confirm(&self, question: &wright_protocol::Question) -> bool {
+        crate::ask::can_ask(self.json) && crate::ask::yes(&question.to_string())
+    }
+}
+
+/// A session error with the model server's remedy worded for the command line, when one
+/// is in its chain (the library keeps the error typed and names no flag).
+pub fn with_remedy(err: anyhow::Error) -> anyhow::Error {
+    let Some(llm) = err.downcast_ref::<wright_llm::LlmError>() else {
+        return err;
+    };
+    let explained = crate::hints::explain(llm, crate::hints::Front::CommandLine);
+    if err.chain().count() == 1 {
+        return anyhow::anyhow!("{explained}");
+    }
+    anyhow::anyhow!("{err}: {explained}")
+}
+
+/// A new session on the workspace `place` names, with the settings of the flags, the
+/// environment and the configuration files (the repository's own read at the commit
+/// the conversation starts from).
+pub async fn prepare(
+    common: &CommonArgs,
+    place: &WorkspaceArgs,
+    replies: Replies,
+) -> Result<(SessionSettings, Session)> {
+    let front = Terminal { json: common.json };
+    let start = Session::locate(&place.workspace, &front)?;
+    let settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
+    let client = settings
+        .client(None, crate::hints::Front::CommandLine)
+        .await?;
+    let uncommitted = if place.include_uncommitted {
+        working_copy::UncommittedChoice::Include
+    } else if crate::ask::can_ask(settings.json) {
+        working_copy::UncommittedChoice::Ask
+    } else {
+        working_copy::UncommittedChoice::Leave
+    };
+    let request = wright_session::Request {
+        client,
+        settings: settings.values.clone(),
+        place: wright_session::Place {
+            in_place: place.in_place,
+            force: place.force,
+            uncommitted,
+            snapshot: !place.no_snapshot,
+        },
+        sandbox: settings.sandbox_choice()?,
+        replies,
+    };
+    let session = Session::prepare(start, request, &front)
+        .await
+        .map_err(with_remedy)?;
+    Ok((settings, session))
+}
+
+/// The header's lines about the model.
+pub fn model_lines(session: &Session) -> Vec<String> {
+    vec![
+        format!("tool calls {}", session.tool_calling_why),
+        format!("constraint {}", session.constraint_why),
+        format!("context {}", window_words(&session.window)),
+    ]
+}
+
+/// Where the window comes from, naming the flag that sets it.
+pub fn window_words(window: &wright_session::connect::Window) -> String {
+    use wright_session::connect::WindowSource;
+    let tokens = window.tokens.unwrap_or_default();
+    match &window.source {
+        WindowSource::UserLimit {
+            server: Some(server),
+        } => format!("{tokens} tokens (--context-window; the server has {server})"),
+        WindowSource::UserLimit { server: None } => format!("{tokens} tokens (--context-window)"),
+        WindowSource::Unknown => format!(
+            "unknown ({} did not say); pass --context-window N so wright never sends more than it holds",
+            window.kind.name()
+        ),
+        WindowSource::Server { .. } | WindowSource::Ollama { .. } => window.description(),
+    }
+}
+
+/// Drives `session`'s `conversation` to its end and reports it; returns the exit status.
+pub async fn drive(
+    session: Session,
+    mut conversation: Conversation,
+    message: Option<&str>,
+    settings: &SessionSettings,
+    title: &str,
+) -> Result<u8> {
+    let started = Instant::now();
+    let cancel = CancellationToken::new();
+    let signal = crate::signals::watch(cancel.clone(), conversation.interrupt_reason());
+    let mut observer: Box<dyn Observer> = if settings.json {
+        Box::new(JsonLines)
+    } else {
+        Box::new(Progress::new())
+    };
+    for event in conversation.events() {
+        observer.event(event);
+    }
+    let outcome = conversation
+        .proceed(message, settings.limits(), &cancel, observer.as_mut())
+        .await?;
+    let summary = outcome
+        .summary
+        .as_deref()
+        .filter(|_| outcome.state == AgentState::Finished);
+    let ending = Ending {
+        title,
+        summary,
+        locks: Vec::new(),
+    };
+    let finished = session
+        .finish(conversation, ending, observer.as_mut())
+        .await?;
+    let (changes, id, log_path) = (&finished.changes, &finished.id, &finished.log_path);
+    if !settings.json {
+        tell!();
+        print_report(&outcome, started.elapsed(), changes, id, log_path);
+    }
+    if tell_failure(changes, id) {
+        return Ok(1);
+    }
+    if crate::screen::output_closed() {
+        return Ok(crate::screen::CLOSED_PIPE_STATUS);
+    }
+    Ok(match (outcome.state, signal.received()) {
+        (AgentState::Stopped, Some(code)) => code,
+        (state, _) => exit_status(state, false),
+    })
+}
+
+/// Says why the working copy could not be handed over, if it could not; the run then
+/// fails (exit 1), whatever the agent did.
+pub fn tell_failure(changes: &working_copy::Outcome, id: &str) -> bool {
+    let working_copy::Outcome::Failed { reason, kept } = changes else {
+        return false;
+    };
+    tell!(
+        "wright: {reason}\n  the agent's work is kept in {}: `wright resume {id}` goes on there, `wright discard {id}` drops it",
+        kept.display()
+    );
+    true
+}
+
+pub fn exit_status(state: AgentState, interrupted: bool) -> u8 {
+    match state {
+        AgentState::Finished => 0,
+        AgentState::Stopped if interrupted => 130,
+        AgentState::Stopped | AgentState::Stuck | AgentState::AwaitingConfirmation => 3,
+        AgentState::Failed | AgentState::Running => 1,
+    }
+}
+
+/// The run's first lines, on stderr.
+pub fn print_header(
+    id: &str,
+    client: &Client,
+    workspace: &Path,
+    working_copy: &WorkingCopy,
+    lines: &[String],
+    setup: &SandboxSetup,
+) {
+    let clone = match working_copy {
+        WorkingCopy::Clone(clone) => format!(
+            " (a clone of {} on branch {}; your checkout is not touched){}",
+            clone.repo.top().display(),
+            clone.branch,
+            clone
+                .uncommitted
+                .describe()
+                .map(|line| format!("\n  {line}"))
+                .unwrap_or_default()
+        ),
+        WorkingCopy::InPlace(_) => " (in place; .git is read-only to the agent)".to_string(),
+        WorkingCopy::Direct { .. } => String::new(),
+    };
+    tell!(
+        "wright · conversation {id} · model {} on {}\n  workspace {}{clone}",
+        client.config().model,
+        client.config().base_url,
+        workspace.display(),
+    );
+    for line in lines {
+        tell!("  {line}");
+    }
+    let details = match setup.has_details() {
+        true => " (--verbose: the details)",
+        false => "",
+    };
+    tell!("  sandbox {}{details}\n", setup.describe());
+}
+
+/// Where a new conversation works.
+#[derive(Args, Clone)]
+pub struct WorkspaceArgs {
+    /// The repository to work in.
+    #[arg(short = 'C', long, default_value = ".")]
+    pub workspace: std::path::PathBuf,
+    /// Work directly in the workspace instead of a clone on a new branch.
+    #[arg(long)]
+    pub in_place: bool,
+    /// With --in-place: work even if the tree has uncommitted changes (they are then left
+    /// uncommitted, with the agent's).
+    #[arg(long, requires = "in_place")]
+    pub force: bool,
+    /// Give the agent your checkout's uncommitted changes too: a snapshot commit on its
+    /// branch only, your checkout untouched (asked in a terminal when not given).
+    #[arg(long)]
+    pub include_uncommitted: bool,
+    /// Outside git: keep no snapshot of the directory (no diff at the end, no undo by
+    /// `wright discard`), for a directory too large to copy.
+    #[arg(long)]
+    pub no_snapshot: bool,
+}

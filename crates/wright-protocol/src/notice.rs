@@ -1,0 +1,99 @@
+//! What wright tells or asks the user beside a conversation's events, as typed values: a
+//! front end words them (their `Display` is the plain sentence, paths and names as they
+//! are) and decides where they go — a terminal's stdout or stderr, a server's stream.
+//! Anything in them may come from the agent: sanitize before a terminal.
+
+use serde::Deserialize;
+use serde::Serialize;
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Notice {
+    /// An earlier run's agent made a git repository in `repo`; its `.git` was set aside
+    /// (renamed to `moved_to`) before anyone trusts it. A warning, beside the work.
+    AgentRepoSetAside { repo: PathBuf, moved_to: PathBuf },
+    /// The conversation's `branch` was taken into the user's repository at `into`.
+    Took { branch: String, into: PathBuf },
+    /// The conversation's branch and clone were removed.
+    Discarded { branch: String },
+    /// Nothing was left of the branch or the clone.
+    AlreadyDiscarded { branch: String },
+    /// A directory worked in directly was put back as it was.
+    PutBack {
+        root: PathBuf,
+        restored: u64,
+        removed: u64,
+    },
+    /// A directory worked in directly already was as it was.
+    AlreadyAsItWas { root: PathBuf },
+    /// A path of a directory worked in directly could not be put back (`what` says which
+    /// and why).
+    NotPutBack { what: String },
+}
+
+impl Notice {
+    /// A warning beside the work (stderr on a terminal), rather than the result of what
+    /// the user asked for.
+    pub fn is_warning(&self) -> bool {
+        matches!(self, Notice::AgentRepoSetAside { .. })
+    }
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::AgentRepoSetAside { repo, moved_to } => write!(
+                f,
+                "an earlier run's agent made a git repository in {}; its .git is now {}",
+                repo.display(),
+                moved_to.display()
+            ),
+            Notice::Took { branch, into } => write!(f, "took {branch} into {}", into.display()),
+            Notice::Discarded { branch } => write!(f, "discarded {branch}"),
+            Notice::AlreadyDiscarded { branch } => {
+                write!(f, "{branch} was already discarded: nothing left to remove")
+            }
+            Notice::PutBack {
+                root,
+                restored,
+                removed,
+            } => write!(
+                f,
+                "put {} back as it was before the conversation: {} restored, {} removed",
+                root.display(),
+                crate::count(*restored, "path"),
+                crate::count(*removed, "new path")
+            ),
+            Notice::AlreadyAsItWas { root } => write!(
+                f,
+                "{} is already as it was: nothing to put back",
+                root.display()
+            ),
+            Notice::NotPutBack { what } => write!(f, "   not put back: {what}"),
+        }
+    }
+}
+
+/// A yes-or-no question wright asks the user before a conversation starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Question {
+    /// Whether the agent gets a snapshot of the user's `changes` uncommitted changes in
+    /// `repo` (on its branch only).
+    GiveUncommitted { repo: PathBuf, changes: u64 },
+}
+
+impl fmt::Display for Question {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Question::GiveUncommitted { repo, changes } => write!(
+                f,
+                "{} has {}, which the agent will not see (it works on your last commit). Give it a snapshot of them (on its branch only; your checkout is not touched)?",
+                repo.display(),
+                crate::count(*changes, "uncommitted change")
+            ),
+        }
+    }
+}

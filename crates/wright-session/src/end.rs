@@ -1,0 +1,224 @@
+//! The two ends of a session's conversation that every front end shares: opening it
+//! (prompt, workspace map, the session's limits and guards) and finishing it — the
+//! teardown, written once: the tools stopped before the working copy is committed, the
+//! working copy handed over, where the changes went logged as the last event, the locks
+//! released only then.
+
+use crate::session::configure;
+use crate::session::Replies;
+use crate::session::Session;
+use crate::session::Tools;
+use crate::working_copy;
+use crate::working_copy::InPlaceCommit;
+use anyhow::Result;
+use std::path::PathBuf;
+use std::time::Duration;
+use wright_config::Settings;
+use wright_core::Conversation;
+use wright_core::EventLog;
+use wright_core::Limits;
+use wright_core::Observer;
+use wright_core::RunLock;
+use wright_protocol::Changes;
+use wright_protocol::ChangesOutcome;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+
+/// How a session's conversation ends, as the front end saw it.
+pub struct Ending<'a> {
+    /// What the commit is titled by when the log holds no task (the run's task, "chat").
+    pub title: &'a str,
+    /// The model's closing summary, when the agent finished.
+    pub summary: Option<&'a str>,
+    /// Locks held besides the session's own (a chat's current conversation's), released
+    /// once the working copy is handed over.
+    pub locks: Vec<RunLock>,
+}
+
+/// A finished session: its last conversation, and what became of its working copy.
+pub struct Finished {
+    pub id: String,
+    pub log_path: PathBuf,
+    pub changes: working_copy::Outcome,
+}
+
+/// The budgets the settings give one conversation's run.
+pub fn limits(settings: &Settings) -> Limits {
+    Limits {
+        max_steps: settings.max_steps,
+        max_tokens: settings.max_tokens,
+        max_time: settings.max_time.map(Duration::from_secs),
+        max_cost: settings.max_cost,
+    }
+}
+
+impl Session {
+    /// The workspace map a new conversation's first message starts with (when the
+    /// settings want one): made from what the user gave the agent, before its first step.
+    pub fn workspace_map(&self) -> Option<String> {
+        self.working_copy
+            .workspace_map(self.settings.map, &self.tools.workspace)
+    }
+
+    /// The session's conversation, created in its directory with `map` heading the first
+    /// message, with a run's prompt or a chat's, and equipped (`equip`).
+    pub fn start_conversation(&self, map: Option<String>) -> Result<Conversation> {
+        let root = self.tools.workspace.root().display().to_string();
+        let system_prompt = match self.replies {
+            Replies::AlwaysCalls => wright_core::system_prompt(&root),
+            Replies::MayBeWords => wright_core::chat_system_prompt(&root),
+        };
+        let mut conversation = Conversation::create(
+            &self.id,
+            &self.conversation_dir.join("events.jsonl"),
+            &root,
+            self.client.clone(),
+            self.tools.toolbox.clone(),
+            wright_core::Opening {
+                system_prompt,
+                workspace_map: map,
+            },
+            self.tool_calling,
+        )?;
+        self.equip(&mut conversation);
+        Ok(conversation)
+    }
+
+    /// Gives a conversation of this session what the session knows: its window, prices,
+    /// review, disk guard, the files of each step kept (for `wright fork --at`), and
+    /// in a run the rule that only `finish` ends the task.
+    pub(crate) fn equip(&self, conversation: &mut Conversation) {
+        configure(
+            conversation,
+            self.window.tokens,
+            &self.settings,
+            &self.tools.inspector(&self.working_copy),
+        );
+        conversation.add_step_guard(self.tools.disk_guard(self.settings.max_disk));
+        conversation.set_workspace(self.tools.workspace.clone());
+        if let Some(keeper) = crate::working_copy::steps::keeper(
+            &self.working_copy,
+            &self.tools.setup,
+            &self.conversation_dir,
+        ) {
+            conversation.set_step_snapshot(keeper);
+        }
+        // Not a chat: only `finish` says the task is done.
+        conversation.set_require_finish(self.replies == Replies::AlwaysCalls);
+    }
+
+    /// Ends the session with `conversation` (its last): the tools stop, the working copy
+    /// is committed and handed over, and a `changes` event, shown to `observer`, says
+    /// where it went. A hand-over that failed is in `Finished::changes`, not an error:
+    /// the work is kept, and the front end says where.
+    pub async fn finish(
+        self,
+        conversation: Conversation,
+        ending: Ending<'_>,
+        observer: &mut dyn Observer,
+    ) -> Result<Finished> {
+        // The model's own account of what it did, when it finished; the task either way.
+        let commit_message = working_copy::commit_message(
+            working_copy::task_of(conversation.events()).unwrap_or(ending.title),
+            ending.summary,
+        );
+        let id = conversation.id().to_string();
+        let log_path = conversation.log_path().to_path_buf();
+        let Session {
+            tools,
+            working_copy,
+            locks,
+            ..
+        } = self;
+        let Tools {
+            terminal,
+            workspace,
+            setup,
+            warm_up,
+            toolbox,
+            editor,
+        } = tools;
+        drop(editor);
+        warm_up.abort();
+        // The shell must be gone before the clone is committed.
+        let mut log = conversation.into_log();
+        drop(toolbox);
+        drop(terminal);
+        let changes = working_copy.finish(&commit_message, &setup);
+        drop(workspace);
+        record_changes(&mut log, &changes, observer).await?;
+        drop((ending.locks, locks));
+        Ok(Finished {
+            id,
+            log_path,
+            changes,
+        })
+    }
+}
+
+/// Logs where the changes went as the run's last event (`--json` prints it), and waits
+/// until the log is on disk.
+async fn record_changes(
+    log: &mut EventLog,
+    changes: &working_copy::Outcome,
+    observer: &mut dyn Observer,
+) -> anyhow::Result<()> {
+    let event = log.append(
+        Source::Environment,
+        EventBody::Changes(changes_event(changes)),
+    )?;
+    observer.event(event);
+    log.sync_step().await?;
+    log.wait_sync().await?;
+    Ok(())
+}
+
+/// The `changes` event for what became of the working copy.
+fn changes_event(changes: &working_copy::Outcome) -> Changes {
+    let mut event = Changes {
+        outcome: ChangesOutcome::None,
+        branch: None,
+        commit: None,
+        diff: None,
+        configuring: Vec::new(),
+        reason: None,
+        kept: None,
+    };
+    match changes {
+        working_copy::Outcome::Branch {
+            branch,
+            tip,
+            diff,
+            configuring,
+        } => {
+            event.outcome = ChangesOutcome::Branch;
+            event.branch = Some(branch.clone());
+            event.commit = Some(tip.as_str().to_string());
+            event.diff = Some(diff.clone());
+            event.configuring = configuring.clone();
+        }
+        working_copy::Outcome::NoChanges => {}
+        working_copy::Outcome::InPlace { diff, commit, .. } => match commit {
+            InPlaceCommit::Made(tip) => {
+                event.outcome = ChangesOutcome::Committed;
+                event.commit = Some(tip.as_str().to_string());
+                event.diff = Some(diff.clone());
+            }
+            InPlaceCommit::NothingToCommit => {}
+            InPlaceCommit::LeftWithYours => {
+                event.outcome = ChangesOutcome::Uncommitted;
+                event.diff = Some(diff.clone());
+            }
+        },
+        working_copy::Outcome::NotGit { diff, .. } => {
+            event.outcome = ChangesOutcome::NotGit;
+            event.diff = diff.clone();
+        }
+        working_copy::Outcome::Failed { reason, kept } => {
+            event.outcome = ChangesOutcome::Failed;
+            event.reason = Some(reason.clone());
+            event.kept = Some(kept.display().to_string());
+        }
+    }
+    event
+}

@@ -1,0 +1,54 @@
+//! wright's session API, the one library under every front end (`wright run`, `wright
+//! chat`, `wright resume`, and a server): "start a conversation on this repository with
+//! these settings, drive it, finish it".
+//!
+//! ```text
+//! let start = Session::locate(workspace, &front)?;          // where, earlier runs settled
+//! // the front end resolves its settings from start.config_source(), connects a Client
+//! let session = Session::prepare(start, Request { .. }, &front).await?;
+//! let mut conversation = session.start_conversation(session.workspace_map())?;
+//! let outcome = conversation.proceed(Some(task), limits(&session.settings), &cancel, &mut observer).await?;
+//! let finished = session.finish(conversation, Ending { .. }, &mut observer).await?;
+//! ```
+//!
+//! It sits between wright-core (the loop, which knows the sandbox, tools and models only
+//! by traits) and the front ends, because preparing a session takes the concrete
+//! sandbox, the hardened git runner and the configuration. It never prints nor reads the
+//! terminal: what it has to say or ask goes through `Front`; the remedies and flags the
+//! user is told about are the front end's words.
+
+pub mod connect;
+pub mod constrain_mode;
+mod end;
+mod first_look;
+mod front;
+pub mod inspect;
+mod launcher;
+mod probe_cache;
+mod reopen;
+pub mod repo_config;
+pub mod sandbox_setup;
+mod session;
+pub mod tool_mode;
+pub mod working_copy;
+
+pub use end::limits;
+pub use end::Ending;
+pub use end::Finished;
+pub use front::Front;
+pub use front::Unattended;
+pub use launcher::launch_if_asked;
+pub use launcher::Launcher;
+pub use launcher::LAUNCHER_NAME;
+pub use reopen::Existing;
+pub use session::configure;
+pub use session::Place;
+pub use session::Readiness;
+pub use session::Replies;
+pub use session::Request;
+pub use session::SandboxChoice;
+pub use session::Session;
+pub use session::Tools;
+pub use working_copy::StartPoint;
+pub use working_copy::UncommittedChoice;
+pub use working_copy::WorkingCopy;

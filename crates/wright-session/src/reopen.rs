@@ -1,0 +1,135 @@
+//! Going on with a conversation that exists (`wright resume`, a server's resume): locked
+//! before its log is read, its working copy found from its record (checked against the
+//! log), then the session prepared as for a new one — the model's window, the tools over
+//! the working copy as it was, the constraint it started with — and the conversation
+//! read back from its log.
+
+use crate::front::Front;
+use crate::session::Readiness;
+use crate::session::Replies;
+use crate::session::SandboxChoice;
+use crate::session::Session;
+use crate::session::Tools;
+use crate::working_copy::WorkingCopy;
+use anyhow::bail;
+use anyhow::Result;
+use std::path::Path;
+use std::path::PathBuf;
+use wright_config::Settings;
+use wright_core::Conversation;
+use wright_core::ResumeNotes;
+use wright_core::RunLock;
+use wright_llm::Client;
+use wright_protocol::EventBody;
+use wright_protocol::Start;
+
+/// A conversation found on disk, locked, before a model is chosen for it.
+pub struct Existing {
+    pub dir: PathBuf,
+    /// Its start event: the workspace, model, server and tool-calling mode it began with.
+    pub start: Start,
+    pub working_copy: WorkingCopy,
+    /// Its own lock (and the checkout's, when it works in place).
+    pub locks: Vec<RunLock>,
+}
+
+impl Existing {
+    /// Locks the conversation in `dir` (before its log is read: another process may be
+    /// writing it), clears what dead runs left, and finds its working copy. The record,
+    /// not the log, says where it works; both are checked before any server is asked
+    /// anything.
+    pub fn open(dir: &Path, front: &dyn Front) -> Result<Self> {
+        let id = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut locks = vec![RunLock::conversation(dir, &id)?];
+        crate::sandbox_setup::reap_dead_runs(&id);
+        let log_path = dir.join("events.jsonl");
+        let logged = wright_protocol::read_log(&log_path)?;
+        let Some(start) = logged.events.iter().find_map(|e| match &e.body {
+            EventBody::Start(start) => Some(start.clone()),
+            _ => None,
+        }) else {
+            bail!(
+                "{} has no start event; it cannot be resumed",
+                log_path.display()
+            );
+        };
+        let working_copy = WorkingCopy::reopen(dir, Path::new(&start.workspace), front)?;
+        if let WorkingCopy::InPlace(in_place) = &working_copy {
+            locks.push(RunLock::checkout(in_place.repo.top())?);
+        }
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            start,
+            working_copy,
+            locks,
+        })
+    }
+}
+
+impl Session {
+    /// The session of an existing conversation, and the conversation read back from its
+    /// log (with what resuming found: a torn last line, calls cut off by the stop). It
+    /// is a run again: its replies are calls, held to them as at its start.
+    pub async fn reopen(
+        existing: Existing,
+        mut client: Client,
+        settings: Settings,
+        sandbox: &SandboxChoice,
+    ) -> Result<(Session, Conversation, ResumeNotes)> {
+        let Existing {
+            dir,
+            start,
+            working_copy,
+            locks,
+        } = existing;
+        let window = crate::connect::context_window(&mut client, settings.context_window).await;
+        let mut tools = Tools::build(
+            sandbox,
+            &working_copy,
+            &start.conversation,
+            Readiness::Reopen,
+        )?;
+        // The tools its start offered, whatever this version's defaults.
+        let offered: Vec<&str> = start
+            .tools
+            .iter()
+            .filter_map(|schema| schema["function"]["name"].as_str())
+            .collect();
+        tools.toolbox = tools.toolbox.only(&offered);
+        let asking = crate::constrain_mode::Asking {
+            client: &client,
+            server: &window.server,
+            kind: window.kind,
+            tool_calling: start.tool_calling,
+        };
+        let constraint = crate::constrain_mode::decide(&settings.constrain, &asking).await?;
+        crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox.schemas());
+        let (mut conversation, notes) = Conversation::resume(
+            &dir.join("events.jsonl"),
+            client.clone(),
+            tools.toolbox.clone(),
+        )?;
+        let session = Session {
+            settings,
+            replies: Replies::AlwaysCalls,
+            client,
+            tool_calling: start.tool_calling,
+            tool_calling_why: format!(
+                "{} (as the conversation began)",
+                start.tool_calling.as_str()
+            ),
+            constraint_why: constraint.why,
+            window,
+            id: start.conversation.clone(),
+            conversation_dir: dir,
+            working_copy,
+            tools,
+            locks,
+        };
+        session.equip(&mut conversation);
+        Ok((session, conversation, notes))
+    }
+}
