@@ -9,6 +9,7 @@
 mod event;
 mod log;
 mod names;
+mod plan;
 mod plural;
 mod printable;
 
@@ -32,6 +33,9 @@ pub use log::LogError;
 pub use log::ParsedLog;
 pub use log::TornLine;
 pub use names::edit_distance;
+pub use plan::render_plan;
+pub use plan::PlanTask;
+pub use plan::TaskStatus;
 pub use plural::count;
 pub use plural::count_as;
 pub use printable::escape_for_json_line;
