@@ -78,6 +78,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         &working_copy,
         &start.conversation,
         crate::session::Readiness::Reopen,
+        &crate::session::logged_tools(&start),
     )?;
     // A resumed conversation is a run: its replies are calls, held to them as at its start.
     let asking = crate::constrain_mode::Asking {

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use wright_llm::ChatMessage;
 use wright_llm::ToolCall;
 use wright_protocol::count;
+use wright_protocol::render_plan;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
@@ -52,7 +53,28 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
             || (e.id >= condensation.keep_from && !matches!(e.body, EventBody::Condensation(_)))
     });
     let masked: HashSet<u64> = condensation.masked.iter().copied().collect();
-    render_view(view, &masked, condensation.summary.as_deref())
+    // The plan as it stood where the kept events begin: the calls that made it are gone
+    // from the view, the plan must not be (those after `keep_from` still show).
+    let plan = events
+        .iter()
+        .take_while(|e| e.id < condensation.keep_from)
+        .filter_map(|e| match &e.body {
+            EventBody::Plan { tasks, .. } => Some(tasks),
+            _ => None,
+        })
+        .last()
+        .map(|tasks| {
+            format!(
+                "[Your plan (task_tracker) at that point:]\n{}",
+                render_plan(tasks)
+            )
+        });
+    let carried = match (condensation.summary.as_deref(), plan) {
+        (Some(summary), Some(plan)) => Some(format!("{summary}\n\n{plan}")),
+        (Some(summary), None) => Some(summary.to_string()),
+        (None, plan) => plan,
+    };
+    render_view(view, &masked, carried.as_deref())
 }
 
 /// Whether masking `output` makes it much shorter (what the condenser masks).
@@ -247,7 +269,10 @@ fn render_view<'a>(
             | EventBody::Condensation(_)
             | EventBody::Review(_)
             | EventBody::Retry { .. }
-            | EventBody::Changes(_) => {}
+            | EventBody::Changes(_)
+            // The plan is in the task_tracker call's own result; `together` is for people.
+            | EventBody::Plan { .. }
+            | EventBody::Together { .. } => {}
         }
     }
     flush(&mut messages, &mut results);

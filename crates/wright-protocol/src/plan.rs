@@ -34,7 +34,12 @@ impl TaskStatus {
     /// A status as models write it: wright's words, and OpenHands' and others'
     /// (`in_progress`, `completed`, `pending`).
     pub fn parse(text: &str) -> Option<Self> {
-        match text.trim().to_ascii_lowercase().replace(['-', ' '], "_").as_str() {
+        match text
+            .trim()
+            .to_ascii_lowercase()
+            .replace(['-', ' '], "_")
+            .as_str()
+        {
             "todo" | "to_do" | "pending" | "open" | "not_started" => Some(TaskStatus::Todo),
             "doing" | "in_progress" | "active" | "started" => Some(TaskStatus::Doing),
             "done" | "completed" | "complete" | "finished" => Some(TaskStatus::Done),

@@ -117,7 +117,10 @@ mod tests {
     fn sets_by_preset_or_by_name() {
         assert_eq!(ToolSet::parse("small").unwrap().resolve(false), SMALL);
         assert_eq!(ToolSet::parse("auto").unwrap().resolve(true), SMALL);
-        assert_eq!(ToolSet::parse("auto").unwrap().resolve(false), ToolName::ALL);
+        assert_eq!(
+            ToolSet::parse("auto").unwrap().resolve(false),
+            ToolName::ALL
+        );
         // Finish is always there, and the order is the schema order, whatever was written.
         assert_eq!(
             ToolSet::parse("grep, bash,grep").unwrap().resolve(true),

@@ -69,7 +69,7 @@ impl ToolOutput {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ToolError {
     /// The model can fix this: it goes back to the model as an error observation.
     #[error("{0}")]

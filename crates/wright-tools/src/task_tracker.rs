@@ -122,7 +122,10 @@ fn read_tasks(arguments: &Value) -> Result<Vec<PlanTask>, ToolError> {
             let title = args::required_str(item, "title")
                 .map_err(|err| ToolError::Model(format!("task {}: {err}", n + 1)))?;
             if title.trim().is_empty() {
-                return Err(ToolError::Model(format!("task {}: the title is empty", n + 1)));
+                return Err(ToolError::Model(format!(
+                    "task {}: the title is empty",
+                    n + 1
+                )));
             }
             let status_text = args::optional_str(item, "status")
                 .map_err(|err| ToolError::Model(format!("task {}: {err}", n + 1)))?

@@ -74,7 +74,9 @@ fn find(
     path: Option<&str>,
     budget: usize,
 ) -> Result<String, ToolError> {
-    let pattern = pattern.strip_prefix(&format!("{}/", workspace.root().display())).unwrap_or(pattern);
+    let pattern = pattern
+        .strip_prefix(&format!("{}/", workspace.root().display()))
+        .unwrap_or(pattern);
     let matcher = FilePattern::new(pattern, "pattern")?;
     let start = match walk::start(workspace, path)? {
         walk::Start::Dir(dir) => dir,
@@ -94,7 +96,9 @@ fn find(
     })?;
     let place = workspace.display(&start);
     if found.is_empty() {
-        let mut text = format!("No files match {pattern} in {place} (gitignored files and links are skipped).");
+        let mut text = format!(
+            "No files match {pattern} in {place} (gitignored files and links are skipped)."
+        );
         if let Some(note) = super::walk_note(ended) {
             text.push_str(&format!("\n{note}"));
         }

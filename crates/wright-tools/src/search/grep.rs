@@ -131,7 +131,10 @@ impl Search {
             walk::Start::File(file) => {
                 // A file named outright is searched even if it is ignored or its name
                 // does not match the glob.
-                let name = file.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+                let name = file
+                    .file_name()
+                    .map(|n| n.to_os_string())
+                    .unwrap_or_default();
                 let parent = file.parent().filter(|p| !p.as_os_str().is_empty());
                 let dir = match parent {
                     Some(parent) => workspace.dir().open_dir(parent),
@@ -234,7 +237,11 @@ impl Search {
                 }
             }
             for (at, line) in lines.iter().enumerate().take(to + 1).skip(from) {
-                let mark = if hits.binary_search(&at).is_ok() { ':' } else { '-' };
+                let mark = if hits.binary_search(&at).is_ok() {
+                    ':'
+                } else {
+                    '-'
+                };
                 text.push_str(&format!("{path}{mark}{}{mark}{}\n", at + 1, clip(line)));
             }
             last_shown = Some(to.max(last_shown.unwrap_or(0)));

@@ -18,7 +18,11 @@ fn workspace() -> (tempfile::TempDir, tempfile::TempDir, Workspace) {
     fs::create_dir_all(root.join(".git")).unwrap();
     fs::write(root.join(".gitignore"), "build/\n*.log\n").unwrap();
     fs::write(root.join("src/.gitignore"), "generated.py\n").unwrap();
-    fs::write(root.join("src/main.py"), "import os\n\ndef needle():\n    return 1\n").unwrap();
+    fs::write(
+        root.join("src/main.py"),
+        "import os\n\ndef needle():\n    return 1\n",
+    )
+    .unwrap();
     fs::write(root.join("src/deep/util.py"), "NEEDLE = 2\n").unwrap();
     fs::write(root.join("src/generated.py"), "needle = 3\n").unwrap();
     fs::write(root.join("src/notes.txt"), "a needle in text\n").unwrap();
@@ -33,7 +37,11 @@ fn workspace() -> (tempfile::TempDir, tempfile::TempDir, Workspace) {
 }
 
 async fn grep(ws: &Workspace, arguments: serde_json::Value) -> String {
-    GrepTool::new(ws.clone()).run(&arguments).await.unwrap().text
+    GrepTool::new(ws.clone())
+        .run(&arguments)
+        .await
+        .unwrap()
+        .text
 }
 
 #[tokio::test]
@@ -49,7 +57,11 @@ async fn grep_skips_ignored_binary_and_linked_files() {
         "src/deep/util.py:1:NEEDLE = 2"
     );
     assert_eq!(
-        grep(&ws, json!({"pattern": "needle", "case": true, "path": "src", "glob": "*.py"})).await,
+        grep(
+            &ws,
+            json!({"pattern": "needle", "case": true, "path": "src", "glob": "*.py"})
+        )
+        .await,
         "src/main.py:3:def needle():"
     );
 }
@@ -76,22 +88,35 @@ async fn grep_never_reads_through_a_link() {
 async fn grep_shows_context_and_counts_what_did_not_fit() {
     let (dir, _outside, ws) = workspace();
     assert_eq!(
-        grep(&ws, json!({"pattern": "def", "path": "src/main.py", "context": 1})).await,
+        grep(
+            &ws,
+            json!({"pattern": "def", "path": "src/main.py", "context": 1})
+        )
+        .await,
         "src/main.py-2-\nsrc/main.py:3:def needle():\nsrc/main.py-4-    return 1"
     );
     for n in 0..40 {
-        fs::write(dir.path().join(format!("src/many{n:02}.txt")), "hit\n".repeat(5)).unwrap();
+        fs::write(
+            dir.path().join(format!("src/many{n:02}.txt")),
+            "hit\n".repeat(5),
+        )
+        .unwrap();
     }
     let tool = GrepTool::new(ws.clone());
     tool.fit_window(2000);
     let text = tool.run(&json!({"pattern": "hit"})).await.unwrap().text;
     assert!(text.len() < 700, "{text}");
     assert!(
-        text.contains("\n[180 more matches in 36 more files not shown; narrow the pattern, path or glob]\n"),
+        text.contains(
+            "\n[180 more matches in 36 more files not shown; narrow the pattern, path or glob]\n"
+        ),
         "{text}"
     );
     let err = tool.run(&json!({"pattern": "f(("})).await.unwrap_err();
-    assert!(err.to_string().contains("not a valid regular expression"), "{err}");
+    assert!(
+        err.to_string().contains("not a valid regular expression"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -113,8 +138,14 @@ async fn glob_lists_newest_first_without_ignored_files_or_links() {
         run(json!({"pattern": "*.py"})).await,
         "src/deep/util.py\nsrc/main.py"
     );
-    assert_eq!(run(json!({"pattern": "deep/*.py", "path": "src"})).await, "src/deep/util.py");
-    assert_eq!(run(json!({"pattern": "**/*.py", "path": "./src/"})).await, "src/deep/util.py\nsrc/main.py");
+    assert_eq!(
+        run(json!({"pattern": "deep/*.py", "path": "src"})).await,
+        "src/deep/util.py"
+    );
+    assert_eq!(
+        run(json!({"pattern": "**/*.py", "path": "./src/"})).await,
+        "src/deep/util.py\nsrc/main.py"
+    );
     assert_eq!(
         run(json!({"pattern": "*.rs"})).await,
         "No files match *.rs in . (gitignored files and links are skipped)."
@@ -124,5 +155,8 @@ async fn glob_lists_newest_first_without_ignored_files_or_links() {
     }
     glob.fit_window(400);
     let text = run(json!({"pattern": "*.md"})).await;
-    assert!(text.ends_with("not shown (300 match); give a narrower pattern or path]"), "{text}");
+    assert!(
+        text.ends_with("not shown (300 match); give a narrower pattern or path]"),
+        "{text}"
+    );
 }

@@ -43,9 +43,9 @@ impl FileAt<'_> {
     /// `None` if it is no longer a regular file there.
     pub fn open(&self) -> Option<std::fs::File> {
         let mut options = OpenOptions::new();
-        options.read(true).custom_flags(
-            nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_NOFOLLOW,
-        );
+        options
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_NOFOLLOW);
         let file = self.dir.open_with(self.name, &options).ok()?.into_std();
         file.metadata()
             .ok()
@@ -126,7 +126,12 @@ pub fn walk(
         })
         .collect();
     for name in parts {
-        rules.extend(ignore_rules(workspace, &dir, &above, above.as_os_str().is_empty()));
+        rules.extend(ignore_rules(
+            workspace,
+            &dir,
+            &above,
+            above.as_os_str().is_empty(),
+        ));
         above.push(name);
         dir = dir
             .open_dir(name)
@@ -260,9 +265,9 @@ fn read_small(dir: &Dir, path: &Path) -> Option<String> {
         return None;
     }
     let mut options = OpenOptions::new();
-    options.read(true).custom_flags(
-        nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_NOFOLLOW,
-    );
+    options
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_NOFOLLOW);
     let file = dir.open_with(path, &options).ok()?.into_std();
     if !file.metadata().ok()?.is_file() {
         return None;
