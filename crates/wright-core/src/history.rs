@@ -483,4 +483,86 @@ mod tests {
             }
         );
     }
+
+    #[test]
+    fn a_condensed_history_carries_the_plan_it_dropped() {
+        let start = event(
+            0,
+            Source::Environment,
+            EventBody::Start(Start {
+                version: 4,
+                conversation: "c".into(),
+                workspace: "/w".into(),
+                model: "m".into(),
+                base_url: "u".into(),
+                system_prompt: "sys".into(),
+                tools: vec![],
+                tool_calling: ToolCalling::Native,
+                forked_from: None,
+                destination: None,
+                workspace_map: None,
+            }),
+        );
+        let task = event(
+            1,
+            Source::User,
+            EventBody::Message {
+                text: "fix it".into(),
+                step: None,
+                reasoning: None,
+                raw: None,
+            },
+        );
+        let plan = event(
+            4,
+            Source::Environment,
+            EventBody::Plan {
+                step: 1,
+                call_id: "c1".into(),
+                tasks: vec![wright_protocol::PlanTask {
+                    title: "Find it".into(),
+                    status: wright_protocol::TaskStatus::Doing,
+                    notes: None,
+                }],
+            },
+        );
+        let condensed = |summary: Option<&str>| {
+            event(
+                9,
+                Source::Environment,
+                EventBody::Condensation(wright_protocol::Condensation {
+                    keep_from: 5,
+                    summary: summary.map(str::to_string),
+                    ..Default::default()
+                }),
+            )
+        };
+        let first_user = |events: &[Event]| match &render_history(events)[1] {
+            ChatMessage::User { content } => content.clone(),
+            other => panic!("{other:?}"),
+        };
+        let plan_text =
+            "[Your plan (task_tracker) at that point:]\nPlan (0 of 1 done):\n1. [doing] Find it";
+        assert_eq!(
+            first_user(&[
+                start.clone(),
+                task.clone(),
+                plan.clone(),
+                condensed(Some("S"))
+            ]),
+            format!(
+                "fix it\n\n[Earlier work, condensed to fit the context window:]\nS\n\n{plan_text}"
+            )
+        );
+        assert_eq!(
+            first_user(&[start.clone(), task.clone(), plan.clone(), condensed(None)]),
+            format!("fix it\n\n[Earlier work, condensed to fit the context window:]\n{plan_text}")
+        );
+        // A plan made after the point kept from is in the kept events themselves.
+        let late = Event { id: 6, ..plan };
+        assert_eq!(
+            first_user(&[start, task, late, condensed(Some("S"))]),
+            "fix it\n\n[Earlier work, condensed to fit the context window:]\nS"
+        );
+    }
 }

@@ -207,34 +207,49 @@ impl Search {
             return;
         }
         let shown_path = file.path.display().to_string();
-        let block = self.blocks(&shown_path, &lines, &hits);
-        // Always one file's matches, even past the budget; then only whole files.
-        if found.files > 0 && found.text.len() + block.len() > self.budget {
-            found.hidden_matches += hits.len();
+        // Always some matches of the first file, even past the budget; then whole groups
+        // of lines while they fit.
+        let room = self.budget.saturating_sub(found.text.len());
+        let first = found.files == 0;
+        let (block, shown) = self.blocks(&shown_path, &lines, &hits, room, first);
+        if shown < hits.len() {
+            found.hidden_matches += hits.len() - shown;
             found.hidden_files += 1;
+        }
+        if shown == 0 {
             return;
         }
         if !found.text.is_empty() && self.context > 0 {
             found.text.push_str("--\n");
         }
         found.text.push_str(&block);
-        found.matches += hits.len();
+        found.matches += shown;
         found.files += 1;
     }
 
-    /// The matching lines of one file with their context, groups apart separated by `--`.
-    fn blocks(&self, path: &str, lines: &[&[u8]], hits: &[usize]) -> String {
+    /// The matching lines of one file with their context, groups apart separated by
+    /// `--`, as many groups as fit in `room` characters (the first one anyway when
+    /// `first`); and how many of the hits they show.
+    fn blocks(
+        &self,
+        path: &str,
+        lines: &[&[u8]],
+        hits: &[usize],
+        room: usize,
+        first: bool,
+    ) -> (String, usize) {
         let mut text = String::new();
+        let mut shown = 0;
         let mut last_shown: Option<usize> = None;
-        let mut hit = hits.iter().peekable();
-        while let Some(&n) = hit.next() {
+        let mut at_hit = 0;
+        while at_hit < hits.len() {
+            let n = hits[at_hit];
             let from = n.saturating_sub(self.context);
             let to = (n + self.context).min(lines.len().saturating_sub(1));
             let from = last_shown.map_or(from, |last| from.max(last + 1));
-            if let Some(last) = last_shown {
-                if from > last + 1 {
-                    text.push_str("--\n");
-                }
+            let mut group = String::new();
+            if last_shown.is_some_and(|last| from > last + 1) {
+                group.push_str("--\n");
             }
             for (at, line) in lines.iter().enumerate().take(to + 1).skip(from) {
                 let mark = if hits.binary_search(&at).is_ok() {
@@ -242,15 +257,21 @@ impl Search {
                 } else {
                     '-'
                 };
-                text.push_str(&format!("{path}{mark}{}{mark}{}\n", at + 1, clip(line)));
+                group.push_str(&format!("{path}{mark}{}{mark}{}\n", at + 1, clip(line)));
             }
+            if text.len() + group.len() > room && !(first && shown == 0) {
+                break;
+            }
+            text.push_str(&group);
             last_shown = Some(to.max(last_shown.unwrap_or(0)));
-            // Hits already shown as context of this one are not started again.
-            while hit.peek().is_some_and(|&&next| next <= to) {
-                hit.next();
+            // Hits shown as context of this one are not started again.
+            let before = at_hit;
+            while at_hit < hits.len() && hits[at_hit] <= to {
+                at_hit += 1;
             }
+            shown += at_hit - before;
         }
-        text
+        (text, shown)
     }
 }
 
@@ -275,7 +296,7 @@ impl Found {
             notes.push(format!(
                 "[{} in {} not shown; narrow the pattern, path or glob]",
                 count_as(self.hidden_matches as u64, "more match", "more matches"),
-                count(self.hidden_files as u64, "more file")
+                count(self.hidden_files as u64, "file")
             ));
         }
         if self.binary > 0 || self.large > 0 {

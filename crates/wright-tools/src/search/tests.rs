@@ -108,10 +108,20 @@ async fn grep_shows_context_and_counts_what_did_not_fit() {
     assert!(text.len() < 700, "{text}");
     assert!(
         text.contains(
-            "\n[180 more matches in 36 more files not shown; narrow the pattern, path or glob]\n"
+            "\n[177 more matches in 36 files not shown; narrow the pattern, path or glob]\n"
         ),
         "{text}"
     );
+    // One file with more matches than fit shows some of them, and counts the rest.
+    fs::write(dir.path().join("src/huge.txt"), "hit\n".repeat(5000)).unwrap();
+    let text = tool
+        .run(&json!({"pattern": "hit", "path": "src/huge.txt"}))
+        .await
+        .unwrap()
+        .text;
+    assert!(text.len() < 700, "{text}");
+    assert!(text.starts_with("src/huge.txt:1:hit\n"), "{text}");
+    assert!(text.contains(" more matches in 1 file not shown"), "{text}");
     let err = tool.run(&json!({"pattern": "f(("})).await.unwrap_err();
     assert!(
         err.to_string().contains("not a valid regular expression"),
