@@ -344,3 +344,44 @@ async fn the_tools_key_and_the_prompt_each_set_costs() {
     assert!(sizes[0] / 4 <= 1200, "{sizes:?}");
     assert!(sizes[1] < sizes[0]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_whose_name_says_small_gets_the_small_set() {
+    let h = Harness::new();
+    let model = "qwen2.5-coder:1.5b";
+    let server = ScriptedServer::start_with_models(vec![], vec![model.into()])
+        .await
+        .unwrap();
+    let url = server.url();
+    let doctor = h
+        .wright(&["doctor", "--base-url", &url, "--model", model], &[])
+        .await;
+    assert!(
+        stdout(&doctor).contains(
+            "tools      terminal, file_editor, think, finish (the small set: the model's name says 8B or less; --tools full for all)"
+        ),
+        "{}",
+        stdout(&doctor)
+    );
+    // A server of its own: doctor's probes may take scripted replies.
+    let server = ScriptedServer::start_with_models(
+        vec![
+            reply().call("terminal", json!({"command": "true"})),
+            reply().call("finish", json!({"message": "m"})),
+        ],
+        vec![model.into()],
+    )
+    .await
+    .unwrap();
+    let output = h
+        .wright(
+            &["run", "--base-url", &server.url(), "--model", model, "x"],
+            &[],
+        )
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        tool_names(&h),
+        ["terminal", "file_editor", "think", "finish"]
+    );
+}
