@@ -333,12 +333,45 @@ async fn the_tools_key_and_the_prompt_each_set_costs() {
             + serde_json::to_string(&start["tools"]).unwrap().len();
         sizes.push(chars);
     }
+    // In text mode the tools are described in the system prompt itself.
+    let mut text_sizes = Vec::new();
+    for set in ["full", "small"] {
+        let h = Harness::new();
+        let server = ScriptedServer::start_text_only(vec![
+            reply().text("<tool_call>{\"name\": \"terminal\", \"arguments\": {\"command\": \"true\"}}</tool_call>"),
+            reply().text("<tool_call>{\"name\": \"finish\", \"arguments\": {\"message\": \"m\"}}</tool_call>"),
+        ])
+        .await
+        .unwrap();
+        let output = h
+            .run(
+                &server.url(),
+                "x",
+                &[
+                    "--tool-calling",
+                    "text",
+                    "--constrain",
+                    "off",
+                    "--tools",
+                    set,
+                ],
+            )
+            .await;
+        assert!(output.status.success(), "{}", stderr(&output));
+        let start = events_json(&h).remove(0);
+        assert_eq!(start["tool_calling"], "text");
+        text_sizes.push(start["system_prompt"].as_str().unwrap().len());
+    }
     eprintln!(
-        "system prompt + tool schemas, native mode: full {} chars (~{} tokens), small {} chars (~{} tokens)",
+        "system prompt + tool schemas, native mode: full {} chars (~{} tokens), small {} chars (~{} tokens); text mode: full {} chars (~{} tokens), small {} chars (~{} tokens)",
         sizes[0],
         sizes[0] / 4,
         sizes[1],
-        sizes[1] / 4
+        sizes[1] / 4,
+        text_sizes[0],
+        text_sizes[0] / 4,
+        text_sizes[1],
+        text_sizes[1] / 4
     );
     // The bound for the default set, and the small set no larger than before.
     assert!(sizes[0] / 4 <= 1200, "{sizes:?}");

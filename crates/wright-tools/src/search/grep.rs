@@ -21,6 +21,9 @@ use wright_protocol::count_as;
 
 /// Files larger than this are not searched (a log, a data dump): said in the result.
 const MAX_FILE_BYTES: u64 = 4 << 20;
+/// Bytes read at most in one call, all files together: a bound on its time (a tree of
+/// data files nobody ignored).
+const MAX_READ_BYTES: u64 = 256 << 20;
 /// A file with a NUL byte in its first this many bytes is binary, and not searched.
 const BINARY_PROBE: usize = 8192;
 /// Each line shown is cut at this many characters (a minified file has long lines).
@@ -122,6 +125,8 @@ struct Found {
     hidden_files: usize,
     binary: usize,
     large: usize,
+    /// Bytes read so far.
+    read: u64,
 }
 
 impl Search {
@@ -163,7 +168,10 @@ impl Search {
                     {
                         self.file(file, &mut found);
                     }
-                    walk::Visit::Continue
+                    match found.read > MAX_READ_BYTES {
+                        true => walk::Visit::Stop,
+                        false => walk::Visit::Continue,
+                    }
                 })?;
                 (workspace.display(&start), ended)
             }
@@ -188,6 +196,7 @@ impl Search {
         {
             return;
         }
+        found.read += bytes.len() as u64;
         if bytes.len() as u64 > MAX_FILE_BYTES {
             found.large += 1;
             return;
@@ -312,6 +321,12 @@ impl Found {
                 ));
             }
             notes.push(format!("[skipped {}]", skipped.join(", ")));
+        }
+        if ended == walk::Ended::Stopped {
+            notes.push(format!(
+                "[stopped after reading {} MB; give a narrower path or glob]",
+                MAX_READ_BYTES >> 20
+            ));
         }
         notes.extend(super::walk_note(ended));
         for note in notes {
