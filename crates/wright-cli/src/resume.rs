@@ -113,9 +113,16 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     // Not a chat: only `finish` says the task is done.
     conversation.set_require_finish(true);
     if !settings.json {
+        let names = crate::session::logged_tools(&start);
+        let list = names
+            .iter()
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         let mut lines = vec![
             format!("constraint {}", constraint.why),
             format!("context {}", window.description),
+            format!("tools {list} (as the conversation started; --tools applies to new ones)"),
         ];
         if let Some(torn) = &notes.torn {
             lines.push(format!(

@@ -211,6 +211,11 @@ async fn the_plan_is_shown_and_outlives_a_condensation_and_a_resume() {
         .resume(&server.url(), &h.conversation_id(), "check the plan")
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("  tools terminal, file_editor, grep, glob, task_tracker, think, finish (as the conversation started; --tools applies to new ones)\n"),
+        "{}",
+        stderr(&output)
+    );
     let events = events_json(&h);
     let viewed = events
         .iter()

@@ -69,14 +69,19 @@ impl Conversation {
         for call in calls {
             begun.push(self.begin_call(observer, step, call).await?);
         }
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::Together {
-                step,
-                call_ids: calls.iter().map(|call| call.id.clone()).collect(),
-            },
-        )?;
+        // Those that run: a call already answered (bad arguments) did not run at all.
+        let call_ids: Vec<String> = begun
+            .iter()
+            .filter(|call| call.ready.is_some())
+            .map(|call| call.call_id.clone())
+            .collect();
+        if call_ids.len() > 1 {
+            self.append(
+                observer,
+                Source::Environment,
+                EventBody::Together { step, call_ids },
+            )?;
+        }
         let mut running = tokio::task::JoinSet::new();
         for (n, call) in begun.iter().enumerate() {
             if let (Some(tool), Some(arguments)) = (&call.tool, &call.ready) {
