@@ -87,6 +87,9 @@ impl ToolSet {
             })?;
             tools.push(tool);
         }
+        if tools.len() == 1 {
+            return Err("the tool set is empty; choose auto, small, full or tool names".into());
+        }
         tools.sort();
         tools.dedup();
         Ok(ToolSet::Named(tools))
@@ -126,6 +129,7 @@ mod tests {
             ToolSet::parse("grep, bash,grep").unwrap().resolve(true),
             vec![ToolName::Terminal, ToolName::Grep, ToolName::Finish]
         );
+        assert!(ToolSet::parse(" , ").unwrap_err().contains("empty"));
         assert!(ToolSet::parse("terminal,fetch")
             .unwrap_err()
             .contains("unknown tool 'fetch'"));

@@ -170,3 +170,28 @@ async fn glob_lists_newest_first_without_ignored_files_or_links() {
         "{text}"
     );
 }
+
+#[test]
+fn a_directory_swapped_for_a_link_during_the_walk_is_not_entered() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("secret.txt"), "s").unwrap();
+    fs::create_dir_all(dir.path().join("a")).unwrap();
+    fs::create_dir_all(dir.path().join("b")).unwrap();
+    fs::write(dir.path().join("a/file.txt"), "a").unwrap();
+    fs::write(dir.path().join("b/inner.txt"), "b").unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let mut seen = Vec::new();
+    let ended = walk::walk(&ws, std::path::Path::new("."), |file| {
+        if seen.is_empty() {
+            // The root was listed already: `b` was a directory then.
+            fs::rename(dir.path().join("b"), dir.path().join("b_old")).unwrap();
+            std::os::unix::fs::symlink(outside.path(), dir.path().join("b")).unwrap();
+        }
+        seen.push(file.path.display().to_string());
+        walk::Visit::Continue
+    })
+    .unwrap();
+    assert_eq!(ended, walk::Ended::Complete);
+    assert_eq!(seen, ["a/file.txt"]);
+}
