@@ -250,7 +250,10 @@ async fn check_profile(
     let mut config = settings.client_config();
     config.idle_timeout = Duration::from_secs(300);
     match connect(settings.server_choice(), config.clone()).await {
-        Ok(client) => check_model_server(client, settings.values.context_window, report).await,
+        Ok(client) => {
+            let tools = &settings.values.tools;
+            check_model_server(client, settings.values.context_window, tools, report).await
+        }
         Err(err) => {
             let problem = explain(&err, Front::CommandLine);
             match model_trouble(&err) {
@@ -312,7 +315,12 @@ fn server_lines(info: &wright_llm::probe::ServerInfo, base_url: &str, report: &m
     );
 }
 
-async fn check_model_server(mut client: Client, user_window: Option<u64>, report: &mut Report) {
+async fn check_model_server(
+    mut client: Client,
+    user_window: Option<u64>,
+    tools: &str,
+    report: &mut Report,
+) {
     let info = client.probe_server().await;
     server_lines(&info, &client.config().base_url.clone(), report);
     report.set(
@@ -320,6 +328,15 @@ async fn check_model_server(mut client: Client, user_window: Option<u64>, report
         json!(client.config().model),
         format!("model      {}", client.config().model),
     );
+    // Which tools a run would give this model (see `session::choose_tools`).
+    match wright_session::choose_tools(tools, &client.config().model) {
+        Ok((names, why)) => report.set(
+            "tools",
+            json!(names.iter().map(|n| n.as_str()).collect::<Vec<_>>()),
+            format!("tools      {why}"),
+        ),
+        Err(err) => report.fail("tools", "tools      not usable".into(), format!("{err:#}")),
+    }
     let window = context_window(&mut client, user_window).await;
     let client = &client;
     report.set(

@@ -101,6 +101,7 @@ pub fn model_lines(session: &Session) -> Vec<String> {
         format!("tool calls {}", session.tool_calling_why),
         format!("constraint {}", session.constraint_why),
         format!("context {}", window_words(&session.window)),
+        format!("tools {}", session.tools_why),
     ]
 }
 

@@ -277,6 +277,13 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 say!("{n}    {}{tag}", shown.join("\n         "));
             }
             EventBody::Error { message } => say!("{n}error: {message}"),
+            EventBody::Plan { tasks, .. } => say!("{n}  [{}]", crate::progress::plan_line(tasks)),
+            EventBody::Together { call_ids, .. } => {
+                say!(
+                    "{n}  [{} ran together]",
+                    crate::progress::together(call_ids.len())
+                )
+            }
             EventBody::Review(review) => {
                 for line in review.lines() {
                     say!("{n}  [review: {line}]");

@@ -173,6 +173,17 @@ impl Observer for Progress {
                     c.tokens_before, c.tokens_after
                 ));
             }
+            EventBody::Plan { tasks, .. } => {
+                let plan = wright_protocol::render_plan(tasks);
+                let lines: Vec<String> = plan
+                    .lines()
+                    .map(|l| format!("    {}", clip(l, 160)))
+                    .collect();
+                self.line(&format!("  [plan]\n{}", lines.join("\n")));
+            }
+            EventBody::Together { call_ids, .. } => {
+                self.line(&format!("  [{} ran together]", together(call_ids.len())));
+            }
             EventBody::State { .. } => self.live.idle(),
             // A retry is shown from its delta, as it starts; the changes by the report.
             EventBody::Message { .. }
@@ -204,6 +215,35 @@ pub fn describe_arguments(tool: &str, arguments: &Value) -> String {
         _ => arguments.to_string(),
     };
     clip(text.lines().next().unwrap_or(""), 120)
+}
+
+/// How a group of concurrent calls is named: "these 3 calls".
+pub fn together(calls: usize) -> String {
+    format!("these {calls} read-only calls")
+}
+
+/// The plan on one line: how far it is, and the task under way (or the next one).
+pub fn plan_line(tasks: &[wright_protocol::PlanTask]) -> String {
+    use wright_protocol::TaskStatus;
+    let done = tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Done)
+        .count();
+    let current = tasks
+        .iter()
+        .find(|t| t.status == TaskStatus::Doing)
+        .map(|t| format!("; doing: {}", t.title))
+        .or_else(|| {
+            tasks
+                .iter()
+                .find(|t| t.status == TaskStatus::Todo)
+                .map(|t| format!("; next: {}", t.title))
+        })
+        .unwrap_or_default();
+    clip(
+        &format!("plan: {done} of {} done{current}", tasks.len()),
+        160,
+    )
 }
 
 /// Lines of an output shown live: the first and the last (where a test run says why it

@@ -68,6 +68,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         let mut lines = vec![
             format!("constraint {}", session.constraint_why),
             format!("context {}", crate::drive::window_words(&session.window)),
+            format!("tools {}", session.tools_why),
         ];
         if let Some(torn) = &notes.torn {
             lines.push(format!(

@@ -100,6 +100,11 @@ pub struct CommonArgs {
     /// commits) at the head of a new conversation's first message: on or off (default on).
     #[arg(long, value_name = "on|off")]
     pub map: Option<String>,
+    /// The model's tools: auto (small for a model whose name says 8B or less, else full),
+    /// small, full, or names separated by commas (terminal,file_editor,grep,glob,
+    /// task_tracker,think,finish; finish is always there).
+    #[arg(long, value_name = "SET")]
+    pub tools: Option<String>,
     /// Never send more than this many tokens, even if the server's window is larger.
     #[arg(long, allow_negative_numbers = true)]
     pub context_window: Option<i64>,
@@ -146,6 +151,9 @@ impl CommonArgs {
         for (key, value, flag) in self.flags() {
             Config::check_flag(key, &value, flag)?;
         }
+        if let Some(tools) = &self.tools {
+            wright_tools::ToolSet::parse(tools).map_err(|err| anyhow::anyhow!("--tools: {err}"))?;
+        }
         Ok(())
     }
 
@@ -189,6 +197,7 @@ impl CommonArgs {
             ("tool_calling", text(&self.tool_calling), "--tool-calling"),
             ("constrain", text(&self.constrain), "--constrain"),
             ("map", text(&self.map), "--map"),
+            ("tools", text(&self.tools), "--tools"),
             (
                 "context_window",
                 int(self.context_window),

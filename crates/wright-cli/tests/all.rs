@@ -39,4 +39,5 @@ mod sandbox_attacks;
 mod small_models;
 mod stuck;
 mod text_mode;
+mod tools;
 mod uncommitted;

@@ -135,7 +135,7 @@ async fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
     assert!(obs[1]["output"]
         .as_str()
         .unwrap()
-        .contains("unknown tool 'run_shell'; the tools are: terminal, file_editor, think, finish"));
+        .contains("unknown tool 'run_shell'; the tools are: terminal, file_editor, grep, glob, task_tracker, think, finish"));
     assert!(obs[2]["output"]
         .as_str()
         .unwrap()

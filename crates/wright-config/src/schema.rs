@@ -65,6 +65,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "tool_calling", kind: Kind::OneOf(TOOL_CALLING), repo: RepoRule::Allowed, doc: "how tool calls travel: auto (probe once), native, text (--tool-calling); default auto" },
     Key { path: "constrain", kind: Kind::OneOf(CONSTRAIN), repo: RepoRule::Allowed, doc: "hold every reply of a run to a tool call where the server enforces it (tool_choice required, a JSON schema): auto (probe once), off (--constrain); default auto" },
     Key { path: "map", kind: Kind::OneOf(ON_OFF), repo: RepoRule::Allowed, doc: "a map of the workspace (files, languages, test and build commands, recent commits) at the head of a new conversation's first message (--map); default on" },
+    Key { path: "tools", kind: Kind::Str, repo: RepoRule::Allowed, doc: "the model's tools (--tools): auto (small for a model whose name says 8B or less, else full), small (terminal, file_editor, think, finish), full (those and grep, glob, task_tracker), or names separated by commas; default auto" },
     Key { path: "temperature", kind: Kind::Float { min: 0.0, max: 2.0 }, repo: RepoRule::Allowed, doc: "sampling temperature (--temperature); default: the server's" },
     Key { path: "max_reply_tokens", kind: Kind::Int { min: 0 }, repo: RepoRule::Lower, doc: "most tokens one reply may generate, 0 for the server's (--max-reply-tokens); default 4096" },
     Key { path: "extra", kind: Kind::Table, repo: RepoRule::NeedsApproval, doc: "extra fields sent in every request body (a table)" },

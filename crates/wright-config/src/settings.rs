@@ -28,6 +28,7 @@ const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("tool_calling", DefaultValue::Str("auto")),
     ("constrain", DefaultValue::Str("auto")),
     ("map", DefaultValue::Str("on")),
+    ("tools", DefaultValue::Str("auto")),
     ("max_reply_tokens", DefaultValue::Int(4096)),
     ("egress", DefaultValue::Str("ask")),
     ("run.max_steps", DefaultValue::Int(50)),
@@ -113,6 +114,8 @@ pub struct Settings {
     pub constrain: String,
     /// Whether a new conversation's first message starts with the workspace map.
     pub map: bool,
+    /// The tool set asked for: `auto`, a preset or names (checked where tools are built).
+    pub tools: String,
     pub temperature: Option<f32>,
     pub max_reply_tokens: u32,
     /// Fields added to every request body.
@@ -204,6 +207,7 @@ impl Settings {
             tool_calling: string("tool_calling").unwrap_or_else(|| "auto".into()),
             constrain: string("constrain").unwrap_or_else(|| "auto".into()),
             map: config.str("map") != Some("off"),
+            tools: string("tools").unwrap_or_else(|| "auto".into()),
             temperature: config.float("temperature").map(|t| t as f32),
             max_reply_tokens: uint("max_reply_tokens")
                 .and_then(|n| u32::try_from(n).ok())

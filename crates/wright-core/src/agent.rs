@@ -480,8 +480,25 @@ impl Conversation {
             tool_calls: reply.calls,
             ..Response::default()
         };
-        for call in &response.tool_calls {
-            if let Some(end) = self.run_call(observer, cancel, step, call).await? {
+        // Read-only calls next to each other run at the same time; anything else alone,
+        // in order.
+        let calls = &response.tool_calls;
+        let mut at = 0;
+        while at < calls.len() {
+            let together = calls[at..]
+                .iter()
+                .take_while(|call| self.runs_concurrently(call))
+                .count();
+            let end = if together > 1 {
+                let group = &calls[at..at + together];
+                at += together;
+                self.run_together(observer, cancel, step, group).await?
+            } else {
+                at += 1;
+                self.run_call(observer, cancel, step, &calls[at - 1])
+                    .await?
+            };
+            if let Some(end) = end {
                 return Ok(StepEnd::done(end));
             }
         }

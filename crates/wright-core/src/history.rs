@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use wright_llm::ChatMessage;
 use wright_llm::ToolCall;
 use wright_protocol::count;
+use wright_protocol::render_plan;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
@@ -52,7 +53,28 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
             || (e.id >= condensation.keep_from && !matches!(e.body, EventBody::Condensation(_)))
     });
     let masked: HashSet<u64> = condensation.masked.iter().copied().collect();
-    render_view(view, &masked, condensation.summary.as_deref())
+    // The plan as it stood where the kept events begin: the calls that made it are gone
+    // from the view, the plan must not be (those after `keep_from` still show).
+    let plan = events
+        .iter()
+        .take_while(|e| e.id < condensation.keep_from)
+        .filter_map(|e| match &e.body {
+            EventBody::Plan { tasks, .. } => Some(tasks),
+            _ => None,
+        })
+        .last()
+        .map(|tasks| {
+            format!(
+                "[Your plan (task_tracker) at that point:]\n{}",
+                render_plan(tasks)
+            )
+        });
+    let carried = match (condensation.summary.as_deref(), plan) {
+        (Some(summary), Some(plan)) => Some(format!("{summary}\n\n{plan}")),
+        (Some(summary), None) => Some(summary.to_string()),
+        (None, plan) => plan,
+    };
+    render_view(view, &masked, carried.as_deref())
 }
 
 /// Whether masking `output` makes it much shorter (what the condenser masks).
@@ -289,7 +311,10 @@ fn render_view<'a>(
             | EventBody::Condensation(_)
             | EventBody::Review(_)
             | EventBody::Retry { .. }
-            | EventBody::Changes(_) => {}
+            | EventBody::Changes(_)
+            // The plan is in the task_tracker call's own result; `together` is for people.
+            | EventBody::Plan { .. }
+            | EventBody::Together { .. } => {}
         }
     }
     flush(&mut messages, &mut results);
@@ -498,6 +523,88 @@ mod tests {
             ChatMessage::User {
                 content: "fix it".into()
             }
+        );
+    }
+
+    #[test]
+    fn a_condensed_history_carries_the_plan_it_dropped() {
+        let start = event(
+            0,
+            Source::Environment,
+            EventBody::Start(Start {
+                version: 4,
+                conversation: "c".into(),
+                workspace: "/w".into(),
+                model: "m".into(),
+                base_url: "u".into(),
+                system_prompt: "sys".into(),
+                tools: vec![],
+                tool_calling: ToolCalling::Native,
+                forked_from: None,
+                destination: None,
+                workspace_map: None,
+            }),
+        );
+        let task = event(
+            1,
+            Source::User,
+            EventBody::Message {
+                text: "fix it".into(),
+                step: None,
+                reasoning: None,
+                raw: None,
+            },
+        );
+        let plan = event(
+            4,
+            Source::Environment,
+            EventBody::Plan {
+                step: 1,
+                call_id: "c1".into(),
+                tasks: vec![wright_protocol::PlanTask {
+                    title: "Find it".into(),
+                    status: wright_protocol::TaskStatus::Doing,
+                    notes: None,
+                }],
+            },
+        );
+        let condensed = |summary: Option<&str>| {
+            event(
+                9,
+                Source::Environment,
+                EventBody::Condensation(wright_protocol::Condensation {
+                    keep_from: 5,
+                    summary: summary.map(str::to_string),
+                    ..Default::default()
+                }),
+            )
+        };
+        let first_user = |events: &[Event]| match &render_history(events)[1] {
+            ChatMessage::User { content } => content.clone(),
+            other => panic!("{other:?}"),
+        };
+        let plan_text =
+            "[Your plan (task_tracker) at that point:]\nPlan (0 of 1 done):\n1. [doing] Find it";
+        assert_eq!(
+            first_user(&[
+                start.clone(),
+                task.clone(),
+                plan.clone(),
+                condensed(Some("S"))
+            ]),
+            format!(
+                "fix it\n\n[Earlier work, condensed to fit the context window:]\nS\n\n{plan_text}"
+            )
+        );
+        assert_eq!(
+            first_user(&[start.clone(), task.clone(), plan.clone(), condensed(None)]),
+            format!("fix it\n\n[Earlier work, condensed to fit the context window:]\n{plan_text}")
+        );
+        // A plan made after the point kept from is in the kept events themselves.
+        let late = Event { id: 6, ..plan };
+        assert_eq!(
+            first_user(&[start, task, late, condensed(Some("S"))]),
+            "fix it\n\n[Earlier work, condensed to fit the context window:]\nS"
         );
     }
 }

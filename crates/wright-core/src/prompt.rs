@@ -65,15 +65,7 @@ pub fn text_tools_section(schemas: &[serde_json::Value]) -> String {
                 } else {
                     "?"
                 };
-                let kind = match spec["enum"].as_array() {
-                    Some(values) => values
-                        .iter()
-                        .filter_map(|v| v.as_str())
-                        .collect::<Vec<_>>()
-                        .join("|"),
-                    None => spec["type"].as_str().unwrap_or("any").to_string(),
-                };
-                signature.push(format!("{param}{optional}: {kind}"));
+                signature.push(format!("{param}{optional}: {}", kind_of(spec)));
                 if let Some(description) = spec["description"].as_str() {
                     details.push(format!("  {param}: {description}"));
                 }
@@ -90,4 +82,70 @@ pub fn text_tools_section(schemas: &[serde_json::Value]) -> String {
         }
     }
     out
+}
+
+/// A parameter's type as the signature shows it: its values when it has an enum, the
+/// shape of its items when it is a list of objects (`[{title, status: todo|done, notes?}]`),
+/// else its JSON type.
+fn kind_of(spec: &serde_json::Value) -> String {
+    if let Some(values) = spec["enum"].as_array() {
+        return values
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join("|");
+    }
+    let items = &spec["items"];
+    if let (Some("array"), Some(fields)) = (spec["type"].as_str(), items["properties"].as_object())
+    {
+        let required: Vec<&str> = items["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let mut fields: Vec<(&String, &serde_json::Value)> = fields.iter().collect();
+        // Required fields first, in the schema's order; then the optional ones.
+        fields.sort_by_key(|(name, _)| {
+            required
+                .iter()
+                .position(|r| r == name)
+                .unwrap_or(required.len())
+        });
+        let fields: Vec<String> = fields
+            .into_iter()
+            .map(|(name, field)| {
+                let optional = if required.contains(&name.as_str()) {
+                    ""
+                } else {
+                    "?"
+                };
+                match field["enum"].is_array() {
+                    true => format!("{name}{optional}: {}", kind_of(field)),
+                    false => format!("{name}{optional}"),
+                }
+            })
+            .collect();
+        return format!("[{{{}}}]", fields.join(", "));
+    }
+    spec["type"].as_str().unwrap_or("any").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wright_tools::Tool;
+
+    #[test]
+    fn a_list_of_objects_shows_its_items_shape() {
+        let section = text_tools_section(&[
+            wright_tools::TaskTrackerTool::new().schema(),
+            wright_tools::ThinkTool.schema(),
+        ]);
+        assert!(
+            section.contains(
+                "\ntask_tracker(command: view|plan, tasks?: [{title, status: todo|doing|done, notes?}])\n"
+            ),
+            "{section}"
+        );
+        assert!(section.contains("\nthink(thought: string)\n"), "{section}");
+    }
 }

@@ -108,10 +108,16 @@ pub fn is_small_model(model: &str) -> bool {
     model_billions(model).is_none_or(|size| size <= SMALL_MODEL_BILLIONS)
 }
 
+/// Whether `model`'s name says it has 8B parameters or fewer; `None` when it names no
+/// size (unlike `is_small_model`, which counts those as small).
+pub fn size_says_small(model: &str) -> Option<bool> {
+    model_billions(model).map(|size| size <= SMALL_MODEL_BILLIONS)
+}
+
 /// Whether `model`'s name says it has 8B parameters or less (`qwen2.5-coder-1.5b`); a
 /// name without a size is not known to be small.
 pub fn is_known_small_model(model: &str) -> bool {
-    model_billions(model).is_some_and(|size| size <= SMALL_MODEL_BILLIONS)
+    size_says_small(model) == Some(true)
 }
 
 /// The parameter count in a model name, in billions (`1.5b` → 1.5; `8x7b` → 56).

@@ -12,8 +12,10 @@ use std::time::SystemTime;
 /// added the kinds `retry` (a model request sent again) and `changes` (what the run left,
 /// after the working copy was handed over). Logs of older versions read as they are,
 /// without them; a wright that knows only version 2 refuses a version-3 log with a
-/// sentence instead of stumbling on a kind it does not know.
-pub const LOG_FORMAT_VERSION: u32 = 3;
+/// sentence instead of stumbling on a kind it does not know. Version 4 added `plan` (the
+/// agent's plan, whole, after each change) and `together` (the calls of one reply that
+/// ran at the same time).
+pub const LOG_FORMAT_VERSION: u32 = 4;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,6 +131,16 @@ pub enum EventBody {
     /// What the run left, once the working copy was handed over (version 3 on): the last
     /// event of a run.
     Changes(Changes),
+    /// The agent's plan after the `task_tracker` call of `call_id` changed it, whole
+    /// (version 4 on): the last one is the current plan.
+    Plan {
+        step: u32,
+        call_id: String,
+        tasks: Vec<crate::PlanTask>,
+    },
+    /// These calls of one reply, all read-only, ran at the same time (version 4 on);
+    /// logged after their actions, before their observations.
+    Together { step: u32, call_ids: Vec<String> },
 }
 
 /// Where the agent's changes are at the end of a run.

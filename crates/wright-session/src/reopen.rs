@@ -86,19 +86,21 @@ impl Session {
             locks,
         } = existing;
         let window = crate::connect::context_window(&mut client, settings.context_window).await;
-        let mut tools = Tools::build(
+        // The tools its start offered, whatever the settings say now: their schemas are
+        // part of the prefix every request extends.
+        let names = crate::session::logged_tools(&start);
+        let tools = Tools::build(
             sandbox,
             &working_copy,
             &start.conversation,
             Readiness::Reopen,
+            &names,
         )?;
-        // The tools its start offered, whatever this version's defaults.
-        let offered: Vec<&str> = start
-            .tools
+        let list = names
             .iter()
-            .filter_map(|schema| schema["function"]["name"].as_str())
-            .collect();
-        tools.toolbox = tools.toolbox.only(&offered);
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         let asking = crate::constrain_mode::Asking {
             client: &client,
             server: &window.server,
@@ -122,6 +124,7 @@ impl Session {
                 start.tool_calling.as_str()
             ),
             constraint_why: constraint.why,
+            tools_why: format!("{list} (as the conversation started; --tools applies to new ones)"),
             window,
             id: start.conversation.clone(),
             conversation_dir: dir,

@@ -22,9 +22,14 @@ use wright_llm::Client;
 use wright_sandbox::SandboxMode;
 use wright_tools::FileEditorTool;
 use wright_tools::FinishTool;
+use wright_tools::GlobTool;
+use wright_tools::GrepTool;
+use wright_tools::TaskTrackerTool;
 use wright_tools::TerminalTool;
 use wright_tools::ThinkTool;
 use wright_tools::Tool;
+use wright_tools::ToolName;
+use wright_tools::ToolSet;
 use wright_tools::Toolbox;
 use wright_tools::Workspace;
 
@@ -52,6 +57,7 @@ impl Tools {
         working_copy: &WorkingCopy,
         id: &str,
         readiness: Readiness,
+        names: &[ToolName],
     ) -> Result<Self> {
         let setup = SandboxSetup::new(
             sandbox.mode,
@@ -71,18 +77,30 @@ impl Tools {
             setup.sandbox.clone(),
             setup.scratch()?,
         ));
-        // The shell starts while the first request is prepared and sent.
+        // The shell starts while the first request is prepared and sent (if the model
+        // has it).
         let warm = terminal.clone();
+        let shell = names.contains(&ToolName::Terminal);
         let warm_up = tokio::spawn(async move {
-            let _ = warm.warm_up().await;
+            if shell {
+                let _ = warm.warm_up().await;
+            }
         });
         let editor = Arc::new(FileEditorTool::new(workspace.clone()));
-        let tools: Vec<Arc<dyn Tool>> = vec![
-            terminal.clone(),
-            editor.clone(),
-            Arc::new(ThinkTool),
-            Arc::new(FinishTool),
-        ];
+        let tools: Vec<Arc<dyn Tool>> = names
+            .iter()
+            .map(|name| -> Arc<dyn Tool> {
+                match name {
+                    ToolName::Terminal => terminal.clone(),
+                    ToolName::FileEditor => editor.clone(),
+                    ToolName::Grep => Arc::new(GrepTool::new(workspace.clone())),
+                    ToolName::Glob => Arc::new(GlobTool::new(workspace.clone())),
+                    ToolName::TaskTracker => Arc::new(TaskTrackerTool::new()),
+                    ToolName::Think => Arc::new(ThinkTool),
+                    ToolName::Finish => Arc::new(FinishTool),
+                }
+            })
+            .collect();
         Ok(Self {
             toolbox: Toolbox::new(tools),
             terminal,
@@ -137,6 +155,8 @@ pub struct Session {
     pub tool_calling_why: String,
     /// Which constraint holds the model's replies to tool calls, and why.
     pub constraint_why: String,
+    /// The model's tools, and why those.
+    pub tools_why: String,
     pub window: crate::connect::Window,
     pub id: String,
     pub conversation_dir: std::path::PathBuf,
@@ -225,9 +245,11 @@ impl Session {
             uncommitted: place.uncommitted,
             snapshot: place.snapshot,
         };
+        let (tool_names, tools_why) = choose_tools(&settings.tools, &client.config().model)?;
         let prepared = WorkingCopy::prepare(start, &conversation_dir, &id, options, front)
             .and_then(|working_copy| {
-                let tools = Tools::build(&sandbox, &working_copy, &id, Readiness::Start)?;
+                let tools =
+                    Tools::build(&sandbox, &working_copy, &id, Readiness::Start, &tool_names)?;
                 Ok((working_copy, tools))
             });
         let (working_copy, mut tools) = match prepared {
@@ -253,6 +275,7 @@ impl Session {
             tool_calling,
             tool_calling_why,
             constraint_why: constraint.why,
+            tools_why,
             window,
             id,
             conversation_dir,
@@ -261,6 +284,40 @@ impl Session {
             locks,
         })
     }
+}
+
+/// The tools a new conversation gets from the `tools` setting, and the header's account
+/// of them: `auto` is the small set for a model whose name says 8B or less (every schema
+/// is prefilled at each uncached step), the full set otherwise.
+pub fn choose_tools(setting: &str, model: &str) -> Result<(Vec<ToolName>, String)> {
+    let set = ToolSet::parse(setting)
+        .map_err(|err| anyhow::anyhow!("the tools setting (--tools, or the `tools` key): {err}"))?;
+    let small = wright_llm::constrain::size_says_small(model) == Some(true);
+    let names = set.resolve(small);
+    let list = names
+        .iter()
+        .map(|n| n.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let why = match (&set, small) {
+        (ToolSet::Auto, true) => format!(
+            "{list} (the small set: the model's name says 8B or less; --tools full for all)"
+        ),
+        (ToolSet::Auto, false) => format!("{list} (all)"),
+        (ToolSet::Named(_), _) => format!("{list} (as asked)"),
+    };
+    Ok((names, why))
+}
+
+/// The tools of a conversation being resumed: those its log started with, whatever the
+/// settings say now (the tool schemas are part of the prefix every request extends).
+pub fn logged_tools(start: &wright_protocol::Start) -> Vec<ToolName> {
+    start
+        .tools
+        .iter()
+        .filter_map(|schema| schema["function"]["name"].as_str())
+        .filter_map(ToolName::parse)
+        .collect()
 }
 
 /// A workspace the agent may write must not hold wright's own files, nor lie among them:

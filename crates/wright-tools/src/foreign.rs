@@ -84,7 +84,8 @@ impl Toolbox {
     /// path: 'a.py')`, `finish done`): a small model writes tools as commands, and the
     /// shell's "syntax error" or "command not found" does not tell it what to do instead.
     /// Only for a tool whose `command` is free text (the shell), never for one that lists
-    /// its commands.
+    /// its commands; and only for a name written as a call (`grep(…)`) or one no program
+    /// has (`file_editor`), since `grep -n x a.py` is the shell's own grep.
     fn tool_as_command(
         &self,
         tool: &dyn Tool,
@@ -104,6 +105,12 @@ impl Toolbox {
         let other = self
             .tools()
             .find(|t| t.name() != tool.name() && t.name() == first)?;
+        // `grep -c x f` is the shell's grep: only a call written like a function, or a
+        // name no program has (`file_editor`), is the tool.
+        let called = command[first.len()..].trim_start().starts_with('(');
+        if !called && !first.contains('_') {
+            return None;
+        }
         let other_schema = other.schema();
         let mentioned = commands(&other_schema)
             .into_iter()
@@ -242,6 +249,23 @@ mod tests {
             said,
             "`file_editor` is a tool, not a shell command: nothing was run. Call it as its own tool call, not through terminal: {\"name\": \"file_editor\", \"arguments\": {\"command\": \"create\", \"path\": \"…\"}} (its parameters: `command`, `path`)."
         );
+        // A program that shares a tool's name is the shell's, unless written as a call.
+        let tools = Toolbox::new(vec![
+            tools.get("terminal").unwrap().clone(),
+            tools.get("file_editor").unwrap().clone(),
+            Arc::new(Fake(
+                "grep",
+                json!({"type": "object", "properties": {"pattern": {"type": "string"}}}),
+            )),
+        ]);
+        assert_eq!(
+            tools.foreign_arguments(terminal.as_ref(), &json!({"command": "grep -n x a.py"})),
+            None
+        );
+        assert!(tools
+            .foreign_arguments(terminal.as_ref(), &json!({"command": "grep(pattern: 'x')"}))
+            .unwrap()
+            .starts_with("`grep` is a tool"));
         // A command that only starts like a tool's name is the shell's.
         assert_eq!(
             tools.foreign_arguments(terminal.as_ref(), &json!({"command": "file_editors -v"})),

@@ -1,7 +1,7 @@
 //! The tools a model calls, behind one `Tool` trait the agent core drives.
 //!
 //! Names and parameters follow OpenHands (`terminal`, `file_editor`, `think`, `finish`,
-//! with the aliases `execute_bash`, `bash`, `str_replace_editor`) so models trained on its
+//! `task_tracker`; `grep` and `glob` as other agents name them, with the aliases `execute_bash`, `bash`, `str_replace_editor`) so models trained on its
 //! trajectories feel at home; descriptions are short because every schema token is
 //! prefilled on the user's hardware at every uncached step.
 //!
@@ -10,6 +10,7 @@
 //! cannot (the terminal cannot start, the disk is full) stops the turn.
 
 mod args;
+mod catalog;
 pub mod failure;
 mod file_editor;
 mod finish;
@@ -17,21 +18,28 @@ mod foreign;
 pub mod map;
 mod registry;
 mod scratch;
+mod search;
 mod snapshot;
+mod task_tracker;
 mod terminal;
 mod text;
 mod think;
 mod workspace;
 
+pub use catalog::ToolName;
+pub use catalog::ToolSet;
 pub use file_editor::FileEditorTool;
 pub use finish::FinishTool;
 pub use registry::Toolbox;
 pub use scratch::Scratch;
+pub use search::GlobTool;
+pub use search::GrepTool;
 pub use snapshot::Bounds as SnapshotBounds;
 pub use snapshot::Changes;
 pub use snapshot::Restored;
 pub use snapshot::Snapshot;
 pub use snapshot::SnapshotError;
+pub use task_tracker::TaskTrackerTool;
 pub use terminal::TerminalTool;
 pub use text::clean_terminal_output;
 pub use think::ThinkTool;
@@ -48,6 +56,8 @@ pub struct ToolOutput {
     pub exit_code: Option<i32>,
     /// Set by `finish`: the task is over, with this message for the user.
     pub finish: Option<String>,
+    /// Set by `task_tracker` when it changed the plan: the whole new plan, to be logged.
+    pub plan: Option<Vec<wright_protocol::PlanTask>>,
 }
 
 impl ToolOutput {
@@ -59,7 +69,7 @@ impl ToolOutput {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ToolError {
     /// The model can fix this: it goes back to the model as an error observation.
     #[error("{0}")]
@@ -80,8 +90,19 @@ pub type OutputSink = dyn Fn(&[u8]) + Send + Sync;
 pub fn may_change_files(tool: &str, arguments: &Value) -> bool {
     match tool {
         "file_editor" | "str_replace_editor" => arguments["command"] != "view",
-        "think" | "finish" => false,
+        "think" | "finish" | "grep" | "glob" | "task_tracker" => false,
         _ => true,
+    }
+}
+
+/// Whether a call, as the model made it, only reads the workspace and may run at the same
+/// time as other such calls of the same reply: `grep`, `glob` and `file_editor view`.
+/// Everything else (a command, an edit, the plan) runs alone, in the order it was made.
+pub fn runs_concurrently(tool: &str, arguments: &Value) -> bool {
+    match tool {
+        "grep" | "glob" => true,
+        "file_editor" | "str_replace_editor" => arguments["command"] == "view",
+        _ => false,
     }
 }
 
@@ -99,6 +120,10 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
 
     async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError>;
+
+    /// Given the conversation's log when it is resumed, so a tool that keeps state across
+    /// calls (the plan) takes it up where it was; most tools keep none.
+    fn restore(&self, _events: &[wright_protocol::Event]) {}
 
     /// Told the model's context window in tokens (again whenever it changes), so what the
     /// tool shows stays a small share of it.
@@ -140,6 +165,9 @@ mod tests {
             ("terminal", json!({"command": "ls"}), true),
             ("think", json!({"thought": "x"}), false),
             ("finish", json!({"message": "x"}), false),
+            ("grep", json!({"pattern": "x"}), false),
+            ("glob", json!({"pattern": "*.rs"}), false),
+            ("task_tracker", json!({"command": "plan"}), false),
             ("some_mcp_tool", json!({}), true),
         ] {
             assert_eq!(

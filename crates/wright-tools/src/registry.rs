@@ -55,18 +55,6 @@ impl Toolbox {
         )
     }
 
-    /// Only the tools named in `names`, in this toolbox's order: a resumed conversation
-    /// offers the tools its start offered, whatever this version's defaults.
-    pub fn only(&self, names: &[&str]) -> Toolbox {
-        Toolbox::new(
-            self.tools
-                .iter()
-                .filter(|tool| names.contains(&tool.name()))
-                .cloned()
-                .collect(),
-        )
-    }
-
     /// The `tools` array of a request, in a fixed order.
     pub fn schemas(&self) -> Vec<Value> {
         self.tools.iter().map(|tool| tool.schema()).collect()

@@ -3,6 +3,24 @@
 //! the check for loops after each step.
 
 use super::*;
+use std::sync::Arc;
+
+/// A call whose action is logged, on its way to its observation.
+pub(super) struct Begun {
+    call_id: String,
+    name: String,
+    action_id: u64,
+    may_change: bool,
+    tool: Option<Arc<dyn wright_tools::Tool>>,
+    /// What runs, when something does: the tool and its checked arguments.
+    ready: Option<Value>,
+    /// What the call came to without running (an unknown tool, bad arguments, a
+    /// `finish` sent back).
+    settled: Option<Result<ToolOutput, ToolError>>,
+}
+
+/// Why a run ends after a call: the state, the reason, the summary.
+type End = (AgentState, StopReason, Option<String>);
 
 impl Conversation {
     /// Logs and runs one tool call; returns an outcome when the run must end.
@@ -13,6 +31,106 @@ impl Conversation {
         step: u32,
         call: &ToolCall,
     ) -> Result<Option<Outcome>, StoreError> {
+        let begun = self.begin_call(observer, step, call).await?;
+        let result = match (&begun.tool, &begun.ready) {
+            (Some(tool), Some(arguments)) => {
+                run_watched(tool.as_ref(), arguments, cancel, observer).await
+            }
+            _ => begun.settled.clone(),
+        };
+        match self.end_call(observer, begun, result)? {
+            None => Ok(None),
+            Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),
+        }
+    }
+
+    /// Whether `call` only reads the workspace (see `wright_tools::runs_concurrently`) and
+    /// names a tool of this conversation, so it may run beside others like it.
+    pub(super) fn runs_concurrently(&self, call: &ToolCall) -> bool {
+        let Ok(arguments) = parse_arguments(&call.function.arguments) else {
+            return false;
+        };
+        self.tools.get(&call.function.name).is_some()
+            && wright_tools::runs_concurrently(&call.function.name, &arguments)
+    }
+
+    /// Logs and runs read-only calls of one reply at the same time: their actions in
+    /// order, a `together` event naming them, then each observation in the order the
+    /// calls were made (whatever order they finished in), so the history reads as if
+    /// they had run one after the other.
+    pub(super) async fn run_together(
+        &mut self,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+        step: u32,
+        calls: &[ToolCall],
+    ) -> Result<Option<Outcome>, StoreError> {
+        let mut begun = Vec::new();
+        for call in calls {
+            begun.push(self.begin_call(observer, step, call).await?);
+        }
+        // Those that run: a call already answered (bad arguments) did not run at all.
+        let call_ids: Vec<String> = begun
+            .iter()
+            .filter(|call| call.ready.is_some())
+            .map(|call| call.call_id.clone())
+            .collect();
+        if call_ids.len() > 1 {
+            self.append(
+                observer,
+                Source::Environment,
+                EventBody::Together { step, call_ids },
+            )?;
+        }
+        let mut running = tokio::task::JoinSet::new();
+        for (n, call) in begun.iter().enumerate() {
+            if let (Some(tool), Some(arguments)) = (&call.tool, &call.ready) {
+                let (tool, arguments) = (tool.clone(), arguments.clone());
+                running.spawn(async move { (n, tool.run(&arguments).await) });
+            }
+        }
+        let mut results: Vec<Option<Result<ToolOutput, ToolError>>> =
+            begun.iter().map(|call| call.settled.clone()).collect();
+        loop {
+            tokio::select! {
+                next = running.join_next() => match next {
+                    None => break,
+                    Some(Ok((n, result))) => results[n] = Some(result),
+                    // A tool that panicked: what is missing is said below.
+                    Some(Err(_)) => {}
+                },
+                _ = cancel.cancelled() => {
+                    running.abort_all();
+                    break;
+                }
+            }
+        }
+        let mut end = None;
+        for (call, result) in begun.into_iter().zip(results) {
+            let result = match result {
+                None if !cancel.is_cancelled() => Some(Err(ToolError::Fatal(format!(
+                    "{} stopped without a result",
+                    call.name
+                )))),
+                other => other,
+            };
+            let ended = self.end_call(observer, call, result)?;
+            end = end.or(ended);
+        }
+        match end {
+            None => Ok(None),
+            Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),
+        }
+    }
+
+    /// Logs a call's action and decides what it comes to before it runs: the tool and
+    /// its checked arguments, or the answer it gets without running.
+    async fn begin_call(
+        &mut self,
+        observer: &mut dyn Observer,
+        step: u32,
+        call: &ToolCall,
+    ) -> Result<Begun, StoreError> {
         let name = call.function.name.clone();
         let parsed = parse_arguments(&call.function.arguments);
         let logged_arguments = match &parsed {
@@ -44,11 +162,9 @@ impl Conversation {
         } else {
             None
         };
-        let result: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
-            (None, _) => Some(Err(ToolError::Model(format!(
-                "unknown tool '{name}'; the tools are: {}",
-                self.tools.names().join(", ")
-            )))),
+        let mut ready = None;
+        let settled: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
+            (None, _) => Some(Err(ToolError::Model(self.unknown_tool(&name)))),
             (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
             (Some(_), Ok(_)) if sent_back.is_some() => {
                 Some(Err(ToolError::Model(sent_back.clone().unwrap_or_default())))
@@ -67,10 +183,52 @@ impl Conversation {
                     );
                 match coerced {
                     Err(message) => Some(Err(ToolError::Model(message))),
-                    Ok(()) => run_watched(tool.as_ref(), &arguments, cancel, observer).await,
+                    Ok(()) => {
+                        ready = Some(arguments);
+                        None
+                    }
                 }
             }
         };
+        Ok(Begun {
+            call_id: call.id.clone(),
+            name,
+            action_id,
+            may_change,
+            tool,
+            ready,
+            settled,
+        })
+    }
+
+    /// What the model is told when it calls a tool this conversation does not have: a
+    /// built-in left out of the set is named as such, with the tools it has instead.
+    fn unknown_tool(&self, name: &str) -> String {
+        let tools = self.tools.names().join(", ");
+        match wright_tools::ToolName::parse(name) {
+            Some(builtin) => format!(
+                "the tool '{builtin}' is not available in this conversation (its tool set leaves it out); use one of: {tools}"
+            ),
+            None => format!("unknown tool '{name}'; the tools are: {tools}"),
+        }
+    }
+
+    /// Logs a call's observation (`None`: it was cancelled before it finished), and the
+    /// plan it made; returns why the run ends, if it must.
+    fn end_call(
+        &mut self,
+        observer: &mut dyn Observer,
+        begun: Begun,
+        result: Option<Result<ToolOutput, ToolError>>,
+    ) -> Result<Option<End>, StoreError> {
+        let Begun {
+            call_id,
+            name,
+            action_id,
+            may_change,
+            tool,
+            ..
+        } = begun;
         if let (Some(Ok(output)), Some(tool)) = (&result, &tool) {
             if !output.is_error && !matches!(tool.name(), "think" | "finish") {
                 self.acted = true;
@@ -116,11 +274,12 @@ impl Conversation {
                 )),
             ),
         };
+        let step = self.step;
         self.append(
             observer,
             Source::Environment,
             EventBody::Observation {
-                call_id: call.id.clone(),
+                call_id: call_id.clone(),
                 tool: name,
                 output: output.text,
                 is_error: output.is_error,
@@ -131,10 +290,18 @@ impl Conversation {
             let observation_id = self.last_event_id();
             self.note_change(action_id, observation_id);
         }
-        match end {
-            None => Ok(None),
-            Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),
+        if let Some(tasks) = output.plan {
+            self.append(
+                observer,
+                Source::Environment,
+                EventBody::Plan {
+                    step,
+                    call_id,
+                    tasks,
+                },
+            )?;
         }
+        Ok(end)
     }
 
     /// Reviews the changes when `finish` is called: the first time suspicious changes are

@@ -79,6 +79,10 @@ impl Conversation {
                 _ => {}
             }
         }
+        // A tool that keeps state (the plan) takes it up from the log.
+        for tool in conversation.tools.tools() {
+            tool.restore(conversation.log.events());
+        }
         // What the conversation used before this process: `/cost` and the report count
         // it, as a conversation never interrupted would.
         conversation.totals.steps = conversation.step;

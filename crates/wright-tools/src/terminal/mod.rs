@@ -305,6 +305,7 @@ impl TerminalTool {
             is_error: false,
             exit_code,
             finish: None,
+            plan: None,
         })
     }
 }
