@@ -87,6 +87,18 @@ async fn text_calls_on_llama_cpp_are_held_to_the_call_schema() {
         );
         // Its room to think is the reasoning field: no `think` tool to circle in.
         assert!(!names.contains(&"think"), "{names:?}");
+        // One branch per command of the editor, each requiring what it needs: a
+        // str_replace cannot leave out new_str.
+        let replace = branches
+            .iter()
+            .find(|b| {
+                b["properties"]["arguments"]["properties"]["command"]["const"] == "str_replace"
+            })
+            .unwrap();
+        assert_eq!(
+            replace["properties"]["arguments"]["required"],
+            json!(["command", "path", "old_str", "new_str"])
+        );
         // A small model (or one whose size its name does not say) may reason first.
         assert_eq!(
             branches[0]["required"],
@@ -100,6 +112,12 @@ async fn text_calls_on_llama_cpp_are_held_to_the_call_schema() {
         .to_string();
     assert!(
         system.contains("finish(message") && !system.contains("think(thought"),
+        "{system}"
+    );
+    // The prompt shows the call as the server holds it: a JSON object, reasoning first.
+    assert!(
+        system.contains(r#"{"reasoning": "I need to see the files first.", "name": "terminal""#)
+            && !system.contains("<tool_call>"),
         "{system}"
     );
     let events = h.events();

@@ -74,3 +74,37 @@ async fn a_tool_written_as_a_shell_command_is_not_run_and_the_call_is_shown() {
     assert!(!said.contains("syntax error"), "{said}");
     assert_eq!(seen[1]["is_error"], false, "{}", seen[1]["output"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_str_replace_without_new_str_changes_nothing_and_says_so() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("export.py"), "x = [1, 2, 3][:-1]\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        // The real 1.5B left new_str out three times; taken as "" it deleted the code.
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": "[:-1]"}),
+        ),
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": "[:-1]", "new_str": ""}),
+        ),
+        reply().call("finish", json!({"message": "kept every item"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "keep every item", &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let seen = observations(&h.events());
+    assert_eq!(seen[0]["is_error"], true);
+    let said = seen[0]["output"].as_str().unwrap();
+    assert!(
+        said.contains("str_replace needs new_str") && said.contains("nothing was changed"),
+        "{said}"
+    );
+    // An empty new_str, given, deletes.
+    assert_eq!(seen[1]["is_error"], false, "{}", seen[1]["output"]);
+    // A plain directory: edited where it is.
+    let file = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
+    assert_eq!(file, "x = [1, 2, 3]\n");
+}

@@ -20,7 +20,8 @@ pub use types::StepGuard;
 pub use types::Totals;
 
 use crate::history::render_history;
-use crate::prompt::text_tools_section;
+use crate::prompt::text_tools_section_as;
+use crate::prompt::CallFormat;
 use crate::reply::parse_arguments;
 use crate::review::Inspector;
 use crate::store::EventLog;
@@ -147,7 +148,19 @@ impl Conversation {
         let schemas = tools.schemas();
         let (system_prompt, request_tools) = match tool_calling {
             ToolCalling::Native => (system_prompt, schemas.clone()),
-            ToolCalling::Text => (system_prompt + &text_tools_section(&schemas), Vec::new()),
+            ToolCalling::Text => {
+                // The example call as the server will hold replies to, if it does.
+                let format = match &client.config().constraint {
+                    Some(constraint) if constraint.bare_json() => CallFormat::Json {
+                        reasoning: constraint.reasoning(),
+                    },
+                    _ => CallFormat::Tagged,
+                };
+                (
+                    system_prompt + &text_tools_section_as(&schemas, format),
+                    Vec::new(),
+                )
+            }
         };
         log.append(
             Source::Environment,

@@ -36,6 +36,8 @@ pub use paths::workspaces_dir;
 pub use prompt::chat_system_prompt;
 pub use prompt::system_prompt;
 pub use prompt::text_tools_section;
+pub use prompt::text_tools_section_as;
+pub use prompt::CallFormat;
 pub use resume::ResumeNotes;
 pub use review::analyze as review_changes;
 pub use review::FileChange;

@@ -36,9 +36,27 @@ Commands must not wait for input. Answer in the language of the task."
 /// Hermes/Qwen `<tool_call>` block most open models are trained on) and a compact
 /// signature per tool built from its JSON schema.
 pub fn text_tools_section(schemas: &[serde_json::Value]) -> String {
-    let mut out = String::from(
-        "\n\n# Tools\nYou act only through tools. Every reply is exactly one tool call, written like this, and nothing after it:\n<tool_call>\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\nThe result comes in the next message. Do not write plans or commands outside a tool call.\n",
-    );
+    text_tools_section_as(schemas, CallFormat::Tagged)
+}
+
+/// How the model writes its calls in text mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallFormat {
+    /// In a `<tool_call>` block (what most open models are trained on).
+    Tagged,
+    /// As one bare JSON object, which a server holding replies to a JSON schema enforces:
+    /// the prompt must show that object, `reasoning` first when the schema has it, or
+    /// the model is told one format and held to another.
+    Json { reasoning: bool },
+}
+
+/// `text_tools_section` for the calls written in `format`.
+pub fn text_tools_section_as(schemas: &[serde_json::Value], format: CallFormat) -> String {
+    let mut out = String::from(match format {
+        CallFormat::Tagged => "\n\n# Tools\nYou act only through tools. Every reply is exactly one tool call, written like this, and nothing after it:\n<tool_call>\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\nThe result comes in the next message. Do not write plans or commands outside a tool call.\n",
+        CallFormat::Json { reasoning: true } => "\n\n# Tools\nYou act only through tools. Every reply is exactly one tool call: one JSON object, its reasoning first (one or two sentences: what you learned, what you do next; no code), then the tool's name and its arguments:\n{\"reasoning\": \"I need to see the files first.\", \"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\nThe result comes in the next message. Code and commands go in the arguments, never in the reasoning.\n",
+        CallFormat::Json { reasoning: false } => "\n\n# Tools\nYou act only through tools. Every reply is exactly one tool call: one JSON object with the tool's name and its arguments:\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\nThe result comes in the next message.\n",
+    });
     for schema in schemas {
         let function = &schema["function"];
         let name = function["name"].as_str().unwrap_or("");
@@ -147,5 +165,27 @@ mod tests {
             "{section}"
         );
         assert!(section.contains("\nthink(thought: string)\n"), "{section}");
+    }
+
+    #[test]
+    fn the_example_call_is_written_as_the_server_holds_replies() {
+        let schemas = [wright_tools::ThinkTool.schema()];
+        let tagged = text_tools_section_as(&schemas, CallFormat::Tagged);
+        assert!(
+            tagged.contains("<tool_call>\n{\"name\": \"terminal\""),
+            "{tagged}"
+        );
+        let json = text_tools_section_as(&schemas, CallFormat::Json { reasoning: true });
+        assert!(!json.contains("<tool_call>"), "{json}");
+        assert!(
+            json.contains("\n{\"reasoning\": \"I need to see the files first.\", \"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\n"),
+            "{json}"
+        );
+        let bare = text_tools_section_as(&schemas, CallFormat::Json { reasoning: false });
+        assert!(
+            bare.contains("\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\n")
+                && !bare.contains("\"reasoning\""),
+            "{bare}"
+        );
     }
 }

@@ -153,16 +153,46 @@ fn model_billions(model: &str) -> Option<f64> {
 /// `name`, then `arguments`. Grammar builders follow the order of `properties`, and
 /// serde_json's maps would sort it.
 pub fn call_schema(tools: &[Value], reasoning: bool) -> String {
-    let branches: Vec<String> = tools
+    call_schema_of(&CallShape::of_tools(tools), reasoning)
+}
+
+/// One shape a call may take: a tool's name and the schema of its arguments, as JSON
+/// text (so its keys keep the order they should be written in). A tool with several
+/// commands may have one shape per command, each requiring what that command needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallShape {
+    pub name: String,
+    pub arguments: String,
+}
+
+impl CallShape {
+    /// One shape per tool, its arguments' schema as the tool declares it.
+    pub fn of_tools(tools: &[Value]) -> Vec<CallShape> {
+        tools
+            .iter()
+            .filter_map(|tool| {
+                let function = tool.get("function")?;
+                let name = function.get("name")?.as_str()?;
+                let parameters = function
+                    .get("parameters")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                Some(CallShape {
+                    name: name.to_string(),
+                    arguments: parameters.to_string(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// `call_schema` over explicit shapes: one branch of the `oneOf` per shape.
+pub fn call_schema_of(shapes: &[CallShape], reasoning: bool) -> String {
+    let branches: Vec<String> = shapes
         .iter()
-        .filter_map(|tool| {
-            let function = tool.get("function")?;
-            let name = function.get("name")?.as_str()?;
-            let parameters = function
-                .get("parameters")
-                .cloned()
-                .unwrap_or_else(|| Value::Object(Map::new()));
-            let name = Value::String(name.to_string());
+        .map(|shape| {
+            let parameters = &shape.arguments;
+            let name = Value::String(shape.name.clone());
             let (reasoning_property, required) = if reasoning {
                 (
                     format!(
@@ -173,9 +203,9 @@ pub fn call_schema(tools: &[Value], reasoning: bool) -> String {
             } else {
                 (String::new(), "[\"name\",\"arguments\"]")
             };
-            Some(format!(
+            format!(
                 "{{\"type\":\"object\",\"properties\":{{{reasoning_property}\"name\":{{\"const\":{name}}},\"arguments\":{parameters}}},\"required\":{required},\"additionalProperties\":false}}"
-            ))
+            )
         })
         .collect();
     format!("{{\"oneOf\":[{}]}}", branches.join(","))
@@ -187,19 +217,40 @@ pub fn call_schema(tools: &[Value], reasoning: bool) -> String {
 pub struct ActiveConstraint {
     pub kind: Constraint,
     schema: Option<Box<RawValue>>,
+    reasoning: bool,
 }
 
 impl ActiveConstraint {
     /// `tools`: the schemas of every tool the model may call; `reasoning`: leave room
     /// for a short reasoning before the call (see `is_small_model`).
     pub fn new(kind: Constraint, tools: &[Value], reasoning: bool) -> Self {
+        Self::of_shapes(kind, &CallShape::of_tools(tools), reasoning)
+    }
+
+    /// As `new`, over explicit call shapes (see `CallShape`).
+    pub fn of_shapes(kind: Constraint, shapes: &[CallShape], reasoning: bool) -> Self {
         let schema = match kind {
             Constraint::ToolChoice => None,
             Constraint::JsonSchema | Constraint::OllamaFormat => {
-                RawValue::from_string(call_schema(tools, reasoning)).ok()
+                RawValue::from_string(call_schema_of(shapes, reasoning)).ok()
             }
         };
-        Self { kind, schema }
+        Self {
+            kind,
+            schema,
+            reasoning: reasoning && kind != Constraint::ToolChoice,
+        }
+    }
+
+    /// Whether replies are a bare JSON object (`reasoning`?, `name`, `arguments`) rather
+    /// than the model's own call format: what the prompt must then show.
+    pub fn bare_json(&self) -> bool {
+        self.schema.is_some()
+    }
+
+    /// Whether that object starts with a `reasoning` string.
+    pub fn reasoning(&self) -> bool {
+        self.reasoning
     }
 
     pub(crate) fn schema(&self) -> Option<&RawValue> {

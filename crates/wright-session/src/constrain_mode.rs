@@ -13,6 +13,8 @@ use serde::Deserialize;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use wright_llm::constrain::is_small_model;
+use wright_llm::constrain::ActiveConstraint;
+use wright_llm::constrain::CallShape;
 use wright_llm::constrain::Constraint;
 use wright_llm::constrain::Enforcement;
 use wright_llm::probe::ServerKind;
@@ -193,13 +195,18 @@ pub fn fit_tools(toolbox: &Toolbox, constraint: Option<Constraint>, model: &str)
     }
 }
 
-/// Puts `constraint` on `client` for every tool of `schemas`: built once, the same bytes
-/// in every request of the conversation.
-pub fn apply(client: &mut Client, constraint: Option<Constraint>, schemas: &[serde_json::Value]) {
+/// Puts `constraint` on `client` for every call `toolbox` can take (one shape per command
+/// of a tool that has several): built once, the same bytes in every request of the
+/// conversation.
+pub fn apply(client: &mut Client, constraint: Option<Constraint>, toolbox: &Toolbox) {
     let reasoning = is_small_model(&client.config().model);
+    let shapes: Vec<CallShape> = toolbox
+        .call_shapes()
+        .into_iter()
+        .map(|(name, arguments)| CallShape { name, arguments })
+        .collect();
     client.set_constraint(
-        constraint
-            .map(|kind| wright_llm::constrain::ActiveConstraint::new(kind, schemas, reasoning)),
+        constraint.map(|kind| ActiveConstraint::of_shapes(kind, &shapes, reasoning)),
     );
 }
 

@@ -108,7 +108,7 @@ impl Session {
             tool_calling: start.tool_calling,
         };
         let constraint = crate::constrain_mode::decide(&settings.constrain, &asking).await?;
-        crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox.schemas());
+        crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox);
         let (mut conversation, notes) = Conversation::resume(
             &dir.join("events.jsonl"),
             client.clone(),

@@ -267,7 +267,7 @@ impl Session {
         );
         // The schema covers every tool the model may call; built once, it is the same
         // bytes in every request of the conversation.
-        crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox.schemas());
+        crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox);
         Ok(Self {
             settings,
             replies,

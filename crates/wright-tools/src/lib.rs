@@ -19,6 +19,7 @@ pub mod map;
 mod registry;
 mod scratch;
 mod search;
+mod shapes;
 mod snapshot;
 mod task_tracker;
 mod terminal;
@@ -34,6 +35,7 @@ pub use registry::Toolbox;
 pub use scratch::Scratch;
 pub use search::GlobTool;
 pub use search::GrepTool;
+pub use shapes::CommandShape;
 pub use snapshot::Bounds as SnapshotBounds;
 pub use snapshot::Changes;
 pub use snapshot::Restored;
@@ -118,6 +120,13 @@ pub trait Tool: Send + Sync {
 
     /// The OpenAI `tools` entry: `{"type":"function","function":{...}}`.
     fn schema(&self) -> Value;
+
+    /// For a tool whose `command` picks one of several forms: each form's parameters, so
+    /// a constrained reply requires what the form needs (see `shapes`). Empty for a tool
+    /// with one form.
+    fn command_shapes(&self) -> &'static [CommandShape] {
+        &[]
+    }
 
     async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError>;
 

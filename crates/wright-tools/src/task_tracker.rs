@@ -43,6 +43,22 @@ impl Tool for TaskTrackerTool {
         "task_tracker"
     }
 
+    fn command_shapes(&self) -> &'static [crate::CommandShape] {
+        const SHAPES: &[crate::CommandShape] = &[
+            crate::CommandShape {
+                command: "plan",
+                required: &["tasks"],
+                optional: &[],
+            },
+            crate::CommandShape {
+                command: "view",
+                required: &[],
+                optional: &[],
+            },
+        ];
+        SHAPES
+    }
+
     fn schema(&self) -> Value {
         json!({"type": "function", "function": {
             "name": "task_tracker",

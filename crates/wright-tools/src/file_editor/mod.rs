@@ -66,6 +66,37 @@ impl Tool for FileEditorTool {
         &["str_replace_editor"]
     }
 
+    fn command_shapes(&self) -> &'static [crate::CommandShape] {
+        const SHAPES: &[crate::CommandShape] = &[
+            crate::CommandShape {
+                command: "view",
+                required: &["path"],
+                optional: &["view_range"],
+            },
+            crate::CommandShape {
+                command: "create",
+                required: &["path", "file_text"],
+                optional: &[],
+            },
+            crate::CommandShape {
+                command: "str_replace",
+                required: &["path", "old_str", "new_str"],
+                optional: &[],
+            },
+            crate::CommandShape {
+                command: "insert",
+                required: &["path", "insert_line", "new_str"],
+                optional: &[],
+            },
+            crate::CommandShape {
+                command: "undo_edit",
+                required: &["path"],
+                optional: &[],
+            },
+        ];
+        SHAPES
+    }
+
     fn fit_window(&self, tokens: u64) {
         self.shown
             .store(view::shown_chars(tokens), Ordering::Relaxed);
@@ -129,7 +160,13 @@ impl Tool for FileEditorTool {
             }
             "str_replace" => {
                 let old = args::required_str(arguments, "old_str")?;
-                let new = args::optional_str(arguments, "new_str")?.unwrap_or("");
+                // Required, not taken as "": a model that forgets it (the 1.5B did, three
+                // times) would delete the text it meant to fix.
+                let new = args::optional_str(arguments, "new_str")?.ok_or_else(|| {
+                    ToolError::Model(
+                        "str_replace needs new_str, the text that replaces old_str (new_str \"\" deletes it); nothing was changed".into(),
+                    )
+                })?;
                 let (before, mut file) = self.load_for_edit(&path, &shown)?;
                 // Models copy text as they saw it: LF, even when the file has CRLF.
                 let (old, new) = (old.replace("\r\n", "\n"), new.replace("\r\n", "\n"));
