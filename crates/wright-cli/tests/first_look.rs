@@ -3,6 +3,7 @@
 //! it is wright's action (not the agent's: no loop, no "acted"), and `--first-look`
 //! turns it on or off.
 
+use crate::common::first_user_message;
 use crate::common::stderr;
 use crate::common::Harness;
 use serde_json::json;
@@ -37,18 +38,6 @@ async fn server(script: Vec<wright_testkit::Reply>) -> ScriptedServer {
     ScriptedServer::start_with_models(script, models.iter().map(|m| m.to_string()).collect())
         .await
         .unwrap()
-}
-
-fn first_user_message(request: &serde_json::Value) -> String {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "user")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 async fn run_as(h: &Harness, url: &str, model: &str, extra: &[&str]) -> std::process::Output {

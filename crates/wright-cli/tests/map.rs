@@ -2,24 +2,13 @@
 //! files, languages, test command and recent commits, read from the start commit (not the
 //! work tree); later requests repeat it byte for byte; `--map off` leaves it out.
 
+use crate::common::first_user_message;
 use crate::common::stderr;
 use crate::common::Harness;
 use serde_json::json;
 use wright_testkit::git;
 use wright_testkit::reply;
 use wright_testkit::ScriptedServer;
-
-fn first_user_message(request: &serde_json::Value) -> String {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "user")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
 
 fn python_repo(h: &Harness) {
     let repo = h.repo();

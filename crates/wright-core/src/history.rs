@@ -357,6 +357,27 @@ mod tests {
         }
     }
 
+    /// A native-mode start event with the workspace map `map`.
+    fn start_event(map: Option<&str>) -> Event {
+        event(
+            0,
+            Source::Environment,
+            EventBody::Start(Start {
+                version: wright_protocol::LOG_FORMAT_VERSION,
+                conversation: "c".into(),
+                workspace: "/w".into(),
+                model: "m".into(),
+                base_url: "u".into(),
+                system_prompt: "sys".into(),
+                tools: vec![],
+                tool_calling: ToolCalling::Native,
+                forked_from: None,
+                destination: None,
+                workspace_map: map.map(str::to_string),
+            }),
+        )
+    }
+
     #[test]
     fn text_and_calls_of_a_step_form_one_assistant_turn() {
         let events = vec![
@@ -470,25 +491,7 @@ mod tests {
 
     #[test]
     fn the_map_heads_the_first_user_message_only() {
-        let start = |map: Option<&str>| {
-            event(
-                0,
-                Source::Environment,
-                EventBody::Start(Start {
-                    version: 3,
-                    conversation: "c".into(),
-                    workspace: "/w".into(),
-                    model: "m".into(),
-                    base_url: "u".into(),
-                    system_prompt: "sys".into(),
-                    tools: vec![],
-                    tool_calling: ToolCalling::Native,
-                    forked_from: None,
-                    destination: None,
-                    workspace_map: map.map(str::to_string),
-                }),
-            )
-        };
+        let start = start_event;
         let said = |id, text: &str| {
             event(
                 id,
@@ -528,23 +531,7 @@ mod tests {
 
     #[test]
     fn a_condensed_history_carries_the_plan_it_dropped() {
-        let start = event(
-            0,
-            Source::Environment,
-            EventBody::Start(Start {
-                version: 4,
-                conversation: "c".into(),
-                workspace: "/w".into(),
-                model: "m".into(),
-                base_url: "u".into(),
-                system_prompt: "sys".into(),
-                tools: vec![],
-                tool_calling: ToolCalling::Native,
-                forked_from: None,
-                destination: None,
-                workspace_map: None,
-            }),
-        );
+        let start = start_event(None);
         let task = event(
             1,
             Source::User,

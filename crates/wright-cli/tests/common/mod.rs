@@ -263,3 +263,17 @@ pub fn in_place_needs_namespaces(test: &str, output: &Output) -> bool {
     }
     refused
 }
+
+/// The content of the first user message of a chat request (the task, with what wright
+/// puts at its head and after it).
+pub fn first_user_message(request: &serde_json::Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
