@@ -333,7 +333,14 @@ async fn check_model_server(
         Ok((names, why)) => report.set(
             "tools",
             json!(names.iter().map(|n| n.as_str()).collect::<Vec<_>>()),
-            format!("tools      {why}"),
+            format!(
+                "tools      {} ({why})",
+                names
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ),
         Err(err) => report.fail("tools", "tools      not usable".into(), format!("{err:#}")),
     }

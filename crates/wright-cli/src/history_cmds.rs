@@ -249,7 +249,11 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
             EventBody::Action {
                 tool, arguments, ..
             } => {
-                say!("{n}  → {tool} {}", describe_arguments(tool, arguments));
+                let by = match event.source {
+                    Source::Environment => "wright runs the tests first: ",
+                    _ => "",
+                };
+                say!("{n}  → {by}{tool} {}", describe_arguments(tool, arguments));
             }
             // What finish answers adds nothing to its message, printed above.
             EventBody::Observation { tool, is_error, .. } if tool == "finish" && !is_error => {}

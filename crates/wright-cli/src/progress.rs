@@ -9,6 +9,7 @@ use wright_core::Observer;
 use wright_llm::StreamDelta;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
+use wright_protocol::Source;
 
 /// `--json`: each event as its log line on stdout, flushed at once.
 pub struct JsonLines;
@@ -109,9 +110,14 @@ impl Observer for Progress {
             } => {
                 self.in_reasoning = false;
                 self.live.idle();
+                // wright's own action (the first look), not the model's.
+                let by = match event.source {
+                    Source::Environment => "wright runs the tests first: ",
+                    _ => "",
+                };
                 // The event's id, for `wright fork --at` (at an action: before it ran).
                 self.line(&format!(
-                    "  → {tool} {}  #{}",
+                    "  → {by}{tool} {}  #{}",
                     describe_arguments(tool, arguments),
                     event.id
                 ));

@@ -69,6 +69,10 @@ async fn text_calls_on_llama_cpp_are_held_to_the_call_schema() {
         "{said}"
     );
     assert_eq!(server.constraint_probes(), 1);
+    assert!(
+        said.contains("  tools terminal, file_editor, grep, glob, task_tracker, finish (all; think left out: the constraint's reasoning field is its room to think)\n"),
+        "{said}"
+    );
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 2);
     for request in &requests {

@@ -68,6 +68,11 @@ async fn a_small_model_starts_with_the_tests_already_run() {
     let output = run_as(&h, &server.url(), "qwen2.5-coder-1.5b", &[]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 
+    assert!(
+        stderr(&output).contains("  → wright runs the tests first: terminal python3 -m unittest"),
+        "{}",
+        stderr(&output)
+    );
     let requests = server.chat_requests();
     let first = first_user_message(&requests[0].json());
     assert!(

@@ -260,11 +260,20 @@ impl Session {
                 return Err(err);
             }
         };
-        tools.toolbox = crate::constrain_mode::fit_tools(
+        let fitted = crate::constrain_mode::fit_tools(
             &tools.toolbox,
             constraint.constraint,
             &client.config().model,
         );
+        let tools_why = if fitted.names().len() < tools.toolbox.names().len() {
+            format!(
+                "{} ({tools_why}; think left out: the constraint's reasoning field is its room to think)",
+                fitted.names().join(", ")
+            )
+        } else {
+            format!("{} ({tools_why})", fitted.names().join(", "))
+        };
+        tools.toolbox = fitted;
         // The schema covers every tool the model may call; built once, it is the same
         // bytes in every request of the conversation.
         crate::constrain_mode::apply(&mut client, constraint.constraint, &tools.toolbox);
@@ -286,27 +295,22 @@ impl Session {
     }
 }
 
-/// The tools a new conversation gets from the `tools` setting, and the header's account
-/// of them: `auto` is the small set for a model whose name says 8B or less (every schema
+/// The tools a new conversation gets from the `tools` setting, and why those (for the
+/// header's `tools LIST (WHY)`): `auto` is the small set for a model whose name says 8B or less (every schema
 /// is prefilled at each uncached step), the full set otherwise.
 pub fn choose_tools(setting: &str, model: &str) -> Result<(Vec<ToolName>, String)> {
     let set = ToolSet::parse(setting)
         .map_err(|err| anyhow::anyhow!("the tools setting (--tools, or the `tools` key): {err}"))?;
     let small = wright_llm::constrain::size_says_small(model) == Some(true);
     let names = set.resolve(small);
-    let list = names
-        .iter()
-        .map(|n| n.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
     let why = match (&set, small) {
-        (ToolSet::Auto, true) => format!(
-            "{list} (the small set: the model's name says 8B or less; --tools full for all)"
-        ),
-        (ToolSet::Auto, false) => format!("{list} (all)"),
-        (ToolSet::Named(_), _) => format!("{list} (as asked)"),
+        (ToolSet::Auto, true) => {
+            "the small set: the model's name says 8B or less; --tools full for all"
+        }
+        (ToolSet::Auto, false) => "all",
+        (ToolSet::Named(_), _) => "as asked",
     };
-    Ok((names, why))
+    Ok((names, why.to_string()))
 }
 
 /// The tools of a conversation being resumed: those its log started with, whatever the
