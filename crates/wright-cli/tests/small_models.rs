@@ -108,3 +108,28 @@ async fn a_str_replace_without_new_str_changes_nothing_and_says_so() {
     let file = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
     assert_eq!(file, "x = [1, 2, 3]\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_screen_editor_is_not_started_and_the_way_round_is_named() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("fizzbuzz.py"), "def fizzbuzz(n):\n    pass\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        // The real 1.5B opened vi and waited out the two-minute timeout.
+        reply().call("terminal", json!({"command": "vi fizzbuzz.py"})),
+        reply().call("terminal", json!({"command": "cat -n fizzbuzz.py"})),
+        reply().call("finish", json!({"message": "read it"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "read fizzbuzz.py", &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let seen = observations(&h.events());
+    assert_eq!(seen[0]["is_error"], true);
+    let said = seen[0]["output"].as_str().unwrap();
+    assert!(
+        said.starts_with("`vi` is a full-screen program that waits for keys, so it was not run.")
+            && said.contains("file_editor view"),
+        "{said}"
+    );
+    assert!(seen[1]["output"].as_str().unwrap().contains("def fizzbuzz"));
+}

@@ -5,6 +5,7 @@
 //! the model's context window, so one output never crowds out the task.
 
 mod collector;
+mod interactive;
 mod shell;
 mod waiting;
 
@@ -189,6 +190,9 @@ impl TerminalTool {
         }
         if command.trim().is_empty() {
             return Err(ToolError::Model("the command is empty".into()));
+        }
+        if let Some(program) = interactive::full_screen_program(command) {
+            return Err(ToolError::Model(interactive::refusal(program)));
         }
         if guard.as_ref().is_some_and(|s| s.is_busy()) {
             return Err(ToolError::Model(
