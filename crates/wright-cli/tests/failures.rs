@@ -122,6 +122,13 @@ async fn the_code_a_failing_test_calls_is_named_where_it_is_defined() {
         first.contains("[export_csv is defined at export.py:8: def export_csv(rows):]"),
         "{first}"
     );
+    // The code under test is short: it is shown whole, where the call is defined marked.
+    assert!(
+        first.contains("\n[export_csv in export.py, whole:\n 1 | \"\"\"CSV export.\"\"\"\n")
+            && first.contains("\n 5 |     return \",\".join(str(v) for v in row[:-1])\n")
+            && first.contains("\n>8 | def export_csv(rows):\n"),
+        "{first}"
+    );
     let nudged = server
         .chat_requests()
         .iter()

@@ -29,6 +29,12 @@ const NOT_OURS: &[&str] = &[
 const MAX_PATHS: usize = 256;
 /// A quoted file is read this far at most.
 const MAX_READ: u64 = 1 << 20;
+/// A file of the code under test this short is shown whole; a longer one, the
+/// definition's own lines.
+const WHOLE_FILE_LINES: usize = 30;
+/// A definition's lines shown at most, and their characters.
+const DEFINITION_LINES: usize = 15;
+const DEFINITION_CHARS: usize = 1500;
 
 /// A place in the workspace: its path relative to the workspace root, and a line (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +162,61 @@ pub fn quote(workspace: &Workspace, place: &Place, around: u32) -> Option<String
     Some(quoted.join("\n"))
 }
 
+/// The code of the definition at `place`: its whole file when that is short, else the
+/// definition's own lines (the line at `place`, then those indented deeper or blank, and
+/// the closing line at its own depth), numbered, the definition's line marked, bounded.
+pub fn quote_definition(workspace: &Workspace, place: &Place) -> Option<String> {
+    let mut bytes = Vec::new();
+    open(workspace, &place.path)?
+        .take(MAX_READ)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = usize::try_from(place.line).ok()?;
+    if at == 0 || at > lines.len() {
+        return None;
+    }
+    let (first, last, what) = if lines.len() <= WHOLE_FILE_LINES {
+        (1, lines.len(), format!("{}, whole", place.path))
+    } else {
+        let depth = |line: &str| line.len() - line.trim_start().len();
+        let own = depth(lines[at - 1]);
+        let mut last = at;
+        for (n, line) in lines.iter().enumerate().skip(at) {
+            if line.trim().is_empty() || depth(line) > own {
+                last = n + 1;
+                continue;
+            }
+            // `}` or `end` closing it at its own depth belongs to it.
+            if line.trim_start().starts_with('}') || line.trim() == "end" {
+                last = n + 1;
+            }
+            break;
+        }
+        while last > at && lines[last - 1].trim().is_empty() {
+            last -= 1;
+        }
+        (at, last.min(at + DEFINITION_LINES - 1), place.path.clone())
+    };
+    let width = last.to_string().len();
+    let mut quoted = String::new();
+    for n in first..=last {
+        let mark = if n == at { ">" } else { " " };
+        let line: String = wright_protocol::printable(lines[n - 1])
+            .chars()
+            .take(200)
+            .collect();
+        let next = format!("\n{mark}{n:>width$} | {line}");
+        if quoted.len() + next.len() > DEFINITION_CHARS {
+            quoted.push_str("\n…");
+            break;
+        }
+        quoted.push_str(&next);
+    }
+    Some(format!("{what}:{quoted}"))
+}
+
 /// What the line at `place` calls and where each is defined elsewhere in the workspace
 /// (name, place, the defining line): the code to read next when a test's line failed.
 pub fn called_definitions(workspace: &Workspace, place: &Place) -> Vec<(String, Place, String)> {
@@ -181,11 +242,19 @@ pub fn read(output: &str, workspace: &Workspace) -> Option<(String, String)> {
         "[It failed at {}:{} (in the workspace){quoted}]",
         last.path, last.line
     );
-    for (name, place, line) in called_definitions(workspace, last) {
+    let definitions = called_definitions(workspace, last);
+    for (name, place, line) in &definitions {
         header.push_str(&format!(
             "\n[{name} is defined at {}:{}: {line}]",
             place.path, place.line
         ));
+    }
+    // The code under test, where the bug most often is: a small model that reads the
+    // failure then edits the test (or guesses) has it in front of it instead.
+    if let Some((name, place, _)) = definitions.iter().find(|(_, p, _)| p.path != last.path) {
+        if let Some(code) = quote_definition(workspace, place) {
+            header.push_str(&format!("\n[{name} in {code}]"));
+        }
     }
     let marked: std::collections::HashSet<usize> = places.iter().map(|(n, _)| *n).collect();
     let body = output

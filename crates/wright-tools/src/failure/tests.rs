@@ -110,3 +110,45 @@ fn an_output_naming_many_places_is_read_whole_each_path_looked_up_once() {
     );
     assert_eq!(body.lines().filter(|l| l.starts_with(MARK)).count(), 20_000);
 }
+
+#[test]
+fn the_code_under_test_is_quoted_whole_when_short_else_its_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("export.py"),
+        "def row(r):\n    return \",\".join(r[:-1])\n\n\ndef export(rows):\n    return \"\\n\".join(row(r) for r in rows)\n",
+    )
+    .unwrap();
+    let mut long = String::from("use std::fmt;\n\n");
+    long.push_str(
+        "pub fn parse(s: &str) -> u32 {\n    let t = s.trim();\n\n    t.len() as u32\n}\n\n",
+    );
+    for n in 0..40 {
+        long.push_str(&format!("fn filler{n}() {{}}\n"));
+    }
+    std::fs::write(dir.path().join("lib.rs"), &long).unwrap();
+    let mut python = String::from("import os\n\n\n");
+    python.push_str("def mean(xs):\n    total = sum(xs)\n\n    return total // len(xs)\n\n\ndef other():\n    pass\n");
+    for n in 0..30 {
+        python.push_str(&format!("X{n} = {n}\n"));
+    }
+    std::fs::write(dir.path().join("stats.py"), &python).unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let at = |path: &str, line| Place {
+        path: path.into(),
+        line,
+    };
+    assert_eq!(
+        quote_definition(&workspace, &at("export.py", 5)).unwrap(),
+        "export.py, whole:\n 1 | def row(r):\n 2 |     return \",\".join(r[:-1])\n 3 | \n 4 | \n>5 | def export(rows):\n 6 |     return \"\\n\".join(row(r) for r in rows)"
+    );
+    assert_eq!(
+        quote_definition(&workspace, &at("lib.rs", 3)).unwrap(),
+        "lib.rs:\n>3 | pub fn parse(s: &str) -> u32 {\n 4 |     let t = s.trim();\n 5 | \n 6 |     t.len() as u32\n 7 | }"
+    );
+    assert_eq!(
+        quote_definition(&workspace, &at("stats.py", 4)).unwrap(),
+        "stats.py:\n>4 | def mean(xs):\n 5 |     total = sum(xs)\n 6 | \n 7 |     return total // len(xs)"
+    );
+    assert_eq!(quote_definition(&workspace, &at("stats.py", 999)), None);
+}
