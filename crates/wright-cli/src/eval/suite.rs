@@ -58,6 +58,10 @@ struct Line {
 /// Reads the suite at `path`: a `.jsonl` file, a directory with `suite.jsonl`, or a
 /// directory of exercises.
 pub fn read(path: &Path) -> Result<Suite> {
+    // Absolute, so the tasks' files are found from anywhere: the check's sandbox mounts
+    // them at the same path (a relative one named nothing there).
+    let path = &std::path::absolute(path)
+        .with_context(|| format!("cannot find the suite {}", path.display()))?;
     let name = path
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
