@@ -77,6 +77,7 @@ impl Session {
             wright_core::Opening {
                 system_prompt,
                 workspace_map: map,
+                secrets: self.tools.secrets.names().to_vec(),
             },
             self.tool_calling,
         )?;
@@ -93,6 +94,7 @@ impl Session {
             self.window.tokens,
             &self.settings,
             &self.tools.inspector(&self.working_copy),
+            &self.tools.secrets,
         );
         conversation.add_step_guard(self.tools.disk_guard(self.settings.max_disk));
         conversation.set_workspace(self.tools.workspace.clone());
@@ -137,6 +139,7 @@ impl Session {
             warm_up,
             toolbox,
             editor,
+            secrets: _,
         } = tools;
         drop(editor);
         warm_up.abort();

@@ -95,6 +95,7 @@ async fn a_run_in_process_fixes_the_test_and_hands_over_its_branch() {
             options: SandboxOptions::of(&settings, false),
             // Not this test binary: it knows nothing of the launcher's arguments.
             launcher: Launcher::program(env!("CARGO_BIN_EXE_wright-launcher")),
+            secrets: wright_session::Grants::none(),
         },
         replies: Replies::AlwaysCalls,
     };

@@ -143,7 +143,10 @@ impl MaskStream {
         let found = masker.find(&self.pending);
         // A match starting within the last `longest - 1` bytes may not be whole yet; one
         // starting before them is whole, and decides where the cut goes if it crosses it.
-        let mut cut = self.pending.len().saturating_sub(masker.longest.saturating_sub(1));
+        let mut cut = self
+            .pending
+            .len()
+            .saturating_sub(masker.longest.saturating_sub(1));
         let mut done = Vec::new();
         for (range, n) in found {
             if range.start >= cut {

@@ -79,9 +79,15 @@ fn url_encoding_in_its_forms_is_masked() {
     // As Python's urllib.parse.quote(value, safe='') writes it.
     let quoted = "s3cr3t%2FTok%2Ben%3F%3D%26x%20y~%C3%BF";
     assert_eq!(m.mask(quoted), "<secret:TOKEN>");
-    assert_eq!(m.mask("s3cr3t%2fTok%2ben%3f%3d%26x%20y~%c3%bf"), "<secret:TOKEN>");
+    assert_eq!(
+        m.mask("s3cr3t%2fTok%2ben%3f%3d%26x%20y~%c3%bf"),
+        "<secret:TOKEN>"
+    );
     // quote_plus: a space as +.
-    assert_eq!(m.mask("s3cr3t%2FTok%2Ben%3F%3D%26x+y~%C3%BF"), "<secret:TOKEN>");
+    assert_eq!(
+        m.mask("s3cr3t%2FTok%2Ben%3F%3D%26x+y~%C3%BF"),
+        "<secret:TOKEN>"
+    );
 }
 
 #[test]

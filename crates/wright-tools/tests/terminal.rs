@@ -241,7 +241,12 @@ async fn a_granted_secret_is_in_the_environment_and_masked_in_the_output() {
     let out = run(&t, json!({"command": command})).await;
     assert!(!out.text.contains(value), "{}", out.text);
     assert!(!out.text.contains("dG9r"), "{}", out.text);
-    assert_eq!(out.text.matches("<secret:TOKEN>").count(), 4, "{}", out.text);
+    assert_eq!(
+        out.text.matches("<secret:TOKEN>").count(),
+        4,
+        "{}",
+        out.text
+    );
     // The command had the value itself.
     use sha2::Digest;
     let digest = sha2::Sha256::digest(value.as_bytes());
