@@ -136,6 +136,21 @@ impl MaskStream {
 
     /// Adds a chunk; returns what can be passed on now.
     pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.push_cut(chunk, false)
+    }
+
+    /// Adds a piece of text (a model's reply as it streams); returns what can be passed
+    /// on now, cut between characters.
+    pub fn push_text(&mut self, text: &str) -> String {
+        lossy(self.push_cut(text.as_bytes(), true))
+    }
+
+    /// The rest of a text stream, masked.
+    pub fn finish_text(&mut self) -> String {
+        lossy(self.finish())
+    }
+
+    fn push_cut(&mut self, chunk: &[u8], whole_chars: bool) -> Vec<u8> {
         let Some(masker) = &self.masker else {
             return chunk.to_vec();
         };
@@ -154,6 +169,10 @@ impl MaskStream {
             }
             cut = cut.max(range.end);
             done.push((range, n));
+        }
+        // Past the bytes that continue a character (no secret starts inside one).
+        while whole_chars && self.pending.get(cut).is_some_and(|b| b & 0xC0 == 0x80) {
+            cut += 1;
         }
         let out = masked(masker, &self.pending, &done, cut);
         self.pending.drain(..cut);
@@ -181,6 +200,11 @@ impl MaskStream {
             None => rest,
         }
     }
+}
+
+fn lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
 }
 
 /// `bytes[..upto]` with the `found` ranges (all within it) replaced by their names.

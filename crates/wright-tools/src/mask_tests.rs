@@ -161,3 +161,20 @@ fn a_stream_passes_on_what_cannot_be_a_secret_at_once() {
     assert_eq!(plain.push(b"abc"), b"abc");
     assert_eq!(plain.pending_len(), 0);
 }
+
+#[test]
+fn a_text_stream_is_cut_between_characters() {
+    let m = Arc::new(masker());
+    let text = format!("é{}ü said {VALUE}, ok ÿÿÿ", "x".repeat(m.longest));
+    let mut stream = MaskStream::new(Some(m.clone()));
+    let mut out = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for piece in chars.chunks(2) {
+        let piece: String = piece.iter().collect();
+        let passed = stream.push_text(&piece);
+        assert!(!passed.contains('\u{fffd}'), "{passed}");
+        out.push_str(&passed);
+    }
+    out.push_str(&stream.finish_text());
+    assert_eq!(out, text.replace(VALUE, "<secret:TOKEN>"));
+}
