@@ -241,12 +241,14 @@ async fn only_a_grant_gives_the_variable_and_a_repository_cannot_grant_one() {
     wright_testkit::git(h.repo(), &["rm", "-q", "-r", ".wright"]);
     wright_testkit::git(h.repo(), &["commit", "-q", "-m", "no grant"]);
 
-    // The user's own file grants it on this repository.
+    // The user's own file grants it on this repository; the agent writing it to a file
+    // changes the file, and the diff the report shows is masked.
     let config = h.data.path().join("config/wright");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(config.join("config.toml"), &grant).unwrap();
+    let write = format!("{probe}; printf '%s\\n' \"$TOKEN\" > token.txt");
     let server = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": probe})),
+        reply().call("terminal", json!({"command": write})),
         reply().call("finish", json!({"message": "looked"})),
     ])
     .await
@@ -262,6 +264,13 @@ async fn only_a_grant_gives_the_variable_and_a_repository_cannot_grant_one() {
         "{observed:?}"
     );
     assert_eq!(start_secrets(&h), json!(["TOKEN"]));
+    assert!(
+        stdout(&output).contains("+<secret:TOKEN>"),
+        "{}",
+        stdout(&output)
+    );
+    assert_clean("the report", &(stdout(&output) + &stderr(&output)));
+    assert_clean("the log", &std::fs::read_to_string(h.log_path()).unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -139,7 +139,7 @@ impl Session {
             warm_up,
             toolbox,
             editor,
-            secrets: _,
+            secrets,
         } = tools;
         drop(editor);
         warm_up.abort();
@@ -147,7 +147,9 @@ impl Session {
         let mut log = conversation.into_log();
         drop(toolbox);
         drop(terminal);
-        let changes = working_copy.finish(&commit_message, &setup);
+        let changes = working_copy
+            .finish(&commit_message, &setup)
+            .masked(&secrets.masker());
         drop(workspace);
         record_changes(&mut log, &changes, observer).await?;
         drop((ending.locks, locks));

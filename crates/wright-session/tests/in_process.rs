@@ -200,6 +200,7 @@ fn the_session_futures_are_send(
         mode: SandboxMode::Auto,
         options: SandboxOptions::of(&session.settings, false),
         launcher: Launcher::program("wright-launcher"),
+        secrets: wright_session::Grants::none(),
     };
     let client = session.client.clone();
     let settings = session.settings.clone();

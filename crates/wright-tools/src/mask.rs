@@ -272,8 +272,8 @@ fn pattern_of(value: &[u8]) -> (String, usize) {
         alternatives.push((longest, parts.join("(?:\\r?\\n)?")));
     }
     // Longer forms first: at one place the longest form is masked whole.
-    alternatives.sort_by(|a, b| b.0.cmp(&a.0));
-    alternatives.dedup_by(|a, b| a.1 == b.1);
+    alternatives.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    alternatives.dedup();
     let longest = alternatives.iter().map(|a| a.0).max().unwrap_or(0);
     let joined: Vec<String> = alternatives.into_iter().map(|a| a.1).collect();
     (joined.join("|"), longest)
