@@ -25,6 +25,7 @@ async fn main() {
     log.append(
         Source::Environment,
         EventBody::Start(Start {
+            secrets: Vec::new(),
             version: 1,
             conversation: "bench".into(),
             workspace: "/w".into(),

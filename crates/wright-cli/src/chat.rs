@@ -76,6 +76,7 @@ impl Chat {
             wright_core::Opening {
                 system_prompt: chat_system_prompt(&root),
                 workspace_map: self.map.clone(),
+                secrets: tools.secrets.names().to_vec(),
             },
             self.tool_calling,
         )?;
@@ -84,6 +85,7 @@ impl Chat {
             self.window,
             &self.settings.values,
             &self.inspector,
+            &tools.secrets,
         );
         conversation.add_step_guard(tools.disk_guard(self.settings.values.max_disk));
         conversation.set_workspace(tools.workspace.clone());
@@ -234,6 +236,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                             chat.window,
                             &chat.settings.values,
                             &chat.inspector,
+                            &session.tools.secrets,
                         );
                         resumed.add_step_guard(
                             session.tools.disk_guard(chat.settings.values.max_disk),

@@ -67,6 +67,8 @@ pub async fn prepare(
     let front = Terminal { json: common.json };
     let start = Session::locate(&place.workspace, &front)?;
     let settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
+    // First: a secret that is not stored stops the run before the server is asked.
+    let sandbox = settings.sandbox_choice()?;
     let client = settings
         .client(None, crate::hints::Front::CommandLine)
         .await?;
@@ -86,7 +88,7 @@ pub async fn prepare(
             uncommitted,
             snapshot: !place.no_snapshot,
         },
-        sandbox: settings.sandbox_choice()?,
+        sandbox,
         replies,
     };
     let session = Session::prepare(start, request, &front)

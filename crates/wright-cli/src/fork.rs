@@ -266,6 +266,7 @@ fn fill_clone(
         &placement,
         &format!("{id}-fork"),
         &wright_session::Launcher::this_program()?,
+        &wright_session::Grants::none(),
     )?;
     let git = AgentRepo::new(&setup.sandbox, &setup.env, &clone.clone_root);
     let commit = match files {

@@ -20,6 +20,7 @@ mod progress;
 mod report;
 mod resume;
 mod run;
+mod secrets_cmd;
 mod settings;
 mod signals;
 
@@ -75,6 +76,12 @@ enum Command {
     /// Allow what a repository asks for: `repo-config` (its .wright/config.toml as it is
     /// now), `egress SERVER` (its code going to that server); `--list` shows all.
     Allow(config_cmds::AllowArgs),
+    /// Your secrets, given to a run's shell with --secret NAME: `set NAME` (the value from
+    /// standard input), `ls` (names only), `rm NAME`.
+    Secrets {
+        #[command(subcommand)]
+        command: secrets_cmd::SecretsCommand,
+    },
     /// Take back what `wright allow` allowed.
     Deny {
         #[command(subcommand)]
@@ -167,6 +174,7 @@ fn main() -> ExitCode {
             Command::Config { command } => config_cmds::config(command).map(|()| 0),
             Command::Allow(args) => config_cmds::allow(args).map(|()| 0),
             Command::Deny { what } => config_cmds::deny(what).map(|()| 0),
+            Command::Secrets { command } => secrets_cmd::secrets(command).map(|()| 0),
             Command::Diff { id } => history_cmds::diff(id.as_deref()).map(|()| 0),
             Command::Rm(args) => housekeeping::rm(args),
             Command::Gc(args) => housekeeping::gc(args).map(|()| 0),

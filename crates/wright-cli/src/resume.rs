@@ -44,19 +44,16 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
     let settings =
         SessionSettings::resolve(&args.common, Some(&existing.working_copy.config_source()))?;
     let start = existing.start.clone();
+    // First: a secret that is not stored stops the run before the server is asked.
+    let sandbox = settings.sandbox_choice()?;
     let client = settings
         .client(
             Some((&start.base_url, &start.model)),
             crate::hints::Front::CommandLine,
         )
         .await?;
-    let (session, conversation, notes) = Session::reopen(
-        existing,
-        client,
-        settings.values.clone(),
-        &settings.sandbox_choice()?,
-    )
-    .await?;
+    let (session, conversation, notes) =
+        Session::reopen(existing, client, settings.values.clone(), &sandbox).await?;
     if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {
         bail!(
             "conversation {} has finished; give a message to go on: wright resume {} \"what next\"",

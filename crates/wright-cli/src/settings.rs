@@ -141,6 +141,10 @@ pub struct CommonArgs {
     /// machine, where egress is `ask` (`wright allow egress HOST` allows it for good).
     #[arg(long)]
     pub allow_remote: bool,
+    /// Give the shell this secret (stored with `wright secrets set NAME`) as the
+    /// environment variable NAME, masked in everything logged, shown or sent; repeatable.
+    #[arg(long = "secret", value_name = "NAME")]
+    pub secrets: Vec<String>,
 }
 
 impl CommonArgs {
@@ -153,6 +157,16 @@ impl CommonArgs {
         }
         if let Some(tools) = &self.tools {
             wright_tools::ToolSet::parse(tools).map_err(|err| anyhow::anyhow!("--tools: {err}"))?;
+        }
+        if let Some(name) = self
+            .secrets
+            .iter()
+            .find(|name| !wright_config::secrets::valid_name(name))
+        {
+            bail!(
+                "--secret: {}",
+                wright_config::secrets::SecretError::InvalidName(name.clone())
+            );
         }
         Ok(())
     }
@@ -439,11 +453,20 @@ impl SessionSettings {
 
     /// The sandbox these settings ask for, started through this program (`wright` is its
     /// own sandbox launcher).
+    /// How the session's commands are confined, and the secrets its shell gets (those of
+    /// `--secret` and those your configuration grants on this repository): a secret not
+    /// stored is an error here, before anything starts.
     pub fn sandbox_choice(&self) -> Result<wright_session::SandboxChoice> {
+        let secrets = wright_session::Grants::resolve(
+            &self.args.secrets,
+            &self.values.secrets,
+            &wright_config::secrets::SecretStore::default_location(),
+        )?;
         Ok(wright_session::SandboxChoice {
             mode: self.sandbox_mode()?,
             options: self.sandbox_options(),
             launcher: wright_session::Launcher::this_program()?,
+            secrets,
         })
     }
 

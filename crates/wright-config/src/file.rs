@@ -116,6 +116,9 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
         (Kind::Float { min, max }, toml::Value::Float(x)) => (min..=max).contains(x),
         (Kind::Float { min, max }, toml::Value::Integer(n)) => (min..=max).contains(&(*n as f64)),
         (Kind::OneOf(words), toml::Value::String(s)) => words.contains(&s.as_str()),
+        (Kind::Names, toml::Value::Array(items)) => items
+            .iter()
+            .all(|item| item.as_str().is_some_and(crate::secrets::valid_name)),
         _ => false,
     };
     if fits {
@@ -128,6 +131,7 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
         Kind::Int { min } => format!("a whole number of at least {min}"),
         Kind::Float { min, max } => format!("a number from {min} to {max}"),
         Kind::OneOf(words) => format!("one of {}", words.join(", ")),
+        Kind::Names => "a list of environment variable names".into(),
     })
 }
 

@@ -16,6 +16,7 @@ pub mod consent;
 mod environment;
 mod file;
 mod schema;
+pub mod secrets;
 mod settings;
 
 pub use settings::Egress;

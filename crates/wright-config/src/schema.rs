@@ -20,6 +20,8 @@ pub enum Kind {
     OneOf(&'static [&'static str]),
     /// A table of anything, passed on as it is (extra request fields).
     Table,
+    /// A list of environment variable names (secrets granted).
+    Names,
 }
 
 /// May a repository's `.wright/config.toml` set it on its own?
@@ -98,6 +100,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "profiles.*.price_out", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million generated tokens, for max_cost" },
     Key { path: "profiles.*.max_cost", kind: Kind::Float { min: 0.0, max: 1.0e9 }, repo: RepoRule::NeedsApproval, doc: "stop a conversation once its cost reaches this (with price_in and price_out)" },
     Key { path: "repos.*.egress", kind: Kind::OneOf(EGRESS), repo: RepoRule::UserOnly, doc: "egress for the repository at this path (the user's file only)" },
+    Key { path: "repos.*.secrets", kind: Kind::Names, repo: RepoRule::UserOnly, doc: "secrets (stored with `wright secrets set`) granted to every conversation on the repository at this path, as environment variables of its shell (the user's file only)" },
 ];
 
 /// Tables a file may open: sections, and the named tables under them.

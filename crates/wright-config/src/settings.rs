@@ -140,6 +140,8 @@ pub struct Settings {
     pub egress: Egress,
     /// Where the egress setting came from (a default, a file and line).
     pub egress_origin: Origin,
+    /// The secrets `[repos."PATH"].secrets` of the user's file grants on this repository.
+    pub secrets: Vec<String>,
 }
 
 impl Config {
@@ -198,6 +200,12 @@ impl Settings {
             });
         }
         let (egress, egress_origin) = egress_for(&config, repo, &env);
+        let secrets = per_repo(&config, repo, "secrets", &env)
+            .and_then(|sourced| sourced.value.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|name| name.as_str().map(str::to_string))
+            .collect();
         Ok(Settings {
             profile: string("profile"),
             base_url: string("base_url"),
@@ -233,6 +241,7 @@ impl Settings {
             max_disk: uint("sandbox.max_disk"),
             egress,
             egress_origin,
+            secrets,
         })
     }
 }
@@ -307,13 +316,13 @@ fn api_key(
     Ok(direct.and_then(|s| s.value.as_str()).map(str::to_string))
 }
 
-/// `[repos."PATH"].egress` in the user's file for this repository, else the `egress`
-/// the sources agree on, else `ask`.
-fn egress_for(
+/// `[repos."PATH"].NAME` (`field`) for this repository, when a file sets it.
+fn per_repo(
     config: &Config,
     repo: Option<&Path>,
+    field: &str,
     env: &impl Fn(&str) -> Option<String>,
-) -> (Egress, Origin) {
+) -> Option<crate::Sourced> {
     // The path as written may start with `~` or pass through a link (`/home` →
     // `/var/home`): compared as the directory it names.
     let real = |written: &str| {
@@ -324,13 +333,23 @@ fn egress_for(
         };
         expanded.canonicalize().unwrap_or(expanded)
     };
-    let per_repo = repo.and_then(|repo| {
-        let repo = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
-        config.entries().find_map(|(key, sourced)| {
-            let path = key.strip_prefix("repos.")?.strip_suffix(".egress")?;
-            (real(path) == repo).then(|| sourced.clone())
-        })
-    });
+    let suffix = format!(".{field}");
+    let repo = repo?;
+    let repo = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
+    config.entries().find_map(|(key, sourced)| {
+        let path = key.strip_prefix("repos.")?.strip_suffix(suffix.as_str())?;
+        (real(path) == repo).then(|| sourced.clone())
+    })
+}
+
+/// `[repos."PATH"].egress` in the user's file for this repository, else the `egress`
+/// the sources agree on, else `ask`.
+fn egress_for(
+    config: &Config,
+    repo: Option<&Path>,
+    env: &impl Fn(&str) -> Option<String>,
+) -> (Egress, Origin) {
+    let per_repo = per_repo(config, repo, "egress", env);
     let chosen = per_repo.or_else(|| config.get("egress").cloned());
     match chosen {
         Some(sourced) => (

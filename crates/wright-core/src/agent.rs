@@ -100,6 +100,8 @@ pub struct Conversation {
     snapshots: snapshot::Snapshots,
     /// The command to run before the first step (see `first_look`).
     first_look: Option<String>,
+    /// The granted secrets, masked out of what commands print as it is shown.
+    masker: Option<std::sync::Arc<wright_tools::Masker>>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -143,6 +145,7 @@ impl Conversation {
         let Opening {
             system_prompt,
             workspace_map,
+            secrets,
         } = opening;
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
@@ -176,6 +179,7 @@ impl Conversation {
                 forked_from: None,
                 destination: Some(wright_llm::destination(&client.config().base_url)),
                 workspace_map,
+                secrets,
             }),
         )?;
         Ok(Self::assemble(
@@ -225,6 +229,7 @@ impl Conversation {
             workspace: None,
             snapshots: snapshot::Snapshots::default(),
             first_look: None,
+            masker: None,
         }
     }
 
@@ -391,10 +396,21 @@ impl Conversation {
         summary: Option<String>,
     ) -> Result<Outcome, StoreError> {
         self.set_state(observer, state, Some(stop.clone()))?;
+        // The end report is the model's words and the review's quotes: masked as the log.
+        let (summary, review) = match &self.masker {
+            Some(masker) => (
+                summary.map(|text| masker.mask(&text)),
+                match &self.last_review {
+                    Some(review) => Some(crate::store::masked(masker, review)?),
+                    None => None,
+                },
+            ),
+            None => (summary, self.last_review.clone()),
+        };
         Ok(Outcome {
             state,
             stop,
-            review: self.last_review.clone(),
+            review,
             summary,
             totals: self.totals.clone(),
             remedy: None,

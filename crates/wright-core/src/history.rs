@@ -363,6 +363,7 @@ mod tests {
             0,
             Source::Environment,
             EventBody::Start(Start {
+                secrets: Vec::new(),
                 version: wright_protocol::LOG_FORMAT_VERSION,
                 conversation: "c".into(),
                 workspace: "/w".into(),
@@ -385,6 +386,7 @@ mod tests {
                 0,
                 Source::Environment,
                 EventBody::Start(Start {
+                    secrets: Vec::new(),
                     version: 1,
                     conversation: "c".into(),
                     workspace: "/w".into(),

@@ -10,6 +10,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
 use wright_protocol::parse_log;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
@@ -40,6 +41,8 @@ pub struct EventLog {
     file: File,
     events: Vec<Event>,
     pending_sync: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    /// The granted secrets: masked out of every event before it is written or kept.
+    masker: Option<Arc<wright_tools::Masker>>,
 }
 
 impl EventLog {
@@ -62,6 +65,7 @@ impl EventLog {
             file,
             events: Vec::new(),
             pending_sync: None,
+            masker: None,
         })
     }
 
@@ -90,6 +94,7 @@ impl EventLog {
                 file,
                 events: parsed.events,
                 pending_sync: None,
+                masker: None,
             },
             parsed.torn,
         ))
@@ -103,8 +108,17 @@ impl EventLog {
         &self.events
     }
 
-    /// Appends an event and returns it (with its id and time).
+    /// Masks the secrets of `masker` out of every event appended from now on.
+    pub fn set_masker(&mut self, masker: Option<Arc<wright_tools::Masker>>) {
+        self.masker = masker;
+    }
+
+    /// Appends an event and returns it (with its id and time), its secrets masked.
     pub fn append(&mut self, source: Source, body: EventBody) -> Result<&Event, StoreError> {
+        let body = match &self.masker {
+            Some(masker) => mask_body(masker, body)?,
+            None => body,
+        };
         let event = Event::new(self.events.len() as u64, source, body);
         let line = event.to_line()?;
         self.file
@@ -141,5 +155,38 @@ impl EventLog {
             })?;
         }
         Ok(())
+    }
+}
+
+/// `body` with every string in it masked, whatever the kind of event: a message, a
+/// call's arguments, an observation, an error, a summary.
+fn mask_body(masker: &wright_tools::Masker, body: EventBody) -> Result<EventBody, StoreError> {
+    masked(masker, &body)
+}
+
+/// `value` with every string in it masked.
+pub(crate) fn masked<T>(masker: &wright_tools::Masker, value: &T) -> Result<T, StoreError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let mut json = serde_json::to_value(value)?;
+    mask_value(masker, &mut json);
+    Ok(serde_json::from_value(json)?)
+}
+
+fn mask_value(masker: &wright_tools::Masker, value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) => *text = masker.mask(text),
+        serde_json::Value::Array(items) => {
+            for item in items {
+                mask_value(masker, item);
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for item in map.values_mut() {
+                mask_value(masker, item);
+            }
+        }
+        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {}
     }
 }

@@ -297,6 +297,9 @@ pub struct Start {
     /// message (absent with `--map off`, and in logs before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_map: Option<String>,
+    /// The names of the secrets the conversation's shell was given (never their values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
 }
 
 /// What a model's tokens cost, per million, for a spending cap.

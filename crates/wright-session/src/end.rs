@@ -77,6 +77,7 @@ impl Session {
             wright_core::Opening {
                 system_prompt,
                 workspace_map: map,
+                secrets: self.tools.secrets.names().to_vec(),
             },
             self.tool_calling,
         )?;
@@ -93,6 +94,7 @@ impl Session {
             self.window.tokens,
             &self.settings,
             &self.tools.inspector(&self.working_copy),
+            &self.tools.secrets,
         );
         conversation.add_step_guard(self.tools.disk_guard(self.settings.max_disk));
         conversation.set_workspace(self.tools.workspace.clone());
@@ -137,6 +139,7 @@ impl Session {
             warm_up,
             toolbox,
             editor,
+            secrets,
         } = tools;
         drop(editor);
         warm_up.abort();
@@ -144,7 +147,9 @@ impl Session {
         let mut log = conversation.into_log();
         drop(toolbox);
         drop(terminal);
-        let changes = working_copy.finish(&commit_message, &setup);
+        let changes = working_copy
+            .finish(&commit_message, &setup)
+            .masked(&secrets.masker());
         drop(workspace);
         record_changes(&mut log, &changes, observer).await?;
         drop((ending.locks, locks));

@@ -1,7 +1,7 @@
 //! Turning the sandbox setting into a working sandbox for one conversation: its policy, its
 //! private directory (removed at the end; wright's scratch files live there, out of the
-//! agent's reach), the environment its commands get, and the words that say what is
-//! enforced. With `--sandbox docker`, the conversation's container
+//! agent's reach), the environment its commands get (the terminal's shell alone gets the
+//! granted secrets besides), and the words that say what is enforced. With `--sandbox docker`, the conversation's container
 //! (removed when this is dropped, with every process in it).
 
 use crate::launcher::Launcher;
@@ -22,7 +22,11 @@ use wright_sandbox::SandboxMode;
 
 pub struct SandboxSetup {
     pub sandbox: Sandbox,
+    /// The scrubbed environment of wright's own commands in the sandbox (git, the review).
     pub env: Vec<(String, String)>,
+    /// The terminal shell's: `env` and the granted secrets (with Docker, the secrets are
+    /// the container's own, set when it is created).
+    shell_env: Vec<(String, String)>,
     report: Option<Report>,
     private: PrivateDir,
     cgroup: Option<Cgroup>,
@@ -90,6 +94,7 @@ impl SandboxSetup {
         placement: &Placement,
         conversation: &str,
         launcher: &Launcher,
+        secrets: &crate::secrets::Grants,
     ) -> Result<Self> {
         if !placement.protected.is_empty() && mode == SandboxMode::Landlock {
             let listed: Vec<String> = placement
@@ -106,9 +111,11 @@ impl SandboxSetup {
             .context("cannot create the conversation's private directory")?;
         let max_file_bytes = options.max_file_mb << 20;
         if mode == SandboxMode::None {
+            let env = shell_environment(std::env::vars());
             return Ok(Self {
                 sandbox: Sandbox::unconfined(),
-                env: shell_environment(std::env::vars()),
+                shell_env: secrets.add_to(&env)?,
+                env,
                 report: None,
                 private,
                 cgroup: None,
@@ -151,7 +158,7 @@ impl SandboxSetup {
                     .chain([private.out()])
                     .collect(),
                 needs_git: placement.needs_git,
-                env: container_environment(std::env::vars()),
+                env: secrets.add_to(&container_environment(std::env::vars()))?,
             };
             Sandbox::docker(&settings, &policy).map(|(sandbox, report)| (sandbox, Some(report)))
         } else {
@@ -167,8 +174,16 @@ impl SandboxSetup {
             }
         };
         let env = confined_environment(std::env::vars(), private.root(), home.as_deref());
+        let shell_env = if mode == SandboxMode::Docker {
+            // The container has them; the docker client the shell starts through needs
+            // none.
+            env.clone()
+        } else {
+            secrets.add_to(&env)?
+        };
         Ok(Self {
             sandbox,
+            shell_env,
             env,
             report,
             private,
@@ -177,6 +192,11 @@ impl SandboxSetup {
             writable: placement.writable.clone(),
             verbose: options.verbose,
         })
+    }
+
+    /// The environment of the terminal's shell: the scrubbed one and the granted secrets.
+    pub fn shell_env(&self) -> &[(String, String)] {
+        &self.shell_env
     }
 
     /// Kills everything the agent left running (its cgroup's processes, the container's,

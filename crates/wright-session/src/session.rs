@@ -41,6 +41,8 @@ pub struct Tools {
     pub workspace: Workspace,
     pub setup: SandboxSetup,
     pub warm_up: tokio::task::JoinHandle<()>,
+    /// The secrets the shell was given, and their masker.
+    pub secrets: crate::secrets::Grants,
 }
 
 /// When the working copy is made ready: a new conversation checks its clone out once
@@ -65,18 +67,22 @@ impl Tools {
             &working_copy.placement(),
             id,
             &sandbox.launcher,
+            &sandbox.secrets,
         )?;
         if readiness == Readiness::Start {
             working_copy.start(&setup)?;
         }
         // Opened once it exists, and never through a link the agent made.
         let workspace = working_copy.open_workspace()?;
-        let terminal = Arc::new(TerminalTool::new(
-            workspace.clone(),
-            setup.env.clone(),
-            setup.sandbox.clone(),
-            setup.scratch()?,
-        ));
+        let terminal = Arc::new(
+            TerminalTool::new(
+                workspace.clone(),
+                setup.shell_env().to_vec(),
+                setup.sandbox.clone(),
+                setup.scratch()?,
+            )
+            .with_masker(sandbox.secrets.masker()),
+        );
         // The shell starts while the first request is prepared and sent (if the model
         // has it).
         let warm = terminal.clone();
@@ -108,6 +114,7 @@ impl Tools {
             workspace,
             setup,
             warm_up,
+            secrets: sandbox.secrets.clone(),
         })
     }
 }
@@ -119,6 +126,8 @@ pub struct SandboxChoice {
     pub options: SandboxOptions,
     /// The program confined commands start through.
     pub launcher: Launcher,
+    /// The secrets the terminal's shell is given.
+    pub secrets: crate::secrets::Grants,
 }
 
 /// Where a new conversation works, and how.
@@ -386,13 +395,16 @@ fn real_path(path: std::path::PathBuf) -> std::path::PathBuf {
 }
 
 /// Gives a conversation what the session knows: the window, the condensing threshold, the
-/// prices and the inspector that reviews its changes before `finish`.
+/// prices, the inspector that reviews its changes before `finish`, and the masker of the
+/// granted secrets.
 pub fn configure(
     conversation: &mut Conversation,
     window: Option<u64>,
     settings: &Settings,
     inspector: &Option<crate::inspect::GitInspector>,
+    secrets: &crate::secrets::Grants,
 ) {
+    conversation.set_masker(secrets.masker());
     if let Some(tokens) = window {
         conversation.set_context_window(tokens);
     }

@@ -95,6 +95,7 @@ async fn a_run_in_process_fixes_the_test_and_hands_over_its_branch() {
             options: SandboxOptions::of(&settings, false),
             // Not this test binary: it knows nothing of the launcher's arguments.
             launcher: Launcher::program(env!("CARGO_BIN_EXE_wright-launcher")),
+            secrets: wright_session::Grants::none(),
         },
         replies: Replies::AlwaysCalls,
     };
@@ -199,6 +200,7 @@ fn the_session_futures_are_send(
         mode: SandboxMode::Auto,
         options: SandboxOptions::of(&session.settings, false),
         launcher: Launcher::program("wright-launcher"),
+        secrets: wright_session::Grants::none(),
     };
     let client = session.client.clone();
     let settings = session.settings.clone();

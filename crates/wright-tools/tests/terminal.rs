@@ -228,3 +228,28 @@ async fn the_output_shown_shrinks_with_the_window() {
     let large = run(&t, json!({"command": "seq 1 2000"})).await;
     assert_eq!(large.text.len(), full.text.len());
 }
+
+#[tokio::test]
+async fn a_granted_secret_is_in_the_environment_and_masked_in_the_output() {
+    let dirs = Dirs::new();
+    let value = "tok-3f9a1c77e2/b+q";
+    let mut env = wright_sandbox::shell_environment(std::env::vars());
+    env.push(("TOKEN".into(), value.into()));
+    let masker = wright_tools::Masker::new(&[("TOKEN".into(), value.into())]).unwrap();
+    let t = dirs.terminal(env).with_masker(std::sync::Arc::new(masker));
+    let command = r#"printf '%s\n' "$TOKEN"; printf %s "$TOKEN" | base64; printf %s "$TOKEN" | od -An -tx1 | tr -d ' \n'; echo; for i in 0 4 8 12 16; do printf %s "${TOKEN:$i:4}"; sleep 0.05; done; echo; printf %s "$TOKEN" | sha256sum"#;
+    let out = run(&t, json!({"command": command})).await;
+    assert!(!out.text.contains(value), "{}", out.text);
+    assert!(!out.text.contains("dG9r"), "{}", out.text);
+    assert_eq!(
+        out.text.matches("<secret:TOKEN>").count(),
+        4,
+        "{}",
+        out.text
+    );
+    // The command had the value itself.
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(value.as_bytes());
+    let digest: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    assert!(out.text.contains(&digest), "{}", out.text);
+}

@@ -89,6 +89,7 @@ fn run(spec: &CheckSpec) -> Result<CheckOutcome> {
         &placement,
         &name,
         &wright_session::Launcher::this_program()?,
+        &wright_session::Grants::none(),
     )
     .context("cannot make the sandbox for the check")?;
     AgentRepo::new(&setup.sandbox, &setup.env, &spec.dir)

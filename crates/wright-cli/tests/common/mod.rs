@@ -126,12 +126,14 @@ sys.exit(code if code >= 0 else 128 - code)";
 
     /// `wright chat` on `url` with `input` typed on its stdin (a pipe), to its end.
     pub async fn chat_with_input(&self, url: &str, input: &[u8]) -> Output {
+        self.wright_with_input(&["chat", "--base-url", url, "--model", "test-model"], input)
+            .await
+    }
+
+    /// `wright ARGS` with `input` on its stdin (a pipe), to its end.
+    pub async fn wright_with_input(&self, args: &[&str], input: &[u8]) -> Output {
         use tokio::io::AsyncWriteExt;
-        let mut command = self.command(
-            env!("CARGO_BIN_EXE_wright"),
-            &["chat", "--base-url", url, "--model", "test-model"],
-            &[],
-        );
+        let mut command = self.command(env!("CARGO_BIN_EXE_wright"), args, &[]);
         let mut child = command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

@@ -34,7 +34,8 @@ impl Conversation {
         let begun = self.begin_call(observer, step, call).await?;
         let result = match (&begun.tool, &begun.ready) {
             (Some(tool), Some(arguments)) => {
-                run_watched(tool.as_ref(), arguments, cancel, observer).await
+                let masker = self.masker.clone();
+                run_watched(tool.as_ref(), arguments, cancel, observer, masker).await
             }
             _ => begun.settled.clone(),
         };
@@ -440,18 +441,33 @@ pub(super) async fn run_watched(
     arguments: &Value,
     cancel: &CancellationToken,
     observer: &mut dyn Observer,
+    masker: Option<Arc<wright_tools::Masker>>,
 ) -> Option<Result<ToolOutput, ToolError>> {
     let (sender, mut printed) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
     let sink = move |bytes: &[u8]| {
         let _ = sender.send(bytes.to_vec());
     };
+    // What is shown as it comes is masked too, a secret split across chunks included.
+    let mut stream = wright_tools::MaskStream::new(masker);
     let running = tool.run_watched(arguments, &sink);
     tokio::pin!(running);
     loop {
         tokio::select! {
-            result = &mut running => return Some(result),
-            Some(bytes) = printed.recv() => observer.command_output(&bytes),
+            result = &mut running => {
+                while let Ok(bytes) = printed.try_recv() {
+                    show(&stream.push(&bytes), observer);
+                }
+                show(&stream.finish(), observer);
+                return Some(result);
+            }
+            Some(bytes) = printed.recv() => show(&stream.push(&bytes), observer),
             _ = cancel.cancelled() => return None,
         }
+    }
+}
+
+fn show(bytes: &[u8], observer: &mut dyn Observer) {
+    if !bytes.is_empty() {
+        observer.command_output(bytes);
     }
 }

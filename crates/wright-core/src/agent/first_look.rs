@@ -46,18 +46,25 @@ impl Conversation {
                 arguments: arguments.clone(),
             },
         )?;
-        let (output, is_error, exit_code) =
-            match run_watched(terminal.as_ref(), &arguments, cancel, observer).await {
-                Some(Ok(output)) => (output.text, output.is_error, output.exit_code),
-                Some(Err(ToolError::Model(message) | ToolError::Fatal(message))) => {
-                    (message, true, None)
-                }
-                None => (
-                    format!("This call did not finish: {}.", self.cancel_cause()),
-                    true,
-                    None,
-                ),
-            };
+        let (output, is_error, exit_code) = match run_watched(
+            terminal.as_ref(),
+            &arguments,
+            cancel,
+            observer,
+            self.masker.clone(),
+        )
+        .await
+        {
+            Some(Ok(output)) => (output.text, output.is_error, output.exit_code),
+            Some(Err(ToolError::Model(message) | ToolError::Fatal(message))) => {
+                (message, true, None)
+            }
+            None => (
+                format!("This call did not finish: {}.", self.cancel_cause()),
+                true,
+                None,
+            ),
+        };
         self.append(
             observer,
             Source::Environment,

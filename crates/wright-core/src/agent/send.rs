@@ -56,6 +56,10 @@ impl Conversation {
         observer: &mut dyn Observer,
     ) -> Result<Option<Result<Response, LlmError>>, StoreError> {
         let mut unlogged: Option<StoreError> = None;
+        // What the model writes is shown as it comes: masked as its log will be.
+        let mut text = wright_tools::MaskStream::new(self.masker.clone());
+        let mut reasoning = wright_tools::MaskStream::new(self.masker.clone());
+        let mut arguments = wright_tools::MaskStream::new(self.masker.clone());
         let reply: Option<Result<Response, LlmError>> = {
             let log = &mut self.log;
             // Each retry is an event too, logged when it starts (`--json` shows it).
@@ -71,7 +75,28 @@ impl Conversation {
                         Err(err) => unlogged = unlogged.take().or(Some(err)),
                     }
                 }
-                observer.delta(&delta);
+                let delta = match delta {
+                    StreamDelta::Text(piece) => StreamDelta::Text(text.push_text(&piece)),
+                    StreamDelta::Reasoning(piece) => {
+                        StreamDelta::Reasoning(reasoning.push_text(&piece))
+                    }
+                    StreamDelta::ToolCallArguments(piece) => {
+                        StreamDelta::ToolCallArguments(arguments.push_text(&piece))
+                    }
+                    other @ (StreamDelta::ToolCallStarted { .. }
+                    | StreamDelta::PromptProgress(_)
+                    | StreamDelta::Retrying { .. }) => other,
+                };
+                // A piece held back whole (it may begin a secret) comes with the next.
+                let held = matches!(
+                    &delta,
+                    StreamDelta::Text(piece)
+                        | StreamDelta::Reasoning(piece)
+                        | StreamDelta::ToolCallArguments(piece) if piece.is_empty()
+                );
+                if !held {
+                    observer.delta(&delta);
+                }
             };
             let tag = step.to_string();
             tokio::select! {
@@ -79,6 +104,18 @@ impl Conversation {
                 _ = cancel.cancelled() => None,
             }
         };
+        for (rest, wrap) in [
+            (
+                reasoning.finish_text(),
+                StreamDelta::Reasoning as fn(String) -> StreamDelta,
+            ),
+            (text.finish_text(), StreamDelta::Text),
+            (arguments.finish_text(), StreamDelta::ToolCallArguments),
+        ] {
+            if !rest.is_empty() {
+                observer.delta(&wrap(rest));
+            }
+        }
         match unlogged {
             Some(err) => Err(err),
             None => Ok(reply),

@@ -31,6 +31,14 @@ impl Conversation {
         )
     }
 
+    /// Masks the secrets of `masker` out of every event from now on (before it is logged,
+    /// shown or sent to the model) and out of what commands print as it is shown.
+    pub fn set_masker(&mut self, masker: std::sync::Arc<wright_tools::Masker>) {
+        let masker = Some(masker).filter(|m| !m.is_empty());
+        self.log.set_masker(masker.clone());
+        self.masker = masker;
+    }
+
     /// Reviews the agent's changes with `inspector` before accepting `finish`.
     pub fn set_inspector(&mut self, inspector: Box<dyn Inspector>) {
         self.inspector = Some(inspector);

@@ -94,4 +94,6 @@ pub struct Outcome {
 pub struct Opening {
     pub system_prompt: String,
     pub workspace_map: Option<String>,
+    /// The names of the secrets granted to the shell, for the log's start.
+    pub secrets: Vec<String>,
 }

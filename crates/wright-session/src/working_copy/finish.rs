@@ -44,6 +44,25 @@ pub enum Outcome {
     },
 }
 
+impl Outcome {
+    /// The same, its diff masked of the granted secrets: what the report shows and the
+    /// log records (the files themselves are the agent's work, left as they are).
+    pub fn masked(mut self, masker: &wright_tools::Masker) -> Self {
+        match &mut self {
+            Outcome::NotGit { diff, .. } => {
+                if let Some(diff) = diff {
+                    *diff = masker.mask(diff);
+                }
+            }
+            Outcome::InPlace { diff, .. } | Outcome::Branch { diff, .. } => {
+                *diff = masker.mask(diff);
+            }
+            Outcome::NoChanges | Outcome::Failed { .. } => {}
+        }
+        self
+    }
+}
+
 /// What became of an in-place run's changes.
 pub enum InPlaceCommit {
     /// Committed by wright (in a sandbox) on the current branch.

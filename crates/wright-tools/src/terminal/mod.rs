@@ -10,6 +10,7 @@ mod shell;
 mod waiting;
 
 use crate::args;
+use crate::mask::Masker;
 use crate::scratch::Scratch;
 use crate::text::clean_terminal_output;
 use crate::text::ends_of_larger;
@@ -27,6 +28,7 @@ use shell::ShellSession;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use wright_protocol::count;
@@ -60,6 +62,9 @@ pub struct TerminalTool {
     last_cwd: Mutex<Option<PathBuf>>,
     /// Characters of a long output shown (head and tail together).
     shown: AtomicUsize,
+    /// The secrets granted to the shell, masked out of everything it prints before that
+    /// is kept, saved to a file or returned.
+    masker: Option<Arc<Masker>>,
 }
 
 impl TerminalTool {
@@ -80,7 +85,14 @@ impl TerminalTool {
             session: Mutex::new(None),
             last_cwd: Mutex::new(Some(root)),
             shown: AtomicUsize::new(MAX_SHOWN),
+            masker: None,
         }
+    }
+
+    /// The same terminal, its output masked by `masker` (the secrets in its `env`).
+    pub fn with_masker(mut self, masker: Arc<Masker>) -> Self {
+        self.masker = Some(masker).filter(|m| !m.is_empty());
+        self
     }
 
     /// Starts the shell ahead of the first command, so that call does not pay for it.
@@ -93,7 +105,14 @@ impl TerminalTool {
     }
 
     async fn start(&self) -> Result<ShellSession, ToolError> {
-        ShellSession::start(&self.workspace, &self.env, &self.sandbox, &self.scratch).await
+        ShellSession::start(
+            &self.workspace,
+            &self.env,
+            &self.sandbox,
+            &self.scratch,
+            self.masker.clone(),
+        )
+        .await
     }
 }
 
@@ -215,6 +234,12 @@ impl TerminalTool {
         mut notes: Vec<String>,
     ) -> Result<ToolOutput, ToolError> {
         let text = clean_terminal_output(&result.output.bytes);
+        // Again after cleaning: erasing and overwriting (`\r`, backspaces) can put a
+        // value together that the raw stream only held in pieces.
+        let text = match &self.masker {
+            Some(masker) => masker.mask(&text),
+            None => text,
+        };
         let text = text.trim_end_matches(['\n', ' ']);
         let failed = matches!(result.outcome, Outcome::Exited(code) if code != 0);
         // A failure is read for the model: where it failed in the workspace first, the

@@ -9,12 +9,15 @@
 use super::collector::Collected;
 use super::collector::Collector;
 use super::waiting::group_waits_for_input;
+use crate::mask::MaskStream;
+use crate::mask::Masker;
 use crate::scratch::Scratch;
 use crate::OutputSink;
 use crate::ToolError;
 use crate::Workspace;
 use nix::sys::signal::Signal;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
 use wright_sandbox::PtyProcess;
@@ -48,6 +51,11 @@ pub struct ShellSession {
     /// The scratch file of the last command, removed once the next one starts.
     command_file: Option<String>,
     busy: bool,
+    /// The granted secrets, masked out of the output before it is kept or saved.
+    masker: Option<Arc<Masker>>,
+    /// The last raw bytes read, where the prompt marker is looked for (the masked
+    /// stream holds some back).
+    raw_tail: Vec<u8>,
 }
 
 impl ShellSession {
@@ -56,6 +64,7 @@ impl ShellSession {
         env: &[(String, String)],
         sandbox: &Sandbox,
         scratch: &Scratch,
+        masker: Option<Arc<Masker>>,
     ) -> Result<Self, ToolError> {
         let nonce = nonce();
         let (program, args) = sandbox.wrap("bash", &["--noprofile", "--norc", "--noediting", "-i"]);
@@ -69,6 +78,8 @@ impl ShellSession {
             scratch: scratch.clone(),
             command_file: None,
             busy: false,
+            masker,
+            raw_tail: Vec::new(),
         };
         let init = format!(
             "stty -echo -onlcr 2>/dev/null; unset HISTFILE; PROMPT_COMMAND=''; PS2=''; PS1='__WRIGHT_{nonce}_$?__'\n"
@@ -162,12 +173,14 @@ impl ShellSession {
         output: Option<&OutputSink>,
     ) -> Result<CommandResult, ToolError> {
         let mut collector = Collector::new(self.scratch.clone());
+        let mut stream = MaskStream::new(self.masker.clone());
+        self.raw_tail.clear();
         let deadline = Instant::now() + timeout;
         let mut last_output = Instant::now();
         let outcome = loop {
             let now = Instant::now();
             if now >= deadline {
-                break self.interrupt(&mut collector).await?;
+                break self.interrupt(&mut collector, &mut stream).await?;
             }
             let poll = POLL.min(deadline - now);
             match tokio::time::timeout(poll, self.pty.read()).await {
@@ -178,7 +191,7 @@ impl ShellSession {
                     if let Some(output) = output {
                         output(&chunk);
                     }
-                    if let Some(code) = self.take_chunk(&mut collector, &chunk)? {
+                    if let Some(code) = self.take_chunk(&mut collector, &mut stream, &chunk)? {
                         break Outcome::Exited(code);
                     }
                 }
@@ -190,7 +203,7 @@ impl ShellSession {
                     {
                         // The prompt may be in flight: give it a moment before saying so.
                         if let Some(code) = self
-                            .drain(&mut collector, Duration::from_millis(50))
+                            .drain(&mut collector, &mut stream, Duration::from_millis(50))
                             .await?
                         {
                             break Outcome::Exited(code);
@@ -201,35 +214,50 @@ impl ShellSession {
             }
         };
         self.busy = matches!(outcome, Outcome::WaitingForInput);
+        collector.push(&stream.finish())?;
         let output = collector.finish()?;
         Ok(CommandResult { outcome, output })
     }
 
-    /// Adds a chunk; returns the exit code if it completed the prompt marker.
+    /// Adds a chunk (masked); returns the exit code if it completed the prompt marker.
     fn take_chunk(
         &mut self,
         collector: &mut Collector,
+        stream: &mut MaskStream,
         chunk: &[u8],
     ) -> Result<Option<i32>, ToolError> {
-        collector.push(chunk)?;
-        let window = collector.last_bytes(self.marker.len() + chunk.len().min(4096) + 16);
-        let Some((start, code)) = find_marker(&window, &self.marker) else {
+        collector.push(&stream.push(chunk))?;
+        self.raw_tail.extend_from_slice(chunk);
+        let keep = self.marker.len() + 4096 + 16;
+        let excess = self.raw_tail.len().saturating_sub(keep);
+        self.raw_tail.drain(..excess);
+        let window_len = self.marker.len() + chunk.len().min(4096) + 16;
+        let window = &self.raw_tail[self.raw_tail.len().saturating_sub(window_len)..];
+        let Some((start, code)) = find_marker(window, &self.marker) else {
             return Ok(None);
         };
-        collector.drop_last(window.len() - start)?;
+        // The marker (and what follows it) is dropped where it is: still held back by
+        // the masked stream, or already passed on to the collector (where nothing in it
+        // was masked: no secret holds the marker's nonce).
+        let marker_bytes = window.len() - start;
+        let held = stream.discard_last(marker_bytes);
+        collector.drop_last(marker_bytes - held)?;
+        collector.push(&stream.finish())?;
+        self.raw_tail.clear();
         Ok(Some(code))
     }
 
     async fn drain(
         &mut self,
         collector: &mut Collector,
+        stream: &mut MaskStream,
         within: Duration,
     ) -> Result<Option<i32>, ToolError> {
         let until = Instant::now() + within;
         while let Some(left) = until.checked_duration_since(Instant::now()) {
             match tokio::time::timeout(left, self.pty.read()).await {
                 Ok(Some(chunk)) => {
-                    if let Some(code) = self.take_chunk(collector, &chunk)? {
+                    if let Some(code) = self.take_chunk(collector, stream, &chunk)? {
                         return Ok(Some(code));
                     }
                 }
@@ -248,19 +276,23 @@ impl ShellSession {
     /// Stops the running command as Ctrl-C would (SIGINT to its process group, which also
     /// makes bash drop the rest of the command list); a group that ignores SIGINT is
     /// killed. If the prompt still does not come back, the shell itself is killed.
-    async fn interrupt(&mut self, collector: &mut Collector) -> Result<Outcome, ToolError> {
+    async fn interrupt(
+        &mut self,
+        collector: &mut Collector,
+        stream: &mut MaskStream,
+    ) -> Result<Outcome, ToolError> {
         let shell = self.pty.pid();
         let group = self.pty.foreground_group().or(shell);
         if let Some(group) = group {
             self.pty.signal_group(group, Signal::SIGINT);
-            if self.drain(collector, SIGINT_GRACE).await?.is_some() {
+            if self.drain(collector, stream, SIGINT_GRACE).await?.is_some() {
                 return Ok(Outcome::TimedOut);
             }
             if Some(group) != shell {
                 self.pty.signal_group(group, Signal::SIGKILL);
             }
         }
-        if self.drain(collector, KILL_GRACE).await?.is_none() {
+        if self.drain(collector, stream, KILL_GRACE).await?.is_none() {
             self.pty.kill();
             return Ok(Outcome::ShellDied);
         }
