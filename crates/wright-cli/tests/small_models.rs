@@ -133,3 +133,44 @@ async fn a_full_screen_editor_is_not_started_and_the_way_round_is_named() {
     );
     assert!(seen[1]["output"].as_str().unwrap().contains("def fizzbuzz"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_edit_of_a_test_reminds_the_model_to_fix_the_code() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("test_calc.py"), "assert add(2, 2) == 4\n").unwrap();
+    std::fs::write(
+        h.repo().join("calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        // What the 1.5B did: make the test agree with the bug.
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "test_calc.py", "old_str": "== 4", "new_str": "== 0"}),
+        ),
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "test_calc.py", "old_str": "== 0", "new_str": "== 4"}),
+        ),
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "calc.py", "old_str": "a - b", "new_str": "a + b"}),
+        ),
+        reply().call("finish", json!({"message": "add adds"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "test_calc fails, fix it", &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let seen = observations(&h.events());
+    let reminder = "[This is a test file. A failing test says what the code must do";
+    let said: Vec<&str> = seen.iter().map(|o| o["output"].as_str().unwrap()).collect();
+    // Said once, after the first edit of a test; the edit itself was made.
+    assert!(said[0].contains(reminder), "{}", said[0]);
+    assert_eq!(seen[0]["is_error"], false);
+    assert!(
+        !said[1].contains(reminder) && !said[2].contains(reminder),
+        "{said:?}"
+    );
+}

@@ -8,7 +8,9 @@ mod restore;
 mod send;
 mod settings;
 mod snapshot;
+mod test_edits;
 mod types;
+mod usage;
 mod window;
 
 pub use snapshot::StepSnapshot;
@@ -100,6 +102,8 @@ pub struct Conversation {
     snapshots: snapshot::Snapshots,
     /// The command to run before the first step (see `first_look`).
     first_look: Option<String>,
+    /// Whether the model was told, after editing a test, to fix the code instead.
+    told_about_test_edits: bool,
     /// The granted secrets, masked out of what commands print as it is shown.
     masker: Option<std::sync::Arc<wright_tools::Masker>>,
 }
@@ -229,6 +233,7 @@ impl Conversation {
             workspace: None,
             snapshots: snapshot::Snapshots::default(),
             first_look: None,
+            told_about_test_edits: false,
             masker: None,
         }
     }
@@ -582,41 +587,6 @@ impl Conversation {
             )?;
         }
         self.check_stuck(observer, step)
-    }
-
-    fn record_usage(
-        &mut self,
-        observer: &mut dyn Observer,
-        step: u32,
-        response: &Response,
-    ) -> Result<(), StoreError> {
-        let usage = response.usage.clone().unwrap_or_default();
-        self.totals.prompt_tokens += usage.prompt_tokens;
-        self.totals.completion_tokens += usage.completion_tokens;
-        self.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
-        self.totals.model_ms += response.first_byte_ms + response.generation_ms;
-        let prefill_ms = usage.prompt_ms.unwrap_or(response.first_byte_ms);
-        let generation_ms = usage.predicted_ms.unwrap_or(response.generation_ms);
-        self.totals.prefill_ms += prefill_ms;
-        self.totals.generation_ms += generation_ms;
-        let cost = self
-            .price
-            .map(|price| price.of(usage.prompt_tokens, usage.completion_tokens));
-        self.totals.cost += cost.unwrap_or(0.0);
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::Usage(Usage {
-                step,
-                prompt_tokens: usage.prompt_tokens,
-                completion_tokens: usage.completion_tokens,
-                cached_tokens: usage.cached_tokens,
-                prefill_ms: Some(prefill_ms),
-                generation_ms: Some(generation_ms),
-                destination: Some(wright_llm::destination(&self.client.config().base_url)),
-                cost,
-            }),
-        )
     }
 
     fn interrupted(&mut self, observer: &mut dyn Observer) -> Result<Outcome, StoreError> {

@@ -228,6 +228,7 @@ impl Conversation {
             action_id,
             may_change,
             tool,
+            ready,
             ..
         } = begun;
         if let (Some(Ok(output)), Some(tool)) = (&result, &tool) {
@@ -244,11 +245,17 @@ impl Conversation {
                 },
                 Some((AgentState::Stopped, self.cancel_reason(), None)),
             ),
-            Some(Ok(output)) => {
+            Some(Ok(mut output)) => {
                 let end = output
                     .finish
                     .clone()
                     .map(|message| (AgentState::Finished, StopReason::Finished, Some(message)));
+                if !output.is_error {
+                    if let Some(note) = self.test_edit_note(&name, ready.as_ref()) {
+                        output.text.push('\n');
+                        output.text.push_str(note);
+                    }
+                }
                 (output, end)
             }
             Some(Err(ToolError::Model(message))) => (

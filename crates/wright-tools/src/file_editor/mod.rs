@@ -113,7 +113,7 @@ impl Tool for FileEditorTool {
                 "old_str": {"type": "string", "description": "str_replace: exact text to replace."},
                 "new_str": {"type": "string", "description": "str_replace / insert: the new text."},
                 "insert_line": {"type": "integer", "description": "insert: line number to insert after."},
-                "view_range": {"type": "array", "items": {"type": "integer"}, "description": "view: [start, end] lines, end -1 for the last."}
+                "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2, "description": "view: [start, end] lines, end -1 for the last."}
             }, "required": ["command", "path"]}
         }})
     }
