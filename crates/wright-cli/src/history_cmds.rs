@@ -29,22 +29,7 @@ use wright_session::working_copy::Record;
 const SHOW_HEAD: usize = 5;
 const SHOW_TAIL: usize = 10;
 
-/// Every conversation's id, newest first.
-pub fn conversation_ids() -> Result<Vec<String>> {
-    let dir = conversations_dir();
-    if !dir.exists() {
-        return Ok(Vec::new());
-    }
-    let mut ids: Vec<String> = std::fs::read_dir(&dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-        .flatten()
-        .filter(|e| e.path().join("events.jsonl").is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .collect();
-    ids.sort();
-    ids.reverse();
-    Ok(ids)
-}
+pub use wright_session::stored::conversation_ids;
 
 fn log_path(id: &str) -> PathBuf {
     conversations_dir().join(id).join("events.jsonl")

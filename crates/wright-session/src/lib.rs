@@ -25,10 +25,12 @@ mod front;
 pub mod inspect;
 mod launcher;
 mod probe_cache;
+pub mod removal;
 mod reopen;
 pub mod repo_config;
 pub mod sandbox_setup;
 mod session;
+pub mod stored;
 pub mod tool_mode;
 pub mod working_copy;
 

@@ -1,0 +1,461 @@
+//! The conversations this server runs: each started (or resumed with a message) in the
+//! background through the session library, at most `--max-runs` at once — the rest wait,
+//! `queued`, in the order they came. What is on disk (the logs) says where every other
+//! conversation is; this only knows what the server itself is doing, and what a run that
+//! failed before it had a log said.
+
+use crate::api;
+use crate::api::NewConversation;
+use crate::api::State;
+use crate::error::ApiError;
+use crate::hub::Hub;
+use crate::hub::HubObserver;
+use anyhow::Result;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::Mutex;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use wright_core::conversations_dir;
+use wright_core::Conversation;
+use wright_core::Observer;
+use wright_core::ResumeNotes;
+use wright_protocol::AgentState;
+use wright_session::stored::RunState;
+use wright_session::stored::Summary;
+use wright_session::working_copy::Outcome;
+use wright_session::working_copy::Record;
+use wright_session::Ending;
+use wright_session::Front;
+use wright_session::Session;
+
+/// What the program around the server gives it: sessions prepared from a request, with
+/// the settings resolved as that program resolves them (its flags, the configuration,
+/// the repository's file), never asking anyone.
+#[async_trait::async_trait]
+pub trait Starter: Send + Sync + 'static {
+    /// Refuses settings the program would refuse, before anything is queued.
+    fn check(&self, settings: &api::Settings) -> Result<()>;
+    /// A new conversation's session, under `id`.
+    async fn prepare(
+        &self,
+        id: String,
+        request: &NewConversation,
+        front: &dyn Front,
+    ) -> Result<Session>;
+    /// An existing conversation's session, locked, and the conversation read back.
+    async fn reopen(
+        &self,
+        dir: &Path,
+        settings: &api::Settings,
+        front: &dyn Front,
+    ) -> Result<(Session, Conversation, ResumeNotes)>;
+}
+
+/// The server's front for sessions: nobody to ask (every question is answered no), and
+/// what it is told is kept for the conversation's page.
+#[derive(Default)]
+pub struct Recorder(Mutex<Vec<api::Notice>>);
+
+impl Recorder {
+    fn note(&self, warning: bool, text: String) {
+        if let Ok(mut notices) = self.0.lock() {
+            notices.push(api::Notice { warning, text });
+        }
+    }
+    fn all(&self) -> Vec<api::Notice> {
+        self.0.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+}
+
+impl Front for Recorder {
+    fn notice(&self, notice: wright_protocol::Notice) {
+        self.note(notice.is_warning(), notice.to_string());
+    }
+    fn confirm(&self, question: &wright_protocol::Question) -> bool {
+        self.note(
+            true,
+            format!("{question} — answered no: nobody can answer on a server"),
+        );
+        false
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Queued,
+    Starting,
+    Running,
+    Ended,
+}
+
+struct Job {
+    phase: Phase,
+    task: String,
+    cancel: CancellationToken,
+    /// Where the run's stop reason goes, once it runs.
+    reason: Option<Arc<Mutex<Option<String>>>>,
+    front: Arc<Recorder>,
+    error: Option<String>,
+}
+
+impl Job {
+    fn active(&self) -> bool {
+        self.phase != Phase::Ended
+    }
+}
+
+pub struct Runs {
+    starter: Arc<dyn Starter>,
+    slots: Arc<Semaphore>,
+    jobs: Mutex<HashMap<String, Job>>,
+    hubs: Mutex<HashMap<String, Arc<Hub>>>,
+}
+
+/// What a new run does once its turn comes.
+enum Work {
+    New(Box<NewConversation>),
+    Message(api::Message),
+}
+
+fn log_path(id: &str) -> std::path::PathBuf {
+    conversations_dir().join(id).join("events.jsonl")
+}
+
+impl Runs {
+    pub fn new(starter: Arc<dyn Starter>, max_runs: usize) -> Arc<Self> {
+        Arc::new(Self {
+            starter,
+            slots: Arc::new(Semaphore::new(max_runs)),
+            jobs: Mutex::default(),
+            hubs: Mutex::default(),
+        })
+    }
+
+    fn jobs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Job>> {
+        // A panic elsewhere must not take the server down with it.
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues a new conversation; its id comes back at once.
+    pub fn create(self: &Arc<Self>, request: NewConversation) -> Result<String, ApiError> {
+        if request.task.trim().is_empty() {
+            return Err(ApiError::bad_request(
+                "the task is empty: say what the agent should do",
+            ));
+        }
+        let workspace = Path::new(&request.workspace);
+        if !workspace.is_absolute() || !workspace.is_dir() {
+            return Err(ApiError::bad_request(format!(
+                "the workspace must be the absolute path of a directory on the server: {}",
+                request.workspace
+            )));
+        }
+        self.starter
+            .check(&request.settings)
+            .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+        let id = loop {
+            let id = wright_core::new_conversation_id();
+            let taken = self.jobs().contains_key(&id)
+                || conversations_dir().join(&id).symlink_metadata().is_ok();
+            if !taken {
+                break id;
+            }
+        };
+        self.launch(&id, Work::New(Box::new(request)), Arc::default());
+        Ok(id)
+    }
+
+    /// Goes on with a conversation that is not running, with `text`.
+    pub fn message(self: &Arc<Self>, id: &str, message: api::Message) -> Result<(), ApiError> {
+        if message.text.trim().is_empty() {
+            return Err(ApiError::bad_request("the message is empty"));
+        }
+        let front = {
+            let jobs = self.jobs();
+            match jobs.get(id) {
+                Some(job) if job.active() => {
+                    return Err(ApiError::conflict(format!(
+                        "conversation {id} is running; interrupt it first, or wait for its end"
+                    )))
+                }
+                Some(job) => job.front.clone(),
+                None => Arc::default(),
+            }
+        };
+        self.starter
+            .check(&message.settings)
+            .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+        if !log_path(id).is_file() {
+            return Err(match self.jobs().contains_key(id) {
+                true => ApiError::conflict(format!(
+                    "conversation {id} never started, so it cannot go on"
+                )),
+                false => ApiError::not_found(id),
+            });
+        }
+        self.launch(id, Work::Message(message), front);
+        Ok(())
+    }
+
+    fn launch(self: &Arc<Self>, id: &str, work: Work, front: Arc<Recorder>) {
+        let cancel = CancellationToken::new();
+        let task = match &work {
+            Work::New(request) => request.task.clone(),
+            Work::Message(message) => message.text.clone(),
+        };
+        self.jobs().insert(
+            id.to_string(),
+            Job {
+                phase: Phase::Queued,
+                task,
+                cancel: cancel.clone(),
+                reason: None,
+                front: front.clone(),
+                error: None,
+            },
+        );
+        let runs = self.clone();
+        let id = id.to_string();
+        tokio::spawn(async move {
+            let is_new = matches!(work, Work::New(_));
+            let permit = tokio::select! {
+                permit = runs.slots.clone().acquire_owned() => permit.ok(),
+                () = cancel.cancelled() => None,
+            };
+            let result = match permit {
+                None if is_new => Err(anyhow::anyhow!("interrupted before it started")),
+                None => Ok(()),
+                Some(_permit) => {
+                    runs.set_phase(&id, Phase::Starting);
+                    runs.work(&id, work, cancel, front).await
+                }
+            };
+            let mut jobs = runs.jobs();
+            if let Some(job) = jobs.get_mut(&id) {
+                job.phase = Phase::Ended;
+                job.reason = None;
+                job.error = result.err().map(|err| format!("{err:#}"));
+            }
+        });
+    }
+
+    fn set_phase(&self, id: &str, phase: Phase) {
+        if let Some(job) = self.jobs().get_mut(id) {
+            job.phase = phase;
+        }
+    }
+
+    async fn work(
+        &self,
+        id: &str,
+        work: Work,
+        cancel: CancellationToken,
+        front: Arc<Recorder>,
+    ) -> Result<()> {
+        match work {
+            Work::New(request) => {
+                let session = self
+                    .starter
+                    .prepare(id.to_string(), &request, front.as_ref())
+                    .await?;
+                let mut conversation = session.start_conversation(session.workspace_map())?;
+                if let Some(command) = session.first_look_command(&session.settings.first_look) {
+                    conversation.look_first(command);
+                }
+                let task = request.task.as_str();
+                self.drive(id, session, conversation, task, cancel).await
+            }
+            Work::Message(message) => {
+                let dir = conversations_dir().join(id);
+                let (session, conversation, notes) = self
+                    .starter
+                    .reopen(&dir, &message.settings, front.as_ref())
+                    .await?;
+                if let Some(torn) = &notes.torn {
+                    front.note(
+                        true,
+                        format!(
+                            "the log ended in a torn line (line {}): cut off, the events before it are intact",
+                            torn.line
+                        ),
+                    );
+                }
+                self.drive(id, session, conversation, &message.text, cancel)
+                    .await
+            }
+        }
+    }
+
+    /// Runs `conversation` with `message` to its end, and hands its changes over.
+    async fn drive(
+        &self,
+        id: &str,
+        session: Session,
+        mut conversation: Conversation,
+        message: &str,
+        cancel: CancellationToken,
+    ) -> Result<()> {
+        if let Some(job) = self.jobs().get_mut(id) {
+            job.phase = Phase::Running;
+            job.reason = Some(conversation.interrupt_reason());
+        }
+        let hub = self
+            .hub(id)
+            .unwrap_or_else(|| Arc::new(Hub::new(Vec::new())));
+        let mut observer = HubObserver(hub);
+        for event in conversation.events() {
+            observer.event(event);
+        }
+        let limits = wright_session::limits(&session.settings);
+        let outcome = conversation
+            .proceed(Some(message), limits, &cancel, &mut observer)
+            .await?;
+        let summary = outcome
+            .summary
+            .as_deref()
+            .filter(|_| outcome.state == AgentState::Finished);
+        let ending = Ending {
+            title: message,
+            summary,
+            locks: Vec::new(),
+        };
+        let finished = session.finish(conversation, ending, &mut observer).await?;
+        if let Outcome::Failed { reason, kept } = &finished.changes {
+            anyhow::bail!(
+                "{reason}; the agent's work is kept in {} (a message goes on there)",
+                kept.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Stops a queued or running conversation after the step in flight is logged.
+    pub fn interrupt(&self, id: &str) -> Result<(), ApiError> {
+        let jobs = self.jobs();
+        match jobs.get(id) {
+            Some(job) if job.active() => {
+                if let Some(slot) = &job.reason {
+                    if let Ok(mut reason) = slot.lock() {
+                        *reason = Some("interrupted through the server".into());
+                    }
+                }
+                job.cancel.cancel();
+                Ok(())
+            }
+            Some(_) => Err(ApiError::conflict(format!(
+                "conversation {id} is not running"
+            ))),
+            None if log_path(id).is_file() => Err(ApiError::conflict(format!(
+                "conversation {id} is not running"
+            ))),
+            None => Err(ApiError::not_found(id)),
+        }
+    }
+
+    /// Whether the server is running (or about to run) `id`.
+    pub fn is_active(&self, id: &str) -> bool {
+        self.jobs().get(id).is_some_and(Job::active)
+    }
+
+    /// Forgets what the server knew of `id` (once it is removed from disk).
+    pub fn forget(&self, id: &str) {
+        self.jobs().remove(id);
+        if let Ok(mut hubs) = self.hubs.lock() {
+            hubs.remove(id);
+        }
+    }
+
+    /// The hub of `id`'s events, made from its log when it has none; `None` for a
+    /// conversation nobody knows.
+    pub fn hub(&self, id: &str) -> Option<Arc<Hub>> {
+        let mut hubs = self.hubs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hub) = hubs.get(id) {
+            return Some(hub.clone());
+        }
+        let logged = match wright_protocol::read_log(&log_path(id)) {
+            Ok(parsed) => parsed.events,
+            Err(_) if self.jobs().contains_key(id) => Vec::new(),
+            Err(_) => return None,
+        };
+        let hub = Arc::new(Hub::new(logged));
+        hubs.insert(id.to_string(), hub.clone());
+        Some(hub)
+    }
+
+    /// The conversation `id`, as this server and its log know it.
+    pub fn info(&self, id: &str) -> Option<api::Conversation> {
+        let job = self.jobs().get(id).map(|job| {
+            (
+                job.phase,
+                job.task.clone(),
+                job.error.clone(),
+                job.front.all(),
+            )
+        });
+        let summary = match log_path(id).is_file() {
+            true => Summary::read(id).ok(),
+            false => None,
+        };
+        if job.is_none() && summary.is_none() {
+            return None;
+        }
+        let state = match (&job, &summary) {
+            (Some((Phase::Queued, ..)), _) => State::Queued,
+            (Some((Phase::Starting, ..)), _) => State::Starting,
+            (Some((Phase::Running, ..)), _) => State::Running,
+            (_, Some(summary)) => match summary.state {
+                RunState::Logged(state) => state.into(),
+                RunState::Interrupted => State::Interrupted,
+            },
+            (Some((Phase::Ended, ..)), None) => State::Failed,
+            (None, None) => State::Failed,
+        };
+        let (task, error, notices) = match job {
+            Some((_, task, error, notices)) => (task, error, notices),
+            None => (String::new(), None, Vec::new()),
+        };
+        Some(api::Conversation {
+            id: id.to_string(),
+            state,
+            task: summary
+                .as_ref()
+                .map(|s| s.task.clone())
+                .filter(|t| !t.is_empty())
+                .unwrap_or_else(|| task.lines().next().unwrap_or("").to_string()),
+            steps: summary.as_ref().map_or(0, |s| s.steps),
+            repository: summary
+                .as_ref()
+                .and_then(|s| s.repository())
+                .map(|p| p.display().to_string()),
+            branch: summary.as_ref().and_then(|s| match &s.record {
+                Some(Record::Clone { branch, .. }) => Some(branch.clone()),
+                _ => None,
+            }),
+            last_active: summary
+                .as_ref()
+                .and_then(|s| s.last_active)
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs()),
+            error,
+            notices,
+        })
+    }
+
+    /// Every conversation, on disk or only in this server, newest first.
+    pub fn list(&self) -> Result<Vec<api::Conversation>> {
+        let mut ids = wright_session::stored::conversation_ids()?;
+        ids.extend(
+            self.jobs()
+                .keys()
+                .filter(|id| !log_path(id).is_file())
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        ids.sort();
+        ids.dedup();
+        ids.reverse();
+        Ok(ids.iter().filter_map(|id| self.info(id)).collect())
+    }
+}
