@@ -36,6 +36,7 @@ mod quirks;
 mod real_model;
 mod review;
 mod sandbox_attacks;
+mod server;
 mod small_models;
 mod stuck;
 mod text_mode;

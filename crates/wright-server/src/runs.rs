@@ -116,7 +116,7 @@ pub struct Runs {
 /// What a new run does once its turn comes.
 enum Work {
     New(Box<NewConversation>),
-    Message(api::Message),
+    Message(Box<api::Message>),
 }
 
 fn log_path(id: &str) -> std::path::PathBuf {
@@ -195,7 +195,7 @@ impl Runs {
                 false => ApiError::not_found(id),
             });
         }
-        self.launch(id, Work::Message(message), front);
+        self.launch(id, Work::Message(Box::new(message)), front);
         Ok(())
     }
 
