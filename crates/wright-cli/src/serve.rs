@@ -64,6 +64,7 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
         say!("  key from WRIGHT_SERVER_KEY");
     }
     say!("  send it as `Authorization: Bearer KEY` or `X-Session-API-Key: KEY`; the API is at /openapi.json");
+    say!("  in a browser, open once: {}", bound.browser_url());
     bound.serve().await?;
     Ok(0)
 }

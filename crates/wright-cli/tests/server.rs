@@ -26,6 +26,8 @@ struct Served {
     child: tokio::process::Child,
     base: String,
     key: String,
+    /// The address a browser opens once.
+    browser: String,
     http: reqwest::Client,
 }
 
@@ -39,6 +41,7 @@ impl Served {
         let stdout = child.stdout.take().unwrap();
         let mut lines = tokio::io::BufReader::new(stdout).lines();
         let mut base = String::new();
+        let mut browser = String::new();
         let mut key = env
             .iter()
             .find(|(k, _)| *k == "WRIGHT_SERVER_KEY")
@@ -50,10 +53,12 @@ impl Served {
                     base = rest.trim().to_string();
                 }
                 if let Some(rest) = line.trim().strip_prefix("key ") {
-                    if rest.starts_with("from") {
-                        break;
+                    if !rest.starts_with("from") {
+                        key = rest.split_whitespace().next().unwrap().to_string();
                     }
-                    key = rest.split_whitespace().next().unwrap().to_string();
+                }
+                if let Some(rest) = line.trim().strip_prefix("in a browser, open once: ") {
+                    browser = rest.to_string();
                     break;
                 }
             }
@@ -67,6 +72,7 @@ impl Served {
             child,
             base,
             key,
+            browser,
             http: reqwest::Client::new(),
         }
     }
@@ -558,6 +564,7 @@ async fn every_route_wants_the_key_and_the_right_host_and_origin() {
         ("DELETE", "/api/conversations/20260101-000000-abcd"),
         ("GET", "/sockets/events/20260101-000000-abcd"),
         ("GET", "/openapi.json"),
+        ("GET", "/"),
         ("GET", "/no/such/route"),
     ];
     let request = |method: &str, path: &str| {
@@ -746,4 +753,60 @@ async fn a_server_reachable_from_elsewhere_needs_a_key_of_your_own() {
     assert_eq!(weak.status.code(), Some(2));
     let said = crate::common::stderr(&weak);
     assert!(said.contains("at least 32 characters"), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_trades_the_one_time_address_for_a_strict_cookie() {
+    let h = Harness::new();
+    let served = Served::start(&h, &[], &[]).await;
+    let token_url = served.browser.clone();
+    assert!(
+        token_url.starts_with(&format!("{}/auth?token=", served.base)),
+        "{token_url}"
+    );
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let (status, body) = served
+        .send(browser.get(served.url("/auth?token=0123")))
+        .await;
+    assert_eq!((status, body["error"].as_str()), (401, Some("wrong_token")));
+    // Another site's page cannot spend it: the Origin is checked before the token.
+    let (status, _) = served
+        .send(
+            browser
+                .get(&token_url)
+                .header("Origin", "http://evil.example"),
+        )
+        .await;
+    assert_eq!(status, 403);
+    let opened = browser.get(&token_url).send().await.unwrap();
+    assert_eq!(opened.status(), 303);
+    assert_eq!(opened.headers()["location"], "/");
+    let cookie = opened.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    assert!(cookie.contains("SameSite=Strict"), "{cookie}");
+    assert!(!cookie.contains(&served.key), "the cookie is not the key");
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let with_cookie = |path: &str| {
+        browser
+            .get(served.url(path))
+            .header("Cookie", pair.as_str())
+    };
+    let (status, _) = served.send(with_cookie("/api/conversations")).await;
+    assert_eq!(status, 200);
+    let (status, root) = served.send(with_cookie("/")).await;
+    assert_eq!((status, root["server"].as_str()), (200, Some("wright")));
+    let (status, _) = served
+        .send(
+            browser
+                .get(served.url("/api/conversations"))
+                .header("Cookie", "wright_session=forged"),
+        )
+        .await;
+    assert_eq!(status, 401);
+    // Once only.
+    let (status, body) = served.send(browser.get(&token_url)).await;
+    assert_eq!((status, body["error"].as_str()), (401, Some("wrong_token")));
 }

@@ -25,6 +25,8 @@ pub const KEY_QUERY: &str = "session_api_key";
 /// The server's checks of every request.
 pub struct Guard {
     key: ServerKey,
+    /// The one-time token and the cookie it becomes.
+    pub browser: crate::browser::Browser,
     /// Host names (lower case, without port) requests may name besides loopback ones.
     hosts: Vec<String>,
 }
@@ -37,7 +39,7 @@ pub fn is_loopback_name(host: &str) -> bool {
 }
 
 impl Guard {
-    pub fn new(key: ServerKey, hosts: Vec<String>) -> Self {
+    pub fn new(key: ServerKey, hosts: Vec<String>, browser: crate::browser::Browser) -> Self {
         let hosts = hosts
             .into_iter()
             .map(|h| {
@@ -46,7 +48,11 @@ impl Guard {
                     .to_ascii_lowercase()
             })
             .collect();
-        Self { key, hosts }
+        Self {
+            key,
+            hosts,
+            browser,
+        }
     }
 
     /// Whether a `Host` value (a name or address, maybe with a port) is one of ours.
@@ -68,8 +74,14 @@ impl Guard {
         !rest.contains('/') && self.host_allowed(rest)
     }
 
-    /// Checks `headers` (and, on a WebSocket, `query`): the host, the origin, the key.
-    pub fn check(&self, headers: &HeaderMap, query: Option<&str>) -> Result<(), ApiError> {
+    /// Checks `headers` (and, on a WebSocket, `query`): the host, the origin, the key
+    /// (or the cookie). The token route wants no key: only the host and origin.
+    pub fn check(
+        &self,
+        headers: &HeaderMap,
+        query: Option<&str>,
+        token_route: bool,
+    ) -> Result<(), ApiError> {
         let host = headers
             .get(header::HOST)
             .and_then(|v| v.to_str().ok())
@@ -87,6 +99,9 @@ impl Guard {
                     "requests from pages of another origin are refused",
                 ));
             }
+        }
+        if token_route {
+            return Ok(());
         }
         let mut presented: Vec<&[u8]> = Vec::new();
         for value in headers.get_all(header::AUTHORIZATION) {
@@ -110,7 +125,8 @@ impl Guard {
         if let Some(value) = &in_query {
             presented.push(value.as_bytes());
         }
-        if presented.is_empty() {
+        let cookies = crate::browser::cookies(headers);
+        if presented.is_empty() && cookies.is_empty() {
             return Err(ApiError::unauthorized(
                 "missing_key",
                 "this server wants its key: `Authorization: Bearer KEY` or `X-Session-API-Key: KEY`",
@@ -120,6 +136,9 @@ impl Guard {
         let right = presented
             .iter()
             .fold(true, |all, given| self.key.matches(given) & all);
+        let right = cookies
+            .iter()
+            .fold(right, |all, given| self.browser.matches(given) & all);
         if !right {
             return Err(ApiError::unauthorized("wrong_key", "the key is wrong"));
         }
@@ -196,7 +215,8 @@ pub async fn require(
         .starts_with("/sockets/")
         .then(|| request.uri().query())
         .flatten();
-    match state.guard.check(request.headers(), query) {
+    let token_route = request.uri().path() == crate::browser::AUTH_PATH;
+    match state.guard.check(request.headers(), query, token_route) {
         Ok(()) => next.run(request).await,
         Err(err) => err.into_response(),
     }

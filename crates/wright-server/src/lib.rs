@@ -12,6 +12,7 @@
 
 mod api;
 mod auth;
+mod browser;
 mod error;
 mod hub;
 mod key;
@@ -82,7 +83,7 @@ impl Bound {
         let address = listener.local_addr()?;
         let mut hosts = options.allowed_hosts.clone();
         hosts.push(options.host.clone());
-        let guard = auth::Guard::new(key.clone(), hosts);
+        let guard = auth::Guard::new(key.clone(), hosts, browser::Browser::new()?);
         let runs = runs::Runs::new(starter, options.max_runs);
         let state = Arc::new(routes::AppState { runs, guard });
         Ok(Self {
@@ -99,6 +100,16 @@ impl Bound {
 
     pub fn key(&self) -> &ServerKey {
         &self.key
+    }
+
+    /// The address a browser opens once to get its cookie (`/auth?token=…`).
+    pub fn browser_url(&self) -> String {
+        format!(
+            "http://{}{}?token={}",
+            self.address,
+            browser::AUTH_PATH,
+            self.state.guard.browser.token()
+        )
     }
 
     /// Serves until the process ends.
