@@ -314,6 +314,29 @@ async fn a_conversation_runs_streams_and_hands_over_its_branch() {
     assert_eq!(status, 200);
     assert_eq!(list["conversations"][0]["id"], id.as_str(), "{list}");
     assert_eq!(list["conversations"][0]["task"], "the tests fail, fix it");
+
+    // Its branch holds changes nobody took: removed only when forced, then gone.
+    let one = format!("/api/conversations/{id}");
+    let delete = |query: &str| {
+        served
+            .http
+            .delete(served.url(&format!("{one}{query}")))
+            .bearer_auth(&served.key)
+    };
+    let (status, body) = served.send(delete("")).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("conflict")),
+        "{body}"
+    );
+    assert!(git(h.repo(), &["branch", "--list", &branch]).contains(&branch));
+    let (status, body) = served.send(delete("?force=true")).await;
+    assert_eq!(status, 204, "{body}");
+    assert!(git(h.repo(), &["branch", "--list", &branch]).is_empty());
+    let (status, _) = served.get(&one).await;
+    assert_eq!(status, 404);
+    let (status, list) = served.get("/api/conversations").await;
+    assert_eq!((status, list), (200, json!({"conversations": []})));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -381,6 +404,47 @@ async fn two_run_side_by_side_a_third_waits_and_interrupt_stops_them() {
         let (_, running) = served.get(&format!("/api/conversations/{id}")).await;
         assert_eq!(running["state"], "running", "{running}");
     }
+
+    // One waiting for its turn can be stopped before it starts; it never ran.
+    let fourth = served.create(h.repo(), "four", &c.url()).await;
+    let (status, body) = served
+        .post(&format!("/api/conversations/{fourth}/interrupt"), json!({}))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let never = served.wait_for(&fourth, &["stopped"]).await;
+    assert_eq!(never["error"], "interrupted before it started", "{never}");
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{fourth}/messages"),
+            json!({"text": "go"}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("conflict")),
+        "{body}"
+    );
+    // A running one takes no message, and is not removed.
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{second}/messages"),
+            json!({"text": "hi"}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("conflict")),
+        "{body}"
+    );
+    let (status, _) = served
+        .send(
+            served
+                .http
+                .delete(served.url(&format!("/api/conversations/{second}")))
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!(status, 409);
 
     let (status, body) = served
         .post(&format!("/api/conversations/{first}/interrupt"), json!({}))

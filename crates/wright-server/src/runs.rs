@@ -98,6 +98,8 @@ struct Job {
     reason: Option<Arc<Mutex<Option<String>>>>,
     front: Arc<Recorder>,
     error: Option<String>,
+    /// Interrupted while it waited for its turn: it never ran.
+    never_ran: bool,
 }
 
 impl Job {
@@ -214,6 +216,7 @@ impl Runs {
                 reason: None,
                 front: front.clone(),
                 error: None,
+                never_ran: false,
             },
         );
         let runs = self.clone();
@@ -224,6 +227,7 @@ impl Runs {
                 permit = runs.slots.clone().acquire_owned() => permit.ok(),
                 () = cancel.cancelled() => None,
             };
+            let never_ran = permit.is_none();
             let result = match permit {
                 None if is_new => Err(anyhow::anyhow!("interrupted before it started")),
                 None => Ok(()),
@@ -237,6 +241,7 @@ impl Runs {
                 job.phase = Phase::Ended;
                 job.reason = None;
                 job.error = result.err().map(|err| format!("{err:#}"));
+                job.never_ran = never_ran;
             }
         });
     }
@@ -388,7 +393,10 @@ impl Runs {
     pub fn info(&self, id: &str) -> Option<api::Conversation> {
         let job = self.jobs().get(id).map(|job| {
             (
-                job.phase,
+                match (job.phase, job.never_ran) {
+                    (Phase::Ended, true) => None,
+                    (phase, _) => Some(phase),
+                },
                 job.task.clone(),
                 job.error.clone(),
                 job.front.all(),
@@ -402,14 +410,16 @@ impl Runs {
             return None;
         }
         let state = match (&job, &summary) {
-            (Some((Phase::Queued, ..)), _) => State::Queued,
-            (Some((Phase::Starting, ..)), _) => State::Starting,
-            (Some((Phase::Running, ..)), _) => State::Running,
+            (Some((Some(Phase::Queued), ..)), _) => State::Queued,
+            (Some((Some(Phase::Starting), ..)), _) => State::Starting,
+            (Some((Some(Phase::Running), ..)), _) => State::Running,
             (_, Some(summary)) => match summary.state {
                 RunState::Logged(state) => state.into(),
                 RunState::Interrupted => State::Interrupted,
             },
-            (Some((Phase::Ended, ..)), None) => State::Failed,
+            // Interrupted while queued: it never ran.
+            (Some((None, ..)), None) => State::Stopped,
+            (Some((Some(Phase::Ended), ..)), None) => State::Failed,
             (None, None) => State::Failed,
         };
         let (task, error, notices) = match job {
