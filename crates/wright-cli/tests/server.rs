@@ -130,8 +130,14 @@ impl Served {
         for _ in 0..1200 {
             let (status, body) = self.get(&format!("/api/conversations/{id}")).await;
             assert_eq!(status, 200, "{body}");
-            if states.contains(&body["state"].as_str().unwrap()) {
+            let state = body["state"].as_str().unwrap();
+            if states.contains(&state) {
                 return body;
+            }
+            // An end that is not the one awaited: said at once, with the log.
+            if ["finished", "stopped", "stuck", "failed", "interrupted"].contains(&state) {
+                let events = self.events(id, 1000).await;
+                panic!("conversation {id} ended {state}, not {states:?}: {body}\n{events:#?}");
             }
             last = body;
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -873,4 +879,48 @@ async fn a_browser_trades_the_one_time_address_for_a_strict_cookie() {
     // Once only.
     let (status, body) = served.send(browser.get(&token_url)).await;
     assert_eq!((status, body["error"].as_str()), (401, Some("wrong_token")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_killed_server_had_queued_starts_when_it_starts_again() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let busy = ScriptedServer::start(held()).await.unwrap();
+    let waiting = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo hello"})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let mut served = Served::start(&h, &["--max-runs", "1"], &[]).await;
+    let first = served.create(h.repo(), "busy", &busy.url()).await;
+    served.wait_for_event(&first, "observation").await;
+    let second = served.create(h.repo(), "queued", &waiting.url()).await;
+    let (_, queued) = served.get(&format!("/api/conversations/{second}")).await;
+    assert_eq!(queued["state"], "queued", "{queued}");
+    served.child.start_kill().unwrap();
+    served.child.wait().await.unwrap();
+
+    let served = Served::start(&h, &["--max-runs", "1"], &[]).await;
+    let done = served.wait_for(&second, &["finished"]).await;
+    assert_eq!(done["task"], "queued", "{done}");
+    let (_, list) = served.get("/api/conversations").await;
+    // (Ids made in the same second sort by their salt, not by their order.)
+    let listed: std::collections::BTreeSet<(&str, &str)> = list["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["id"].as_str().unwrap(), c["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (second.as_str(), "finished"),
+            (first.as_str(), "interrupted")
+        ]
+        .into()
+    );
+    // Started once: its log has one start.
+    let events = served.events(&second, 1000).await;
+    assert_eq!(events.iter().filter(|e| e["kind"] == "start").count(), 1);
 }

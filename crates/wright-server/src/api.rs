@@ -47,7 +47,7 @@ pub struct Settings {
 }
 
 /// A message to a conversation: it goes on with it, as `wright resume ID MESSAGE`.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Message {
     pub text: String,

@@ -17,6 +17,7 @@ mod error;
 mod hub;
 mod key;
 mod openapi;
+mod queue;
 mod routes;
 mod runs;
 mod socket;
@@ -85,6 +86,8 @@ impl Bound {
         hosts.push(options.host.clone());
         let guard = auth::Guard::new(key.clone(), hosts, browser::Browser::new()?);
         let runs = runs::Runs::new(starter, options.max_runs);
+        // What a killed server had accepted and not started.
+        runs.restore();
         let state = Arc::new(routes::AppState { runs, guard });
         Ok(Self {
             listener,

@@ -165,6 +165,8 @@ impl Runs {
                 break id;
             }
         };
+        crate::queue::put(&id, &crate::queue::Waiting::New(request.clone()))
+            .map_err(|err| ApiError::internal(&err))?;
         self.launch(&id, Work::New(Box::new(request)), Arc::default());
         Ok(id)
     }
@@ -197,8 +199,28 @@ impl Runs {
                 false => ApiError::not_found(id),
             });
         }
+        crate::queue::put(id, &crate::queue::Waiting::Message(message.clone()))
+            .map_err(|err| ApiError::internal(&err))?;
         self.launch(id, Work::Message(Box::new(message)), front);
         Ok(())
+    }
+
+    /// Queues again what a server that stopped had accepted and not started.
+    pub fn restore(self: &Arc<Self>) {
+        for (id, waiting) in crate::queue::waiting() {
+            match waiting {
+                crate::queue::Waiting::New(request) => {
+                    if conversations_dir().join(&id).symlink_metadata().is_ok() {
+                        crate::queue::take(&id);
+                        continue;
+                    }
+                    self.launch(&id, Work::New(Box::new(request)), Arc::default());
+                }
+                crate::queue::Waiting::Message(message) => {
+                    self.launch(&id, Work::Message(Box::new(message)), Arc::default());
+                }
+            }
+        }
     }
 
     fn launch(self: &Arc<Self>, id: &str, work: Work, front: Arc<Recorder>) {
@@ -236,6 +258,7 @@ impl Runs {
                     runs.work(&id, work, cancel, front).await
                 }
             };
+            crate::queue::take(&id);
             let mut jobs = runs.jobs();
             if let Some(job) = jobs.get_mut(&id) {
                 job.phase = Phase::Ended;
@@ -265,6 +288,8 @@ impl Runs {
                     .starter
                     .prepare(id.to_string(), &request, front.as_ref())
                     .await?;
+                // It has a log now: a restarted server finds it there.
+                crate::queue::take(id);
                 let mut conversation = session.start_conversation(session.workspace_map())?;
                 if let Some(command) = session.first_look_command(&session.settings.first_look) {
                     conversation.look_first(command);
@@ -278,6 +303,8 @@ impl Runs {
                     .starter
                     .reopen(&dir, &message.settings, front.as_ref())
                     .await?;
+                // Taken: a restarted server must not give it twice.
+                crate::queue::take(id);
                 if let Some(torn) = &notes.torn {
                     front.note(
                         true,
