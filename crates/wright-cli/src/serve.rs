@@ -155,4 +155,26 @@ impl wright_server::Starter for CliStarter {
         )
         .await
     }
+
+    async fn models(&self) -> Result<wright_server::Models> {
+        let settings = SessionSettings::resolve(&self.defaults, None)?;
+        let choice = settings.server_choice();
+        let (base_url, models) = match &choice.base_url {
+            Some(url) => {
+                let url = wright_llm::normalize_base_url(url)?;
+                // Nothing is asked of a server the code may not go to, not even its models.
+                settings.check_egress(&url)?;
+                let mut config = settings.client_config();
+                config.base_url = url.clone();
+                config.api_key = choice.api_key.clone();
+                let client = wright_llm::Client::new(config)?;
+                (url, client.list_models().await?)
+            }
+            None => {
+                let found = wright_llm::discover_local_server("127.0.0.1").await?;
+                (found.base_url, found.models)
+            }
+        };
+        Ok(wright_server::Models { base_url, models })
+    }
 }

@@ -253,7 +253,17 @@ async fn a_conversation_runs_streams_and_hands_over_its_branch() {
     let h = Harness::new();
     failing_python_repo(h.repo());
     let model = ScriptedServer::start(fixing_script()).await.unwrap();
-    let served = Served::start(&h, &[], &[]).await;
+    let served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let (status, models) = served.get("/api/models").await;
+    assert_eq!(status, 200, "{models}");
+    assert_eq!(models["models"], json!(["test-model"]), "{models}");
+    assert!(
+        models["base_url"]
+            .as_str()
+            .unwrap()
+            .starts_with(&model.url()),
+        "{models}"
+    );
     let id = served
         .create(h.repo(), "the tests fail, fix it", &model.url())
         .await;
@@ -316,6 +326,15 @@ async fn a_conversation_runs_streams_and_hands_over_its_branch() {
     assert!(handed.contains(FIX), "{handed}");
     let mine = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
     assert!(mine.contains(BUG), "{mine}");
+    // The diff it handed over, read from the repository, and its files.
+    let (status, diff) = served.get(&format!("/api/conversations/{id}/diff")).await;
+    assert_eq!(status, 200, "{diff}");
+    assert_eq!(diff["files"], json!(["export.py"]), "{diff}");
+    assert!(
+        diff["diff"].as_str().unwrap().contains(&format!("+{FIX}")),
+        "{diff}"
+    );
+    assert_eq!(diff["none"], Value::Null);
     let (status, list) = served.get("/api/conversations").await;
     assert_eq!(status, 200);
     assert_eq!(list["conversations"][0]["id"], id.as_str(), "{list}");
@@ -430,7 +449,15 @@ async fn two_run_side_by_side_a_third_waits_and_interrupt_stops_them() {
         (409, Some("conflict")),
         "{body}"
     );
-    // A running one takes no message, and is not removed.
+    // A running one has no diff yet, takes no message, and is not removed.
+    let (status, body) = served
+        .get(&format!("/api/conversations/{second}/diff"))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("conflict")),
+        "{body}"
+    );
     let (status, body) = served
         .post(
             &format!("/api/conversations/{second}/messages"),
@@ -503,6 +530,7 @@ async fn bad_input_gets_a_clear_4xx_and_changes_nothing() {
         (format!("/api/conversations/{unknown}"), "GET"),
         (format!("/api/conversations/{unknown}/events"), "GET"),
         (format!("/api/conversations/{unknown}/interrupt"), "POST"),
+        (format!("/api/conversations/{unknown}/diff"), "GET"),
         (format!("/api/conversations/{unknown}"), "DELETE"),
     ] {
         let request = match method {
@@ -632,6 +660,8 @@ async fn every_route_wants_the_key_and_the_right_host_and_origin() {
         ("POST", "/api/conversations/20260101-000000-abcd/interrupt"),
         ("POST", "/api/conversations/20260101-000000-abcd/messages"),
         ("DELETE", "/api/conversations/20260101-000000-abcd"),
+        ("GET", "/api/conversations/20260101-000000-abcd/diff"),
+        ("GET", "/api/models"),
         ("GET", "/sockets/events/20260101-000000-abcd"),
         ("GET", "/openapi.json"),
         ("GET", "/"),
@@ -802,6 +832,8 @@ async fn every_route_wants_the_key_and_the_right_host_and_origin() {
         "/api/conversations/{id}/events",
         "/api/conversations/{id}/interrupt",
         "/api/conversations/{id}/messages",
+        "/api/conversations/{id}/diff",
+        "/api/models",
         "/sockets/events/{id}",
     ] {
         assert!(document["paths"][path].is_object(), "{path} missing");

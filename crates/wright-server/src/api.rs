@@ -148,3 +148,21 @@ pub struct After {
     /// Only the events whose id is greater; without it, all from the first.
     pub after: Option<u64>,
 }
+
+/// The change a conversation handed over.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Diff {
+    /// The unified diff, when there is one.
+    pub diff: Option<String>,
+    /// The files it changes.
+    pub files: Vec<String>,
+    /// Why there is no diff, when there is none.
+    pub none: Option<String>,
+}
+
+/// The model server conversations use by default, and its models.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Models {
+    pub base_url: String,
+    pub models: Vec<String>,
+}

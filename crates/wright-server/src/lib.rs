@@ -13,6 +13,7 @@
 mod api;
 mod auth;
 mod browser;
+mod changes;
 mod error;
 mod hub;
 mod key;
@@ -22,6 +23,7 @@ mod routes;
 mod runs;
 mod socket;
 
+pub use api::Models;
 pub use api::NewConversation;
 pub use api::Settings;
 pub use key::ServerKey;

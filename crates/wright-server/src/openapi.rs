@@ -24,6 +24,8 @@ use utoipa::OpenApi;
         routes::interrupt,
         routes::send_message,
         routes::delete_conversation,
+        crate::changes::diff,
+        crate::changes::models,
         crate::socket::events,
     ),
     components(schemas(
@@ -35,6 +37,8 @@ use utoipa::OpenApi;
         api::Conversation,
         api::Conversations,
         api::EventsPage,
+        api::Diff,
+        api::Models,
         ErrorBody,
     )),
     modifiers(&Keys),

@@ -41,6 +41,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/conversations/{id}/events", get(conversation_events))
         .route("/api/conversations/{id}/interrupt", post(interrupt))
         .route("/api/conversations/{id}/messages", post(send_message))
+        .route("/api/conversations/{id}/diff", get(crate::changes::diff))
+        .route("/api/models", get(crate::changes::models))
         .route("/sockets/events/{id}", get(crate::socket::events))
         .route("/openapi.json", get(crate::openapi::document))
         .route(crate::browser::AUTH_PATH, get(crate::browser::open))

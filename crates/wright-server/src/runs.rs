@@ -51,6 +51,9 @@ pub trait Starter: Send + Sync + 'static {
         settings: &api::Settings,
         front: &dyn Front,
     ) -> Result<(Session, Conversation, ResumeNotes)>;
+    /// The model server the settings name (else the local one that answers), and its
+    /// models.
+    async fn models(&self) -> Result<api::Models>;
 }
 
 /// The server's front for sessions: nobody to ask (every question is answered no), and
@@ -109,7 +112,7 @@ impl Job {
 }
 
 pub struct Runs {
-    starter: Arc<dyn Starter>,
+    pub starter: Arc<dyn Starter>,
     slots: Arc<Semaphore>,
     jobs: Mutex<HashMap<String, Job>>,
     hubs: Mutex<HashMap<String, Arc<Hub>>>,

@@ -22,6 +22,7 @@ pub mod constrain_mode;
 mod end;
 mod first_look;
 mod front;
+pub mod handed_over;
 pub mod inspect;
 mod launcher;
 mod probe_cache;
