@@ -65,7 +65,11 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
     }
     say!("  send it as `Authorization: Bearer KEY` or `X-Session-API-Key: KEY`; the API is at /openapi.json");
     say!("  in a browser, open once: {}", bound.browser_url());
-    bound.serve().await?;
+    let stopped = bound.serve().await?;
+    say!(
+        "wright serve: stopped ({} stopped after logging the step in flight; a message goes on with each)",
+        wright_protocol::count(stopped as u64, "run")
+    );
     Ok(0)
 }
 

@@ -956,3 +956,44 @@ async fn what_a_killed_server_had_queued_starts_when_it_starts_again() {
     let events = served.events(&second, 1000).await;
     assert_eq!(events.iter().filter(|e| e["kind"] == "start").count(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_each_run_after_its_step_and_keeps_what_waits() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let busy = ScriptedServer::start(held()).await.unwrap();
+    let waiting = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo hello"})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let served = Served::start(&h, &["--max-runs", "1"], &[]).await;
+    let first = served.create(h.repo(), "busy", &busy.url()).await;
+    served.wait_for_event(&first, "observation").await;
+    let second = served.create(h.repo(), "queued", &waiting.url()).await;
+    let pid = nix::unistd::Pid::from_raw(served.child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let Served { child, .. } = served;
+    let output = child.wait_with_output().await.unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&output)
+    );
+
+    // The run logged why it stopped and handed its work over; the one waiting did not
+    // start, and starts with the server.
+    let served = Served::start(&h, &["--max-runs", "1"], &[]).await;
+    let stopped = served.wait_for(&first, &["stopped"]).await;
+    assert_eq!(stopped["error"], Value::Null, "{stopped}");
+    let events = served.events(&first, 1000).await;
+    let state = events.iter().rev().find(|e| e["kind"] == "state").unwrap();
+    assert_eq!(
+        state["reason"], "stopped: the server was stopping (a message goes on)",
+        "{state}"
+    );
+    assert_eq!(events.last().unwrap()["kind"], "changes");
+    served.wait_for(&second, &["finished"]).await;
+}

@@ -117,11 +117,22 @@ impl Bound {
         )
     }
 
-    /// Serves until the process ends.
-    pub async fn serve(self) -> Result<()> {
+    /// Serves until SIGINT or SIGTERM, then stops every run after its step (each logs
+    /// why and hands its changes over; what waits stays on disk for the next start) and
+    /// returns how many runs it stopped.
+    pub async fn serve(self) -> Result<usize> {
+        let runs = self.state.runs.clone();
         let app = routes::router(self.state);
-        axum::serve(self.listener, app)
-            .await
-            .context("the server stopped")
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .context("cannot watch SIGTERM")?;
+        tokio::select! {
+            served = axum::serve(self.listener, app) => {
+                served.context("the server stopped")?;
+            }
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        Ok(runs.stop_all().await)
     }
 }

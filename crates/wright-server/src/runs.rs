@@ -103,6 +103,21 @@ struct Job {
     error: Option<String>,
     /// Interrupted while it waited for its turn: it never ran.
     never_ran: bool,
+    /// Why it was stopped, once it was.
+    stopped_by: Option<&'static str>,
+}
+
+impl Job {
+    /// Stops it after the step in flight is logged, saying `why`.
+    fn stop(&mut self, why: &'static str) {
+        self.stopped_by = Some(why);
+        if let Some(slot) = &self.reason {
+            if let Ok(mut reason) = slot.lock() {
+                *reason = Some(why.to_string());
+            }
+        }
+        self.cancel.cancel();
+    }
 }
 
 impl Job {
@@ -116,7 +131,16 @@ pub struct Runs {
     slots: Arc<Semaphore>,
     jobs: Mutex<HashMap<String, Job>>,
     hubs: Mutex<HashMap<String, Arc<Hub>>>,
+    /// The server is stopping: nothing waiting starts, and what waits stays on disk.
+    closing: std::sync::atomic::AtomicBool,
+    /// Told each time a run ends.
+    ended: tokio::sync::Notify,
 }
+
+/// The reason logged when a client interrupts a run.
+pub const INTERRUPTED: &str = "interrupted through the server";
+/// The reason logged when the server stops a run as it stops.
+pub const SERVER_STOPPING: &str = "stopped: the server was stopping (a message goes on)";
 
 /// What a new run does once its turn comes.
 enum Work {
@@ -135,6 +159,8 @@ impl Runs {
             slots: Arc::new(Semaphore::new(max_runs)),
             jobs: Mutex::default(),
             hubs: Mutex::default(),
+            closing: std::sync::atomic::AtomicBool::new(false),
+            ended: tokio::sync::Notify::new(),
         })
     }
 
@@ -242,6 +268,7 @@ impl Runs {
                 front: front.clone(),
                 error: None,
                 never_ran: false,
+                stopped_by: None,
             },
         );
         let runs = self.clone();
@@ -252,6 +279,10 @@ impl Runs {
                 permit = runs.slots.clone().acquire_owned() => permit.ok(),
                 () = cancel.cancelled() => None,
             };
+            if runs.closing.load(std::sync::atomic::Ordering::SeqCst) {
+                // Still waiting as the server stops: kept on disk for its next start.
+                return;
+            }
             let never_ran = permit.is_none();
             let result = match permit {
                 None if is_new => Err(anyhow::anyhow!("interrupted before it started")),
@@ -269,6 +300,9 @@ impl Runs {
                 job.error = result.err().map(|err| format!("{err:#}"));
                 job.never_ran = never_ran;
             }
+            drop(jobs);
+            runs.release_hub(&id);
+            runs.ended.notify_waiters();
         });
     }
 
@@ -335,6 +369,12 @@ impl Runs {
         if let Some(job) = self.jobs().get_mut(id) {
             job.phase = Phase::Running;
             job.reason = Some(conversation.interrupt_reason());
+            // Stopped while its session was prepared: the run says why at once.
+            if let Some(why) = job.stopped_by.filter(|_| cancel.is_cancelled()) {
+                if let Ok(mut reason) = conversation.interrupt_reason().lock() {
+                    *reason = Some(why.to_string());
+                }
+            }
         }
         let hub = self
             .hub(id)
@@ -368,15 +408,10 @@ impl Runs {
 
     /// Stops a queued or running conversation after the step in flight is logged.
     pub fn interrupt(&self, id: &str) -> Result<(), ApiError> {
-        let jobs = self.jobs();
-        match jobs.get(id) {
+        let mut jobs = self.jobs();
+        match jobs.get_mut(id) {
             Some(job) if job.active() => {
-                if let Some(slot) = &job.reason {
-                    if let Ok(mut reason) = slot.lock() {
-                        *reason = Some("interrupted through the server".into());
-                    }
-                }
-                job.cancel.cancel();
+                job.stop(INTERRUPTED);
                 Ok(())
             }
             Some(_) => Err(ApiError::conflict(format!(
@@ -386,6 +421,42 @@ impl Runs {
                 "conversation {id} is not running"
             ))),
             None => Err(ApiError::not_found(id)),
+        }
+    }
+
+    /// Stops every run as the server stops (each logs its step and hands its changes
+    /// over, as an interrupt), and returns once all have ended, with how many there were.
+    /// What waits for its turn does not start: it stays on disk for the next start.
+    pub async fn stop_all(&self) -> usize {
+        self.closing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.slots.close();
+        let mut stopped = 0;
+        for job in self.jobs().values_mut() {
+            if matches!(job.phase, Phase::Starting | Phase::Running) {
+                job.stop(SERVER_STOPPING);
+                stopped += 1;
+            }
+        }
+        loop {
+            let ended = self.ended.notified();
+            let running = self
+                .jobs()
+                .values()
+                .any(|job| matches!(job.phase, Phase::Starting | Phase::Running));
+            if !running {
+                return stopped;
+            }
+            ended.await;
+        }
+    }
+
+    /// Lets go of `id`'s hub when nothing holds it (no socket, no run): a later reader
+    /// makes it again from the log.
+    pub fn release_hub(&self, id: &str) {
+        let mut hubs = self.hubs.lock().unwrap_or_else(|e| e.into_inner());
+        if hubs.get(id).is_some_and(|hub| Arc::strong_count(hub) == 1) {
+            hubs.remove(id);
         }
     }
 

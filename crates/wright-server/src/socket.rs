@@ -40,7 +40,12 @@ pub async fn events(
         .ok_or_else(|| ApiError::not_found(&id))?;
     let upgrade =
         upgrade.map_err(|r| ApiError::new(r.status(), "not_a_websocket", r.body_text()))?;
-    Ok(upgrade.on_upgrade(move |socket| stream(socket, hub, after)))
+    let runs = state.runs.clone();
+    Ok(upgrade.on_upgrade(move |socket| async move {
+        stream(socket, hub, after).await;
+        // Its hub may go once no socket or run holds it.
+        runs.release_hub(&id);
+    }))
 }
 
 async fn stream(mut socket: WebSocket, hub: Arc<Hub>, mut after: Option<u64>) {
