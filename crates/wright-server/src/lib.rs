@@ -15,6 +15,7 @@ mod auth;
 mod browser;
 mod changes;
 mod error;
+mod front;
 mod hub;
 mod key;
 mod openapi;
@@ -22,6 +23,7 @@ mod queue;
 mod routes;
 mod runs;
 mod socket;
+mod view;
 
 pub use api::Models;
 pub use api::NewConversation;

@@ -6,8 +6,8 @@
 
 use crate::api;
 use crate::api::NewConversation;
-use crate::api::State;
 use crate::error::ApiError;
+use crate::front::Recorder;
 use crate::hub::Hub;
 use crate::hub::HubObserver;
 use anyhow::Result;
@@ -22,10 +22,7 @@ use wright_core::Conversation;
 use wright_core::Observer;
 use wright_core::ResumeNotes;
 use wright_protocol::AgentState;
-use wright_session::stored::RunState;
-use wright_session::stored::Summary;
 use wright_session::working_copy::Outcome;
-use wright_session::working_copy::Record;
 use wright_session::Ending;
 use wright_session::Front;
 use wright_session::Session;
@@ -56,53 +53,24 @@ pub trait Starter: Send + Sync + 'static {
     async fn models(&self) -> Result<api::Models>;
 }
 
-/// The server's front for sessions: nobody to ask (every question is answered no), and
-/// what it is told is kept for the conversation's page.
-#[derive(Default)]
-pub struct Recorder(Mutex<Vec<api::Notice>>);
-
-impl Recorder {
-    fn note(&self, warning: bool, text: String) {
-        if let Ok(mut notices) = self.0.lock() {
-            notices.push(api::Notice { warning, text });
-        }
-    }
-    fn all(&self) -> Vec<api::Notice> {
-        self.0.lock().map(|n| n.clone()).unwrap_or_default()
-    }
-}
-
-impl Front for Recorder {
-    fn notice(&self, notice: wright_protocol::Notice) {
-        self.note(notice.is_warning(), notice.to_string());
-    }
-    fn confirm(&self, question: &wright_protocol::Question) -> bool {
-        self.note(
-            true,
-            format!("{question} — answered no: nobody can answer on a server"),
-        );
-        false
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+pub(crate) enum Phase {
     Queued,
     Starting,
     Running,
     Ended,
 }
 
-struct Job {
-    phase: Phase,
-    task: String,
+pub(crate) struct Job {
+    pub(crate) phase: Phase,
+    pub(crate) task: String,
     cancel: CancellationToken,
     /// Where the run's stop reason goes, once it runs.
     reason: Option<Arc<Mutex<Option<String>>>>,
-    front: Arc<Recorder>,
-    error: Option<String>,
+    pub(crate) front: Arc<Recorder>,
+    pub(crate) error: Option<String>,
     /// Interrupted while it waited for its turn: it never ran.
-    never_ran: bool,
+    pub(crate) never_ran: bool,
     /// Why it was stopped, once it was.
     stopped_by: Option<&'static str>,
 }
@@ -148,7 +116,7 @@ enum Work {
     Message(Box<api::Message>),
 }
 
-fn log_path(id: &str) -> std::path::PathBuf {
+pub(crate) fn log_path(id: &str) -> std::path::PathBuf {
     conversations_dir().join(id).join("events.jsonl")
 }
 
@@ -164,7 +132,7 @@ impl Runs {
         })
     }
 
-    fn jobs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Job>> {
+    pub(crate) fn jobs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Job>> {
         // A panic elsewhere must not take the server down with it.
         self.jobs.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -186,17 +154,22 @@ impl Runs {
         self.starter
             .check(&request.settings)
             .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+        let mut jobs = self.jobs();
         let id = loop {
             let id = wright_core::new_conversation_id();
-            let taken = self.jobs().contains_key(&id)
-                || conversations_dir().join(&id).symlink_metadata().is_ok();
+            let taken =
+                jobs.contains_key(&id) || conversations_dir().join(&id).symlink_metadata().is_ok();
             if !taken {
                 break id;
             }
         };
         crate::queue::put(&id, &crate::queue::Waiting::New(request.clone()))
             .map_err(|err| ApiError::internal(&err))?;
-        self.launch(&id, Work::New(Box::new(request)), Arc::default());
+        let work = Work::New(Box::new(request));
+        let front = Arc::default();
+        let cancel = Self::register(&mut jobs, &id, &work, &front);
+        drop(jobs);
+        self.spawn(&id, work, front, cancel);
         Ok(id)
     }
 
@@ -205,23 +178,22 @@ impl Runs {
         if message.text.trim().is_empty() {
             return Err(ApiError::bad_request("the message is empty"));
         }
-        let front = {
-            let jobs = self.jobs();
-            match jobs.get(id) {
-                Some(job) if job.active() => {
-                    return Err(ApiError::conflict(format!(
-                        "conversation {id} is running; interrupt it first, or wait for its end"
-                    )))
-                }
-                Some(job) => job.front.clone(),
-                None => Arc::default(),
-            }
-        };
         self.starter
             .check(&message.settings)
             .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+        // Checked and registered under one lock: two messages never both start it.
+        let mut jobs = self.jobs();
+        let front = match jobs.get(id) {
+            Some(job) if job.active() => {
+                return Err(ApiError::conflict(format!(
+                    "conversation {id} is running; interrupt it first, or wait for its end"
+                )))
+            }
+            Some(job) => job.front.clone(),
+            None => Arc::default(),
+        };
         if !log_path(id).is_file() {
-            return Err(match self.jobs().contains_key(id) {
+            return Err(match jobs.contains_key(id) {
                 true => ApiError::conflict(format!(
                     "conversation {id} never started, so it cannot go on"
                 )),
@@ -230,7 +202,10 @@ impl Runs {
         }
         crate::queue::put(id, &crate::queue::Waiting::Message(message.clone()))
             .map_err(|err| ApiError::internal(&err))?;
-        self.launch(id, Work::Message(Box::new(message)), front);
+        let work = Work::Message(Box::new(message));
+        let cancel = Self::register(&mut jobs, id, &work, &front);
+        drop(jobs);
+        self.spawn(id, work, front, cancel);
         Ok(())
     }
 
@@ -252,13 +227,20 @@ impl Runs {
         }
     }
 
-    fn launch(self: &Arc<Self>, id: &str, work: Work, front: Arc<Recorder>) {
+    /// Registers `work` for `id` (queued) in `jobs`, held by the caller since it checked
+    /// that `id` was free: two requests never both start it.
+    fn register(
+        jobs: &mut HashMap<String, Job>,
+        id: &str,
+        work: &Work,
+        front: &Arc<Recorder>,
+    ) -> CancellationToken {
         let cancel = CancellationToken::new();
-        let task = match &work {
+        let task = match work {
             Work::New(request) => request.task.clone(),
             Work::Message(message) => message.text.clone(),
         };
-        self.jobs().insert(
+        jobs.insert(
             id.to_string(),
             Job {
                 phase: Phase::Queued,
@@ -271,6 +253,23 @@ impl Runs {
                 stopped_by: None,
             },
         );
+        cancel
+    }
+
+    /// Registers and starts `work` (for what nobody else can be starting: at start).
+    fn launch(self: &Arc<Self>, id: &str, work: Work, front: Arc<Recorder>) {
+        let cancel = Self::register(&mut self.jobs(), id, &work, &front);
+        self.spawn(id, work, front, cancel);
+    }
+
+    /// Runs registered `work` once its turn comes.
+    fn spawn(
+        self: &Arc<Self>,
+        id: &str,
+        work: Work,
+        front: Arc<Recorder>,
+        cancel: CancellationToken,
+    ) {
         let runs = self.clone();
         let id = id.to_string();
         tokio::spawn(async move {
@@ -488,85 +487,5 @@ impl Runs {
         let hub = Arc::new(Hub::new(logged));
         hubs.insert(id.to_string(), hub.clone());
         Some(hub)
-    }
-
-    /// The conversation `id`, as this server and its log know it.
-    pub fn info(&self, id: &str) -> Option<api::Conversation> {
-        let job = self.jobs().get(id).map(|job| {
-            (
-                match (job.phase, job.never_ran) {
-                    (Phase::Ended, true) => None,
-                    (phase, _) => Some(phase),
-                },
-                job.task.clone(),
-                job.error.clone(),
-                job.front.all(),
-            )
-        });
-        let summary = match log_path(id).is_file() {
-            true => Summary::read(id).ok(),
-            false => None,
-        };
-        if job.is_none() && summary.is_none() {
-            return None;
-        }
-        let state = match (&job, &summary) {
-            (Some((Some(Phase::Queued), ..)), _) => State::Queued,
-            (Some((Some(Phase::Starting), ..)), _) => State::Starting,
-            (Some((Some(Phase::Running), ..)), _) => State::Running,
-            (_, Some(summary)) => match summary.state {
-                RunState::Logged(state) => state.into(),
-                RunState::Interrupted => State::Interrupted,
-            },
-            // Interrupted while queued: it never ran.
-            (Some((None, ..)), None) => State::Stopped,
-            (Some((Some(Phase::Ended), ..)), None) => State::Failed,
-            (None, None) => State::Failed,
-        };
-        let (task, error, notices) = match job {
-            Some((_, task, error, notices)) => (task, error, notices),
-            None => (String::new(), None, Vec::new()),
-        };
-        Some(api::Conversation {
-            id: id.to_string(),
-            state,
-            task: summary
-                .as_ref()
-                .map(|s| s.task.clone())
-                .filter(|t| !t.is_empty())
-                .unwrap_or_else(|| task.lines().next().unwrap_or("").to_string()),
-            steps: summary.as_ref().map_or(0, |s| s.steps),
-            repository: summary
-                .as_ref()
-                .and_then(|s| s.repository())
-                .map(|p| p.display().to_string()),
-            branch: summary.as_ref().and_then(|s| match &s.record {
-                Some(Record::Clone { branch, .. }) => Some(branch.clone()),
-                _ => None,
-            }),
-            last_active: summary
-                .as_ref()
-                .and_then(|s| s.last_active)
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_secs()),
-            error,
-            notices,
-        })
-    }
-
-    /// Every conversation, on disk or only in this server, newest first.
-    pub fn list(&self) -> Result<Vec<api::Conversation>> {
-        let mut ids = wright_session::stored::conversation_ids()?;
-        ids.extend(
-            self.jobs()
-                .keys()
-                .filter(|id| !log_path(id).is_file())
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
-        ids.sort();
-        ids.dedup();
-        ids.reverse();
-        Ok(ids.iter().filter_map(|id| self.info(id)).collect())
     }
 }
