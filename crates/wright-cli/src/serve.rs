@@ -38,6 +38,9 @@ pub struct ServeArgs {
 }
 
 pub async fn serve(args: ServeArgs) -> Result<u8> {
+    // Not dumpable: no command of an agent (same user, no capabilities) reads this
+    // process's memory or environment, where the key is.
+    let _ = nix::sys::prctl::set_dumpable(false);
     let mut defaults = args.common.clone();
     // Nobody is at a terminal for the conversations: nothing is asked.
     defaults.json = true;

@@ -771,10 +771,14 @@ async fn every_route_wants_the_key_and_the_right_host_and_origin() {
             .await;
         assert_eq!(status, 200, "{host}");
     }
+    // Another program's page on this machine (another port) is another origin too.
+    let other_port = format!("http://localhost:{}", port.parse::<u16>().unwrap() ^ 1);
     for origin in [
         "http://evil.example",
         "null",
         "http://127.0.0.1.evil.example:80",
+        "http://localhost",
+        other_port.as_str(),
     ] {
         let (status, body) = served
             .send(

@@ -25,6 +25,8 @@ pub const KEY_QUERY: &str = "session_api_key";
 /// The server's checks of every request.
 pub struct Guard {
     key: ServerKey,
+    /// The port the server listens on (a loopback page must be on it).
+    port: u16,
     /// The one-time token and the cookie it becomes.
     pub browser: crate::browser::Browser,
     /// Host names (lower case, without port) requests may name besides loopback ones.
@@ -39,7 +41,12 @@ pub fn is_loopback_name(host: &str) -> bool {
 }
 
 impl Guard {
-    pub fn new(key: ServerKey, hosts: Vec<String>, browser: crate::browser::Browser) -> Self {
+    pub fn new(
+        key: ServerKey,
+        port: u16,
+        hosts: Vec<String>,
+        browser: crate::browser::Browser,
+    ) -> Self {
         let hosts = hosts
             .into_iter()
             .map(|h| {
@@ -50,6 +57,7 @@ impl Guard {
             .collect();
         Self {
             key,
+            port,
             hosts,
             browser,
         }
@@ -64,6 +72,10 @@ impl Guard {
     }
 
     /// Whether an `Origin` value is a page of this server's.
+    /// A page on a loopback name must be this server's own, port included: another
+    /// program's page on this machine (another port) is the same site to a browser, and
+    /// would send its cookie. A page on an allowed name comes through a proxy, whose port
+    /// is its own.
     fn origin_allowed(&self, value: &str) -> bool {
         let Some(rest) = value
             .strip_prefix("http://")
@@ -71,7 +83,14 @@ impl Guard {
         else {
             return false;
         };
-        !rest.contains('/') && self.host_allowed(rest)
+        if rest.contains('/') {
+            return false;
+        }
+        match host_and_port(rest) {
+            Some((name, port)) if is_loopback_name(&name) => port == Some(self.port),
+            Some((name, _)) => self.hosts.contains(&name),
+            None => false,
+        }
     }
 
     /// Checks `headers` (and, on a WebSocket, `query`): the host, the origin, the key
@@ -148,27 +167,37 @@ impl Guard {
 
 /// The host name of a `Host` value, lower case, without its port; `None` when malformed.
 fn host_name(value: &str) -> Option<String> {
+    host_and_port(value).map(|(name, _)| name)
+}
+
+/// The host name (lower case) and the port, if any, of a `Host` value or of an origin
+/// without its scheme; `None` when malformed.
+fn host_and_port(value: &str) -> Option<(String, Option<u16>)> {
     let value = value.trim();
-    let name = if let Some(rest) = value.strip_prefix('[') {
+    let (name, port) = if let Some(rest) = value.strip_prefix('[') {
         let (inside, after) = rest.split_once(']')?;
-        if !(after.is_empty()
-            || after[1..].bytes().all(|b| b.is_ascii_digit()) && after.starts_with(':'))
-        {
-            return None;
+        match after {
+            "" => (inside, None),
+            _ => (inside, Some(after.strip_prefix(':')?)),
         }
-        inside
     } else {
         match value.rsplit_once(':') {
-            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
-            Some(_) => return None,
-            None => value,
+            Some((name, port)) => (name, Some(port)),
+            None => (value, None),
         }
+    };
+    let port = match port {
+        Some(port) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            Some(port.parse().ok()?)
+        }
+        Some(_) => return None,
+        None => None,
     };
     let ok = !name.is_empty()
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-.:".contains(&b));
-    ok.then(|| name.to_ascii_lowercase())
+    ok.then(|| (name.to_ascii_lowercase(), port))
 }
 
 /// The value of `name` in a query string (percent-decoded).
@@ -238,6 +267,13 @@ mod tests {
         );
         assert_eq!(host_name("a b:1"), None);
         assert_eq!(host_name("x:y"), None);
+        assert_eq!(host_name("[::1]x"), None);
+        assert_eq!(host_name("x:"), None);
+        assert_eq!(
+            host_and_port("[::1]:8080"),
+            Some(("::1".into(), Some(8080)))
+        );
+        assert_eq!(host_and_port("a:99999"), None);
         assert!(is_loopback_name("[::1]"));
         assert!(is_loopback_name("127.0.0.2"));
         assert!(!is_loopback_name("localhost.evil.example"));

@@ -88,7 +88,7 @@ impl Bound {
         let address = listener.local_addr()?;
         let mut hosts = options.allowed_hosts.clone();
         hosts.push(options.host.clone());
-        let guard = auth::Guard::new(key.clone(), hosts, browser::Browser::new()?);
+        let guard = auth::Guard::new(key.clone(), address.port(), hosts, browser::Browser::new()?);
         let runs = runs::Runs::new(starter, options.max_runs);
         // What a killed server had accepted and not started.
         runs.restore();
