@@ -300,6 +300,7 @@ impl Runs {
                 job.never_ran = never_ran;
             }
             drop(jobs);
+            runs.catch_up(&id);
             runs.release_hub(&id);
             runs.ended.notify_waiters();
         });
@@ -447,6 +448,25 @@ impl Runs {
                 return stopped;
             }
             ended.await;
+        }
+    }
+
+    /// Gives `id`'s hub what its log holds beyond what the run showed (a run that ended
+    /// in an error may have logged events no observer saw): the log is the truth.
+    fn catch_up(&self, id: &str) {
+        let hub = self
+            .hubs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned();
+        let Some(hub) = hub else {
+            return;
+        };
+        if let Ok(parsed) = wright_protocol::read_log(&log_path(id)) {
+            for event in &parsed.events {
+                hub.push(event);
+            }
         }
     }
 

@@ -38,8 +38,10 @@ pub async fn events(
         .runs
         .hub(&id)
         .ok_or_else(|| ApiError::not_found(&id))?;
-    let upgrade =
-        upgrade.map_err(|r| ApiError::new(r.status(), "not_a_websocket", r.body_text()))?;
+    // Clients send nothing but a close: what they send is bounded, and read only for it.
+    let upgrade = upgrade
+        .map_err(|r| ApiError::new(r.status(), "not_a_websocket", r.body_text()))?
+        .max_message_size(crate::BODY_LIMIT);
     let runs = state.runs.clone();
     Ok(upgrade.on_upgrade(move |socket| async move {
         stream(socket, hub, after).await;
