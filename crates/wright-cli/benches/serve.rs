@@ -265,7 +265,26 @@ async fn main() {
                 "running" | "starting" => running += 1,
                 "queued" => {}
                 "finished" => ended += 1,
-                other => panic!("conversation {id} ended {other}"),
+                other => {
+                    let body: Value = server
+                        .http
+                        .get(format!("{}/api/conversations/{id}/events", server.base))
+                        .bearer_auth(&server.key)
+                        .send()
+                        .await
+                        .unwrap()
+                        .json()
+                        .await
+                        .unwrap();
+                    let tail: Vec<&Value> = body["events"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .rev()
+                        .take(4)
+                        .collect();
+                    panic!("conversation {id} ended {other}: {tail:?}")
+                }
             }
         }
         most_running = most_running.max(running);
