@@ -58,7 +58,7 @@ pub struct Message {
 }
 
 /// Where a conversation is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// Waiting for a free run (`--max-runs`).
@@ -165,4 +165,14 @@ pub struct Diff {
 pub struct Models {
     pub base_url: String,
     pub models: Vec<String>,
+}
+
+/// `?state=STATE&q=TEXT`: which conversations to list.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct Search {
+    /// Only those in this state.
+    pub state: Option<State>,
+    /// Only those whose task contains this text (case ignored).
+    pub q: Option<String>,
 }

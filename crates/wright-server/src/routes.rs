@@ -102,16 +102,26 @@ pub async fn create_conversation(
 }
 
 /// Every conversation, newest first (read from the logs: a restarted server lists them
-/// all).
-#[utoipa::path(get, path = "/api/conversations", responses((status = 200, body = api::Conversations)))]
+/// all), or those in a state, or whose task holds a text.
+#[utoipa::path(get, path = "/api/conversations", params(api::Search),
+    responses((status = 200, body = api::Conversations), (status = 400, body = crate::error::ErrorBody)))]
 pub async fn list_conversations(
     State(state): Shared,
+    query: Result<Query<api::Search>, QueryRejection>,
 ) -> Result<Json<api::Conversations>, ApiError> {
+    let Query(search) = query?;
     let runs = state.runs.clone();
-    let conversations = tokio::task::spawn_blocking(move || runs.list())
+    let mut conversations = tokio::task::spawn_blocking(move || runs.list())
         .await
         .map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))?
         .map_err(|err| ApiError::internal(&err))?;
+    let text = search.q.map(|q| q.to_lowercase());
+    conversations.retain(|c| {
+        search.state.is_none_or(|state| c.state == state)
+            && text
+                .as_deref()
+                .is_none_or(|text| c.task.to_lowercase().contains(text))
+    });
     Ok(Json(api::Conversations { conversations }))
 }
 

@@ -354,6 +354,20 @@ async fn what_a_killed_server_had_queued_starts_when_it_starts_again() {
         ]
         .into()
     );
+    // Listed by state, or by a text of the task.
+    let (_, only) = served.get("/api/conversations?state=interrupted").await;
+    let only: Vec<&str> = only["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(only, vec![first.as_str()]);
+    let (_, found) = served.get("/api/conversations?q=QUEUE").await;
+    assert_eq!(found["conversations"][0]["id"], second.as_str(), "{found}");
+    assert_eq!(found["conversations"].as_array().unwrap().len(), 1);
+    let (status, body) = served.get("/api/conversations?state=sleeping").await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("bad_query")));
     // Started once: its log has one start.
     let events = served.events(&second, 1000).await;
     assert_eq!(events.iter().filter(|e| e["kind"] == "start").count(), 1);
