@@ -31,6 +31,9 @@ pub struct ServeArgs {
     /// proxy, say); repeatable.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
+    /// The repository the OpenAI-compatible endpoint (/v1/chat/completions) works on.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<std::path::PathBuf>,
     /// The settings of every conversation, as for `wright run` (a request may set its
     /// model, server, profile, sandbox, limits, tool calling and tools).
     #[command(flatten)]
@@ -54,6 +57,10 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
         key,
         max_runs: args.max_runs,
         allowed_hosts: args.allow_hosts,
+        workspace: args
+            .workspace
+            .map(|dir| std::path::absolute(&dir))
+            .transpose()?,
     };
     let bound = wright_server::Bound::bind(options, Arc::new(CliStarter { defaults })).await?;
     let address = bound.address();

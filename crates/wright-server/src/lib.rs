@@ -18,6 +18,7 @@ mod error;
 mod front;
 mod hub;
 mod key;
+mod openai;
 mod openapi;
 mod queue;
 mod routes;
@@ -49,6 +50,8 @@ pub struct Options {
     pub max_runs: usize,
     /// Host names besides the loopback ones (and the one bound) that requests may name.
     pub allowed_hosts: Vec<String>,
+    /// The workspace the OpenAI-compatible endpoint's conversations work on.
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 /// Why the server refuses to start.
@@ -92,7 +95,11 @@ impl Bound {
         let runs = runs::Runs::new(starter, options.max_runs);
         // What a killed server had accepted and not started.
         runs.restore();
-        let state = Arc::new(routes::AppState { runs, guard });
+        let state = Arc::new(routes::AppState {
+            runs,
+            guard,
+            workspace: options.workspace.clone(),
+        });
         Ok(Self {
             listener,
             address,

@@ -26,6 +26,8 @@ use utoipa::OpenApi;
         routes::delete_conversation,
         crate::changes::diff,
         crate::changes::models,
+        crate::openai::models,
+        crate::openai::completions,
         crate::socket::events,
     ),
     components(schemas(

@@ -24,6 +24,8 @@ use std::sync::Arc;
 pub struct AppState {
     pub runs: Arc<Runs>,
     pub guard: Guard,
+    /// The workspace of the OpenAI-compatible endpoint (`--workspace`).
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 type Shared = State<Arc<AppState>>;
@@ -43,6 +45,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/conversations/{id}/messages", post(send_message))
         .route("/api/conversations/{id}/diff", get(crate::changes::diff))
         .route("/api/models", get(crate::changes::models))
+        .route("/v1/models", get(crate::openai::models))
+        .route("/v1/chat/completions", post(crate::openai::completions))
         .route("/sockets/events/{id}", get(crate::socket::events))
         .route("/openapi.json", get(crate::openapi::document))
         .route(crate::browser::AUTH_PATH, get(crate::browser::open))

@@ -102,7 +102,7 @@ pub struct Runs {
     /// The server is stopping: nothing waiting starts, and what waits stays on disk.
     closing: std::sync::atomic::AtomicBool,
     /// Told each time a run ends.
-    ended: tokio::sync::Notify,
+    pub(crate) ended: tokio::sync::Notify,
 }
 
 /// The reason logged when a client interrupts a run.

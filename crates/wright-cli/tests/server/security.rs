@@ -124,6 +124,18 @@ async fn bad_input_gets_a_clear_4xx_and_changes_nothing() {
     // A plain GET where a WebSocket is wanted.
     let (status, _) = served.get("/sockets/events/20260101-000000-abcd").await;
     assert!((400..500).contains(&status), "{status}");
+    // The OpenAI-compatible endpoint wants a workspace given at start.
+    let (status, body) = served
+        .post(
+            "/v1/chat/completions",
+            json!({"model": "wright", "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("--workspace"),
+        "{body}"
+    );
     // Nothing of it made a conversation.
     let (status, list) = served.get("/api/conversations").await;
     assert_eq!((status, list), (200, json!({"conversations": []})));
@@ -146,6 +158,8 @@ async fn every_route_wants_the_key_and_the_right_host_and_origin() {
         ("DELETE", "/api/conversations/20260101-000000-abcd"),
         ("GET", "/api/conversations/20260101-000000-abcd/diff"),
         ("GET", "/api/models"),
+        ("GET", "/v1/models"),
+        ("POST", "/v1/chat/completions"),
         ("GET", "/sockets/events/20260101-000000-abcd"),
         ("GET", "/openapi.json"),
         ("GET", "/"),
@@ -322,6 +336,8 @@ async fn every_route_wants_the_key_and_the_right_host_and_origin() {
         "/api/conversations/{id}/messages",
         "/api/conversations/{id}/diff",
         "/api/models",
+        "/v1/models",
+        "/v1/chat/completions",
         "/sockets/events/{id}",
     ] {
         assert!(document["paths"][path].is_object(), "{path} missing");
