@@ -1,5 +1,6 @@
 //! `wright serve`: the agent server. HTTP and WebSocket routes over the session library
-//! (`wright_session`), a thin front end beside the CLI: it resolves nothing itself (the
+//! (`wright_session`) — the conversations' REST routes, their event sockets, an
+//! OpenAI-compatible endpoint, the OpenAPI document — a thin front end beside the CLI: it resolves nothing itself (the
 //! program around it gives a `Starter` that turns a request into a session, as `wright
 //! run` does), it never prompts (its `Front` answers no and records what it is told), and
 //! the event log stays the source of truth (the routes read it; the WebSocket gets what a
