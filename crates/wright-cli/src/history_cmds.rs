@@ -8,7 +8,6 @@ use crate::listing::Summary;
 use crate::progress::clip_lines;
 use crate::progress::describe_arguments;
 use anyhow::bail;
-use anyhow::Context;
 use anyhow::Result;
 use std::path::Path;
 use std::path::PathBuf;
@@ -17,11 +16,7 @@ use wright_protocol::count;
 use wright_protocol::read_log;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
-use wright_sandbox::git::Oid;
-use wright_sandbox::git::UserRepo;
 use wright_session::working_copy::status::Change;
-use wright_session::working_copy::status::HandOver;
-use wright_session::working_copy::status::Repos;
 use wright_session::working_copy::Record;
 
 /// Output lines `wright show` prints of each output without `--full`: the first and the
@@ -29,22 +24,7 @@ use wright_session::working_copy::Record;
 const SHOW_HEAD: usize = 5;
 const SHOW_TAIL: usize = 10;
 
-/// Every conversation's id, newest first.
-pub fn conversation_ids() -> Result<Vec<String>> {
-    let dir = conversations_dir();
-    if !dir.exists() {
-        return Ok(Vec::new());
-    }
-    let mut ids: Vec<String> = std::fs::read_dir(&dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-        .flatten()
-        .filter(|e| e.path().join("events.jsonl").is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .collect();
-    ids.sort();
-    ids.reverse();
-    Ok(ids)
-}
+pub use wright_session::stored::conversation_ids;
 
 fn log_path(id: &str) -> PathBuf {
     conversations_dir().join(id).join("events.jsonl")
@@ -130,67 +110,30 @@ fn started_at(id: &str) -> String {
 /// commit it started from, or the commit wright made in place — read from the user's
 /// repository as the end of a run shows it (no textconv, no external diff, bounded).
 pub fn diff(prefix: Option<&str>) -> Result<()> {
+    use wright_session::handed_over::Handed;
+    use wright_session::handed_over::Missing;
     let dir = pick(prefix)?;
     let id = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let record = Record::read(&dir)?;
-    let (repo_root, base_commit) = match &record {
-        Record::Direct { workspace, .. } => bail!(
+    match wright_session::handed_over::handed_over(&dir)? {
+        Handed::Diff(text) => crate::screen::out(&text),
+        Handed::NoChanges => say!("conversation {id} made no changes"),
+        Handed::Missing(Missing::NotGit(workspace)) => bail!(
             "conversation {id} worked in {}, which is not a git repository: there is no diff to show",
             workspace.display()
         ),
-        Record::InPlace {
-            repo_root,
-            base_commit,
-            ..
+        Handed::Missing(Missing::NoBranch { branch, change }) => {
+            bail!("conversation {id} has no branch {branch}: {}", no_branch(change, &id))
         }
-        | Record::Clone {
-            repo_root,
-            base_commit,
-            ..
-        } => (repo_root, base_commit),
-    };
-    let repo = UserRepo::at(repo_root);
-    let base = Oid::parse(base_commit).context("the record's base commit is damaged")?;
-    let tip = match &record {
-        Record::Clone { branch, .. } => match repo.branch_tip(branch) {
-            Some(tip) => tip,
-            None => {
-                let summary = Summary::read(&id)?;
-                let change = summary.change(&mut Repos::default());
-                if change == Change::NoChanges {
-                    say!("conversation {id} made no changes");
-                    return Ok(());
-                }
-                bail!("conversation {id} has no branch {branch}: {}", no_branch(change, &id))
-            }
-        },
-        Record::InPlace { .. } | Record::Direct { .. } => match HandOver::read(&dir) {
-            Some(HandOver::Committed { commit }) => {
-                Oid::parse(&commit).context("the recorded commit is damaged")?
-            }
-            Some(HandOver::NoChanges) => {
-                say!("conversation {id} made no changes");
-                return Ok(());
-            }
-            Some(HandOver::LeftInTree) => bail!(
-                "conversation {id} left its changes uncommitted in {}, among changes of yours: wright made no commit of its own to show",
-                repo_root.display()
-            ),
-            _ => bail!(
-                "conversation {id} worked in place and has no record of a commit wright made (its run did not end, or an older wright ran it)"
-            ),
-        },
-    };
-    let text = repo
-        .diff(&base, &tip)
-        .with_context(|| format!("cannot read the changes in {}", repo_root.display()))?;
-    if text.trim().is_empty() {
-        say!("conversation {id} made no changes");
-    } else {
-        crate::screen::out(&text);
+        Handed::Missing(Missing::LeftInTree(repo_root)) => bail!(
+            "conversation {id} left its changes uncommitted in {}, among changes of yours: wright made no commit of its own to show",
+            repo_root.display()
+        ),
+        Handed::Missing(Missing::NoCommit) => bail!(
+            "conversation {id} worked in place and has no record of a commit wright made (its run did not end, or an older wright ran it)"
+        ),
     }
     Ok(())
 }

@@ -13,19 +13,16 @@ use crate::history_cmds::resolve_id;
 use crate::listing::short_age;
 use crate::listing::Summary;
 use anyhow::bail;
-use anyhow::Context;
 use anyhow::Result;
 use clap::Args;
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 use wright_core::conversations_dir;
 use wright_core::workspaces_dir;
 use wright_core::RunLock;
-use wright_sandbox::git::Oid;
-use wright_sandbox::git::UserRepo;
 use wright_sandbox::remove_tree;
+use wright_session::removal::disk_use;
+use wright_session::removal::Removal;
 use wright_session::working_copy::status::Change;
 use wright_session::working_copy::status::Repos;
 use wright_session::working_copy::Record;
@@ -51,77 +48,17 @@ pub struct GcArgs {
     pub dry_run: bool,
 }
 
-/// What removing one conversation takes away.
-struct Removal {
-    dir: PathBuf,
-    clone: PathBuf,
-    /// Its branch in the user's repository, and where it pointed.
-    branch: Option<(UserRepo, String, Oid)>,
-    /// Private directories its dead runs left in the temp directory.
-    private: Vec<PathBuf>,
-    bytes: u64,
-}
-
-impl Removal {
-    /// Call with the conversation's lock held: its runs are over.
-    fn plan(summary: &Summary) -> Self {
-        let id = summary.id.clone();
-        let clone = workspaces_dir().join(&id);
-        let branch = match &summary.record {
-            Some(Record::Clone {
-                repo_root, branch, ..
-            }) => {
-                let repo = UserRepo::at(repo_root);
-                repo.branch_tip(branch)
-                    .map(|tip| (repo, branch.clone(), tip))
-            }
-            Some(Record::Direct { .. } | Record::InPlace { .. }) | None => None,
-        };
-        let fork = format!("{id}-fork");
-        let private = wright_sandbox::dead_private_dirs(&std::env::temp_dir(), &|run| {
-            run == id || run == fork
-        });
-        let bytes = disk_use(&summary.dir)
-            + disk_use(&clone)
-            + private.iter().map(|p| disk_use(p)).sum::<u64>();
-        Self {
-            dir: summary.dir.clone(),
-            clone,
-            branch,
-            private,
-            bytes,
-        }
-    }
-
-    /// Removes it all, the conversation's own directory last (so a failure leaves it to
-    /// be found and removed again).
-    fn run(&self) -> Result<()> {
-        for dir in &self.private {
-            remove_tree(dir).with_context(|| format!("cannot remove {}", dir.display()))?;
-        }
-        if let Some((repo, branch, _)) = &self.branch {
-            repo.delete_branch(branch)
-                .with_context(|| format!("cannot delete {branch} in {}", repo.top().display()))?;
-        }
-        if self.clone.symlink_metadata().is_ok() {
-            remove_tree(&self.clone)
-                .with_context(|| format!("cannot remove {}", self.clone.display()))?;
-        }
-        remove_tree(&self.dir).with_context(|| format!("cannot remove {}", self.dir.display()))
-    }
-
-    /// What became of its branch, for the line saying it was removed.
-    fn branch_note(&self, change: Change) -> String {
-        let Some((_, branch, tip)) = &self.branch else {
-            return String::new();
-        };
-        if change.holds_work() {
-            format!(
-                "; its branch {branch} is deleted with changes you had not taken (its last commit {tip}: `git branch {branch} {tip}` brings it back while git keeps it)"
-            )
-        } else {
-            format!("; its branch {branch} is deleted")
-        }
+/// What became of its branch, for the line saying it was removed.
+fn branch_note(removal: &Removal, change: Change) -> String {
+    let Some((_, branch, tip)) = &removal.branch else {
+        return String::new();
+    };
+    if change.holds_work() {
+        format!(
+            "; its branch {branch} is deleted with changes you had not taken (its last commit {tip}: `git branch {branch} {tip}` brings it back while git keeps it)"
+        )
+    } else {
+        format!("; its branch {branch} is deleted")
     }
 }
 
@@ -155,7 +92,7 @@ fn rm_one(prefix: &str, force: bool, repos: &mut Repos) -> Result<String> {
     Ok(format!(
         "removed {id} ({} freed{})",
         human(removal.bytes),
-        removal.branch_note(change)
+        branch_note(&removal, change)
     ))
 }
 
@@ -233,7 +170,7 @@ pub fn gc(args: GcArgs) -> Result<()> {
             change.as_str(),
             summary.age().map(short_age).unwrap_or_default(),
             human(removal.bytes),
-            removal.branch_note(change)
+            branch_note(&removal, change)
         );
         freed += removal.bytes;
         counts[1] += 1;
@@ -296,25 +233,6 @@ fn orphan_clones() -> Vec<PathBuf> {
         })
         .map(|entry| entry.path())
         .collect()
-}
-
-/// The disk space a tree takes (allocated blocks), its links counted but never followed;
-/// what cannot be read is not counted.
-fn disk_use(path: &Path) -> u64 {
-    let Ok(meta) = path.symlink_metadata() else {
-        return 0;
-    };
-    let own = meta.blocks() * 512;
-    if !meta.is_dir() {
-        return own;
-    }
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return own;
-    };
-    own + entries
-        .flatten()
-        .map(|entry| disk_use(&entry.path()))
-        .sum::<u64>()
 }
 
 /// `512 B`, `12.3 KiB`, `98.0 MiB`, `1.2 GiB`.

@@ -21,6 +21,7 @@ mod report;
 mod resume;
 mod run;
 mod secrets_cmd;
+mod serve;
 mod settings;
 mod signals;
 
@@ -52,6 +53,9 @@ enum Command {
     EvalCheck(eval::EvalCheckArgs),
     /// Continue a stopped or crashed conversation, optionally with a new message.
     Resume(Box<resume::ResumeArgs>),
+    /// The agent server: conversations over HTTP and WebSocket, behind a key (see the
+    /// README's "Server").
+    Serve(Box<serve::ServeArgs>),
     /// Start a new conversation from a prefix of another, in its own clone.
     Fork(Box<fork::ForkArgs>),
     /// Take a conversation's branch into your current branch (merge, or --cherry-pick);
@@ -123,10 +127,13 @@ fn main() -> ExitCode {
     // Orphans of the agent's commands become wright's, so none outlives its run.
     wright_sandbox::become_subreaper();
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // The server runs many sessions, whose preparation blocks on git: threads of their
+    // own; every other command is one conversation on one thread.
+    let mut builder = match cli.command {
+        Some(Command::Serve(_)) => tokio::runtime::Builder::new_multi_thread(),
+        _ => tokio::runtime::Builder::new_current_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
             tell!("wright: cannot start the async runtime: {err}");
@@ -151,6 +158,7 @@ fn main() -> ExitCode {
         match command {
             Command::Chat(args) => chat::chat(*args).await,
             Command::Run(args) => run::run(*args).await,
+            Command::Serve(args) => serve::serve(*args).await,
             Command::Resume(args) => resume::resume(*args).await,
             Command::Fork(args) => fork::fork(*args).await,
             Command::Doctor(args) => doctor::doctor(args).await,

@@ -37,6 +37,7 @@ mod real_model;
 mod review;
 mod sandbox_attacks;
 mod secrets;
+mod server;
 mod small_models;
 mod stuck;
 mod text_mode;

@@ -24,6 +24,9 @@ pub enum LockError {
     },
 }
 
+/// Serializes this process's lock attempts (see `RunLock::take`).
+static IN_PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A held lock; dropping it lets go.
 #[derive(Debug)]
 pub struct RunLock {
@@ -48,6 +51,12 @@ fn checkout_lock_path(top: &Path) -> PathBuf {
 impl RunLock {
     /// Takes the lock at `path` for `what` ("conversation ID"), or says who holds it.
     pub fn take(path: &Path, what: &str) -> Result<Self, LockError> {
+        let _one_at_a_time = IN_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+        Self::take_alone(path, what)
+    }
+
+    /// `take`, with this process's other lock attempts held off by the caller.
+    fn take_alone(path: &Path, what: &str) -> Result<Self, LockError> {
         let io = |source| LockError::Io {
             path: path.display().to_string(),
             source,
@@ -94,11 +103,20 @@ impl RunLock {
 
 /// Whether a live process holds the conversation's lock: its pid if so.
 pub fn holder(dir: &Path) -> Option<Option<u32>> {
-    match RunLock::take(&conversation_lock_path(dir), "") {
-        Ok(_released_at_once) => None,
+    // It probes by taking the lock for an instant: in one process (a server listing
+    // conversations while it starts one) a probe must not make a start fail, so no other
+    // attempt of this process runs until the probe has let go.
+    let _one_at_a_time = IN_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+    let held = match RunLock::take_alone(&conversation_lock_path(dir), "") {
+        Ok(probe) => {
+            drop(probe);
+            None
+        }
         Err(LockError::Held { pid, .. }) => Some(pid),
         Err(LockError::Io { .. }) => None,
-    }
+    };
+    drop(_one_at_a_time);
+    held
 }
 
 #[cfg(test)]

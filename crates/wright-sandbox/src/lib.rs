@@ -35,6 +35,7 @@ pub use private::PrivateDir;
 pub use pty::PtyProcess;
 pub use reap::become_subreaper;
 pub use reap::kill_leftovers;
+pub use reap::LiveRun;
 pub use run::finish;
 pub use run::Captured;
 pub use run::RunLimits;

@@ -18,10 +18,37 @@ pub fn become_subreaper() {
     let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
+/// The runs of this process whose commands may be running (a server runs several).
+static LIVE_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Held for as long as a run's commands may be running: `kill_leftovers` kills nothing
+/// while another run of this process holds one.
+#[derive(Debug)]
+pub struct LiveRun(());
+
+impl LiveRun {
+    pub fn start() -> Self {
+        LIVE_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(())
+    }
+}
+
+impl Drop for LiveRun {
+    fn drop(&mut self) {
+        LIVE_RUNS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// Kills every child process of this one (orphans included, once a subreaper) and reaps
 /// them, until none is left. Call only when nothing of wright's own is running: after
-/// the agent's shell has ended.
+/// the agent's shell has ended, by the only run that holds a `LiveRun`. While another run
+/// of this process is live (a server's), nothing is killed: an orphan carries no mark of
+/// the run that left it, and that run's shell is a child too. The leftovers then go with
+/// the last run's end (and, where the run has one, with its PID namespace or cgroup).
 pub fn kill_leftovers() {
+    if LIVE_RUNS.load(std::sync::atomic::Ordering::SeqCst) > 1 {
+        return;
+    }
     let me = std::process::id() as i32;
     for _ in 0..200 {
         let children = children_of(me);

@@ -22,14 +22,17 @@ pub mod constrain_mode;
 mod end;
 mod first_look;
 mod front;
+pub mod handed_over;
 pub mod inspect;
 mod launcher;
 mod probe_cache;
+pub mod removal;
 mod reopen;
 pub mod repo_config;
 pub mod sandbox_setup;
 pub mod secrets;
 mod session;
+pub mod stored;
 pub mod tool_mode;
 pub mod working_copy;
 

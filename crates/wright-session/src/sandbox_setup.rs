@@ -34,6 +34,9 @@ pub struct SandboxSetup {
     /// The directory the agent may write (its clone, or the workspace).
     writable: PathBuf,
     verbose: bool,
+    /// Counts this run among the process's live ones (a server's), so that another's end
+    /// does not kill its commands (see `wright_sandbox::kill_leftovers`).
+    _live: wright_sandbox::LiveRun,
 }
 
 /// Where a conversation's commands may act, as the working copy decides it.
@@ -122,6 +125,7 @@ impl SandboxSetup {
                 max_file_bytes,
                 writable: placement.writable.clone(),
                 verbose: options.verbose,
+                _live: wright_sandbox::LiveRun::start(),
             });
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -191,6 +195,7 @@ impl SandboxSetup {
             max_file_bytes,
             writable: placement.writable.clone(),
             verbose: options.verbose,
+            _live: wright_sandbox::LiveRun::start(),
         })
     }
 

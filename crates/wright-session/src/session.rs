@@ -208,6 +208,18 @@ impl Session {
     /// constraint, the conversation's directory and lock, the working copy and the tools.
     /// Nothing is left behind when it fails.
     pub async fn prepare(start: StartPoint, request: Request, front: &dyn Front) -> Result<Self> {
+        Self::prepare_as(wright_core::new_conversation_id(), start, request, front).await
+    }
+
+    /// `prepare` with the conversation's id chosen by the caller (a server names a
+    /// conversation when it is asked for, before it is prepared): an id already in use
+    /// is refused.
+    pub async fn prepare_as(
+        id: String,
+        start: StartPoint,
+        request: Request,
+        front: &dyn Front,
+    ) -> Result<Self> {
         use anyhow::Context;
         let Request {
             mut client,
@@ -236,14 +248,19 @@ impl Session {
                 why: "none (in a chat a reply may be words)".into(),
             },
         };
-        let id = wright_core::new_conversation_id();
         let mut locks = Vec::new();
         if in_place {
             if let Some(repo) = &start.repo {
                 locks.push(wright_core::RunLock::checkout(repo.top())?);
             }
         }
+        if !crate::stored::is_plain_id(&id) {
+            anyhow::bail!("a conversation's id is letters, digits and dashes, not {id:?}");
+        }
         let conversation_dir = wright_core::conversations_dir().join(&id);
+        if conversation_dir.symlink_metadata().is_ok() {
+            anyhow::bail!("a conversation {id} exists already");
+        }
         std::fs::create_dir_all(&conversation_dir)
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
         locks.push(wright_core::RunLock::conversation(&conversation_dir, &id)?);

@@ -1,0 +1,194 @@
+//! `wright serve`: the agent server (`wright_server`), with this program's settings: each
+//! conversation's are resolved as `wright run` resolves them (the serve command's flags
+//! are every conversation's defaults, a request may change a few), and nobody is ever
+//! asked anything. Prints where it listens and, when it made one, the key.
+
+use crate::settings::CommonArgs;
+use crate::settings::SessionSettings;
+use anyhow::Result;
+use clap::Args;
+use std::path::Path;
+use std::sync::Arc;
+use wright_core::Conversation;
+use wright_core::ResumeNotes;
+use wright_server::NewConversation;
+use wright_session::Existing;
+use wright_session::Front;
+use wright_session::Session;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// The address to listen on; one that is not loopback needs WRIGHT_SERVER_KEY.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The port to listen on (0: any free one, printed).
+    #[arg(long, default_value_t = 3000)]
+    port: u16,
+    /// Most conversations running at once; the others wait, queued.
+    #[arg(long, default_value_t = 2)]
+    max_runs: usize,
+    /// A host name requests may name besides the loopback ones and --host (behind a
+    /// proxy, say); repeatable.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
+    /// The repository the OpenAI-compatible endpoint (/v1/chat/completions) works on.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<std::path::PathBuf>,
+    /// The settings of every conversation, as for `wright run` (a request may set its
+    /// model, server, profile, sandbox, limits, tool calling and tools).
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub async fn serve(args: ServeArgs) -> Result<u8> {
+    // Not dumpable: no command of an agent (same user, no capabilities) reads this
+    // process's memory or environment, where the key is.
+    let _ = nix::sys::prctl::set_dumpable(false);
+    let mut defaults = args.common.clone();
+    // Nobody is at a terminal for the conversations: nothing is asked.
+    defaults.json = true;
+    defaults.check()?;
+    let key = std::env::var("WRIGHT_SERVER_KEY")
+        .ok()
+        .filter(|k| !k.is_empty());
+    let options = wright_server::Options {
+        host: args.host,
+        port: args.port,
+        key,
+        max_runs: args.max_runs,
+        allowed_hosts: args.allow_hosts,
+        workspace: args
+            .workspace
+            .map(|dir| std::path::absolute(&dir))
+            .transpose()?,
+    };
+    let bound = wright_server::Bound::bind(options, Arc::new(CliStarter { defaults })).await?;
+    let address = bound.address();
+    say!("wright serve: listening on http://{address}");
+    if bound.key().generated() {
+        say!(
+            "  key {} (made for this run; set WRIGHT_SERVER_KEY to choose one)",
+            bound.key().as_str()
+        );
+    } else {
+        say!("  key from WRIGHT_SERVER_KEY");
+    }
+    say!("  send it as `Authorization: Bearer KEY` or `X-Session-API-Key: KEY`; the API is at /openapi.json");
+    say!("  in a browser, open once: {}", bound.browser_url());
+    let stopped = bound.serve().await?;
+    say!(
+        "wright serve: stopped ({} stopped after logging the step in flight; a message goes on with each)",
+        wright_protocol::count(stopped as u64, "run")
+    );
+    Ok(0)
+}
+
+/// Sessions as `wright run` and `wright resume` prepare them.
+struct CliStarter {
+    defaults: CommonArgs,
+}
+
+impl CliStarter {
+    fn args(&self, settings: &wright_server::Settings) -> CommonArgs {
+        let mut args = self.defaults.clone();
+        let text = |given: &Option<String>, default: &mut Option<String>| {
+            if given.is_some() {
+                *default = given.clone();
+            }
+        };
+        text(&settings.model, &mut args.model);
+        text(&settings.base_url, &mut args.base_url);
+        text(&settings.profile, &mut args.profile);
+        text(&settings.sandbox, &mut args.sandbox);
+        text(&settings.tool_calling, &mut args.tool_calling);
+        text(&settings.tools, &mut args.tools);
+        args.max_steps = settings.max_steps.or(args.max_steps);
+        args.max_time = settings.max_time.or(args.max_time);
+        args.max_tokens = settings.max_tokens.or(args.max_tokens);
+        args
+    }
+}
+
+#[async_trait::async_trait]
+impl wright_server::Starter for CliStarter {
+    fn check(&self, settings: &wright_server::Settings) -> Result<()> {
+        self.args(settings).check()
+    }
+
+    async fn prepare(
+        &self,
+        id: String,
+        request: &NewConversation,
+        front: &dyn Front,
+    ) -> Result<Session> {
+        let args = self.args(&request.settings);
+        let start = Session::locate(Path::new(&request.workspace), front)?;
+        let settings = SessionSettings::resolve(&args, Some(&start.config_source()))?;
+        let client = settings
+            .client(None, crate::hints::Front::CommandLine)
+            .await?;
+        let request = wright_session::Request {
+            client,
+            settings: settings.values.clone(),
+            place: wright_session::Place {
+                in_place: false,
+                force: false,
+                uncommitted: wright_session::UncommittedChoice::Leave,
+                snapshot: true,
+            },
+            sandbox: settings.sandbox_choice()?,
+            replies: wright_session::Replies::AlwaysCalls,
+        };
+        Session::prepare_as(id, start, request, front)
+            .await
+            .map_err(crate::drive::with_remedy)
+    }
+
+    async fn reopen(
+        &self,
+        dir: &Path,
+        settings: &wright_server::Settings,
+        front: &dyn Front,
+    ) -> Result<(Session, Conversation, ResumeNotes)> {
+        let existing = Existing::open(dir, front)?;
+        let args = self.args(settings);
+        let settings =
+            SessionSettings::resolve(&args, Some(&existing.working_copy.config_source()))?;
+        let start = existing.start.clone();
+        let client = settings
+            .client(
+                Some((&start.base_url, &start.model)),
+                crate::hints::Front::CommandLine,
+            )
+            .await?;
+        Session::reopen(
+            existing,
+            client,
+            settings.values.clone(),
+            &settings.sandbox_choice()?,
+        )
+        .await
+    }
+
+    async fn models(&self) -> Result<wright_server::Models> {
+        let settings = SessionSettings::resolve(&self.defaults, None)?;
+        let choice = settings.server_choice();
+        let (base_url, models) = match &choice.base_url {
+            Some(url) => {
+                let url = wright_llm::normalize_base_url(url)?;
+                // Nothing is asked of a server the code may not go to, not even its models.
+                settings.check_egress(&url)?;
+                let mut config = settings.client_config();
+                config.base_url = url.clone();
+                config.api_key = choice.api_key.clone();
+                let client = wright_llm::Client::new(config)?;
+                (url, client.list_models().await?)
+            }
+            None => {
+                let found = wright_llm::discover_local_server("127.0.0.1").await?;
+                (found.base_url, found.models)
+            }
+        };
+        Ok(wright_server::Models { base_url, models })
+    }
+}

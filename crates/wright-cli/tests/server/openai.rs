@@ -1,0 +1,130 @@
+//! The OpenAI-compatible endpoint driven by a plain OpenAI client request: the agent is
+//! the model, the server's workspace its repository; whole and streamed; a conversation
+//! started by one request and gone on with by the next (`X-Wright-Conversation`).
+
+use super::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openai_client_drives_the_agent_whole_and_streamed() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let mut script = fixing_script();
+    script.extend([
+        reply().call("terminal", json!({"command": "echo second"})),
+        reply().call("finish", json!({"message": "The second task is done."})),
+    ]);
+    let model = ScriptedServer::start(script).await.unwrap();
+    let workspace = h.repo().to_str().unwrap().to_string();
+    let args = [
+        "--workspace",
+        workspace.as_str(),
+        "--base-url",
+        &model.url(),
+        "--model",
+        "test-model",
+    ];
+    let served = Served::start(&h, &args, &[]).await;
+    let (status, models) = served.get("/v1/models").await;
+    assert_eq!(status, 200);
+    assert_eq!(models["data"][0]["id"], "wright", "{models}");
+
+    // A plain request: the answer once the run ended, its conversation in the header.
+    let request = json!({"model": "wright", "messages": [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "the tests fail, fix it"},
+    ]});
+    let response = served
+        .http
+        .post(served.url("/v1/chat/completions"))
+        .bearer_auth(&served.key)
+        .json(&request)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let id = response.headers()["x-wright-conversation"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["object"], "chat.completion", "{answer}");
+    let content = answer["choices"][0]["message"]["content"].as_str().unwrap();
+    assert!(
+        content.contains("→ terminal: python3 -m unittest"),
+        "{content}"
+    );
+    assert!(
+        content.contains("row_to_csv keeps the last column now."),
+        "{content}"
+    );
+    assert!(
+        content.ends_with(&format!("[changes on branch wright/{id}]")),
+        "{content}"
+    );
+    let (_, conversation) = served.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(conversation["state"], "finished", "{conversation}");
+
+    // The next request goes on with it, streamed as an OpenAI client reads it.
+    let request = json!({"model": "wright", "stream": true, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "now the second task"}]},
+    ]});
+    let response = served
+        .http
+        .post(served.url("/v1/chat/completions"))
+        .bearer_auth(&served.key)
+        .header("X-Wright-Conversation", id.as_str())
+        .json(&request)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["x-wright-conversation"], id.as_str());
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let body = response.text().await.unwrap();
+    let data: Vec<&str> = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .collect();
+    assert_eq!(data.last(), Some(&"[DONE]"), "{body}");
+    let chunks: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert!(chunks
+        .iter()
+        .all(|c| c["object"] == "chat.completion.chunk"));
+    assert_eq!(
+        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        "stop"
+    );
+    let streamed: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert!(streamed.contains("→ terminal: echo second"), "{streamed}");
+    assert!(streamed.contains("The second task is done."), "{streamed}");
+    // Only the new run's events: the first task's are not told again.
+    assert!(!streamed.contains("unittest"), "{streamed}");
+    let events = served.events(&id, 1000).await;
+    assert_eq!(events.iter().filter(|e| e["kind"] == "start").count(), 1);
+
+    // Bad requests: no user text, a bad conversation id.
+    let (status, body) = served
+        .post(
+            "/v1/chat/completions",
+            json!({"model": "wright", "messages": []}),
+        )
+        .await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("bad_request")));
+    let bad = served
+        .http
+        .post(served.url("/v1/chat/completions"))
+        .bearer_auth(&served.key)
+        .header("X-Wright-Conversation", "../x")
+        .json(&json!({"model": "wright", "messages": [{"role": "user", "content": "hi"}]}));
+    let (status, body) = served.send(bad).await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("bad_id")));
+}

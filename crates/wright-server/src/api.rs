@@ -1,0 +1,178 @@
+//! The API's bodies, as clients send and read them (and as `/openapi.json` describes
+//! them). Unknown fields are refused: a misspelt limit must not be silently ignored.
+
+use serde::Deserialize;
+use serde::Serialize;
+use utoipa::ToSchema;
+use wright_protocol::AgentState;
+use wright_protocol::Event;
+
+/// A new conversation: where, what, and the settings it may choose (the server's own
+/// flags, configuration and the repository's `.wright/config.toml` give the rest, as for
+/// `wright run`).
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewConversation {
+    /// A local directory (a git repository's is worked on in a clone on a new branch).
+    pub workspace: String,
+    /// What to do, in plain words.
+    pub task: String,
+    /// What differs from the server's settings.
+    #[serde(default)]
+    pub settings: Settings,
+}
+
+/// What a conversation may set for itself; each as the flag of `wright run` it names.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// `--model`
+    pub model: Option<String>,
+    /// `--base-url`
+    pub base_url: Option<String>,
+    /// `--profile`
+    pub profile: Option<String>,
+    /// `--sandbox`: auto, landlock, namespaces, docker or none.
+    pub sandbox: Option<String>,
+    /// `--max-steps`
+    pub max_steps: Option<i64>,
+    /// `--max-time`, in seconds.
+    pub max_time: Option<i64>,
+    /// `--max-tokens`
+    pub max_tokens: Option<i64>,
+    /// `--tool-calling`: auto, native or text.
+    pub tool_calling: Option<String>,
+    /// `--tools`
+    pub tools: Option<String>,
+}
+
+/// A message to a conversation: it goes on with it, as `wright resume ID MESSAGE`.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    pub text: String,
+    /// What differs from the server's settings for this run (the model server is never
+    /// taken from the log: name it here when it is not the server's own).
+    #[serde(default)]
+    pub settings: Settings,
+}
+
+/// Where a conversation is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Waiting for a free run (`--max-runs`).
+    Queued,
+    /// Its session is being prepared (model, clone, sandbox).
+    Starting,
+    Running,
+    AwaitingConfirmation,
+    Finished,
+    Stopped,
+    Stuck,
+    Failed,
+    /// Its log says running, and no process runs it: it died (resume it with a message).
+    Interrupted,
+}
+
+impl From<AgentState> for State {
+    fn from(state: AgentState) -> Self {
+        match state {
+            AgentState::Running => State::Running,
+            AgentState::AwaitingConfirmation => State::AwaitingConfirmation,
+            AgentState::Finished => State::Finished,
+            AgentState::Stopped => State::Stopped,
+            AgentState::Stuck => State::Stuck,
+            AgentState::Failed => State::Failed,
+        }
+    }
+}
+
+/// Something the session said beside its events (a warning, a question answered no).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Notice {
+    pub warning: bool,
+    pub text: String,
+}
+
+/// A conversation, as the server and its log know it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Conversation {
+    pub id: String,
+    pub state: State,
+    /// The first line of its task.
+    pub task: String,
+    pub steps: u32,
+    /// The repository (or directory) it works on.
+    pub repository: Option<String>,
+    /// The branch its changes are handed over on (a clone's).
+    pub branch: Option<String>,
+    /// When its log was last written, in seconds since 1970.
+    pub last_active: Option<u64>,
+    /// Why it could not start or go on, when it could not.
+    pub error: Option<String>,
+    /// What its session said while the server ran it.
+    pub notices: Vec<Notice>,
+}
+
+/// A list of conversations, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Conversations {
+    pub conversations: Vec<Conversation>,
+}
+
+/// A page of a conversation's events, read from its log.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventsPage {
+    /// The events after `after`, in order (each a line of the log: `id`, `ts`, `source`,
+    /// `kind`, ...).
+    #[schema(value_type = Vec<Object>)]
+    pub events: Vec<Event>,
+    /// The `after` of the next page, when there may be one.
+    pub next_after: Option<u64>,
+}
+
+/// `?after=ID&limit=N`
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct Page {
+    /// Only the events whose id is greater.
+    pub after: Option<u64>,
+    /// At most this many (default 100, at most 1000).
+    pub limit: Option<usize>,
+}
+
+/// `?after=ID` (and the key, on a socket).
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct After {
+    /// Only the events whose id is greater; without it, all from the first.
+    pub after: Option<u64>,
+}
+
+/// The change a conversation handed over.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Diff {
+    /// The unified diff, when there is one.
+    pub diff: Option<String>,
+    /// The files it changes.
+    pub files: Vec<String>,
+    /// Why there is no diff, when there is none.
+    pub none: Option<String>,
+}
+
+/// The model server conversations use by default, and its models.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Models {
+    pub base_url: String,
+    pub models: Vec<String>,
+}
+
+/// `?state=STATE&q=TEXT`: which conversations to list.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct Search {
+    /// Only those in this state.
+    pub state: Option<State>,
+    /// Only those whose task contains this text (case ignored).
+    pub q: Option<String>,
+}

@@ -1,0 +1,87 @@
+//! What a conversation changed (`/api/conversations/{id}/diff`: the diff it handed over
+//! and its files, read from the user's repository as `wright diff` reads it) and the
+//! models conversations can use (`/api/models`).
+
+use crate::api;
+use crate::error::ApiError;
+use crate::routes::path_id;
+use crate::routes::AppState;
+use axum::extract::rejection::PathRejection;
+use axum::extract::Path;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use std::sync::Arc;
+use wright_session::handed_over::Handed;
+use wright_session::handed_over::Missing;
+use wright_session::working_copy::status::Change;
+
+/// The change the conversation handed over, once its run ended.
+#[utoipa::path(get, path = "/api/conversations/{id}/diff",
+    responses((status = 200, body = api::Diff), (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn diff(
+    State(state): State<Arc<AppState>>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<api::Diff>, ApiError> {
+    let id = path_id(path)?;
+    if state.runs.is_active(&id) {
+        return Err(ApiError::conflict(format!(
+            "conversation {id} is running: its changes are handed over at its end"
+        )));
+    }
+    let dir = wright_core::conversations_dir().join(&id);
+    if !dir.join("events.jsonl").is_file() {
+        return Err(ApiError::not_found(&id));
+    }
+    let handed =
+        tokio::task::spawn_blocking(move || wright_session::handed_over::handed_over(&dir))
+            .await
+            .map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))?
+            .map_err(|err| ApiError::internal(&err))?;
+    let (diff, none) = match handed {
+        Handed::Diff(text) => (Some(text), None),
+        Handed::NoChanges => (None, "it made no changes".to_string().into()),
+        Handed::Missing(missing) => (None, Some(why_none(&missing))),
+    };
+    let files = diff
+        .as_deref()
+        .map(wright_session::handed_over::changed_files)
+        .unwrap_or_default();
+    Ok(Json(api::Diff { diff, files, none }))
+}
+
+fn why_none(missing: &Missing) -> String {
+    match missing {
+        Missing::NotGit(dir) => format!(
+            "it worked in {}, which is not a git repository",
+            dir.display()
+        ),
+        Missing::NoBranch { branch, change } => {
+            let what = match change {
+                Change::Discarded => "it was discarded",
+                Change::InClone => "its run did not hand its changes over; they are in its clone (a message goes on there)",
+                Change::RepoGone => "its repository is gone",
+                _ => "the branch was deleted",
+            };
+            format!("no branch {branch}: {what}")
+        }
+        Missing::LeftInTree(dir) => format!(
+            "it left its changes uncommitted in {}, among other changes",
+            dir.display()
+        ),
+        Missing::NoCommit => "it worked in place and no commit of wright's is recorded".into(),
+    }
+}
+
+/// The model server conversations use unless they name one, and its models.
+#[utoipa::path(get, path = "/api/models",
+    responses((status = 200, body = api::Models), (status = 502, body = crate::error::ErrorBody)))]
+pub async fn models(State(state): State<Arc<AppState>>) -> Result<Json<api::Models>, ApiError> {
+    state
+        .runs
+        .starter
+        .models()
+        .await
+        .map(Json)
+        .map_err(|err| ApiError::new(StatusCode::BAD_GATEWAY, "model_server", format!("{err:#}")))
+}

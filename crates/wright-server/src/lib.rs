@@ -1,0 +1,148 @@
+//! `wright serve`: the agent server. HTTP and WebSocket routes over the session library
+//! (`wright_session`) — the conversations' REST routes, their event sockets, an
+//! OpenAI-compatible endpoint, the OpenAPI document — a thin front end beside the CLI: it resolves nothing itself (the
+//! program around it gives a `Starter` that turns a request into a session, as `wright
+//! run` does), it never prompts (its `Front` answers no and records what it is told), and
+//! the event log stays the source of truth (the routes read it; the WebSocket gets what a
+//! run logs as it is logged).
+//!
+//! What it guarantees: every route and the WebSocket want the server's key, compared in
+//! constant time; a request naming another host (DNS rebinding) or coming from another
+//! origin is refused; bodies are bounded; no CORS header is ever sent; errors are JSON
+//! with a 4xx or 5xx status, never a half-done change.
+
+mod api;
+mod auth;
+mod browser;
+mod changes;
+mod error;
+mod front;
+mod hub;
+mod key;
+mod openai;
+mod openapi;
+mod queue;
+mod routes;
+mod runs;
+mod socket;
+mod view;
+
+pub use api::Models;
+pub use api::NewConversation;
+pub use api::Settings;
+pub use key::ServerKey;
+pub use runs::Starter;
+
+use anyhow::Context;
+use anyhow::Result;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Largest request body a route reads (a task or message is text).
+pub const BODY_LIMIT: usize = 256 * 1024;
+
+/// How the server is started.
+pub struct Options {
+    pub host: String,
+    pub port: u16,
+    /// The key clients present; `None`: one is generated.
+    pub key: Option<String>,
+    /// Most conversations running at once; the rest wait, `queued`.
+    pub max_runs: usize,
+    /// Host names besides the loopback ones (and the one bound) that requests may name.
+    pub allowed_hosts: Vec<String>,
+    /// The workspace the OpenAI-compatible endpoint's conversations work on.
+    pub workspace: Option<std::path::PathBuf>,
+}
+
+/// Why the server refuses to start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("--host {0} is reachable from other machines: set a key of your own in WRIGHT_SERVER_KEY (at least 32 characters) to bind there")]
+    PublicWithoutKey(String),
+    #[error("the server key must be at least {min} characters of printable ASCII without spaces")]
+    WeakKey { min: usize },
+    #[error("--max-runs must be at least 1")]
+    NoRuns,
+}
+
+/// A server bound to its address, not yet serving.
+pub struct Bound {
+    listener: tokio::net::TcpListener,
+    address: SocketAddr,
+    key: ServerKey,
+    state: Arc<routes::AppState>,
+}
+
+impl Bound {
+    /// Checks the options and binds. A host other than a loopback one needs a key set by
+    /// the user: a generated one printed on a terminal is no protection on a network.
+    pub async fn bind(options: Options, starter: Arc<dyn Starter>) -> Result<Self> {
+        if options.max_runs == 0 {
+            return Err(StartError::NoRuns.into());
+        }
+        let key = match &options.key {
+            Some(given) => ServerKey::given(given)?,
+            None if auth::is_loopback_name(&options.host) => ServerKey::generate()?,
+            None => return Err(StartError::PublicWithoutKey(options.host.clone()).into()),
+        };
+        let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
+            .await
+            .with_context(|| format!("cannot listen on {}:{}", options.host, options.port))?;
+        let address = listener.local_addr()?;
+        let mut hosts = options.allowed_hosts.clone();
+        hosts.push(options.host.clone());
+        let guard = auth::Guard::new(key.clone(), address.port(), hosts, browser::Browser::new()?);
+        let runs = runs::Runs::new(starter, options.max_runs);
+        // What a killed server had accepted and not started.
+        runs.restore();
+        let state = Arc::new(routes::AppState {
+            runs,
+            guard,
+            workspace: options.workspace.clone(),
+        });
+        Ok(Self {
+            listener,
+            address,
+            key,
+            state,
+        })
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    pub fn key(&self) -> &ServerKey {
+        &self.key
+    }
+
+    /// The address a browser opens once to get its cookie (`/auth?token=…`).
+    pub fn browser_url(&self) -> String {
+        format!(
+            "http://{}{}?token={}",
+            self.address,
+            browser::AUTH_PATH,
+            self.state.guard.browser.token()
+        )
+    }
+
+    /// Serves until SIGINT or SIGTERM, then stops every run after its step (each logs
+    /// why and hands its changes over; what waits stays on disk for the next start) and
+    /// returns how many runs it stopped.
+    pub async fn serve(self) -> Result<usize> {
+        let runs = self.state.runs.clone();
+        let app = routes::router(self.state);
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .context("cannot watch SIGTERM")?;
+        tokio::select! {
+            served = axum::serve(self.listener, app) => {
+                served.context("the server stopped")?;
+            }
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        Ok(runs.stop_all().await)
+    }
+}

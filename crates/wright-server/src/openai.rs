@@ -1,0 +1,300 @@
+//! The OpenAI-compatible endpoint, where "the model" is the agent working on the server's
+//! workspace (`wright serve --workspace DIR`): `POST /v1/chat/completions` starts a
+//! conversation with the last user message as its task — its id comes back in
+//! `X-Wright-Conversation` — or, with that header, goes on with one (as a message does);
+//! the answer is the agent's own account once its run ended, whole or streamed as SSE
+//! (its text, and each action and observation as a short line). `GET /v1/models` names
+//! the one model, `wright`. Same key as every route: an OpenAI client sends it as
+//! `Authorization: Bearer KEY`.
+
+use crate::api;
+use crate::error::ApiError;
+use crate::routes::AppState;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::http::HeaderValue;
+use axum::http::StatusCode;
+use axum::response::sse::Event as SseEvent;
+use axum::response::sse::Sse;
+use axum::response::IntoResponse;
+use axum::response::Response;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::json;
+use serde_json::Value;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+/// The header naming the conversation a request goes on with.
+pub const CONVERSATION_HEADER: &str = "x-wright-conversation";
+/// The one model this endpoint offers.
+const MODEL: &str = "wright";
+
+/// The part of a chat completion request the agent reads.
+#[derive(Debug, Deserialize)]
+pub struct ChatRequest {
+    messages: Vec<ChatMessage>,
+    #[serde(default)]
+    stream: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChatMessage {
+    role: String,
+    #[serde(default)]
+    content: Value,
+}
+
+/// `GET /v1/models`: the one model, `wright` (OpenAI's shape).
+#[utoipa::path(get, path = "/v1/models", responses((status = 200, description = "the models, as OpenAI lists them")))]
+pub async fn models() -> Json<Value> {
+    Json(
+        json!({"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "wright"}]}),
+    )
+}
+
+/// The text of the last user message (a string, or the text parts of a list).
+fn last_user_text(messages: &[ChatMessage]) -> Option<String> {
+    let last = messages.iter().rev().find(|m| m.role == "user")?;
+    let text = match &last.content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return None,
+    };
+    (!text.trim().is_empty()).then_some(text)
+}
+
+/// `POST /v1/chat/completions`: a conversation on the server's workspace started (or,
+/// with `X-Wright-Conversation`, gone on with) by the last user message; the agent's
+/// account once its run ended, whole or streamed (`"stream": true`, SSE).
+#[utoipa::path(post, path = "/v1/chat/completions",
+    request_body(content = Object, description = "an OpenAI chat completion request: `messages`, `stream`"),
+    params(("X-Wright-Conversation" = Option<String>, Header, description = "the conversation to go on with")),
+    responses((status = 200, description = "an OpenAI chat completion, or its chunks as server-sent events"),
+        (status = 400, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn completions(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Json<ChatRequest>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(request) = body?;
+    let Some(workspace) = state.workspace.clone() else {
+        return Err(ApiError::bad_request(
+            "this server has no workspace for the OpenAI-compatible endpoint: start it with --workspace DIR",
+        ));
+    };
+    let text = last_user_text(&request.messages)
+        .ok_or_else(|| ApiError::bad_request("the request has no user message with text"))?;
+    let given = headers
+        .get(CONVERSATION_HEADER)
+        .map(|v| v.to_str().unwrap_or("").to_string());
+    // Events after this one are the new run's.
+    let (id, after) = match given {
+        Some(id) => {
+            let id = crate::error::plain_id(&id)?.to_string();
+            let last = state
+                .runs
+                .hub(&id)
+                .and_then(|hub| hub.after(None).last().map(|e| e.id));
+            let message = api::Message {
+                text,
+                settings: api::Settings::default(),
+            };
+            state.runs.message(&id, message)?;
+            (id, last)
+        }
+        None => {
+            let request = api::NewConversation {
+                workspace: workspace.display().to_string(),
+                task: text,
+                settings: api::Settings::default(),
+            };
+            (state.runs.create(request)?, None)
+        }
+    };
+    let (sender, receiver) = tokio::sync::mpsc::channel::<String>(64);
+    let runs = state.runs.clone();
+    let watched = id.clone();
+    tokio::spawn(async move { follow(&runs, &watched, after, sender).await });
+    let mut response = if request.stream {
+        stream(&id, receiver).into_response()
+    } else {
+        whole(&id, receiver).await.into_response()
+    };
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(CONVERSATION_HEADER, value);
+    }
+    Ok(response)
+}
+
+/// Sends the run's events after `after` as short text, until the run ended.
+async fn follow(
+    runs: &crate::runs::Runs,
+    id: &str,
+    mut after: Option<u64>,
+    sender: tokio::sync::mpsc::Sender<String>,
+) {
+    loop {
+        let ended = runs.ended.notified();
+        let hub = runs.hub(id);
+        let mut grown = hub.as_ref().map(|hub| hub.subscribe());
+        if let Some(grown) = grown.as_mut() {
+            grown.borrow_and_update();
+        }
+        let new = hub.as_ref().map(|hub| hub.after(after)).unwrap_or_default();
+        for event in new {
+            after = Some(event.id);
+            let value = serde_json::to_value(&event).unwrap_or_default();
+            if let Some(text) = describe(&value) {
+                if sender.send(text).await.is_err() {
+                    return;
+                }
+            }
+            if value["kind"] == "changes" {
+                // Answered once the run has let go, so the next request may go on.
+                loop {
+                    let ended = runs.ended.notified();
+                    if !runs.is_active(id) {
+                        return;
+                    }
+                    ended.await;
+                }
+            }
+        }
+        if !runs.is_active(id) {
+            // Ended without a hand-over: it never ran, or failed to start.
+            let why = runs
+                .info(id)
+                .and_then(|c| c.error)
+                .unwrap_or_else(|| "the run ended".into());
+            let _ = sender.send(format!("\n[{why}]\n")).await;
+            return;
+        }
+        match grown.as_mut() {
+            Some(grown) => {
+                tokio::select! {
+                    _ = grown.changed() => {}
+                    () = ended => {}
+                }
+            }
+            None => ended.await,
+        }
+    }
+}
+
+/// An event as a short line of the answer; `None` for what a reader does not need.
+fn describe(event: &Value) -> Option<String> {
+    let clip = |text: &str, most: usize| -> String {
+        let text = text.trim();
+        match text.char_indices().nth(most) {
+            Some((at, _)) => format!("{}…", &text[..at]),
+            None => text.to_string(),
+        }
+    };
+    match event["kind"].as_str()? {
+        "message" if event["source"] == "agent" => {
+            Some(format!("{}\n", event["text"].as_str()?.trim()))
+        }
+        "action" if event["tool"] == "finish" => Some(format!(
+            "\n{}\n",
+            event["arguments"]["message"].as_str().unwrap_or("").trim()
+        )),
+        "action" => {
+            let arguments = &event["arguments"];
+            let what = arguments["command"]
+                .as_str()
+                .or_else(|| arguments["path"].as_str())
+                .map(str::to_string)
+                .unwrap_or_else(|| arguments.to_string());
+            Some(format!(
+                "→ {}: {}\n",
+                event["tool"].as_str()?,
+                clip(&what, 200)
+            ))
+        }
+        "observation" => Some(match event["exit_code"].as_i64() {
+            Some(code) => format!("← exit {code}\n"),
+            None if event["is_error"] == true => {
+                format!("← error: {}\n", clip(event["output"].as_str()?, 200))
+            }
+            None => "← done\n".to_string(),
+        }),
+        "changes" => Some(match event["branch"].as_str() {
+            Some(branch) => format!("\n[changes on branch {branch}]\n"),
+            None => format!("\n[changes: {}]\n", event["outcome"].as_str()?),
+        }),
+        _ => None,
+    }
+}
+
+fn chunk(id: &str, delta: Value, finish: Option<&str>) -> String {
+    json!({
+        "id": format!("chatcmpl-{id}"),
+        "object": "chat.completion.chunk",
+        "model": MODEL,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    })
+    .to_string()
+}
+
+/// Where the stream is.
+enum Stage {
+    Opening,
+    Text,
+    Stopped,
+    Done,
+}
+
+/// The answer streamed: one chunk per line of text, the end chunk, then `[DONE]`.
+fn stream(
+    id: &str,
+    receiver: tokio::sync::mpsc::Receiver<String>,
+) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
+    let id = id.to_string();
+    let events =
+        futures_util::stream::unfold((receiver, Stage::Opening), move |(mut receiver, stage)| {
+            let id = id.clone();
+            async move {
+                let (data, next) = match stage {
+                    Stage::Opening => (
+                        chunk(&id, json!({"role": "assistant", "content": ""}), None),
+                        Stage::Text,
+                    ),
+                    Stage::Text => match receiver.recv().await {
+                        Some(text) => (chunk(&id, json!({"content": text}), None), Stage::Text),
+                        None => (chunk(&id, json!({}), Some("stop")), Stage::Stopped),
+                    },
+                    Stage::Stopped => ("[DONE]".to_string(), Stage::Done),
+                    Stage::Done => return None,
+                };
+                Some((Ok(SseEvent::default().data(data)), (receiver, next)))
+            }
+        });
+    Sse::new(events)
+}
+
+/// The answer whole, once the run ended.
+async fn whole(id: &str, mut receiver: tokio::sync::mpsc::Receiver<String>) -> impl IntoResponse {
+    let mut content = String::new();
+    while let Some(text) = receiver.recv().await {
+        content.push_str(&text);
+    }
+    (
+        StatusCode::OK,
+        Json(json!({
+            "id": format!("chatcmpl-{id}"),
+            "object": "chat.completion",
+            "model": MODEL,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": content.trim()},
+                "finish_reason": "stop",
+            }],
+        })),
+    )
+}

@@ -1,0 +1,72 @@
+//! `/openapi.json`: the API's OpenAPI document, generated from the routes and their
+//! types (utoipa), so it cannot drift from the code.
+
+use crate::api;
+use crate::error::ErrorBody;
+use crate::routes;
+use axum::Json;
+use utoipa::openapi::security::ApiKey;
+use utoipa::openapi::security::ApiKeyValue;
+use utoipa::openapi::security::HttpAuthScheme;
+use utoipa::openapi::security::HttpBuilder;
+use utoipa::openapi::security::SecurityScheme;
+use utoipa::Modify;
+use utoipa::OpenApi;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "wright server", description = "A coding agent for local models, over HTTP and WebSocket. Every route wants the server's key."),
+    paths(
+        routes::create_conversation,
+        routes::list_conversations,
+        routes::get_conversation,
+        routes::conversation_events,
+        routes::interrupt,
+        routes::send_message,
+        routes::delete_conversation,
+        crate::changes::diff,
+        crate::changes::models,
+        crate::openai::models,
+        crate::openai::completions,
+        crate::socket::events,
+    ),
+    components(schemas(
+        api::NewConversation,
+        api::Settings,
+        api::Message,
+        api::State,
+        api::Notice,
+        api::Conversation,
+        api::Conversations,
+        api::EventsPage,
+        api::Diff,
+        api::Models,
+        ErrorBody,
+    )),
+    modifiers(&Keys),
+    security(("bearer" = []), ("session_api_key" = []))
+)]
+struct Document;
+
+/// The two ways of giving the key.
+struct Keys;
+
+impl Modify for Keys {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "session_api_key",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-Session-API-Key"))),
+        );
+    }
+}
+
+/// The document, as JSON.
+#[utoipa::path(get, path = "/openapi.json", responses((status = 200, description = "this document")))]
+pub async fn document() -> Json<utoipa::openapi::OpenApi> {
+    Json(Document::openapi())
+}

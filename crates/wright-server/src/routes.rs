@@ -1,0 +1,265 @@
+//! The REST routes, shaped after OpenHands' agent server (`/api/conversations`, its
+//! events), each a few lines over `Runs` and the logs. Every route is behind the guard
+//! (`auth::require`); every error is `ApiError`'s JSON.
+
+use crate::api;
+use crate::auth::Guard;
+use crate::error::plain_id;
+use crate::error::ApiError;
+use crate::runs::Runs;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::PathRejection;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::DefaultBodyLimit;
+use axum::extract::Path;
+use axum::extract::Query;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::routing::post;
+use axum::Json;
+use axum::Router;
+use std::sync::Arc;
+
+pub struct AppState {
+    pub runs: Arc<Runs>,
+    pub guard: Guard,
+    /// The workspace of the OpenAI-compatible endpoint (`--workspace`).
+    pub workspace: Option<std::path::PathBuf>,
+}
+
+type Shared = State<Arc<AppState>>;
+
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route(
+            "/api/conversations",
+            post(create_conversation).get(list_conversations),
+        )
+        .route(
+            "/api/conversations/{id}",
+            get(get_conversation).delete(delete_conversation),
+        )
+        .route("/api/conversations/{id}/events", get(conversation_events))
+        .route("/api/conversations/{id}/interrupt", post(interrupt))
+        .route("/api/conversations/{id}/messages", post(send_message))
+        .route("/api/conversations/{id}/diff", get(crate::changes::diff))
+        .route("/api/models", get(crate::changes::models))
+        .route("/v1/models", get(crate::openai::models))
+        .route("/v1/chat/completions", post(crate::openai::completions))
+        .route("/sockets/events/{id}", get(crate::socket::events))
+        .route("/openapi.json", get(crate::openapi::document))
+        .route(crate::browser::AUTH_PATH, get(crate::browser::open))
+        .route("/", get(root))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(crate::BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::require,
+        ))
+        .with_state(state)
+}
+
+/// What is here (the browser's landing page once it has its cookie, until a UI is).
+async fn root() -> Json<serde_json::Value> {
+    Json(serde_json::json!({
+        "server": "wright",
+        "api": "/api/conversations",
+        "openapi": "/openapi.json",
+    }))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take that method",
+    )
+}
+
+/// The id in a path, plain or refused.
+pub fn path_id(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    let Path(id) = path?;
+    plain_id(&id).map(str::to_string)
+}
+
+/// Creates a conversation and starts it in the background (queued while `--max-runs`
+/// others run).
+#[utoipa::path(post, path = "/api/conversations", request_body = api::NewConversation,
+    responses((status = 202, body = api::Conversation), (status = 400, body = crate::error::ErrorBody)))]
+pub async fn create_conversation(
+    State(state): Shared,
+    body: Result<Json<api::NewConversation>, JsonRejection>,
+) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
+    let Json(request) = body?;
+    let id = state.runs.create(request)?;
+    let info = state
+        .runs
+        .info(&id)
+        .ok_or_else(|| ApiError::not_found(&id))?;
+    Ok((StatusCode::ACCEPTED, Json(info)))
+}
+
+/// Every conversation, newest first (read from the logs: a restarted server lists them
+/// all), or those in a state, or whose task holds a text.
+#[utoipa::path(get, path = "/api/conversations", params(api::Search),
+    responses((status = 200, body = api::Conversations), (status = 400, body = crate::error::ErrorBody)))]
+pub async fn list_conversations(
+    State(state): Shared,
+    query: Result<Query<api::Search>, QueryRejection>,
+) -> Result<Json<api::Conversations>, ApiError> {
+    let Query(search) = query?;
+    let runs = state.runs.clone();
+    let mut conversations = tokio::task::spawn_blocking(move || runs.list())
+        .await
+        .map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))?
+        .map_err(|err| ApiError::internal(&err))?;
+    let text = search.q.map(|q| q.to_lowercase());
+    conversations.retain(|c| {
+        search.state.is_none_or(|state| c.state == state)
+            && text
+                .as_deref()
+                .is_none_or(|text| c.task.to_lowercase().contains(text))
+    });
+    Ok(Json(api::Conversations { conversations }))
+}
+
+#[utoipa::path(get, path = "/api/conversations/{id}",
+    responses((status = 200, body = api::Conversation), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn get_conversation(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<api::Conversation>, ApiError> {
+    let id = path_id(path)?;
+    state
+        .runs
+        .info(&id)
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(&id))
+}
+
+/// A page of the conversation's events, from its log.
+#[utoipa::path(get, path = "/api/conversations/{id}/events", params(api::Page),
+    responses((status = 200, body = api::EventsPage), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn conversation_events(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<api::Page>, QueryRejection>,
+) -> Result<Json<api::EventsPage>, ApiError> {
+    let id = path_id(path)?;
+    let Query(page) = query?;
+    let limit = page.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            "limit is from 1 to 1000",
+        ));
+    }
+    let log = wright_core::conversations_dir()
+        .join(&id)
+        .join("events.jsonl");
+    let events = match wright_protocol::read_log(&log) {
+        Ok(parsed) => parsed.events,
+        Err(_) if state.runs.info(&id).is_some() && !log.exists() => Vec::new(),
+        Err(_) if !log.exists() => return Err(ApiError::not_found(&id)),
+        Err(err) => return Err(ApiError::internal(&err.into())),
+    };
+    let mut events: Vec<_> = events
+        .into_iter()
+        .filter(|e| page.after.is_none_or(|after| e.id > after))
+        .take(limit + 1)
+        .collect();
+    let more = events.len() > limit;
+    events.truncate(limit);
+    let next_after = more.then(|| events.last().map(|e| e.id)).flatten();
+    Ok(Json(api::EventsPage { events, next_after }))
+}
+
+/// Stops a queued or running conversation once its current step is logged.
+#[utoipa::path(post, path = "/api/conversations/{id}/interrupt",
+    responses((status = 202, body = api::Conversation), (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn interrupt(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
+    let id = path_id(path)?;
+    state.runs.interrupt(&id)?;
+    let info = state
+        .runs
+        .info(&id)
+        .ok_or_else(|| ApiError::not_found(&id))?;
+    Ok((StatusCode::ACCEPTED, Json(info)))
+}
+
+/// Goes on with a conversation that is not running: the message is the agent's next
+/// instruction (as `wright resume ID MESSAGE`).
+#[utoipa::path(post, path = "/api/conversations/{id}/messages", request_body = api::Message,
+    responses((status = 202, body = api::Conversation), (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn send_message(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Json<api::Message>, JsonRejection>,
+) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
+    let id = path_id(path)?;
+    let Json(message) = body?;
+    state.runs.message(&id, message)?;
+    let info = state
+        .runs
+        .info(&id)
+        .ok_or_else(|| ApiError::not_found(&id))?;
+    Ok((StatusCode::ACCEPTED, Json(info)))
+}
+
+/// `?force=true`
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct Force {
+    /// Remove it even when its changes were never taken.
+    pub force: Option<bool>,
+}
+
+/// Removes a conversation that is not running: log, clone, branch (refused, 409, while
+/// its changes were never taken, unless `force`).
+#[utoipa::path(delete, path = "/api/conversations/{id}", params(Force),
+    responses((status = 204), (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn delete_conversation(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<Force>, QueryRejection>,
+) -> Result<StatusCode, ApiError> {
+    let id = path_id(path)?;
+    let Query(force) = query?;
+    if state.runs.is_active(&id) {
+        return Err(ApiError::conflict(format!(
+            "conversation {id} is running; interrupt it first"
+        )));
+    }
+    if state.runs.info(&id).is_none() {
+        return Err(ApiError::not_found(&id));
+    }
+    let dir = wright_core::conversations_dir().join(&id);
+    if dir.join("events.jsonl").is_file() {
+        let force = force.force.unwrap_or(false);
+        let removed =
+            tokio::task::spawn_blocking(move || wright_session::removal::remove(&dir, force))
+                .await
+                .map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))?;
+        match removed {
+            Ok(_) => {}
+            Err(wright_session::removal::RemoveError::HoldsWork(_)) => {
+                return Err(ApiError::conflict(format!(
+                    "conversation {id} holds changes nobody took; DELETE with ?force=true removes it all the same"
+                )))
+            }
+            Err(err) => return Err(ApiError::internal(&err.into())),
+        }
+    }
+    state.runs.forget(&id);
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,511 @@
+//! The conversations this server runs: each started (or resumed with a message) in the
+//! background through the session library, at most `--max-runs` at once — the rest wait,
+//! `queued`, in the order they came. What is on disk (the logs) says where every other
+//! conversation is; this only knows what the server itself is doing, and what a run that
+//! failed before it had a log said.
+
+use crate::api;
+use crate::api::NewConversation;
+use crate::error::ApiError;
+use crate::front::Recorder;
+use crate::hub::Hub;
+use crate::hub::HubObserver;
+use anyhow::Result;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::Mutex;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use wright_core::conversations_dir;
+use wright_core::Conversation;
+use wright_core::Observer;
+use wright_core::ResumeNotes;
+use wright_protocol::AgentState;
+use wright_session::working_copy::Outcome;
+use wright_session::Ending;
+use wright_session::Front;
+use wright_session::Session;
+
+/// What the program around the server gives it: sessions prepared from a request, with
+/// the settings resolved as that program resolves them (its flags, the configuration,
+/// the repository's file), never asking anyone.
+#[async_trait::async_trait]
+pub trait Starter: Send + Sync + 'static {
+    /// Refuses settings the program would refuse, before anything is queued.
+    fn check(&self, settings: &api::Settings) -> Result<()>;
+    /// A new conversation's session, under `id`.
+    async fn prepare(
+        &self,
+        id: String,
+        request: &NewConversation,
+        front: &dyn Front,
+    ) -> Result<Session>;
+    /// An existing conversation's session, locked, and the conversation read back.
+    async fn reopen(
+        &self,
+        dir: &Path,
+        settings: &api::Settings,
+        front: &dyn Front,
+    ) -> Result<(Session, Conversation, ResumeNotes)>;
+    /// The model server the settings name (else the local one that answers), and its
+    /// models.
+    async fn models(&self) -> Result<api::Models>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Queued,
+    Starting,
+    Running,
+    Ended,
+}
+
+pub(crate) struct Job {
+    pub(crate) phase: Phase,
+    pub(crate) task: String,
+    cancel: CancellationToken,
+    /// Where the run's stop reason goes, once it runs.
+    reason: Option<Arc<Mutex<Option<String>>>>,
+    pub(crate) front: Arc<Recorder>,
+    pub(crate) error: Option<String>,
+    /// Interrupted while it waited for its turn: it never ran.
+    pub(crate) never_ran: bool,
+    /// Why it was stopped, once it was.
+    stopped_by: Option<&'static str>,
+}
+
+impl Job {
+    /// Stops it after the step in flight is logged, saying `why`.
+    fn stop(&mut self, why: &'static str) {
+        self.stopped_by = Some(why);
+        if let Some(slot) = &self.reason {
+            if let Ok(mut reason) = slot.lock() {
+                *reason = Some(why.to_string());
+            }
+        }
+        self.cancel.cancel();
+    }
+}
+
+impl Job {
+    fn active(&self) -> bool {
+        self.phase != Phase::Ended
+    }
+}
+
+pub struct Runs {
+    pub starter: Arc<dyn Starter>,
+    slots: Arc<Semaphore>,
+    jobs: Mutex<HashMap<String, Job>>,
+    hubs: Mutex<HashMap<String, Arc<Hub>>>,
+    /// The server is stopping: nothing waiting starts, and what waits stays on disk.
+    closing: std::sync::atomic::AtomicBool,
+    /// Told each time a run ends.
+    pub(crate) ended: tokio::sync::Notify,
+}
+
+/// The reason logged when a client interrupts a run.
+pub const INTERRUPTED: &str = "interrupted through the server";
+/// The reason logged when the server stops a run as it stops.
+pub const SERVER_STOPPING: &str = "stopped: the server was stopping (a message goes on)";
+
+/// What a new run does once its turn comes.
+enum Work {
+    New(Box<NewConversation>),
+    Message(Box<api::Message>),
+}
+
+pub(crate) fn log_path(id: &str) -> std::path::PathBuf {
+    conversations_dir().join(id).join("events.jsonl")
+}
+
+impl Runs {
+    pub fn new(starter: Arc<dyn Starter>, max_runs: usize) -> Arc<Self> {
+        Arc::new(Self {
+            starter,
+            slots: Arc::new(Semaphore::new(max_runs)),
+            jobs: Mutex::default(),
+            hubs: Mutex::default(),
+            closing: std::sync::atomic::AtomicBool::new(false),
+            ended: tokio::sync::Notify::new(),
+        })
+    }
+
+    pub(crate) fn jobs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Job>> {
+        // A panic elsewhere must not take the server down with it.
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues a new conversation; its id comes back at once.
+    pub fn create(self: &Arc<Self>, request: NewConversation) -> Result<String, ApiError> {
+        if request.task.trim().is_empty() {
+            return Err(ApiError::bad_request(
+                "the task is empty: say what the agent should do",
+            ));
+        }
+        let workspace = Path::new(&request.workspace);
+        if !workspace.is_absolute() || !workspace.is_dir() {
+            return Err(ApiError::bad_request(format!(
+                "the workspace must be the absolute path of a directory on the server: {}",
+                request.workspace
+            )));
+        }
+        self.starter
+            .check(&request.settings)
+            .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+        let mut jobs = self.jobs();
+        let id = loop {
+            let id = wright_core::new_conversation_id();
+            let taken =
+                jobs.contains_key(&id) || conversations_dir().join(&id).symlink_metadata().is_ok();
+            if !taken {
+                break id;
+            }
+        };
+        crate::queue::put(&id, &crate::queue::Waiting::New(request.clone()))
+            .map_err(|err| ApiError::internal(&err))?;
+        let work = Work::New(Box::new(request));
+        let front = Arc::default();
+        let cancel = Self::register(&mut jobs, &id, &work, &front);
+        drop(jobs);
+        self.spawn(&id, work, front, cancel);
+        Ok(id)
+    }
+
+    /// Goes on with a conversation that is not running, with `text`.
+    pub fn message(self: &Arc<Self>, id: &str, message: api::Message) -> Result<(), ApiError> {
+        if message.text.trim().is_empty() {
+            return Err(ApiError::bad_request("the message is empty"));
+        }
+        self.starter
+            .check(&message.settings)
+            .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+        // Checked and registered under one lock: two messages never both start it.
+        let mut jobs = self.jobs();
+        let front = match jobs.get(id) {
+            Some(job) if job.active() => {
+                return Err(ApiError::conflict(format!(
+                    "conversation {id} is running; interrupt it first, or wait for its end"
+                )))
+            }
+            Some(job) => job.front.clone(),
+            None => Arc::default(),
+        };
+        if !log_path(id).is_file() {
+            return Err(match jobs.contains_key(id) {
+                true => ApiError::conflict(format!(
+                    "conversation {id} never started, so it cannot go on"
+                )),
+                false => ApiError::not_found(id),
+            });
+        }
+        crate::queue::put(id, &crate::queue::Waiting::Message(message.clone()))
+            .map_err(|err| ApiError::internal(&err))?;
+        let work = Work::Message(Box::new(message));
+        let cancel = Self::register(&mut jobs, id, &work, &front);
+        drop(jobs);
+        self.spawn(id, work, front, cancel);
+        Ok(())
+    }
+
+    /// Queues again what a server that stopped had accepted and not started.
+    pub fn restore(self: &Arc<Self>) {
+        for (id, waiting) in crate::queue::waiting() {
+            match waiting {
+                crate::queue::Waiting::New(request) => {
+                    if conversations_dir().join(&id).symlink_metadata().is_ok() {
+                        crate::queue::take(&id);
+                        continue;
+                    }
+                    self.launch(&id, Work::New(Box::new(request)), Arc::default());
+                }
+                crate::queue::Waiting::Message(message) => {
+                    self.launch(&id, Work::Message(Box::new(message)), Arc::default());
+                }
+            }
+        }
+    }
+
+    /// Registers `work` for `id` (queued) in `jobs`, held by the caller since it checked
+    /// that `id` was free: two requests never both start it.
+    fn register(
+        jobs: &mut HashMap<String, Job>,
+        id: &str,
+        work: &Work,
+        front: &Arc<Recorder>,
+    ) -> CancellationToken {
+        let cancel = CancellationToken::new();
+        let task = match work {
+            Work::New(request) => request.task.clone(),
+            Work::Message(message) => message.text.clone(),
+        };
+        jobs.insert(
+            id.to_string(),
+            Job {
+                phase: Phase::Queued,
+                task,
+                cancel: cancel.clone(),
+                reason: None,
+                front: front.clone(),
+                error: None,
+                never_ran: false,
+                stopped_by: None,
+            },
+        );
+        cancel
+    }
+
+    /// Registers and starts `work` (for what nobody else can be starting: at start).
+    fn launch(self: &Arc<Self>, id: &str, work: Work, front: Arc<Recorder>) {
+        let cancel = Self::register(&mut self.jobs(), id, &work, &front);
+        self.spawn(id, work, front, cancel);
+    }
+
+    /// Runs registered `work` once its turn comes.
+    fn spawn(
+        self: &Arc<Self>,
+        id: &str,
+        work: Work,
+        front: Arc<Recorder>,
+        cancel: CancellationToken,
+    ) {
+        let runs = self.clone();
+        let id = id.to_string();
+        tokio::spawn(async move {
+            let is_new = matches!(work, Work::New(_));
+            let permit = tokio::select! {
+                permit = runs.slots.clone().acquire_owned() => permit.ok(),
+                () = cancel.cancelled() => None,
+            };
+            if runs.closing.load(std::sync::atomic::Ordering::SeqCst) {
+                // Still waiting as the server stops: kept on disk for its next start.
+                return;
+            }
+            let never_ran = permit.is_none();
+            let result = match permit {
+                None if is_new => Err(anyhow::anyhow!("interrupted before it started")),
+                None => Ok(()),
+                Some(_permit) => {
+                    runs.set_phase(&id, Phase::Starting);
+                    runs.work(&id, work, cancel, front).await
+                }
+            };
+            crate::queue::take(&id);
+            let mut jobs = runs.jobs();
+            if let Some(job) = jobs.get_mut(&id) {
+                job.phase = Phase::Ended;
+                job.reason = None;
+                job.error = result.err().map(|err| format!("{err:#}"));
+                job.never_ran = never_ran;
+            }
+            drop(jobs);
+            runs.catch_up(&id);
+            runs.release_hub(&id);
+            runs.ended.notify_waiters();
+        });
+    }
+
+    fn set_phase(&self, id: &str, phase: Phase) {
+        if let Some(job) = self.jobs().get_mut(id) {
+            job.phase = phase;
+        }
+    }
+
+    async fn work(
+        &self,
+        id: &str,
+        work: Work,
+        cancel: CancellationToken,
+        front: Arc<Recorder>,
+    ) -> Result<()> {
+        match work {
+            Work::New(request) => {
+                let session = self
+                    .starter
+                    .prepare(id.to_string(), &request, front.as_ref())
+                    .await?;
+                // It has a log now: a restarted server finds it there.
+                crate::queue::take(id);
+                let mut conversation = session.start_conversation(session.workspace_map())?;
+                if let Some(command) = session.first_look_command(&session.settings.first_look) {
+                    conversation.look_first(command);
+                }
+                let task = request.task.as_str();
+                self.drive(id, session, conversation, task, cancel).await
+            }
+            Work::Message(message) => {
+                let dir = conversations_dir().join(id);
+                let (session, conversation, notes) = self
+                    .starter
+                    .reopen(&dir, &message.settings, front.as_ref())
+                    .await?;
+                // Taken: a restarted server must not give it twice.
+                crate::queue::take(id);
+                if let Some(torn) = &notes.torn {
+                    front.note(
+                        true,
+                        format!(
+                            "the log ended in a torn line (line {}): cut off, the events before it are intact",
+                            torn.line
+                        ),
+                    );
+                }
+                self.drive(id, session, conversation, &message.text, cancel)
+                    .await
+            }
+        }
+    }
+
+    /// Runs `conversation` with `message` to its end, and hands its changes over.
+    async fn drive(
+        &self,
+        id: &str,
+        session: Session,
+        mut conversation: Conversation,
+        message: &str,
+        cancel: CancellationToken,
+    ) -> Result<()> {
+        if let Some(job) = self.jobs().get_mut(id) {
+            job.phase = Phase::Running;
+            job.reason = Some(conversation.interrupt_reason());
+            // Stopped while its session was prepared: the run says why at once.
+            if let Some(why) = job.stopped_by.filter(|_| cancel.is_cancelled()) {
+                if let Ok(mut reason) = conversation.interrupt_reason().lock() {
+                    *reason = Some(why.to_string());
+                }
+            }
+        }
+        let hub = self
+            .hub(id)
+            .unwrap_or_else(|| Arc::new(Hub::new(Vec::new())));
+        let mut observer = HubObserver(hub);
+        for event in conversation.events() {
+            observer.event(event);
+        }
+        let limits = wright_session::limits(&session.settings);
+        let outcome = conversation
+            .proceed(Some(message), limits, &cancel, &mut observer)
+            .await?;
+        let summary = outcome
+            .summary
+            .as_deref()
+            .filter(|_| outcome.state == AgentState::Finished);
+        let ending = Ending {
+            title: message,
+            summary,
+            locks: Vec::new(),
+        };
+        let finished = session.finish(conversation, ending, &mut observer).await?;
+        if let Outcome::Failed { reason, kept } = &finished.changes {
+            anyhow::bail!(
+                "{reason}; the agent's work is kept in {} (a message goes on there)",
+                kept.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Stops a queued or running conversation after the step in flight is logged.
+    pub fn interrupt(&self, id: &str) -> Result<(), ApiError> {
+        let mut jobs = self.jobs();
+        match jobs.get_mut(id) {
+            Some(job) if job.active() => {
+                job.stop(INTERRUPTED);
+                Ok(())
+            }
+            Some(_) => Err(ApiError::conflict(format!(
+                "conversation {id} is not running"
+            ))),
+            None if log_path(id).is_file() => Err(ApiError::conflict(format!(
+                "conversation {id} is not running"
+            ))),
+            None => Err(ApiError::not_found(id)),
+        }
+    }
+
+    /// Stops every run as the server stops (each logs its step and hands its changes
+    /// over, as an interrupt), and returns once all have ended, with how many there were.
+    /// What waits for its turn does not start: it stays on disk for the next start.
+    pub async fn stop_all(&self) -> usize {
+        self.closing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.slots.close();
+        let mut stopped = 0;
+        for job in self.jobs().values_mut() {
+            if matches!(job.phase, Phase::Starting | Phase::Running) {
+                job.stop(SERVER_STOPPING);
+                stopped += 1;
+            }
+        }
+        loop {
+            let ended = self.ended.notified();
+            let running = self
+                .jobs()
+                .values()
+                .any(|job| matches!(job.phase, Phase::Starting | Phase::Running));
+            if !running {
+                return stopped;
+            }
+            ended.await;
+        }
+    }
+
+    /// Gives `id`'s hub what its log holds beyond what the run showed (a run that ended
+    /// in an error may have logged events no observer saw): the log is the truth.
+    fn catch_up(&self, id: &str) {
+        let hub = self
+            .hubs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned();
+        let Some(hub) = hub else {
+            return;
+        };
+        if let Ok(parsed) = wright_protocol::read_log(&log_path(id)) {
+            for event in &parsed.events {
+                hub.push(event);
+            }
+        }
+    }
+
+    /// Lets go of `id`'s hub when nothing holds it (no socket, no run): a later reader
+    /// makes it again from the log.
+    pub fn release_hub(&self, id: &str) {
+        let mut hubs = self.hubs.lock().unwrap_or_else(|e| e.into_inner());
+        if hubs.get(id).is_some_and(|hub| Arc::strong_count(hub) == 1) {
+            hubs.remove(id);
+        }
+    }
+
+    /// Whether the server is running (or about to run) `id`.
+    pub fn is_active(&self, id: &str) -> bool {
+        self.jobs().get(id).is_some_and(Job::active)
+    }
+
+    /// Forgets what the server knew of `id` (once it is removed from disk).
+    pub fn forget(&self, id: &str) {
+        self.jobs().remove(id);
+        if let Ok(mut hubs) = self.hubs.lock() {
+            hubs.remove(id);
+        }
+    }
+
+    /// The hub of `id`'s events, made from its log when it has none; `None` for a
+    /// conversation nobody knows.
+    pub fn hub(&self, id: &str) -> Option<Arc<Hub>> {
+        let mut hubs = self.hubs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hub) = hubs.get(id) {
+            return Some(hub.clone());
+        }
+        let logged = match wright_protocol::read_log(&log_path(id)) {
+            Ok(parsed) => parsed.events,
+            Err(_) if self.jobs().contains_key(id) => Vec::new(),
+            Err(_) => return None,
+        };
+        let hub = Arc::new(Hub::new(logged));
+        hubs.insert(id.to_string(), hub.clone());
+        Some(hub)
+    }
+}

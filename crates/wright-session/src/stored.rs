@@ -1,0 +1,144 @@
+//! The conversations on disk, as their logs and records tell them: every id, and one
+//! conversation's summary (state, task, steps, where it worked). What `wright ls`, `wright
+//! rm` and a server's listing read; each log is read once, nothing is written.
+
+use anyhow::Context;
+use anyhow::Result;
+use std::path::Path;
+use std::path::PathBuf;
+use std::time::Duration;
+use std::time::SystemTime;
+use wright_core::conversations_dir;
+use wright_protocol::read_log;
+use wright_protocol::AgentState;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+
+use crate::working_copy::status::Change;
+use crate::working_copy::status::Repos;
+use crate::working_copy::Record;
+
+/// Where a conversation's log says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    /// The last state its log records (`running` only while a process holds its lock).
+    Logged(AgentState),
+    /// The log says running, and no process holds its lock: it died without a word.
+    Interrupted,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Logged(state) => state.as_str(),
+            RunState::Interrupted => "interrupted",
+        }
+    }
+
+    /// Whether its last run came to an end (and handed its changes over).
+    pub fn ended(self) -> bool {
+        match self {
+            RunState::Logged(state) => state != AgentState::Running,
+            RunState::Interrupted => false,
+        }
+    }
+}
+
+/// One conversation, as its log and record tell it.
+pub struct Summary {
+    pub id: String,
+    pub dir: PathBuf,
+    pub state: RunState,
+    /// The first line of the first message of the user's.
+    pub task: String,
+    pub steps: u32,
+    pub torn: bool,
+    /// When its log was last written.
+    pub last_active: Option<SystemTime>,
+    pub record: Option<Record>,
+}
+
+impl Summary {
+    pub fn read(id: &str) -> Result<Self> {
+        let dir = conversations_dir().join(id);
+        let log = dir.join("events.jsonl");
+        let parsed = read_log(&log)?;
+        let mut state = AgentState::Running;
+        let mut task = String::new();
+        let mut steps = 0;
+        for event in &parsed.events {
+            match &event.body {
+                EventBody::State { state: s, .. } => state = *s,
+                EventBody::Message { text, .. }
+                    if event.source == Source::User && task.is_empty() =>
+                {
+                    task = text.lines().next().unwrap_or("").to_string();
+                }
+                EventBody::Usage(_) => steps += 1,
+                _ => {}
+            }
+        }
+        // A log that says "running" is only true while a process holds its lock.
+        let state = if state == AgentState::Running && wright_core::lock_holder(&dir).is_none() {
+            RunState::Interrupted
+        } else {
+            RunState::Logged(state)
+        };
+        Ok(Self {
+            id: id.to_string(),
+            last_active: std::fs::metadata(&log).and_then(|m| m.modified()).ok(),
+            record: Record::read(&dir).ok(),
+            dir,
+            state,
+            task,
+            steps,
+            torn: parsed.torn.is_some(),
+        })
+    }
+
+    /// The repository (or directory) it worked on.
+    pub fn repository(&self) -> Option<&Path> {
+        self.record.as_ref().map(worked_on)
+    }
+
+    pub fn change(&self, repos: &mut Repos) -> Change {
+        repos.change_of(&self.dir, self.record.as_ref(), self.state.ended())
+    }
+
+    /// How long ago its log was last written.
+    pub fn age(&self) -> Option<Duration> {
+        self.last_active
+            .and_then(|at| SystemTime::now().duration_since(at).ok())
+    }
+}
+
+/// The repository a conversation worked on, or its directory when it is not one.
+pub fn worked_on(record: &Record) -> &Path {
+    match record {
+        Record::Direct { workspace, .. } => workspace,
+        Record::InPlace { repo_root, .. } | Record::Clone { repo_root, .. } => repo_root,
+    }
+}
+
+/// Every conversation's id, newest first.
+pub fn conversation_ids() -> Result<Vec<String>> {
+    let dir = conversations_dir();
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut ids: Vec<String> = std::fs::read_dir(&dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .flatten()
+        .filter(|e| e.path().join("events.jsonl").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids.reverse();
+    Ok(ids)
+}
+
+/// Whether `id` can name a conversation's directory: letters, digits and dashes only (no
+/// separator, no `..`), as every id wright makes is.
+pub fn is_plain_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
