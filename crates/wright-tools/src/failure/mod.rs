@@ -132,56 +132,57 @@ fn is_file(workspace: &Workspace, relative: &str) -> bool {
     !relative.is_empty() && open(workspace, relative).is_some()
 }
 
-/// Lines `place.line - around ..= place.line + around` of the file, numbered, the line
-/// itself marked; `None` when the file or the line is not there.
-pub fn quote(workspace: &Workspace, place: &Place, around: u32) -> Option<String> {
+/// The file at `place`'s lines, read bounded, and `place`'s line as an index into them
+/// (1-based); `None` when the file or the line is not there.
+fn file_lines(workspace: &Workspace, place: &Place) -> Option<(Vec<String>, usize)> {
     let mut bytes = Vec::new();
     open(workspace, &place.path)?
         .take(MAX_READ)
         .read_to_end(&mut bytes)
         .ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<String> = String::from_utf8_lossy(&bytes)
+        .lines()
+        .map(str::to_string)
+        .collect();
     let at = usize::try_from(place.line).ok()?;
-    if at == 0 || at > lines.len() {
-        return None;
-    }
-    let first = at.saturating_sub(around as usize).max(1);
-    let last = (at + around as usize).min(lines.len());
+    (at != 0 && at <= lines.len()).then_some((lines, at))
+}
+
+/// Lines `first..=last` (1-based) numbered, `at` marked, each made printable and cut at
+/// 200 characters.
+fn numbered(lines: &[String], first: usize, last: usize, at: usize) -> Vec<String> {
     let width = last.to_string().len();
-    let quoted: Vec<String> = (first..=last)
+    (first..=last)
         .map(|n| {
             let mark = if n == at { ">" } else { " " };
-            let line: String = wright_protocol::printable(lines[n - 1])
+            let line: String = wright_protocol::printable(&lines[n - 1])
                 .chars()
                 .take(200)
                 .collect();
             format!("{mark}{n:>width$} | {line}")
         })
-        .collect();
-    Some(quoted.join("\n"))
+        .collect()
+}
+
+/// Lines `place.line - around ..= place.line + around` of the file, numbered, the line
+/// itself marked; `None` when the file or the line is not there.
+pub fn quote(workspace: &Workspace, place: &Place, around: u32) -> Option<String> {
+    let (lines, at) = file_lines(workspace, place)?;
+    let first = at.saturating_sub(around as usize).max(1);
+    let last = (at + around as usize).min(lines.len());
+    Some(numbered(&lines, first, last, at).join("\n"))
 }
 
 /// The code of the definition at `place`: its whole file when that is short, else the
 /// definition's own lines (the line at `place`, then those indented deeper or blank, and
 /// the closing line at its own depth), numbered, the definition's line marked, bounded.
 pub fn quote_definition(workspace: &Workspace, place: &Place) -> Option<String> {
-    let mut bytes = Vec::new();
-    open(workspace, &place.path)?
-        .take(MAX_READ)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    let at = usize::try_from(place.line).ok()?;
-    if at == 0 || at > lines.len() {
-        return None;
-    }
+    let (lines, at) = file_lines(workspace, place)?;
     let (first, last, what) = if lines.len() <= WHOLE_FILE_LINES {
         (1, lines.len(), format!("{}, whole", place.path))
     } else {
         let depth = |line: &str| line.len() - line.trim_start().len();
-        let own = depth(lines[at - 1]);
+        let own = depth(&lines[at - 1]);
         let mut last = at;
         for (n, line) in lines.iter().enumerate().skip(at) {
             if line.trim().is_empty() || depth(line) > own {
@@ -199,20 +200,14 @@ pub fn quote_definition(workspace: &Workspace, place: &Place) -> Option<String> 
         }
         (at, last.min(at + DEFINITION_LINES - 1), place.path.clone())
     };
-    let width = last.to_string().len();
     let mut quoted = String::new();
-    for n in first..=last {
-        let mark = if n == at { ">" } else { " " };
-        let line: String = wright_protocol::printable(lines[n - 1])
-            .chars()
-            .take(200)
-            .collect();
-        let next = format!("\n{mark}{n:>width$} | {line}");
-        if quoted.len() + next.len() > DEFINITION_CHARS {
+    for line in numbered(&lines, first, last, at) {
+        if quoted.len() + line.len() + 1 > DEFINITION_CHARS {
             quoted.push_str("\n…");
             break;
         }
-        quoted.push_str(&next);
+        quoted.push('\n');
+        quoted.push_str(&line);
     }
     Some(format!("{what}:{quoted}"))
 }
