@@ -67,7 +67,7 @@ async fn a_tool_written_as_a_shell_command_is_not_run_and_the_call_is_shown() {
     assert!(
         said.starts_with("`file_editor` is a tool, not a shell command: nothing was run.")
             && said.contains(
-                r#"{"name": "file_editor", "arguments": {"command": "str_replace", "path": "…"}}"#
+                r#"{"name": "file_editor", "arguments": {"command": "str_replace", "path": "…", "old_str": "…", "new_str": "…"}}"#
             ),
         "{said}"
     );

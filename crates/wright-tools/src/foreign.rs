@@ -115,19 +115,27 @@ impl Toolbox {
         let mentioned = commands(&other_schema)
             .into_iter()
             .find(|c| command.contains(c));
-        let required = required(&other_schema);
+        // What the command named needs (`str_replace`: path, old_str, new_str), in writing
+        // order; else what the tool requires.
+        let needed: Vec<&str> = match other
+            .command_shapes()
+            .iter()
+            .find(|shape| Some(shape.command) == mentioned)
+        {
+            Some(shape) => shape.required.to_vec(),
+            None => required(&other_schema)
+                .into_iter()
+                .filter(|p| *p != "command")
+                .collect(),
+        };
         // Written by hand, not by serde_json: the name before the arguments, the command
         // first, as the prompt shows calls.
-        let example: Vec<String> = parameters(&other_schema)
+        let command = parameters(&other_schema)
+            .contains(&"command")
+            .then(|| format!("\"command\": \"{}\"", mentioned.unwrap_or("…")));
+        let example: Vec<String> = command
             .into_iter()
-            .filter(|p| *p == "command" || required.contains(p))
-            .map(|p| match (p, mentioned) {
-                ("command", Some(c)) => (0, format!("\"command\": \"{c}\"")),
-                _ => (1, format!("\"{p}\": \"…\"")),
-            })
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .map(|(_, text)| text)
+            .chain(needed.iter().map(|p| format!("\"{p}\": \"…\"")))
             .collect();
         let example = format!(
             "{{\"name\": \"{}\", \"arguments\": {{{}}}}}",
