@@ -20,7 +20,6 @@ use wright_protocol::AgentState;
 use wright_session::sandbox_setup::SandboxSetup;
 use wright_session::working_copy;
 use wright_session::working_copy::WorkingCopy;
-use wright_session::Ending;
 use wright_session::Replies;
 use wright_session::Session;
 
@@ -127,7 +126,7 @@ pub fn window_words(window: &wright_session::connect::Window) -> String {
 /// Drives `session`'s `conversation` to its end and reports it; returns the exit status.
 pub async fn drive(
     session: Session,
-    mut conversation: Conversation,
+    conversation: Conversation,
     message: Option<&str>,
     settings: &SessionSettings,
     title: &str,
@@ -140,23 +139,15 @@ pub async fn drive(
     } else {
         Box::new(Progress::new())
     };
-    for event in conversation.events() {
-        observer.event(event);
-    }
-    let outcome = conversation
-        .proceed(message, settings.limits(), &cancel, observer.as_mut())
-        .await?;
-    let summary = outcome
-        .summary
-        .as_deref()
-        .filter(|_| outcome.state == AgentState::Finished);
-    let ending = Ending {
-        title,
-        summary,
-        locks: Vec::new(),
-    };
-    let finished = session
-        .finish(conversation, ending, observer.as_mut())
+    let (outcome, finished) = session
+        .run_to_end(
+            conversation,
+            message,
+            settings.limits(),
+            &cancel,
+            observer.as_mut(),
+            title,
+        )
         .await?;
     let (changes, id, log_path) = (&finished.changes, &finished.id, &finished.log_path);
     if !settings.json {

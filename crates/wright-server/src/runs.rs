@@ -19,11 +19,8 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use wright_core::conversations_dir;
 use wright_core::Conversation;
-use wright_core::Observer;
 use wright_core::ResumeNotes;
-use wright_protocol::AgentState;
 use wright_session::working_copy::Outcome;
-use wright_session::Ending;
 use wright_session::Front;
 use wright_session::Session;
 
@@ -362,7 +359,7 @@ impl Runs {
         &self,
         id: &str,
         session: Session,
-        mut conversation: Conversation,
+        conversation: Conversation,
         message: &str,
         cancel: CancellationToken,
     ) -> Result<()> {
@@ -380,23 +377,17 @@ impl Runs {
             .hub(id)
             .unwrap_or_else(|| Arc::new(Hub::new(Vec::new())));
         let mut observer = HubObserver(hub);
-        for event in conversation.events() {
-            observer.event(event);
-        }
         let limits = wright_session::limits(&session.settings);
-        let outcome = conversation
-            .proceed(Some(message), limits, &cancel, &mut observer)
+        let (_, finished) = session
+            .run_to_end(
+                conversation,
+                Some(message),
+                limits,
+                &cancel,
+                &mut observer,
+                message,
+            )
             .await?;
-        let summary = outcome
-            .summary
-            .as_deref()
-            .filter(|_| outcome.state == AgentState::Finished);
-        let ending = Ending {
-            title: message,
-            summary,
-            locks: Vec::new(),
-        };
-        let finished = session.finish(conversation, ending, &mut observer).await?;
         if let Outcome::Failed { reason, kept } = &finished.changes {
             anyhow::bail!(
                 "{reason}; the agent's work is kept in {} (a message goes on there)",

@@ -109,6 +109,37 @@ impl Session {
         conversation.set_require_finish(self.replies == Replies::AlwaysCalls);
     }
 
+    /// What every front end does with a run: shows `observer` the events logged so far,
+    /// runs `conversation` (after `message`, if any) to its end within `limits`, then
+    /// finishes the session (`finish`), the model's summary kept only when it finished.
+    pub async fn run_to_end(
+        self,
+        mut conversation: Conversation,
+        message: Option<&str>,
+        limits: Limits,
+        cancel: &tokio_util::sync::CancellationToken,
+        observer: &mut dyn Observer,
+        title: &str,
+    ) -> Result<(wright_core::Outcome, Finished)> {
+        for event in conversation.events() {
+            observer.event(event);
+        }
+        let outcome = conversation
+            .proceed(message, limits, cancel, observer)
+            .await?;
+        let summary = outcome
+            .summary
+            .as_deref()
+            .filter(|_| outcome.state == wright_protocol::AgentState::Finished);
+        let ending = Ending {
+            title,
+            summary,
+            locks: Vec::new(),
+        };
+        let finished = self.finish(conversation, ending, observer).await?;
+        Ok((outcome, finished))
+    }
+
     /// Ends the session with `conversation` (its last): the tools stop, the working copy
     /// is committed and handed over, and a `changes` event, shown to `observer`, says
     /// where it went. A hand-over that failed is in `Finished::changes`, not an error:
