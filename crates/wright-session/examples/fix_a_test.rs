@@ -17,6 +17,12 @@ use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_session::working_copy::Outcome;
 
+/// Writes `text` to stdout without the control sequences it may hold.
+fn print(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(wright_protocol::printable(text).as_bytes());
+}
+
 /// Prints what the agent does, one line an action.
 struct Printer;
 
@@ -26,7 +32,9 @@ impl Observer for Printer {
             tool, arguments, ..
         } = &event.body
         {
-            println!("{:>3} {tool} {arguments}", event.id);
+            // The agent chose these: no terminal control sequence gets through.
+            let line = format!("{:>3} {tool} {arguments}\n", event.id);
+            print(&line);
         }
     }
     fn delta(&mut self, _delta: &StreamDelta) {}
@@ -55,12 +63,12 @@ async fn fix(
         Outcome::NotGit { .. } | Outcome::InPlace { .. } => "in the directory".to_string(),
         Outcome::Failed { reason, kept } => format!("{reason}; kept in {}", kept.display()),
     };
-    println!(
-        "{:?} ({:?}); changes: {changes}; log: {}",
+    print(&format!(
+        "{:?} ({:?}); changes: {changes}; log: {}\n",
         ran.outcome.state,
         ran.outcome.stop,
         ran.finished.log_path.display()
-    );
+    ));
     Ok(ran)
 }
 
