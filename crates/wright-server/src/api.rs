@@ -57,6 +57,14 @@ pub struct Message {
     pub settings: Settings,
 }
 
+/// Going on without a message: the settings of that run (all optional).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    #[serde(default)]
+    pub settings: Settings,
+}
+
 /// Where a conversation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

@@ -184,6 +184,36 @@ impl Runs {
         if message.text.trim().is_empty() {
             return Err(ApiError::bad_request("the message is empty"));
         }
+        self.go_on(id, message)
+    }
+
+    /// Goes on with a conversation that stopped (by a limit, an interrupt, a crash)
+    /// without a message, as `wright resume ID`: from where its log ends.
+    pub fn run(self: &Arc<Self>, id: &str, settings: api::Settings) -> Result<(), ApiError> {
+        if !self.is_active(id) && log_path(id).is_file() {
+            let finished = wright_session::stored::Summary::read(id).is_ok_and(|summary| {
+                matches!(
+                    summary.state,
+                    wright_session::stored::RunState::Logged(wright_protocol::AgentState::Finished)
+                )
+            });
+            if finished {
+                return Err(ApiError::conflict(format!(
+                    "conversation {id} finished: send it a message to go on"
+                )));
+            }
+        }
+        self.go_on(
+            id,
+            api::Message {
+                text: String::new(),
+                settings,
+            },
+        )
+    }
+
+    /// Queues `message` (empty: none) for a conversation that is not running.
+    fn go_on(self: &Arc<Self>, id: &str, message: api::Message) -> Result<(), ApiError> {
         self.starter
             .check(&message.settings)
             .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
@@ -338,7 +368,8 @@ impl Runs {
                     conversation.look_first(command);
                 }
                 let task = request.task.as_str();
-                self.drive(id, session, conversation, task, cancel).await
+                self.drive(id, session, conversation, Some(task), cancel)
+                    .await
             }
             Work::Message(message) => {
                 let dir = conversations_dir().join(id);
@@ -357,8 +388,8 @@ impl Runs {
                         ),
                     );
                 }
-                self.drive(id, session, conversation, &message.text, cancel)
-                    .await
+                let text = Some(message.text.as_str()).filter(|t| !t.trim().is_empty());
+                self.drive(id, session, conversation, text, cancel).await
             }
         }
     }
@@ -369,7 +400,7 @@ impl Runs {
         id: &str,
         session: Session,
         conversation: Conversation,
-        message: &str,
+        message: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<()> {
         if let Some(job) = self.jobs().get_mut(id) {
@@ -390,11 +421,11 @@ impl Runs {
         let (_, finished) = session
             .run_to_end(
                 conversation,
-                Some(message),
+                message,
                 limits,
                 &cancel,
                 &mut observer,
-                message,
+                message.unwrap_or_default(),
             )
             .await?;
         if let Outcome::Failed { reason, kept } = &finished.changes {

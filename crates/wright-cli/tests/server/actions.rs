@@ -168,7 +168,7 @@ async fn a_conversation_is_forked_read_applied_and_its_fork_discarded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_running_conversation_is_not_applied_nor_discarded_and_doctor_reports() {
+async fn a_running_conversation_is_not_applied_paused_run_on_and_doctor_reports() {
     let h = Harness::new();
     failing_python_repo(h.repo());
     let model = ScriptedServer::start(held()).await.unwrap();
@@ -189,11 +189,52 @@ async fn a_running_conversation_is_not_applied_nor_discarded_and_doctor_reports(
             "{body}"
         );
     }
+    // Paused (OpenHands' name for an interrupt), then run on from where its log ends,
+    // without a message; a finished one wants a message.
     let (status, _) = served
-        .post(&format!("/api/conversations/{id}/interrupt"), json!({}))
+        .post(&format!("/api/conversations/{id}/pause"), json!({}))
         .await;
     assert_eq!(status, 202);
     served.wait_for(&id, &["stopped"]).await;
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{id}/run"),
+            json!({"settings": {"bogus": 1}}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = served
+        .send(
+            served
+                .http
+                .post(served.url(&format!("/api/conversations/{id}/run")))
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let done = served.wait_for(&id, &["finished"]).await;
+    assert_eq!(done["error"], Value::Null, "{done}");
+    let events = served.events(&id, 1000).await;
+    let users = events
+        .iter()
+        .filter(|e| e["kind"] == "message" && e["source"] == "user")
+        .count();
+    assert_eq!(users, 1, "no message was added: {events:#?}");
+    let (status, body) = served
+        .post(&format!("/api/conversations/{id}/run"), json!({}))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("conflict")),
+        "{body}"
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("send it a message"),
+        "{body}"
+    );
 
     // Doctor's report on another server, as `wright doctor --json` gives it.
     let options = ServerOptions {
