@@ -110,7 +110,8 @@ pub async fn completions(
         }
         None => {
             let request = api::NewConversation {
-                workspace: workspace.display().to_string(),
+                workspace: Some(workspace.display().to_string()),
+                repository_url: None,
                 task: text,
                 settings: api::Settings::default(),
             };

@@ -3,6 +3,7 @@
 //! on what the agent planted), take its changes, drop them; and doctor's report.
 
 use super::*;
+use tokio::io::AsyncBufReadExt;
 use wright_testkit::ServerOptions;
 
 /// The workspace a conversation logged in its start event (its clone).
@@ -278,4 +279,155 @@ async fn a_running_conversation_is_not_applied_paused_run_on_and_doctor_reports(
         (400, Some("bad_request")),
         "{body}"
     );
+}
+
+/// A bare copy of `repo` served over git's plain ("dumb") HTTP by Python's file server;
+/// returns the server (killed on drop) and the repository's URL.
+async fn served_over_http(
+    repo: &std::path::Path,
+    root: &std::path::Path,
+) -> (tokio::process::Child, String) {
+    let bare = root.join("r.git");
+    git(
+        root,
+        &[
+            "clone",
+            "--quiet",
+            "--bare",
+            repo.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    git(&bare, &["update-server-info"]);
+    let mut child = tokio::process::Command::new("python3")
+        .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
+        .current_dir(root)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
+    let port = line
+        .split(" port ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, format!("http://127.0.0.1:{port}/r.git"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_on_a_repository_url_works_on_a_clone_of_its_own() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let root = tempfile::tempdir().unwrap();
+    let (_http, url) = served_over_http(h.repo(), root.path()).await;
+    let model = ScriptedServer::start(fixing_script()).await.unwrap();
+    let served = Served::start(
+        &h,
+        &["--base-url", &model.url(), "--model", "test-model"],
+        &[],
+    )
+    .await;
+
+    // What is not a network repository, or is two places at once, is refused at once.
+    for body in [
+        json!({"repository_url": "file:///etc", "task": "t"}),
+        json!({"repository_url": h.repo(), "task": "t"}),
+        json!({"repository_url": "ext::sh -c id", "task": "t"}),
+        json!({"repository_url": "--upload-pack=id", "task": "t"}),
+        json!({"repository_url": url, "workspace": h.repo(), "task": "t"}),
+        json!({"task": "t"}),
+    ] {
+        let (status, answer) = served.post("/api/conversations", body.clone()).await;
+        assert_eq!(
+            (status, answer["error"].as_str()),
+            (400, Some("bad_request")),
+            "{body}: {answer}"
+        );
+    }
+    let (status, list) = served.get("/api/conversations").await;
+    assert_eq!((status, list), (200, json!({"conversations": []})));
+
+    // A repository nothing answers for: the conversation fails, saying why.
+    let (status, body) = served
+        .post(
+            "/api/conversations",
+            json!({"repository_url": "http://127.0.0.1:9/nothing.git", "task": "t"}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let failed = body["id"].as_str().unwrap().to_string();
+    for _ in 0..600 {
+        let (_, body) = served.get(&format!("/api/conversations/{failed}")).await;
+        if body["state"] == "failed" {
+            assert!(
+                body["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("cannot clone http://127.0.0.1:9/nothing.git"),
+                "{body}"
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, body) = served.get(&format!("/api/conversations/{failed}")).await;
+    assert_eq!(body["state"], "failed", "{body}");
+
+    // The one served: cloned, fixed on a branch of that clone, taken there.
+    let (status, body) = served
+        .post(
+            "/api/conversations",
+            json!({"repository_url": url, "task": "the tests fail, fix it"}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let id = body["id"].as_str().unwrap().to_string();
+    let done = served.wait_for(&id, &["finished"]).await;
+    let cloned = h.data.path().join("wright-repositories").join(&id);
+    assert_eq!(
+        std::path::Path::new(done["repository"].as_str().unwrap()),
+        cloned.canonicalize().unwrap(),
+        "{done}"
+    );
+    let branch = format!("wright/{id}");
+    assert!(git(&cloned, &["show", &format!("{branch}:export.py")]).contains(FIX));
+    // The repository served is untouched.
+    let mine = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
+    assert!(mine.contains(BUG), "{mine}");
+    let (status, diff) = served.get(&format!("/api/conversations/{id}/diff")).await;
+    assert_eq!(
+        (status, diff["files"].clone()),
+        (200, json!(["export.py"])),
+        "{diff}"
+    );
+    let (status, body) = served
+        .post(&format!("/api/conversations/{id}/apply"), json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(std::fs::read_to_string(cloned.join("export.py"))
+        .unwrap()
+        .contains(FIX));
+    // Removing the conversation removes its clone of the repository.
+    let (status, body) = served
+        .send(
+            served
+                .http
+                .delete(served.url(&format!("/api/conversations/{id}")))
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!(status, 204, "{body}");
+    assert!(!cloned.exists());
 }
