@@ -62,12 +62,25 @@ pub struct Message {
     /// taken from the log: name it here when it is not the server's own).
     #[serde(default)]
     pub settings: Settings,
+    /// Condense the history before the first request of this run.
+    #[serde(default)]
+    pub condense: bool,
 }
 
 /// Going on without a message: the settings of that run (all optional).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Run {
+    #[serde(default)]
+    pub settings: Settings,
+}
+
+/// Condensing a conversation's history, then going on (with a message, or from where
+/// its log ends).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Condense {
+    pub message: Option<String>,
     #[serde(default)]
     pub settings: Settings,
 }

@@ -104,6 +104,7 @@ pub async fn completions(
             let message = api::Message {
                 text,
                 settings: api::Settings::default(),
+                condense: false,
             };
             state.runs.message(&id, message)?;
             (id, last)

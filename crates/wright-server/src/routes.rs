@@ -45,6 +45,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         // OpenHands' agent server calls it so.
         .route("/api/conversations/{id}/pause", post(interrupt))
         .route("/api/conversations/{id}/run", post(run))
+        .route("/api/conversations/{id}/condense", post(condense))
         .route("/api/conversations/{id}/messages", post(send_message))
         .route("/api/conversations/{id}/diff", get(crate::changes::diff))
         .route("/api/conversations/{id}/fork", post(crate::actions::fork))
@@ -239,7 +240,36 @@ pub async fn run(
     let id = path_id(path)?;
     // No body at all: the server's settings.
     let settings = body?.map(|Json(run)| run.settings).unwrap_or_default();
-    state.runs.run(&id, settings)?;
+    state.runs.run(&id, settings, false)?;
+    let info = state
+        .runs
+        .info(&id)
+        .ok_or_else(|| ApiError::not_found(&id))?;
+    Ok((StatusCode::ACCEPTED, Json(info)))
+}
+
+/// Condenses the conversation's history (masking old outputs, else a summary by the
+/// model), then goes on: with the message, or from where its log ends.
+#[utoipa::path(post, path = "/api/conversations/{id}/condense", request_body = api::Condense,
+    responses((status = 202, body = api::Conversation), (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn condense(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Option<Json<api::Condense>>, JsonRejection>,
+) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
+    let id = path_id(path)?;
+    let request = body?.map(|Json(request)| request).unwrap_or_default();
+    match request.message {
+        Some(text) => state.runs.message(
+            &id,
+            api::Message {
+                text,
+                settings: request.settings,
+                condense: true,
+            },
+        )?,
+        None => state.runs.run(&id, request.settings, true)?,
+    }
     let info = state
         .runs
         .info(&id)

@@ -226,7 +226,13 @@ impl Runs {
 
     /// Goes on with a conversation that stopped (by a limit, an interrupt, a crash)
     /// without a message, as `wright resume ID`: from where its log ends.
-    pub fn run(self: &Arc<Self>, id: &str, settings: api::Settings) -> Result<(), ApiError> {
+    /// With `condense`, the history is condensed first.
+    pub fn run(
+        self: &Arc<Self>,
+        id: &str,
+        settings: api::Settings,
+        condense: bool,
+    ) -> Result<(), ApiError> {
         if !self.is_active(id) && log_path(id).is_file() {
             let finished = wright_session::stored::Summary::read(id).is_ok_and(|summary| {
                 matches!(
@@ -245,6 +251,7 @@ impl Runs {
             api::Message {
                 text: String::new(),
                 settings,
+                condense,
             },
         )
     }
@@ -429,6 +436,10 @@ impl Runs {
                             torn.line
                         ),
                     );
+                }
+                let mut conversation = conversation;
+                if message.condense {
+                    conversation.condense_first();
                 }
                 let text = Some(message.text.as_str()).filter(|t| !t.trim().is_empty());
                 self.drive(id, session, conversation, text, cancel).await

@@ -431,3 +431,73 @@ async fn a_conversation_on_a_repository_url_works_on_a_clone_of_its_own() {
     assert_eq!(status, 204, "{body}");
     assert!(!cloned.exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn condense_shrinks_the_history_then_goes_on() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let model = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "seq 1 3000"})),
+        reply().call("terminal", json!({"command": "seq 1 2000"})),
+        reply().call("terminal", json!({"command": "echo three"})),
+        reply().call("terminal", json!({"command": "echo four"})),
+        Reply::Delayed(
+            Duration::from_secs(120),
+            Box::new(reply().call("finish", json!({"message": "too late"}))),
+        ),
+        reply().call("finish", json!({"message": "done after condensing"})),
+    ])
+    .await
+    .unwrap();
+    let served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let id = served.create(h.repo(), "count", &model.url()).await;
+    for _ in 0..600 {
+        let observations = served
+            .events(&id, 1000)
+            .await
+            .iter()
+            .filter(|e| e["kind"] == "observation")
+            .count();
+        if observations == 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, _) = served
+        .post(&format!("/api/conversations/{id}/interrupt"), json!({}))
+        .await;
+    assert_eq!(status, 202);
+    served.wait_for(&id, &["stopped"]).await;
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{id}/condense"),
+            json!({"message": "go on"}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    served.wait_for(&id, &["finished"]).await;
+    let events = served.events(&id, 1000).await;
+    let go_on = events
+        .iter()
+        .position(|e| e["kind"] == "message" && e["text"] == "go on")
+        .unwrap();
+    let condensed = events
+        .iter()
+        .position(|e| e["kind"] == "condensation")
+        .unwrap_or_else(|| panic!("no condensation: {events:#?}"));
+    assert!(condensed > go_on, "{events:#?}");
+    let condensation = &events[condensed];
+    assert!(
+        condensation["tokens_after"].as_u64().unwrap()
+            <= condensation["tokens_before"].as_u64().unwrap() / 2,
+        "{condensation}"
+    );
+    // Only once: what follows is append-only again.
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["kind"] == "condensation")
+            .count(),
+        1
+    );
+}
