@@ -84,7 +84,19 @@ async fn acp_session_fixes_a_failing_test_goes_on_and_loads_again() {
         .updates
         .iter()
         .all(|u| u["params"]["sessionId"] == session));
-    // The model's words, streamed, and its closing summary; then where the changes are.
+    // The model's words, streamed (in pieces, as they came, before its first call), and
+    // its closing summary; then where the changes are.
+    let pieces = first
+        .updates
+        .iter()
+        .map(|u| &u["params"]["update"]["sessionUpdate"])
+        .take_while(|kind| *kind != "tool_call")
+        .filter(|kind| *kind == "agent_message_chunk")
+        .count();
+    assert!(
+        pieces > 2,
+        "the words came in {pieces} piece(s), not streamed"
+    );
     let said = first.text("agent_message_chunk");
     assert!(
         said.starts_with("Je lance les tests pour voir l'échec."),
