@@ -4,6 +4,7 @@
 #[macro_use]
 mod screen;
 
+mod acp;
 mod ask;
 mod chat;
 mod config_cmds;
@@ -24,6 +25,7 @@ mod secrets_cmd;
 mod serve;
 mod settings;
 mod signals;
+mod unattended;
 
 use clap::Parser;
 use clap::Subcommand;
@@ -56,6 +58,9 @@ enum Command {
     /// The agent server: conversations over HTTP and WebSocket, behind a key (see the
     /// README's "Server").
     Serve(Box<serve::ServeArgs>),
+    /// The Agent Client Protocol on stdin and stdout, for editors (Zed, JetBrains,
+    /// Neovim): sessions, prompts, streamed updates (see the README's "Editors (ACP)").
+    Acp(Box<acp::AcpArgs>),
     /// Start a new conversation from a prefix of another, in its own clone.
     Fork(Box<fork::ForkArgs>),
     /// Take a conversation's branch into your current branch (merge, or --cherry-pick);
@@ -127,10 +132,10 @@ fn main() -> ExitCode {
     // Orphans of the agent's commands become wright's, so none outlives its run.
     wright_sandbox::become_subreaper();
     let cli = Cli::parse();
-    // The server runs many sessions, whose preparation blocks on git: threads of their
-    // own; every other command is one conversation on one thread.
+    // The server (and an editor over ACP) runs many sessions, whose preparation blocks on
+    // git: threads of their own; every other command is one conversation on one thread.
     let mut builder = match cli.command {
-        Some(Command::Serve(_)) => tokio::runtime::Builder::new_multi_thread(),
+        Some(Command::Serve(_) | Command::Acp(_)) => tokio::runtime::Builder::new_multi_thread(),
         _ => tokio::runtime::Builder::new_current_thread(),
     };
     let runtime = match builder.enable_all().build() {
@@ -159,6 +164,7 @@ fn main() -> ExitCode {
             Command::Chat(args) => chat::chat(*args).await,
             Command::Run(args) => run::run(*args).await,
             Command::Serve(args) => serve::serve(*args).await,
+            Command::Acp(args) => acp::acp(*args).await,
             Command::Resume(args) => resume::resume(*args).await,
             Command::Fork(args) => fork::fork(*args).await,
             Command::Doctor(args) => doctor::doctor(args).await,

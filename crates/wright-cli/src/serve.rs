@@ -12,7 +12,6 @@ use std::sync::Arc;
 use wright_core::Conversation;
 use wright_core::ResumeNotes;
 use wright_server::NewConversation;
-use wright_session::Existing;
 use wright_session::Front;
 use wright_session::Session;
 
@@ -123,26 +122,7 @@ impl wright_server::Starter for CliStarter {
         front: &dyn Front,
     ) -> Result<Session> {
         let args = self.args(&request.settings);
-        let start = Session::locate(workspace, front)?;
-        let settings = SessionSettings::resolve(&args, Some(&start.config_source()))?;
-        let client = settings
-            .client(None, crate::hints::Front::CommandLine)
-            .await?;
-        let request = wright_session::Request {
-            client,
-            settings: settings.values.clone(),
-            place: wright_session::Place {
-                in_place: false,
-                force: false,
-                uncommitted: wright_session::UncommittedChoice::Leave,
-                snapshot: true,
-            },
-            sandbox: settings.sandbox_choice()?,
-            replies: wright_session::Replies::AlwaysCalls,
-        };
-        Session::prepare_as(id, start, request, front)
-            .await
-            .map_err(crate::drive::with_remedy)
+        crate::unattended::prepare(&args, id, workspace, front).await
     }
 
     async fn reopen(
@@ -151,24 +131,7 @@ impl wright_server::Starter for CliStarter {
         settings: &wright_server::Settings,
         front: &dyn Front,
     ) -> Result<(Session, Conversation, ResumeNotes)> {
-        let existing = Existing::open(dir, front)?;
-        let args = self.args(settings);
-        let settings =
-            SessionSettings::resolve(&args, Some(&existing.working_copy.config_source()))?;
-        let start = existing.start.clone();
-        let client = settings
-            .client(
-                Some((&start.base_url, &start.model)),
-                crate::hints::Front::CommandLine,
-            )
-            .await?;
-        Session::reopen(
-            existing,
-            client,
-            settings.values.clone(),
-            &settings.sandbox_choice()?,
-        )
-        .await
+        crate::unattended::reopen(&self.args(settings), dir, front).await
     }
 
     fn sandbox(

@@ -143,3 +143,21 @@ impl Leaving {
         TurnStops(self.turn.clone())
     }
 }
+
+/// The first of Ctrl-C, SIGTERM and SIGHUP, once it comes: the reason a run stopped by
+/// it logs, and the exit status it calls for (for a program that serves others, whose
+/// runs each stop after their step).
+pub async fn first_stop_signal() -> (&'static str, u8) {
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        // Signals cannot be watched: none ever comes.
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => ("interrupted by the user", 130),
+        _ = term.recv() => ("stopped by SIGTERM", 143),
+        _ = hup.recv() => ("stopped by SIGHUP (the terminal closed)", 129),
+    }
+}

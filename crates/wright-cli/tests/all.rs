@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
 
+mod acp;
 mod apply;
 mod chat;
 mod common;

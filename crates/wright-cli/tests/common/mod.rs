@@ -42,6 +42,18 @@ impl Harness {
             .expect("cannot start wright")
     }
 
+    /// `wright ARGS` started with its stdin, stdout and stderr all piped (a program that
+    /// talks to it, as an editor to `wright acp`).
+    pub fn spawn_wright_piped(&self, args: &[&str]) -> tokio::process::Child {
+        let mut command = self.command(env!("CARGO_BIN_EXE_wright"), args, &[]);
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("cannot start wright")
+    }
+
     async fn program(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut command = self.command(program, args, env);
         tokio::time::timeout(std::time::Duration::from_secs(120), command.output())
