@@ -65,7 +65,12 @@ pub async fn prepare(
 ) -> Result<(SessionSettings, Session)> {
     let front = Terminal { json: common.json };
     let start = Session::locate(&place.workspace, &front)?;
-    let settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
+    let mut settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
+    // A chat asks before risky actions unless told otherwise; a run does not.
+    settings.values.confirm.get_or_insert(match replies {
+        Replies::MayBeWords => wright_protocol::ConfirmMode::Risky,
+        Replies::AlwaysCalls => wright_protocol::ConfirmMode::Never,
+    });
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
     let client = settings
@@ -126,7 +131,7 @@ pub fn window_words(window: &wright_session::connect::Window) -> String {
 /// Drives `session`'s `conversation` to its end and reports it; returns the exit status.
 pub async fn drive(
     session: Session,
-    conversation: Conversation,
+    mut conversation: Conversation,
     message: Option<&str>,
     settings: &SessionSettings,
     title: &str,
@@ -134,6 +139,7 @@ pub async fn drive(
     let started = Instant::now();
     let cancel = CancellationToken::new();
     let signal = crate::signals::watch(cancel.clone(), conversation.interrupt_reason());
+    conversation.set_confirmer(crate::confirm::TerminalConfirmer::for_run(settings.json));
     let mut observer: Box<dyn Observer> = if settings.json {
         Box::new(JsonLines)
     } else {

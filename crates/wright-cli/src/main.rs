@@ -7,6 +7,7 @@ mod screen;
 mod ask;
 mod chat;
 mod config_cmds;
+mod confirm;
 mod doctor;
 mod drive;
 mod eval;

@@ -74,6 +74,12 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
                 torn.line
             ));
         }
+        if let Some(pending) = &notes.awaiting {
+            lines.push(format!(
+                "a {} call waits for your confirmation: it is asked about again first, and runs only on your yes",
+                pending.tool
+            ));
+        }
         for tool in &notes.interrupted {
             lines.push(format!(
                 "a {tool} call was cut off by the stop: the model is told, it is not run again"

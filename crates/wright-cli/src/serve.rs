@@ -102,6 +102,7 @@ impl CliStarter {
         text(&settings.sandbox, &mut args.sandbox);
         text(&settings.tool_calling, &mut args.tool_calling);
         text(&settings.tools, &mut args.tools);
+        text(&settings.confirm, &mut args.confirm);
         args.max_steps = settings.max_steps.or(args.max_steps);
         args.max_time = settings.max_time.or(args.max_time);
         args.max_tokens = settings.max_tokens.or(args.max_tokens);
@@ -123,7 +124,12 @@ impl wright_server::Starter for CliStarter {
     ) -> Result<Session> {
         let args = self.args(&request.settings);
         let start = Session::locate(Path::new(&request.workspace), front)?;
-        let settings = SessionSettings::resolve(&args, Some(&start.config_source()))?;
+        let mut settings = SessionSettings::resolve(&args, Some(&start.config_source()))?;
+        // The server asks before risky actions unless told otherwise.
+        settings
+            .values
+            .confirm
+            .get_or_insert(wright_protocol::ConfirmMode::Risky);
         let client = settings
             .client(None, crate::hints::Front::CommandLine)
             .await?;
@@ -152,8 +158,12 @@ impl wright_server::Starter for CliStarter {
     ) -> Result<(Session, Conversation, ResumeNotes)> {
         let existing = Existing::open(dir, front)?;
         let args = self.args(settings);
-        let settings =
+        let mut settings =
             SessionSettings::resolve(&args, Some(&existing.working_copy.config_source()))?;
+        settings
+            .values
+            .confirm
+            .get_or_insert(wright_protocol::ConfirmMode::Risky);
         let start = existing.start.clone();
         let client = settings
             .client(

@@ -3,6 +3,7 @@
 //! calls, a limit, an interruption or an error the model cannot fix.
 
 mod calls;
+mod confirming;
 mod first_look;
 mod restore;
 mod send;
@@ -106,6 +107,18 @@ pub struct Conversation {
     told_about_test_edits: bool,
     /// The granted secrets, masked out of what commands print as it is shown.
     masker: Option<std::sync::Arc<wright_tools::Masker>>,
+    /// When the user is asked before an action runs (see `confirming`).
+    confirm: wright_protocol::ConfirmMode,
+    /// Who answers; without one, nobody can.
+    confirmer: Option<std::sync::Arc<dyn crate::confirm::Confirmer>>,
+    /// The tools the user approved for good in this conversation.
+    always: std::collections::BTreeSet<String>,
+    /// The last text the agent read that looks like instructions to it: (event, words).
+    read_instructions: Option<(u64, String)>,
+    /// An action an earlier run left waiting for the user's answer.
+    pending: Option<crate::confirm::Pending>,
+    /// What this run flagged.
+    flags: Vec<wright_protocol::Flag>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -235,6 +248,12 @@ impl Conversation {
             first_look: None,
             told_about_test_edits: false,
             masker: None,
+            confirm: wright_protocol::ConfirmMode::Never,
+            confirmer: None,
+            always: std::collections::BTreeSet::new(),
+            read_instructions: None,
+            pending: None,
+            flags: Vec::new(),
         }
     }
 
@@ -308,6 +327,8 @@ impl Conversation {
                 state,
                 reason,
                 stop,
+                call_id: None,
+                confirm: None,
             },
         )
     }
@@ -346,19 +367,29 @@ impl Conversation {
         cancel: &CancellationToken,
         observer: &mut dyn Observer,
     ) -> Result<Outcome, StoreError> {
-        if let Some(text) = message {
-            self.append(
-                observer,
-                Source::User,
-                EventBody::Message {
-                    text: text.to_string(),
-                    step: None,
-                    reasoning: None,
-                    raw: None,
-                },
-            )?;
+        // An action left waiting is answered first: its observation must follow it.
+        let pending = self.pending.take();
+        if pending.is_none() {
+            self.add_message(observer, message)?;
         }
-        self.set_state(observer, AgentState::Running, None)?;
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::State {
+                state: AgentState::Running,
+                reason: None,
+                stop: None,
+                call_id: None,
+                confirm: Some(self.confirm),
+            },
+        )?;
+        if let Some(pending) = pending {
+            if let Some(outcome) = self.settle_pending(observer, cancel, pending).await? {
+                self.log.wait_sync().await?;
+                return Ok(outcome);
+            }
+            self.add_message(observer, message)?;
+        }
         self.run_first_look(observer, cancel).await?;
         let first_step = self.step;
         let started = std::time::Instant::now();
@@ -393,6 +424,26 @@ impl Conversation {
         Ok(outcome)
     }
 
+    fn add_message(
+        &mut self,
+        observer: &mut dyn Observer,
+        message: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let Some(text) = message else {
+            return Ok(());
+        };
+        self.append(
+            observer,
+            Source::User,
+            EventBody::Message {
+                text: text.to_string(),
+                step: None,
+                reasoning: None,
+                raw: None,
+            },
+        )
+    }
+
     fn end(
         &mut self,
         observer: &mut dyn Observer,
@@ -401,6 +452,16 @@ impl Conversation {
         summary: Option<String>,
     ) -> Result<Outcome, StoreError> {
         self.set_state(observer, state, Some(stop.clone()))?;
+        self.outcome(state, stop, summary)
+    }
+
+    /// What a run ends with, its state already logged.
+    fn outcome(
+        &self,
+        state: AgentState,
+        stop: StopReason,
+        summary: Option<String>,
+    ) -> Result<Outcome, StoreError> {
         // The end report is the model's words and the review's quotes: masked as the log.
         let (summary, review) = match &self.masker {
             Some(masker) => (
@@ -419,6 +480,7 @@ impl Conversation {
             summary,
             totals: self.totals.clone(),
             remedy: None,
+            flags: self.flags.clone(),
         })
     }
 

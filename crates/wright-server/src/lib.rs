@@ -15,6 +15,7 @@ mod api;
 mod auth;
 mod browser;
 mod changes;
+mod confirm;
 mod error;
 mod front;
 mod hub;

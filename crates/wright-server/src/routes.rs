@@ -44,6 +44,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/conversations/{id}/interrupt", post(interrupt))
         .route("/api/conversations/{id}/messages", post(send_message))
         .route("/api/conversations/{id}/diff", get(crate::changes::diff))
+        .route(
+            "/api/conversations/{id}/confirm",
+            post(crate::confirm::confirm),
+        )
         .route("/api/models", get(crate::changes::models))
         .route("/v1/models", get(crate::openai::models))
         .route("/v1/chat/completions", post(crate::openai::completions))
