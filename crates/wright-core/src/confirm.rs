@@ -99,10 +99,14 @@ pub fn pending_at(events: &[Event], action_event: u64) -> Option<Pending> {
     else {
         return None;
     };
-    let flag = events.iter().find_map(|e| match &e.body {
-        EventBody::Flagged { call_id: id, flag } if id == call_id => Some(flag.clone()),
-        _ => None,
-    });
+    // Logged right after its action (ids may repeat from one step to the next).
+    let flag = events
+        .iter()
+        .find(|e| e.id == action_event + 1)
+        .and_then(|e| match &e.body {
+            EventBody::Flagged { call_id: id, flag } if id == call_id => Some(flag.clone()),
+            _ => None,
+        });
     Some(Pending {
         call_id: call_id.clone(),
         tool: tool.clone(),
@@ -139,23 +143,4 @@ pub fn last_mode(events: &[Event]) -> Option<ConfirmMode> {
         } => Some(*mode),
         _ => None,
     })
-}
-
-/// What wright flagged in the log, with the tool of each flagged call.
-pub fn flags_in(events: &[Event]) -> Vec<(String, Flag)> {
-    events
-        .iter()
-        .filter_map(|e| match &e.body {
-            EventBody::Flagged { call_id, flag } => {
-                let tool = events.iter().find_map(|a| match &a.body {
-                    EventBody::Action {
-                        call_id: id, tool, ..
-                    } if id == call_id => Some(tool.clone()),
-                    _ => None,
-                });
-                Some((tool.unwrap_or_default(), flag.clone()))
-            }
-            _ => None,
-        })
-        .collect()
 }
