@@ -17,6 +17,7 @@ use wright_core::Conversation;
 use wright_core::Observer;
 use wright_llm::Client;
 use wright_protocol::AgentState;
+use wright_protocol::ConfirmMode;
 use wright_session::sandbox_setup::SandboxSetup;
 use wright_session::working_copy;
 use wright_session::working_copy::WorkingCopy;
@@ -108,7 +109,20 @@ pub fn model_lines(session: &Session) -> Vec<String> {
         format!("constraint {}", session.constraint_why),
         format!("context {}", window_words(&session.window)),
         format!("tools {}", session.tools_why),
+        format!(
+            "confirm {}",
+            confirm_words(session.settings.confirm.unwrap_or(ConfirmMode::Never))
+        ),
     ]
+}
+
+/// What a confirmation mode asks before, for the header.
+pub fn confirm_words(mode: ConfirmMode) -> &'static str {
+    match mode {
+        ConfirmMode::Never => "never: no action waits for you (--confirm risky asks before pushes, installs, the network, deleting many files)",
+        ConfirmMode::Risky => "risky: asks before high- and unknown-risk actions",
+        ConfirmMode::Always => "always: asks before every action but think, finish and the plan",
+    }
 }
 
 /// Where the window comes from, naming the flag that sets it.

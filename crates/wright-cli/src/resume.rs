@@ -66,6 +66,15 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
             format!("constraint {}", session.constraint_why),
             format!("context {}", crate::drive::window_words(&session.window)),
             format!("tools {}", session.tools_why),
+            format!(
+                "confirm {}",
+                crate::drive::confirm_words(
+                    session
+                        .settings
+                        .confirm
+                        .unwrap_or(wright_protocol::ConfirmMode::Never)
+                )
+            ),
         ];
         if let Some(torn) = &notes.torn {
             lines.push(format!(
