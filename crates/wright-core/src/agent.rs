@@ -4,6 +4,7 @@
 
 mod calls;
 mod confirming;
+mod ending;
 mod first_look;
 mod restore;
 mod send;
@@ -312,27 +313,6 @@ impl Conversation {
         Ok(())
     }
 
-    fn set_state(
-        &mut self,
-        observer: &mut dyn Observer,
-        state: AgentState,
-        stop: Option<StopReason>,
-    ) -> Result<(), StoreError> {
-        // The words for people and older readers, the value for programs.
-        let reason = stop.as_ref().map(ToString::to_string);
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::State {
-                state,
-                reason,
-                stop,
-                call_id: None,
-                confirm: None,
-            },
-        )
-    }
-
     /// Appends an event no observer needs to see (resume's own bookkeeping).
     pub(crate) fn append_quietly(
         &mut self,
@@ -422,66 +402,6 @@ impl Conversation {
         self.settle_snapshot().await;
         self.log.wait_sync().await?;
         Ok(outcome)
-    }
-
-    fn add_message(
-        &mut self,
-        observer: &mut dyn Observer,
-        message: Option<&str>,
-    ) -> Result<(), StoreError> {
-        let Some(text) = message else {
-            return Ok(());
-        };
-        self.append(
-            observer,
-            Source::User,
-            EventBody::Message {
-                text: text.to_string(),
-                step: None,
-                reasoning: None,
-                raw: None,
-            },
-        )
-    }
-
-    fn end(
-        &mut self,
-        observer: &mut dyn Observer,
-        state: AgentState,
-        stop: StopReason,
-        summary: Option<String>,
-    ) -> Result<Outcome, StoreError> {
-        self.set_state(observer, state, Some(stop.clone()))?;
-        self.outcome(state, stop, summary)
-    }
-
-    /// What a run ends with, its state already logged.
-    fn outcome(
-        &self,
-        state: AgentState,
-        stop: StopReason,
-        summary: Option<String>,
-    ) -> Result<Outcome, StoreError> {
-        // The end report is the model's words and the review's quotes: masked as the log.
-        let (summary, review) = match &self.masker {
-            Some(masker) => (
-                summary.map(|text| masker.mask(&text)),
-                match &self.last_review {
-                    Some(review) => Some(crate::store::masked(masker, review)?),
-                    None => None,
-                },
-            ),
-            None => (summary, self.last_review.clone()),
-        };
-        Ok(Outcome {
-            state,
-            stop,
-            review,
-            summary,
-            totals: self.totals.clone(),
-            remedy: None,
-            flags: self.flags.clone(),
-        })
     }
 
     async fn step_once(
@@ -649,10 +569,5 @@ impl Conversation {
             )?;
         }
         self.check_stuck(observer, step)
-    }
-
-    fn interrupted(&mut self, observer: &mut dyn Observer) -> Result<Outcome, StoreError> {
-        let reason = self.cancel_reason();
-        self.end(observer, AgentState::Stopped, reason, None)
     }
 }
