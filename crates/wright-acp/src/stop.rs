@@ -32,6 +32,9 @@ pub(crate) fn answer(stop: &StopReason) -> Answer {
         | StopReason::MaxDisk { .. }
         | StopReason::NoToolCall
         | StopReason::Stuck { .. }
+        // No permission request yet: the words say which action waits (`wright resume`
+        // at a terminal answers it).
+        | StopReason::NobodyToConfirm { .. }
         | StopReason::Other { .. } => Answer::Stop(AcpStop::EndTurn),
         StopReason::ModelError { .. } | StopReason::ToolFailed { .. } => {
             Answer::Failed(stop.to_string())

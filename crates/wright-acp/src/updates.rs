@@ -271,6 +271,7 @@ impl Observer for Updates {
                 state,
                 reason,
                 stop,
+                ..
             } => match state {
                 AgentState::Running | AgentState::Finished => {}
                 // Where a permission request will start once wright asks before an
@@ -288,6 +289,11 @@ impl Observer for Updates {
                 }
             },
             EventBody::Changes(changes) => self.changes(changes),
+            EventBody::Flagged { flag, .. } => {
+                self.notifier.say(format!("\n\nwright flagged: {flag}"))
+            }
+            // Answered by nobody here until permission requests land (see `front`).
+            EventBody::Confirmation { .. } => {}
             // What the model is told, or what counts and times the run: not the editor's.
             EventBody::Start(_)
             | EventBody::Usage(_)

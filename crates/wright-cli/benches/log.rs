@@ -62,6 +62,8 @@ async fn main() {
                 call_id: format!("call_{step}"),
                 tool: "terminal".into(),
                 arguments: json!({"command": format!("echo step {step}")}),
+                risk: Some(wright_protocol::Risk::Low),
+                risk_reason: Some("echo reads".into()),
             },
         )
         .unwrap();

@@ -54,7 +54,7 @@ impl wright_acp::Starter for EditorStarter {
     }
 
     async fn prepare(&self, id: String, workspace: &Path, front: &dyn Front) -> Result<Session> {
-        crate::unattended::prepare(&self.defaults, id, workspace, front).await
+        crate::unattended::prepare(&self.defaults, id, workspace, None, front).await
     }
 
     async fn reopen(
@@ -62,7 +62,7 @@ impl wright_acp::Starter for EditorStarter {
         dir: &Path,
         front: &dyn Front,
     ) -> Result<(Session, Conversation, ResumeNotes)> {
-        crate::unattended::reopen(&self.defaults, dir, front).await
+        crate::unattended::reopen(&self.defaults, dir, None, front).await
     }
 
     fn diagnostic(&self, line: &str) {

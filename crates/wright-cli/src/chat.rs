@@ -53,6 +53,8 @@ struct Chat {
     started: Instant,
     /// The current conversation's lock: one writer per conversation.
     lock: Option<wright_core::RunLock>,
+    /// When the user is asked before an action runs (every conversation of the chat).
+    confirm: wright_protocol::ConfirmMode,
 }
 
 impl Chat {
@@ -89,7 +91,14 @@ impl Chat {
         );
         conversation.add_step_guard(tools.disk_guard(self.settings.values.max_disk));
         conversation.set_workspace(tools.workspace.clone());
+        self.asks(&mut conversation);
         Ok((conversation, lock))
+    }
+
+    /// The chat's confirmation mode, answered from stdin.
+    fn asks(&self, conversation: &mut Conversation) {
+        conversation.set_confirm_mode(self.confirm);
+        conversation.set_confirmer(crate::confirm::TerminalConfirmer::for_chat());
     }
 }
 
@@ -104,8 +113,11 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     // Made once, before the agent's first step; a conversation started later in this
     // chat gets the same map.
     let map = session.workspace_map();
-    let conversation = session.start_conversation(map.clone())?;
+    let mut conversation = session.start_conversation(map.clone())?;
+    conversation.set_confirmer(crate::confirm::TerminalConfirmer::for_chat());
+    let confirm = conversation.confirm_mode();
     let mut chat = Chat {
+        confirm,
         conversation,
         tool_calling: session.tool_calling,
         map,
@@ -242,6 +254,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                             session.tools.disk_guard(chat.settings.values.max_disk),
                         );
                         resumed.set_workspace(session.tools.workspace.clone());
+                        chat.asks(&mut resumed);
                         chat.conversation = resumed;
                         chat.lock = lock;
                         say!("back in conversation {}", chat.conversation.id());

@@ -17,6 +17,7 @@ use wright_core::Conversation;
 use wright_core::Observer;
 use wright_llm::Client;
 use wright_protocol::AgentState;
+use wright_protocol::ConfirmMode;
 use wright_session::sandbox_setup::SandboxSetup;
 use wright_session::working_copy;
 use wright_session::working_copy::WorkingCopy;
@@ -65,7 +66,12 @@ pub async fn prepare(
 ) -> Result<(SessionSettings, Session)> {
     let front = Terminal { json: common.json };
     let start = Session::locate(&place.workspace, &front)?;
-    let settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
+    let mut settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
+    // A chat asks before risky actions unless told otherwise; a run does not.
+    settings.values.confirm.get_or_insert(match replies {
+        Replies::MayBeWords => wright_protocol::ConfirmMode::Risky,
+        Replies::AlwaysCalls => wright_protocol::ConfirmMode::Never,
+    });
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
     let client = settings
@@ -103,7 +109,20 @@ pub fn model_lines(session: &Session) -> Vec<String> {
         format!("constraint {}", session.constraint_why),
         format!("context {}", window_words(&session.window)),
         format!("tools {}", session.tools_why),
+        format!(
+            "confirm {}",
+            confirm_words(session.settings.confirm.unwrap_or(ConfirmMode::Never))
+        ),
     ]
+}
+
+/// What a confirmation mode asks before, for the header.
+pub fn confirm_words(mode: ConfirmMode) -> &'static str {
+    match mode {
+        ConfirmMode::Never => "never: no action waits for you (--confirm risky asks before pushes, installs, the network, deleting many files)",
+        ConfirmMode::Risky => "risky: asks before high- and unknown-risk actions",
+        ConfirmMode::Always => "always: asks before every action but think, finish and the plan",
+    }
 }
 
 /// Where the window comes from, naming the flag that sets it.
@@ -126,7 +145,7 @@ pub fn window_words(window: &wright_session::connect::Window) -> String {
 /// Drives `session`'s `conversation` to its end and reports it; returns the exit status.
 pub async fn drive(
     session: Session,
-    conversation: Conversation,
+    mut conversation: Conversation,
     message: Option<&str>,
     settings: &SessionSettings,
     title: &str,
@@ -134,6 +153,7 @@ pub async fn drive(
     let started = Instant::now();
     let cancel = CancellationToken::new();
     let signal = crate::signals::watch(cancel.clone(), conversation.interrupt_reason());
+    conversation.set_confirmer(crate::confirm::TerminalConfirmer::for_run(settings.json));
     let mut observer: Box<dyn Observer> = if settings.json {
         Box::new(JsonLines)
     } else {

@@ -80,6 +80,9 @@ pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &
             format!("{fact}. Resume with a hint: wright resume {id} \"…\"")
         }
         StopReason::WindowTooSmall { .. } => format!("{fact}. {LARGER_WINDOW}"),
+        StopReason::NobodyToConfirm { .. } => format!(
+            "{fact}. Answer it in a terminal with `wright resume {id}` (it asks again, and runs it only on your yes), or start runs with --confirm never to run such actions unasked"
+        ),
         StopReason::Finished
         | StopReason::Answered
         | StopReason::Interrupted { .. }

@@ -190,13 +190,20 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 say!("{n}  → finish\n\nagent (finish): {}", message.trim());
             }
             EventBody::Action {
-                tool, arguments, ..
+                tool,
+                arguments,
+                risk,
+                ..
             } => {
                 let by = match event.source {
                     Source::Environment => "wright runs the tests first: ",
                     _ => "",
                 };
-                say!("{n}  → {by}{tool} {}", describe_arguments(tool, arguments));
+                say!(
+                    "{n}  → {by}{tool} {}{}",
+                    describe_arguments(tool, arguments),
+                    crate::progress::risk_tag(*risk)
+                );
             }
             // What finish answers adds nothing to its message, printed above.
             EventBody::Observation { tool, is_error, .. } if tool == "finish" && !is_error => {}
@@ -248,10 +255,23 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                     ""
                 }
             ),
+            EventBody::Flagged { flag, .. } => say!("{n}  [flagged: {flag}]"),
+            EventBody::Confirmation {
+                decision, reason, ..
+            } => say!(
+                "{n}  [{}]",
+                crate::progress::confirmation_words(*decision, reason.as_deref())
+            ),
+            EventBody::State {
+                state: wright_protocol::AgentState::AwaitingConfirmation,
+                stop: None,
+                ..
+            } => say!("{n}[awaiting_confirmation: waiting for your answer]"),
             EventBody::State {
                 state,
                 reason,
                 stop,
+                ..
             } => {
                 // Typed where the log has it (worded here, with what to do), else its words.
                 if let Some(stop) =

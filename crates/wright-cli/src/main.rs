@@ -8,6 +8,7 @@ mod acp;
 mod ask;
 mod chat;
 mod config_cmds;
+mod confirm;
 mod doctor;
 mod drive;
 mod eval;

@@ -106,7 +106,10 @@ impl Observer for Progress {
     fn event(&mut self, event: &Event) {
         match &event.body {
             EventBody::Action {
-                tool, arguments, ..
+                tool,
+                arguments,
+                risk,
+                ..
             } => {
                 self.in_reasoning = false;
                 self.live.idle();
@@ -117,9 +120,10 @@ impl Observer for Progress {
                 };
                 // The event's id, for `wright fork --at` (at an action: before it ran).
                 self.line(&format!(
-                    "  → {by}{tool} {}  #{}",
+                    "  → {by}{tool} {}  #{}{}",
                     describe_arguments(tool, arguments),
-                    event.id
+                    event.id,
+                    risk_tag(*risk)
                 ));
                 self.live.tool(tool);
             }
@@ -190,6 +194,17 @@ impl Observer for Progress {
             EventBody::Together { call_ids, .. } => {
                 self.line(&format!("  [{} ran together]", together(call_ids.len())));
             }
+            EventBody::Flagged { flag, .. } => {
+                self.line(&format!("  [flagged: {flag}]"));
+            }
+            EventBody::Confirmation {
+                decision, reason, ..
+            } => {
+                self.line(&format!(
+                    "  [{}]",
+                    confirmation_words(*decision, reason.as_deref())
+                ));
+            }
             EventBody::State { .. } => self.live.idle(),
             // A retry is shown from its delta, as it starts; the changes by the report.
             EventBody::Message { .. }
@@ -221,6 +236,27 @@ pub fn describe_arguments(tool: &str, arguments: &Value) -> String {
         _ => arguments.to_string(),
     };
     clip(text.lines().next().unwrap_or(""), 120)
+}
+
+/// After an action's line, its risk when the user would be asked about it in `risky`.
+pub fn risk_tag(risk: Option<wright_protocol::Risk>) -> String {
+    match risk {
+        Some(risk) if risk >= wright_protocol::Risk::Unknown => format!("  (risk {risk})"),
+        _ => String::new(),
+    }
+}
+
+/// The user's answer about a pending action, in words.
+pub fn confirmation_words(decision: wright_protocol::Decision, reason: Option<&str>) -> String {
+    use wright_protocol::Decision;
+    match (decision, reason) {
+        (Decision::Approved, _) => "you said yes".to_string(),
+        (Decision::Always, _) => {
+            "you said yes, and always for this tool in this conversation".to_string()
+        }
+        (Decision::Rejected, Some(reason)) => format!("you said no: {reason}"),
+        (Decision::Rejected, None) => "you said no".to_string(),
+    }
 }
 
 /// How a group of concurrent calls is named: "these 3 calls".

@@ -41,6 +41,9 @@ pub fn print_report(
     if let Some(summary) = &outcome.summary {
         say!("{}", summary.trim());
     }
+    for flag in &outcome.flags {
+        say!("── flagged: {flag}");
+    }
     match changes {
         working_copy::Outcome::Branch {
             branch,

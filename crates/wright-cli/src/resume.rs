@@ -66,12 +66,27 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
             format!("constraint {}", session.constraint_why),
             format!("context {}", crate::drive::window_words(&session.window)),
             format!("tools {}", session.tools_why),
+            format!(
+                "confirm {}",
+                crate::drive::confirm_words(
+                    session
+                        .settings
+                        .confirm
+                        .unwrap_or(wright_protocol::ConfirmMode::Never)
+                )
+            ),
         ];
         if let Some(torn) = &notes.torn {
             lines.push(format!(
                 "the log ended in a torn line ({} at line {}): cut off, the events before it are intact",
                 count(torn.bytes as u64, "byte"),
                 torn.line
+            ));
+        }
+        if let Some(pending) = &notes.awaiting {
+            lines.push(format!(
+                "a {} call waits for your confirmation: it is asked about again first, and runs only on your yes",
+                pending.tool
             ));
         }
         for tool in &notes.interrupted {

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use wright_core::Conversation;
 use wright_core::ResumeNotes;
+use wright_protocol::ConfirmMode;
 use wright_server::NewConversation;
 use wright_session::Front;
 use wright_session::Session;
@@ -101,6 +102,7 @@ impl CliStarter {
         text(&settings.sandbox, &mut args.sandbox);
         text(&settings.tool_calling, &mut args.tool_calling);
         text(&settings.tools, &mut args.tools);
+        text(&settings.confirm, &mut args.confirm);
         args.max_steps = settings.max_steps.or(args.max_steps);
         args.max_time = settings.max_time.or(args.max_time);
         args.max_tokens = settings.max_tokens.or(args.max_tokens);
@@ -122,7 +124,8 @@ impl wright_server::Starter for CliStarter {
         front: &dyn Front,
     ) -> Result<Session> {
         let args = self.args(&request.settings);
-        crate::unattended::prepare(&args, id, workspace, front).await
+        // The server asks before risky actions unless told otherwise.
+        crate::unattended::prepare(&args, id, workspace, Some(ConfirmMode::Risky), front).await
     }
 
     async fn reopen(
@@ -131,7 +134,7 @@ impl wright_server::Starter for CliStarter {
         settings: &wright_server::Settings,
         front: &dyn Front,
     ) -> Result<(Session, Conversation, ResumeNotes)> {
-        crate::unattended::reopen(&self.args(settings), dir, front).await
+        crate::unattended::reopen(&self.args(settings), dir, Some(ConfirmMode::Risky), front).await
     }
 
     fn sandbox(

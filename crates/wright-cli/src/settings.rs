@@ -141,6 +141,12 @@ pub struct CommonArgs {
     /// machine, where egress is `ask` (`wright allow egress HOST` allows it for good).
     #[arg(long)]
     pub allow_remote: bool,
+    /// When to ask before an action runs: never, risky (high or unknown risk: pushes,
+    /// installs, the network, deleting many files, writing outside the workspace, …) or
+    /// always (default: risky for chat and serve, never for run; resume and fork: as the
+    /// conversation last ran).
+    #[arg(long, value_name = "never|risky|always")]
+    pub confirm: Option<String>,
     /// Give the shell this secret (stored with `wright secrets set NAME`) as the
     /// environment variable NAME, masked in everything logged, shown or sent; repeatable.
     #[arg(long = "secret", value_name = "NAME")]
@@ -212,6 +218,7 @@ impl CommonArgs {
             ("constrain", text(&self.constrain), "--constrain"),
             ("map", text(&self.map), "--map"),
             ("tools", text(&self.tools), "--tools"),
+            ("confirm", text(&self.confirm), "--confirm"),
             (
                 "context_window",
                 int(self.context_window),

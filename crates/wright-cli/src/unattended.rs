@@ -10,6 +10,7 @@ use anyhow::Result;
 use std::path::Path;
 use wright_core::Conversation;
 use wright_core::ResumeNotes;
+use wright_protocol::ConfirmMode;
 use wright_session::Existing;
 use wright_session::Front;
 use wright_session::Session;
@@ -26,14 +27,17 @@ pub fn check(args: &CommonArgs, workspace: &Path, front: &dyn Front) -> Result<(
 
 /// A new conversation's session on `workspace` under `id`, in a clone on a new branch
 /// when it is a git repository (your uncommitted changes left out).
+/// `confirm`: the mode when neither the flags nor the configuration choose one.
 pub async fn prepare(
     args: &CommonArgs,
     id: String,
     workspace: &Path,
+    confirm: Option<ConfirmMode>,
     front: &dyn Front,
 ) -> Result<Session> {
     let start = Session::locate(workspace, front)?;
-    let settings = SessionSettings::resolve(args, Some(&start.config_source()))?;
+    let mut settings = SessionSettings::resolve(args, Some(&start.config_source()))?;
+    default_confirm(&mut settings, confirm);
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
     let client = settings
@@ -60,10 +64,13 @@ pub async fn prepare(
 pub async fn reopen(
     args: &CommonArgs,
     dir: &Path,
+    confirm: Option<ConfirmMode>,
     front: &dyn Front,
 ) -> Result<(Session, Conversation, ResumeNotes)> {
     let existing = Existing::open(dir, front)?;
-    let settings = SessionSettings::resolve(args, Some(&existing.working_copy.config_source()))?;
+    let mut settings =
+        SessionSettings::resolve(args, Some(&existing.working_copy.config_source()))?;
+    default_confirm(&mut settings, confirm);
     let start = existing.start.clone();
     let sandbox = settings.sandbox_choice()?;
     let client = settings
@@ -73,4 +80,12 @@ pub async fn reopen(
         )
         .await?;
     Session::reopen(existing, client, settings.values.clone(), &sandbox).await
+}
+
+/// The program's own default for confirmation (the server asks before risky actions),
+/// when neither the flags nor the configuration chose one.
+fn default_confirm(settings: &mut SessionSettings, confirm: Option<ConfirmMode>) {
+    if let Some(mode) = confirm {
+        settings.values.confirm.get_or_insert(mode);
+    }
 }

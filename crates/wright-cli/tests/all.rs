@@ -10,6 +10,7 @@ mod common;
 mod condense;
 mod config;
 mod config_attacks;
+mod confirm;
 mod constrain;
 mod context;
 mod direct;

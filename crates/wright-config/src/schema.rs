@@ -55,6 +55,7 @@ const SANDBOX: &[&str] = &["auto", "landlock", "namespaces", "docker", "none"];
 const EGRESS: &[&str] = &["local_only", "ask", "any"];
 const ON_OFF: &[&str] = &["on", "off"];
 const AUTO_ON_OFF: &[&str] = &["auto", "on", "off"];
+const CONFIRM: &[&str] = &["never", "risky", "always"];
 
 pub const KEYS: &[Key] = &[
     Key { path: "version", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "format version of the file: 1" },
@@ -74,6 +75,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "price_in", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million prompt tokens, for max_cost" },
     Key { path: "price_out", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million generated tokens, for max_cost" },
     Key { path: "max_cost", kind: Kind::Float { min: 0.0, max: 1.0e9 }, repo: RepoRule::NeedsApproval, doc: "stop a conversation once its cost, by price_in and price_out, reaches this (--max-cost)" },
+    Key { path: "confirm", kind: Kind::OneOf(CONFIRM), repo: RepoRule::NeedsApproval, doc: "when to ask before an action runs (--confirm): never, risky (high or unknown risk), always; default risky for chat and the server, never for run (resume and fork: as the conversation last ran)" },
     Key { path: "run.max_steps", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "model steps per run (--max-steps); default 50" },
     Key { path: "run.max_tokens", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "prompt plus completion tokens of a conversation (--max-tokens)" },
     Key { path: "run.max_time", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "seconds per run (--max-time)" },

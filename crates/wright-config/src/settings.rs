@@ -142,6 +142,9 @@ pub struct Settings {
     pub egress_origin: Origin,
     /// The secrets `[repos."PATH"].secrets` of the user's file grants on this repository.
     pub secrets: Vec<String>,
+    /// When to ask before an action runs; `None`: the front end's default (`run`: never,
+    /// `chat` and the server: risky).
+    pub confirm: Option<wright_protocol::ConfirmMode>,
 }
 
 impl Config {
@@ -242,6 +245,7 @@ impl Settings {
             egress,
             egress_origin,
             secrets,
+            confirm: config.str("confirm").and_then(|mode| mode.parse().ok()),
         })
     }
 }

@@ -3,6 +3,8 @@
 //! calls, a limit, an interruption or an error the model cannot fix.
 
 mod calls;
+mod confirming;
+mod ending;
 mod first_look;
 mod restore;
 mod send;
@@ -108,6 +110,18 @@ pub struct Conversation {
     told_about_test_edits: bool,
     /// The granted secrets, masked out of what commands print as it is shown.
     masker: Option<std::sync::Arc<wright_tools::Masker>>,
+    /// When the user is asked before an action runs (see `confirming`).
+    confirm: wright_protocol::ConfirmMode,
+    /// Who answers; without one, nobody can.
+    confirmer: Option<std::sync::Arc<dyn crate::confirm::Confirmer>>,
+    /// The tools the user approved for good in this conversation.
+    always: std::collections::BTreeSet<String>,
+    /// The last text the agent read that looks like instructions to it: (event, words).
+    read_instructions: Option<(u64, String)>,
+    /// An action an earlier run left waiting for the user's answer.
+    pending: Option<crate::confirm::Pending>,
+    /// What this run flagged.
+    flags: Vec<wright_protocol::Flag>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -238,6 +252,12 @@ impl Conversation {
             first_look: None,
             told_about_test_edits: false,
             masker: None,
+            confirm: wright_protocol::ConfirmMode::Never,
+            confirmer: None,
+            always: std::collections::BTreeSet::new(),
+            read_instructions: None,
+            pending: None,
+            flags: Vec::new(),
         }
     }
 
@@ -296,25 +316,6 @@ impl Conversation {
         Ok(())
     }
 
-    fn set_state(
-        &mut self,
-        observer: &mut dyn Observer,
-        state: AgentState,
-        stop: Option<StopReason>,
-    ) -> Result<(), StoreError> {
-        // The words for people and older readers, the value for programs.
-        let reason = stop.as_ref().map(ToString::to_string);
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::State {
-                state,
-                reason,
-                stop,
-            },
-        )
-    }
-
     /// Appends an event no observer needs to see (resume's own bookkeeping).
     pub(crate) fn append_quietly(
         &mut self,
@@ -349,19 +350,29 @@ impl Conversation {
         cancel: &CancellationToken,
         observer: &mut dyn Observer,
     ) -> Result<Outcome, StoreError> {
-        if let Some(text) = message {
-            self.append(
-                observer,
-                Source::User,
-                EventBody::Message {
-                    text: text.to_string(),
-                    step: None,
-                    reasoning: None,
-                    raw: None,
-                },
-            )?;
+        // An action left waiting is answered first: its observation must follow it.
+        let pending = self.pending.take();
+        if pending.is_none() {
+            self.add_message(observer, message)?;
         }
-        self.set_state(observer, AgentState::Running, None)?;
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::State {
+                state: AgentState::Running,
+                reason: None,
+                stop: None,
+                call_id: None,
+                confirm: Some(self.confirm),
+            },
+        )?;
+        if let Some(pending) = pending {
+            if let Some(outcome) = self.settle_pending(observer, cancel, pending).await? {
+                self.log.wait_sync().await?;
+                return Ok(outcome);
+            }
+            self.add_message(observer, message)?;
+        }
         self.run_first_look(observer, cancel).await?;
         let first_step = self.step;
         let started = std::time::Instant::now();
@@ -394,35 +405,6 @@ impl Conversation {
         self.settle_snapshot().await;
         self.log.wait_sync().await?;
         Ok(outcome)
-    }
-
-    fn end(
-        &mut self,
-        observer: &mut dyn Observer,
-        state: AgentState,
-        stop: StopReason,
-        summary: Option<String>,
-    ) -> Result<Outcome, StoreError> {
-        self.set_state(observer, state, Some(stop.clone()))?;
-        // The end report is the model's words and the review's quotes: masked as the log.
-        let (summary, review) = match &self.masker {
-            Some(masker) => (
-                summary.map(|text| masker.mask(&text)),
-                match &self.last_review {
-                    Some(review) => Some(crate::store::masked(masker, review)?),
-                    None => None,
-                },
-            ),
-            None => (summary, self.last_review.clone()),
-        };
-        Ok(Outcome {
-            state,
-            stop,
-            review,
-            summary,
-            totals: self.totals.clone(),
-            remedy: None,
-        })
     }
 
     async fn step_once(
@@ -590,10 +572,5 @@ impl Conversation {
             )?;
         }
         self.check_stuck(observer, step)
-    }
-
-    fn interrupted(&mut self, observer: &mut dyn Observer) -> Result<Outcome, StoreError> {
-        let reason = self.cancel_reason();
-        self.end(observer, AgentState::Stopped, reason, None)
     }
 }

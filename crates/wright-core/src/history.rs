@@ -245,6 +245,7 @@ fn render_view<'a>(
                 call_id,
                 tool,
                 arguments,
+                ..
             } => {
                 if mode == ToolCalling::Text {
                     // The call is already in the assistant's own text.
@@ -314,7 +315,10 @@ fn render_view<'a>(
             | EventBody::Changes(_)
             // The plan is in the task_tracker call's own result; `together` is for people.
             | EventBody::Plan { .. }
-            | EventBody::Together { .. } => {}
+            | EventBody::Together { .. }
+            // The user's answer reaches the model in the call's observation.
+            | EventBody::Confirmation { .. }
+            | EventBody::Flagged { .. } => {}
         }
     }
     flush(&mut messages, &mut results);
@@ -428,6 +432,8 @@ mod tests {
                     call_id: "a".into(),
                     tool: "terminal".into(),
                     arguments: json!({"command": "ls"}),
+                    risk: None,
+                    risk_reason: None,
                 },
             ),
             event(
@@ -438,6 +444,8 @@ mod tests {
                     call_id: "b".into(),
                     tool: "think".into(),
                     arguments: json!("{bad"),
+                    risk: None,
+                    risk_reason: None,
                 },
             ),
             event(

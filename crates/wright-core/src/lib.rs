@@ -8,7 +8,9 @@
 
 mod agent;
 mod condense;
+pub mod confirm;
 mod history;
+pub mod injection;
 mod paths;
 mod prompt;
 mod reply;

@@ -1,7 +1,8 @@
 //! Continuing a conversation from its log: after a stop, a limit, or a crash. The log is
 //! the truth: the step count, the token totals and the mode come back from it, and an
 //! action that was logged without its observation (wright died while it ran) is reported
-//! to the model as interrupted, never silently run again.
+//! to the model as interrupted, never silently run again; one that was waiting for the
+//! user's confirmation is asked about again before anything else.
 
 use crate::agent::Conversation;
 use crate::store::EventLog;
@@ -22,6 +23,8 @@ pub struct ResumeNotes {
     pub interrupted: Vec<String>,
     /// The state the conversation was in.
     pub last_state: Option<AgentState>,
+    /// The action left waiting for the user's answer: asked about again first.
+    pub awaiting: Option<crate::confirm::Pending>,
 }
 
 impl Conversation {
@@ -34,6 +37,7 @@ impl Conversation {
         let mut conversation = Conversation::from_log(log, client, tools)?;
         let mut notes = ResumeNotes {
             torn,
+            awaiting: conversation.pending().cloned(),
             ..ResumeNotes::default()
         };
         let events = conversation.events();
@@ -56,7 +60,12 @@ impl Conversation {
                 _ => {}
             }
         }
+        // The call waiting for an answer did not run: it is asked about again.
+        let waiting = notes.awaiting.as_ref().map(|p| p.call_id.clone());
         for (call_id, tool) in pending {
+            if Some(&call_id) == waiting.as_ref() {
+                continue;
+            }
             conversation.append_quietly(
                 Source::Environment,
                 EventBody::Observation {

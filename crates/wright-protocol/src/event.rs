@@ -14,8 +14,11 @@ use std::time::SystemTime;
 /// without them; a wright that knows only version 2 refuses a version-3 log with a
 /// sentence instead of stumbling on a kind it does not know. Version 4 added `plan` (the
 /// agent's plan, whole, after each change) and `together` (the calls of one reply that
-/// ran at the same time).
-pub const LOG_FORMAT_VERSION: u32 = 4;
+/// ran at the same time). Version 5 added each action's `risk` and `risk_reason`, the
+/// pending action's `call_id` and a run's `confirm` mode on `state`, and the kinds
+/// `confirmation` (the user's answer about a pending action) and `flagged` (a possible
+/// prompt injection).
+pub const LOG_FORMAT_VERSION: u32 = 5;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,6 +88,13 @@ pub enum EventBody {
         tool: String,
         /// The parsed arguments, or the raw text as a JSON string when they did not parse.
         arguments: Value,
+        /// How risky the call is: the higher of wright's reading and the model's own
+        /// `security_risk` (version 5 on).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        risk: Option<crate::Risk>,
+        /// Why, in words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        risk_reason: Option<String>,
     },
     /// What a tool call produced, logged after it ran.
     Observation {
@@ -110,6 +120,12 @@ pub enum EventBody {
             deserialize_with = "crate::stop::lenient"
         )]
         stop: Option<crate::StopReason>,
+        /// With `awaiting_confirmation`: the action waiting for the user's answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// With `running`: when this run asks before an action (version 5 on).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confirm: Option<crate::ConfirmMode>,
     },
     /// Token use and timing of one model request.
     Usage(Usage),
@@ -141,6 +157,18 @@ pub enum EventBody {
     /// These calls of one reply, all read-only, ran at the same time (version 4 on);
     /// logged after their actions, before their observations.
     Together { step: u32, call_ids: Vec<String> },
+    /// The user's answer about the pending action `call_id` (version 5 on), logged before
+    /// it runs or is answered as rejected.
+    Confirmation {
+        call_id: String,
+        tool: String,
+        decision: crate::Decision,
+        /// Why, when the user said (a rejection's reason goes to the model).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Something wright flags about the action `call_id` (version 5 on), logged after it.
+    Flagged { call_id: String, flag: crate::Flag },
 }
 
 /// Where the agent's changes are at the end of a run.
@@ -432,6 +460,8 @@ mod tests {
                 call_id: "call_1".into(),
                 tool: "terminal".into(),
                 arguments: json!({"command": "ls"}),
+                risk: None,
+                risk_reason: None,
             },
         };
         let value: Value = serde_json::from_str(&event.to_line().unwrap()).unwrap();
@@ -442,5 +472,73 @@ mod tests {
         );
         let back: Event = serde_json::from_value(value).unwrap();
         assert_eq!(back, event);
+    }
+
+    #[test]
+    fn version_5_fields_read_back_and_older_lines_still_read() {
+        let older = r#"{"id":3,"ts":"2026-01-01T00:00:00.000Z","source":"agent","kind":"action","step":1,"call_id":"c","tool":"terminal","arguments":{"command":"ls"}}"#;
+        let read: Event = serde_json::from_str(older).unwrap();
+        assert!(matches!(
+            read.body,
+            EventBody::Action {
+                risk: None,
+                risk_reason: None,
+                ..
+            }
+        ));
+        let older = r#"{"id":4,"ts":"2026-01-01T00:00:00.000Z","source":"environment","kind":"state","state":"running"}"#;
+        let read: Event = serde_json::from_str(older).unwrap();
+        assert!(matches!(
+            read.body,
+            EventBody::State {
+                call_id: None,
+                confirm: None,
+                ..
+            }
+        ));
+        for body in [
+            EventBody::State {
+                state: AgentState::AwaitingConfirmation,
+                reason: None,
+                stop: None,
+                call_id: Some("c".into()),
+                confirm: None,
+            },
+            EventBody::Confirmation {
+                call_id: "c".into(),
+                tool: "terminal".into(),
+                decision: crate::Decision::Rejected,
+                reason: Some("not today".into()),
+            },
+            EventBody::Flagged {
+                call_id: "c".into(),
+                flag: crate::Flag::PromptInjection {
+                    source: 2,
+                    excerpt: "ignore all previous instructions".into(),
+                },
+            },
+        ] {
+            let event = Event::new(5, Source::User, body);
+            let back: Event = serde_json::from_str(&event.to_line().unwrap()).unwrap();
+            assert_eq!(back, event);
+        }
+        let line = Event::new(
+            6,
+            Source::User,
+            EventBody::Confirmation {
+                call_id: "c".into(),
+                tool: "terminal".into(),
+                decision: crate::Decision::Always,
+                reason: None,
+            },
+        )
+        .to_line()
+        .unwrap();
+        assert!(
+            line.contains(
+                r#""kind":"confirmation","call_id":"c","tool":"terminal","decision":"always"}"#
+            ),
+            "{line}"
+        );
     }
 }

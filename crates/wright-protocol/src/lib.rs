@@ -13,6 +13,7 @@ mod notice;
 mod plan;
 mod plural;
 mod printable;
+mod risk;
 mod stop;
 
 pub use event::AgentState;
@@ -46,4 +47,8 @@ pub use plural::count;
 pub use plural::count_as;
 pub use printable::escape_for_json_line;
 pub use printable::printable;
+pub use risk::ConfirmMode;
+pub use risk::Decision;
+pub use risk::Flag;
+pub use risk::Risk;
 pub use stop::StopReason;

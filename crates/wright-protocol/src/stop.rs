@@ -46,6 +46,9 @@ pub enum StopReason {
     ModelError { message: String },
     /// A tool failed in a way the run cannot go on from.
     ToolFailed { tool: String, message: String },
+    /// An action waits for the user's confirmation, and nobody could answer (no
+    /// terminal): it did not run, and the next run asks again.
+    NobodyToConfirm { tool: String, risk: crate::Risk },
     /// A reason in words only: from a log written before reasons were typed.
     Other { text: String },
 }
@@ -102,6 +105,10 @@ impl fmt::Display for StopReason {
             }
             StopReason::ModelError { message } => write!(f, "{message}"),
             StopReason::ToolFailed { tool, message } => write!(f, "{tool} failed: {message}"),
+            StopReason::NobodyToConfirm { tool, risk } => write!(
+                f,
+                "a {tool} call (risk {risk}) waits for your confirmation, and nobody could answer here; it did not run"
+            ),
             StopReason::Other { text } => write!(f, "{text}"),
         }
     }

@@ -51,6 +51,39 @@ pub struct Settings {
     pub tool_calling: Option<String>,
     /// `--tools`
     pub tools: Option<String>,
+    /// `--confirm`: never, risky or always (the server's default: risky).
+    pub confirm: Option<String>,
+}
+
+/// The answer about the action a conversation waits for.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Confirm {
+    /// Run it (`true`), or not (`false`: the model is told, with `reason`).
+    pub approve: bool,
+    /// Why, told to the model when it is not run.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// With `approve`: every later call of the same tool in this conversation runs
+    /// without asking.
+    #[serde(default)]
+    pub always: Option<bool>,
+}
+
+/// An action waiting for the user's answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PendingAction {
+    pub call_id: String,
+    pub tool: String,
+    /// The arguments as the model wrote them (secrets masked).
+    #[schema(value_type = Object)]
+    pub arguments: serde_json::Value,
+    /// `low`, `medium`, `unknown` or `high`.
+    pub risk: String,
+    /// Why it is that risky.
+    pub reason: String,
+    /// What wright flagged about it (a possible prompt injection).
+    pub flag: Option<String>,
 }
 
 /// A message to a conversation: it goes on with it, as `wright resume ID MESSAGE`.
@@ -143,6 +176,8 @@ pub struct Conversation {
     pub error: Option<String>,
     /// What its session said while the server ran it.
     pub notices: Vec<Notice>,
+    /// The action it waits for the user's answer about (`POST …/confirm` answers).
+    pub pending: Option<PendingAction>,
 }
 
 /// A list of conversations, newest first.

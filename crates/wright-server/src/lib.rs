@@ -16,6 +16,7 @@ mod api;
 mod auth;
 mod browser;
 mod changes;
+mod confirm;
 mod error;
 mod front;
 mod hub;

@@ -14,6 +14,11 @@ use std::path::PathBuf;
 pub enum Waiting {
     New(api::NewConversation),
     Message(api::Message),
+    /// The answer about the action `call_id` a conversation left waiting.
+    Confirm {
+        call_id: String,
+        body: api::Confirm,
+    },
 }
 
 fn dir() -> PathBuf {

@@ -57,6 +57,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/conversations/{id}/file", get(crate::actions::file))
         .route("/api/models", get(crate::setup::models))
         .route("/api/doctor", get(crate::setup::doctor))
+        .route(
+            "/api/conversations/{id}/confirm",
+            post(crate::confirm::confirm),
+        )
         .route("/v1/models", get(crate::openai::models))
         .route("/v1/chat/completions", post(crate::openai::completions))
         .route("/sockets/events/{id}", get(crate::socket::events))

@@ -83,6 +83,8 @@ pub(crate) struct Job {
     pub(crate) never_ran: bool,
     /// Why it was stopped, once it was.
     stopped_by: Option<&'static str>,
+    /// Where its clients' answers about risky actions go.
+    pub(crate) confirmer: Arc<crate::confirm::ServerConfirmer>,
 }
 
 impl Job {
@@ -124,6 +126,11 @@ pub const SERVER_STOPPING: &str = "stopped: the server was stopping (a message g
 enum Work {
     New(Box<NewConversation>),
     Message(Box<api::Message>),
+    /// Goes on with a conversation whose action waits, with the answer about it.
+    Confirm {
+        call_id: String,
+        body: api::Confirm,
+    },
 }
 
 /// How long cloning a repository URL may take.
@@ -303,6 +310,9 @@ impl Runs {
                 crate::queue::Waiting::Message(message) => {
                     self.launch(&id, Work::Message(Box::new(message)), Arc::default());
                 }
+                crate::queue::Waiting::Confirm { call_id, body } => {
+                    self.launch(&id, Work::Confirm { call_id, body }, Arc::default());
+                }
             }
         }
     }
@@ -316,9 +326,13 @@ impl Runs {
         front: &Arc<Recorder>,
     ) -> CancellationToken {
         let cancel = CancellationToken::new();
-        let task = match work {
-            Work::New(request) => request.task.clone(),
-            Work::Message(message) => message.text.clone(),
+        let (task, confirmer) = match work {
+            Work::New(request) => (request.task.clone(), Arc::default()),
+            Work::Message(message) => (message.text.clone(), Arc::default()),
+            Work::Confirm { call_id, body } => (
+                String::new(),
+                crate::confirm::ServerConfirmer::answered(call_id, body.into()),
+            ),
         };
         jobs.insert(
             id.to_string(),
@@ -331,6 +345,7 @@ impl Runs {
                 error: None,
                 never_ran: false,
                 stopped_by: None,
+                confirmer,
             },
         );
         cancel
@@ -420,6 +435,15 @@ impl Runs {
                 self.drive(id, session, conversation, Some(task), cancel)
                     .await
             }
+            Work::Confirm { .. } => {
+                let dir = conversations_dir().join(id);
+                let (session, conversation, _) = self
+                    .starter
+                    .reopen(&dir, &api::Settings::default(), front.as_ref())
+                    .await?;
+                crate::queue::take(id);
+                self.drive(id, session, conversation, None, cancel).await
+            }
             Work::Message(message) => {
                 let dir = conversations_dir().join(id);
                 let (session, conversation, notes) = self
@@ -452,11 +476,12 @@ impl Runs {
         &self,
         id: &str,
         session: Session,
-        conversation: Conversation,
+        mut conversation: Conversation,
         message: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<()> {
         if let Some(job) = self.jobs().get_mut(id) {
+            conversation.set_confirmer(job.confirmer.clone());
             job.phase = Phase::Running;
             job.reason = Some(conversation.interrupt_reason());
             // Stopped while its session was prepared: the run says why at once.
@@ -487,6 +512,50 @@ impl Runs {
                 kept.display()
             );
         }
+        Ok(())
+    }
+
+    /// Answers the action `id` waits for: given to its run when one waits, else the
+    /// conversation goes on (queued, as a message) with the answer.
+    pub fn confirm(self: &Arc<Self>, id: &str, body: api::Confirm) -> Result<(), ApiError> {
+        let mut jobs = self.jobs();
+        let pending = Self::pending_of(id);
+        if let Some(job) = jobs.get(id).filter(|job| job.active()) {
+            return match (&pending, job.phase) {
+                (Some(pending), Phase::Running) => {
+                    job.confirmer.answer(&pending.call_id, (&body).into());
+                    Ok(())
+                }
+                _ => Err(ApiError::conflict(format!(
+                    "conversation {id} is running and waits for no confirmation"
+                ))),
+            };
+        }
+        if !log_path(id).is_file() {
+            return Err(ApiError::not_found(id));
+        }
+        let Some(pending) = pending else {
+            return Err(ApiError::conflict(format!(
+                "conversation {id} waits for no confirmation"
+            )));
+        };
+        let call_id = pending.call_id;
+        crate::queue::put(
+            id,
+            &crate::queue::Waiting::Confirm {
+                call_id: call_id.clone(),
+                body: body.clone(),
+            },
+        )
+        .map_err(|err| ApiError::internal(&err))?;
+        let front = jobs
+            .get(id)
+            .map(|job| job.front.clone())
+            .unwrap_or_default();
+        let work = Work::Confirm { call_id, body };
+        let cancel = Self::register(&mut jobs, id, &work, &front);
+        drop(jobs);
+        self.spawn(id, work, front, cancel);
         Ok(())
     }
 

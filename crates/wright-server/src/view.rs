@@ -8,6 +8,7 @@ use crate::runs::log_path;
 use crate::runs::Phase;
 use crate::runs::Runs;
 use anyhow::Result;
+use wright_protocol::AgentState;
 use wright_session::stored::RunState;
 use wright_session::stored::Summary;
 use wright_session::working_copy::Record;
@@ -36,6 +37,12 @@ impl Runs {
         let state = match (&job, &summary) {
             (Some((Some(Phase::Queued), ..)), _) => State::Queued,
             (Some((Some(Phase::Starting), ..)), _) => State::Starting,
+            // Its run waits for an answer (logged before it asks).
+            (Some((Some(Phase::Running), ..)), Some(summary))
+                if summary.state == RunState::Logged(AgentState::AwaitingConfirmation) =>
+            {
+                State::AwaitingConfirmation
+            }
             (Some((Some(Phase::Running), ..)), _) => State::Running,
             (_, Some(summary)) => match summary.state {
                 RunState::Logged(state) => state.into(),
@@ -78,6 +85,10 @@ impl Runs {
                 .map(|d| d.as_secs()),
             error,
             notices,
+            pending: summary
+                .as_ref()
+                .and_then(|s| s.pending.as_ref())
+                .map(crate::confirm::pending_view),
         })
     }
 

@@ -107,6 +107,11 @@ impl Session {
         }
         // Not a chat: only `finish` says the task is done.
         conversation.set_require_finish(self.replies == Replies::AlwaysCalls);
+        conversation.set_confirm_mode(
+            self.settings
+                .confirm
+                .unwrap_or(wright_protocol::ConfirmMode::Never),
+        );
     }
 
     /// What every front end does with a run: shows `observer` the events logged so far,

@@ -76,7 +76,7 @@ impl Session {
     pub async fn reopen(
         existing: Existing,
         mut client: Client,
-        settings: Settings,
+        mut settings: Settings,
         sandbox: &SandboxChoice,
     ) -> Result<(Session, Conversation, ResumeNotes)> {
         let Existing {
@@ -89,13 +89,21 @@ impl Session {
         // The tools its start offered, whatever the settings say now: their schemas are
         // part of the prefix every request extends.
         let names = crate::session::logged_tools(&start);
-        let tools = Tools::build(
+        let mut tools = Tools::build(
             sandbox,
             &working_copy,
             &start.conversation,
             Readiness::Reopen,
             &names,
         )?;
+        // The schemas as they started: with `security_risk` when they offered it.
+        if start
+            .tools
+            .iter()
+            .any(wright_tools::risk::offers_stated_risk)
+        {
+            tools.toolbox = tools.toolbox.with_stated_risk();
+        }
         let list = names
             .iter()
             .map(|n| n.as_str())
@@ -114,6 +122,10 @@ impl Session {
             client.clone(),
             tools.toolbox.clone(),
         )?;
+        // Unless told otherwise, it asks before actions as its last run did.
+        if settings.confirm.is_none() {
+            settings.confirm = wright_core::confirm::last_mode(conversation.events());
+        }
         let session = Session {
             settings,
             replies: Replies::AlwaysCalls,

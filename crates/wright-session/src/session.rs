@@ -286,6 +286,13 @@ impl Session {
                 return Err(err);
             }
         };
+        // The model may state a risk where the user is asked before risky actions.
+        if settings
+            .confirm
+            .is_some_and(|mode| mode != wright_protocol::ConfirmMode::Never)
+        {
+            tools.toolbox = tools.toolbox.with_stated_risk();
+        }
         let fitted = crate::constrain_mode::fit_tools(
             &tools.toolbox,
             constraint.constraint,

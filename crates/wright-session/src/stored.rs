@@ -58,6 +58,8 @@ pub struct Summary {
     /// When its log was last written.
     pub last_active: Option<SystemTime>,
     pub record: Option<Record>,
+    /// The action waiting for the user's answer, when it waits for one.
+    pub pending: Option<wright_core::confirm::Pending>,
 }
 
 impl Summary {
@@ -88,7 +90,14 @@ impl Summary {
         } else {
             RunState::Logged(state)
         };
+        // Killed or stopped while it waited, it still waits.
+        let pending = match state {
+            RunState::Logged(AgentState::AwaitingConfirmation | AgentState::Stopped)
+            | RunState::Interrupted => wright_core::confirm::pending_in(&parsed.events),
+            RunState::Logged(_) => None,
+        };
         Ok(Self {
+            pending,
             id: id.to_string(),
             last_active: std::fs::metadata(&log).and_then(|m| m.modified()).ok(),
             record: Record::read(&dir).ok(),

@@ -18,6 +18,7 @@ mod foreign;
 pub mod map;
 mod mask;
 mod registry;
+pub mod risk;
 mod scratch;
 mod search;
 mod shapes;

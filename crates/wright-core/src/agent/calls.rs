@@ -9,14 +9,16 @@ use std::sync::Arc;
 pub(super) struct Begun {
     call_id: String,
     name: String,
-    action_id: u64,
+    pub(super) action_id: u64,
     may_change: bool,
-    tool: Option<Arc<dyn wright_tools::Tool>>,
+    pub(super) tool: Option<Arc<dyn wright_tools::Tool>>,
     /// What runs, when something does: the tool and its checked arguments.
-    ready: Option<Value>,
+    pub(super) ready: Option<Value>,
     /// What the call came to without running (an unknown tool, bad arguments, a
-    /// `finish` sent back).
-    settled: Option<Result<ToolOutput, ToolError>>,
+    /// `finish` sent back, the user's rejection).
+    pub(super) settled: Option<Result<ToolOutput, ToolError>>,
+    /// How risky it is (logged with its action).
+    pub(super) risk: wright_protocol::Risk,
 }
 
 /// Why a run ends after a call: the state, the reason, the summary.
@@ -31,7 +33,10 @@ impl Conversation {
         step: u32,
         call: &ToolCall,
     ) -> Result<Option<Outcome>, StoreError> {
-        let begun = self.begin_call(observer, step, call).await?;
+        let mut begun = self.begin_call(observer, step, call).await?;
+        if let Some(outcome) = self.confirm_call(observer, cancel, &mut begun).await? {
+            return Ok(Some(outcome));
+        }
         let result = match (&begun.tool, &begun.ready) {
             (Some(tool), Some(arguments)) => {
                 let masker = self.masker.clone();
@@ -47,12 +52,19 @@ impl Conversation {
 
     /// Whether `call` only reads the workspace (see `wright_tools::runs_concurrently`) and
     /// names a tool of this conversation, so it may run beside others like it.
+    /// A call the user is asked about runs alone.
     pub(super) fn runs_concurrently(&self, call: &ToolCall) -> bool {
         let Ok(arguments) = parse_arguments(&call.function.arguments) else {
             return false;
         };
-        self.tools.get(&call.function.name).is_some()
-            && wright_tools::runs_concurrently(&call.function.name, &arguments)
+        let Some(tool) = self.tools.get(&call.function.name) else {
+            return false;
+        };
+        let risk =
+            wright_tools::risk::assess(&call.function.name, &arguments, &self.workspace_root())
+                .risk;
+        wright_tools::runs_concurrently(&call.function.name, &arguments)
+            && !self.asks_about(tool.name(), risk)
     }
 
     /// Logs and runs read-only calls of one reply at the same time: their actions in
@@ -138,6 +150,8 @@ impl Conversation {
             Ok(value) => value.clone(),
             Err(_) => Value::String(call.function.arguments.clone()),
         };
+        let assessment =
+            wright_tools::risk::assess(&name, &logged_arguments, &self.workspace_root());
         self.append(
             observer,
             Source::Agent,
@@ -146,9 +160,52 @@ impl Conversation {
                 call_id: call.id.clone(),
                 tool: name.clone(),
                 arguments: logged_arguments.clone(),
+                risk: Some(assessment.risk),
+                risk_reason: Some(assessment.reason),
             },
         )?;
         let action_id = self.last_event_id();
+        // A risky call after text that looks like instructions to the agent.
+        if assessment.risk >= wright_protocol::Risk::Unknown {
+            if let Some((source, excerpt)) = self.read_instructions.clone() {
+                let flag = wright_protocol::Flag::PromptInjection { source, excerpt };
+                self.append(
+                    observer,
+                    Source::Environment,
+                    EventBody::Flagged {
+                        call_id: call.id.clone(),
+                        flag: flag.clone(),
+                    },
+                )?;
+                self.flags.push(flag);
+            }
+        }
+        self.prepare_call(
+            observer,
+            name,
+            parsed,
+            call.id.clone(),
+            action_id,
+            assessment.risk,
+        )
+        .await
+    }
+
+    /// Decides what a logged call comes to before it runs: the tool and its checked
+    /// arguments, or the answer it gets without running.
+    pub(super) async fn prepare_call(
+        &mut self,
+        observer: &mut dyn Observer,
+        name: String,
+        parsed: Result<Value, String>,
+        call_id: String,
+        action_id: u64,
+        risk: wright_protocol::Risk,
+    ) -> Result<Begun, StoreError> {
+        let logged_arguments = match &parsed {
+            Ok(value) => value.clone(),
+            Err(text) => Value::String(text.clone()),
+        };
         let may_change = wright_tools::may_change_files(&name, &logged_arguments);
         // No tool runs while the last step's snapshot reads the tree.
         self.settle_snapshot().await;
@@ -192,13 +249,14 @@ impl Conversation {
             }
         };
         Ok(Begun {
-            call_id: call.id.clone(),
+            call_id,
             name,
             action_id,
             may_change,
             tool,
             ready,
             settled,
+            risk,
         })
     }
 
@@ -216,7 +274,7 @@ impl Conversation {
 
     /// Logs a call's observation (`None`: it was cancelled before it finished), and the
     /// plan it made; returns why the run ends, if it must.
-    fn end_call(
+    pub(super) fn end_call(
         &mut self,
         observer: &mut dyn Observer,
         begun: Begun,
@@ -283,6 +341,12 @@ impl Conversation {
             ),
         };
         let step = self.step;
+        // What the agent read: text in it that speaks to the agent is remembered, and a
+        // risky call after it is flagged.
+        let instructions = match name.as_str() {
+            "think" | "finish" => None,
+            _ => crate::injection::instructions_in(&output.text),
+        };
         self.append(
             observer,
             Source::Environment,
@@ -294,8 +358,11 @@ impl Conversation {
                 exit_code: output.exit_code,
             },
         )?;
+        let observation_id = self.last_event_id();
+        if let Some(excerpt) = instructions {
+            self.read_instructions = Some((observation_id, excerpt));
+        }
         if may_change {
-            let observation_id = self.last_event_id();
             self.note_change(action_id, observation_id);
         }
         if let Some(tasks) = output.plan {

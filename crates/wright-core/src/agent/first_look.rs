@@ -44,6 +44,9 @@ impl Conversation {
                 call_id: FIRST_LOOK_CALL.to_string(),
                 tool: terminal.name().to_string(),
                 arguments: arguments.clone(),
+                // wright's own command, run before the model's first step: never asked.
+                risk: None,
+                risk_reason: None,
             },
         )?;
         let (output, is_error, exit_code) = match run_watched(

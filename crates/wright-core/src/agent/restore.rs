@@ -79,6 +79,24 @@ impl Conversation {
                 _ => {}
             }
         }
+        // The tools approved for good, the last text that looked like instructions to
+        // the agent, and the action left waiting for an answer.
+        conversation.always = crate::confirm::always_approved(conversation.log.events());
+        conversation.read_instructions =
+            conversation
+                .log
+                .events()
+                .iter()
+                .rev()
+                .find_map(|e| match &e.body {
+                    EventBody::Observation { tool, output, .. }
+                        if !matches!(tool.as_str(), "think" | "finish") =>
+                    {
+                        crate::injection::instructions_in(output).map(|words| (e.id, words))
+                    }
+                    _ => None,
+                });
+        conversation.pending = crate::confirm::pending_in(conversation.log.events());
         // A tool that keeps state (the plan) takes it up from the log.
         for tool in conversation.tools.tools() {
             tool.restore(conversation.log.events());

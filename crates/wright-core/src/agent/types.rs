@@ -86,6 +86,9 @@ pub struct Outcome {
     pub totals: Totals,
     /// When the model server failed: what the user can do, for the front end to word.
     pub remedy: Option<wright_llm::Remedy>,
+    /// What wright flagged during the run (a risky action after text that looks like
+    /// instructions to the agent).
+    pub flags: Vec<wright_protocol::Flag>,
 }
 
 /// What a new conversation starts with before the user's first message: the system

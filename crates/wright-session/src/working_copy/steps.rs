@@ -229,6 +229,8 @@ mod tests {
                 call_id: format!("c{id}"),
                 tool: tool.into(),
                 arguments,
+                risk: None,
+                risk_reason: None,
             },
         }
     }

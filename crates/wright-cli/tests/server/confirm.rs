@@ -1,0 +1,148 @@
+//! Risky actions through the server (which asks before them by default): the
+//! conversation waits, `awaiting_confirmation` with the action in `pending`, until
+//! `POST …/confirm` approves (it runs) or rejects it (the model reads the reason); a
+//! server killed while one waits shows it waiting again and takes the answer after.
+
+use super::*;
+
+/// Waits until the conversation waits for an answer about `command`; returns it.
+async fn waiting_for(served: &Served, id: &str, command: &str) -> Value {
+    for _ in 0..1200 {
+        let body = served.wait_for(id, &["awaiting_confirmation"]).await;
+        if body["pending"]["arguments"]["command"] == command {
+            return body;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("conversation {id} never waited for {command}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_risky_action_waits_for_the_answer_through_the_route() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let approved = "chmod +x export.py && echo APPROVED-RAN";
+    let rejected = "git push origin main";
+    let model = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": approved})),
+        reply().call("terminal", json!({"command": rejected})),
+        reply().call(
+            "finish",
+            json!({"message": "export.py is executable; nothing pushed"}),
+        ),
+    ])
+    .await
+    .unwrap();
+    let served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let id = served
+        .create(
+            h.repo(),
+            "make export.py executable, then push",
+            &model.url(),
+        )
+        .await;
+    let route = format!("/api/conversations/{id}/confirm");
+
+    let body = waiting_for(&served, &id, approved).await;
+    assert_eq!(body["pending"]["tool"], "terminal", "{body}");
+    assert_eq!(body["pending"]["risk"], "high", "{body}");
+    assert_eq!(
+        body["pending"]["reason"], "chmod: changes permissions",
+        "{body}"
+    );
+    let (status, body) = served.post(&route, json!({"approve": true})).await;
+    assert_eq!(status, 202, "{body}");
+
+    waiting_for(&served, &id, rejected).await;
+    let (status, body) = served
+        .post(
+            &route,
+            json!({"approve": false, "reason": "pushing is for humans"}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    served.wait_for(&id, &["finished"]).await;
+
+    let events = served.events(&id, 1000).await;
+    let answers: Vec<(&str, Option<&str>)> = events
+        .iter()
+        .filter(|e| e["kind"] == "confirmation")
+        .map(|e| (e["decision"].as_str().unwrap(), e["reason"].as_str()))
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            ("approved", None),
+            ("rejected", Some("pushing is for humans"))
+        ]
+    );
+    let outputs: Vec<&str> = events
+        .iter()
+        .filter(|e| e["kind"] == "observation")
+        .filter_map(|e| e["output"].as_str())
+        .collect();
+    assert!(outputs[0].contains("APPROVED-RAN"), "{outputs:?}");
+    assert!(outputs[1].contains("pushing is for humans"), "{outputs:?}");
+    let last = model.chat_requests().last().unwrap().json();
+    assert!(last["messages"]
+        .to_string()
+        .contains("pushing is for humans"));
+
+    // Nothing waits now; an unknown conversation is not found; a bad body is refused.
+    let (status, body) = served.post(&route, json!({"approve": true})).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("conflict")),
+        "{body}"
+    );
+    let (status, _) = served
+        .post("/api/conversations/nope/confirm", json!({"approve": true}))
+        .await;
+    assert_eq!(status, 404);
+    let (status, body) = served.post(&route, json!({"approve": "yes"})).await;
+    assert_eq!(status, 400, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_while_one_waits_shows_it_waiting_and_takes_the_answer() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let risky = "chmod +x export.py && echo RAN-AFTER-RESTART";
+    let model = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": risky})),
+        reply().call("finish", json!({"message": "export.py is executable"})),
+    ])
+    .await
+    .unwrap();
+    let mut served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let id = served
+        .create(h.repo(), "make export.py executable", &model.url())
+        .await;
+    waiting_for(&served, &id, risky).await;
+    served.child.start_kill().unwrap();
+    served.child.wait().await.unwrap();
+
+    let served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let body = waiting_for(&served, &id, risky).await;
+    assert_eq!(body["pending"]["risk"], "high", "{body}");
+    // It never ran by itself.
+    let events = served.events(&id, 1000).await;
+    assert!(
+        !events.iter().any(|e| e["kind"] == "observation"),
+        "{events:?}"
+    );
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{id}/confirm"),
+            json!({"approve": true}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    served.wait_for(&id, &["finished"]).await;
+    let events = served.events(&id, 1000).await;
+    assert!(
+        events.iter().any(|e| e["kind"] == "observation"
+            && e["output"].as_str().unwrap().contains("RAN-AFTER-RESTART")),
+        "{events:?}"
+    );
+}

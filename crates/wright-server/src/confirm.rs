@@ -1,0 +1,161 @@
+//! Confirming risky actions through the server: a run that reaches an action its
+//! confirmation mode asks about waits (`awaiting_confirmation`, with the action in the
+//! conversation's `pending`), and `POST /api/conversations/{id}/confirm` answers it —
+//! to the run that waits, or, when no run waits any more (the server was killed, the run
+//! was interrupted), by starting the conversation again with that answer. Nothing is run
+//! without an answer: an action left waiting is asked about again by the next run.
+
+use crate::api;
+use crate::error::ApiError;
+use crate::routes::path_id;
+use crate::routes::AppState;
+use crate::runs::Runs;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::PathRejection;
+use axum::extract::Path;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use std::sync::Arc;
+use std::sync::Mutex;
+use tokio::sync::oneshot;
+use wright_core::confirm::Answer;
+use wright_core::confirm::Confirmer;
+use wright_core::confirm::Pending;
+use wright_protocol::Decision;
+
+/// The answers of one run, from its clients.
+#[derive(Default)]
+pub struct ServerConfirmer {
+    /// Where the answer about a call goes while the run waits for one.
+    waiting: Mutex<Option<(String, oneshot::Sender<Answer>)>>,
+    /// An answer about a call given before the run asked (its waiting state is logged
+    /// before it asks; a conversation started again to answer what it left waiting).
+    /// Only the question about that call takes it.
+    given: Mutex<Option<(String, Answer)>>,
+}
+
+impl ServerConfirmer {
+    /// With the answer to the first question already given.
+    pub fn answered(call_id: &str, answer: Answer) -> Arc<Self> {
+        Arc::new(Self {
+            waiting: Mutex::default(),
+            given: Mutex::new(Some((call_id.to_string(), answer))),
+        })
+    }
+
+    /// Gives `answer` about `call_id` to the run: to its question if it waits for it,
+    /// else kept for the question about it the run is about to ask.
+    pub fn answer(&self, call_id: &str, answer: Answer) {
+        let sender = self
+            .waiting
+            .lock()
+            .ok()
+            .and_then(|mut waiting| match waiting.as_ref() {
+                Some((id, _)) if id == call_id => waiting.take().map(|(_, sender)| sender),
+                _ => None,
+            });
+        let unsent = match sender {
+            Some(sender) => sender.send(answer).err(),
+            None => Some(answer),
+        };
+        if let (Some(answer), Ok(mut given)) = (unsent, self.given.lock()) {
+            *given = Some((call_id.to_string(), answer));
+        }
+    }
+
+    /// The answer given about `call_id`, if one was.
+    fn take_given(&self, call_id: &str) -> Option<Answer> {
+        let mut given = self.given.lock().ok()?;
+        match given.as_ref() {
+            Some((id, _)) if id == call_id => given.take().map(|(_, answer)| answer),
+            _ => None,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Confirmer for ServerConfirmer {
+    fn can_answer(&self) -> bool {
+        true
+    }
+
+    async fn ask(&self, pending: &Pending) -> Answer {
+        if let Some(answer) = self.take_given(&pending.call_id) {
+            return answer;
+        }
+        let (sender, receiver) = oneshot::channel();
+        if let Ok(mut waiting) = self.waiting.lock() {
+            *waiting = Some((pending.call_id.clone(), sender));
+        }
+        // An answer given between the check above and now.
+        if let Some(answer) = self.take_given(&pending.call_id) {
+            return answer;
+        }
+        receiver.await.unwrap_or(Answer {
+            decision: Decision::Rejected,
+            reason: None,
+        })
+    }
+}
+
+impl From<api::Confirm> for Answer {
+    fn from(body: api::Confirm) -> Self {
+        Answer::from(&body)
+    }
+}
+
+impl From<&api::Confirm> for Answer {
+    fn from(body: &api::Confirm) -> Self {
+        let decision = match (body.approve, body.always.unwrap_or(false)) {
+            (true, true) => Decision::Always,
+            (true, false) => Decision::Approved,
+            (false, _) => Decision::Rejected,
+        };
+        Answer {
+            decision,
+            reason: body.reason.clone().filter(|r| !r.trim().is_empty()),
+        }
+    }
+}
+
+/// What a pending action looks like to clients.
+pub fn pending_view(pending: &Pending) -> api::PendingAction {
+    api::PendingAction {
+        call_id: pending.call_id.clone(),
+        tool: pending.tool.clone(),
+        arguments: pending.arguments.clone(),
+        risk: pending.risk.as_str().to_string(),
+        reason: pending.reason.clone(),
+        flag: pending.flag.as_ref().map(ToString::to_string),
+    }
+}
+
+/// Answers the action a conversation waits for: `approve` runs it (`always`: and every
+/// later call of its tool in this conversation), else it is not run and the model is
+/// told, with `reason`. 202 and the conversation; 409 when nothing waits.
+#[utoipa::path(post, path = "/api/conversations/{id}/confirm", request_body = api::Confirm,
+    responses((status = 202, body = api::Conversation), (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn confirm(
+    State(state): State<Arc<AppState>>,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Json<api::Confirm>, JsonRejection>,
+) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
+    let id = path_id(path)?;
+    let Json(body) = body?;
+    state.runs.confirm(&id, body)?;
+    let info = state
+        .runs
+        .info(&id)
+        .ok_or_else(|| ApiError::not_found(&id))?;
+    Ok((StatusCode::ACCEPTED, Json(info)))
+}
+
+impl Runs {
+    /// The action `id` waits for, as its log says.
+    pub(crate) fn pending_of(id: &str) -> Option<Pending> {
+        let log = crate::runs::log_path(id);
+        let parsed = wright_protocol::read_log(&log).ok()?;
+        wright_core::confirm::pending_in(&parsed.events)
+    }
+}

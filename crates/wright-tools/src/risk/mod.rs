@@ -1,0 +1,128 @@
+//! How risky a tool call is, read from the call itself, by rules: views, listings and
+//! searches are `low`; edits inside the workspace and running the project's own code
+//! `medium`; deleting many files, `git push`, package installs, anything that needs the
+//! network, writing outside the workspace, a download piped into a shell, changing
+//! permissions or git's configuration, running as root `high`; what cannot be read (a
+//! program chosen at run time, input typed into a running program, a tool wright does not
+//! know) `unknown`. The model may state a risk too (`security_risk`); the higher wins.
+//!
+//! It reads what the call says, not what it will do: a script of the workspace run by
+//! `python3 x.py` is `medium` whatever the script holds. It decides when the user is
+//! asked (see `ConfirmMode`); the sandbox still bounds what anything can do.
+
+mod commands;
+mod files;
+mod git;
+mod lists;
+mod packages;
+mod paths;
+mod shell;
+mod stated;
+#[cfg(test)]
+mod tests;
+
+pub use stated::offers_stated_risk;
+
+use serde_json::Value;
+use std::path::Path;
+use wright_protocol::Risk;
+
+/// A call's risk and why, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assessment {
+    pub risk: Risk,
+    pub reason: String,
+}
+
+/// One thing found about a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Finding {
+    pub risk: Risk,
+    pub reason: String,
+}
+
+impl Finding {
+    pub(crate) fn new(risk: Risk, reason: impl Into<String>) -> Self {
+        Self {
+            risk,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The risk of calling `tool` with `arguments` in the workspace at `root`: the higher of
+/// wright's reading and the level the model stated in `security_risk`.
+pub fn assess(tool: &str, arguments: &Value, root: &Path) -> Assessment {
+    let read = read_call(tool, arguments, root);
+    let stated = arguments
+        .get("security_risk")
+        .and_then(Value::as_str)
+        .and_then(Risk::stated);
+    match stated {
+        Some(stated) if stated > read.risk => Assessment {
+            risk: stated,
+            reason: format!("the model says {stated}; wright reads {}", read.reason),
+        },
+        _ => read,
+    }
+}
+
+/// wright's own reading of a call.
+fn read_call(tool: &str, arguments: &Value, root: &Path) -> Assessment {
+    let field = |key: &str| arguments.get(key).and_then(Value::as_str);
+    match tool {
+        "terminal" | "execute_bash" | "bash" => {
+            let command = field("command").unwrap_or("");
+            let is_input = matches!(arguments.get("is_input"), Some(v) if v == true || v == "true");
+            if is_input {
+                return match command.trim() {
+                    "" | "C-c" | "C-d" | "C-z" | "C-\\" => {
+                        summarize(vec![Finding::new(Risk::Low, "a control key")])
+                    }
+                    _ => summarize(vec![Finding::new(
+                        Risk::Unknown,
+                        "text typed into a running program",
+                    )]),
+                };
+            }
+            if command.trim().is_empty() {
+                return summarize(vec![Finding::new(Risk::Low, "no command")]);
+            }
+            summarize(commands::read_line(command, &paths::Place::new(root), 0))
+        }
+        "file_editor" | "str_replace_editor" => {
+            let path = field("path").unwrap_or("");
+            let place = paths::Place::new(root);
+            match field("command") {
+                Some("view") => summarize(vec![Finding::new(Risk::Low, "views a file")]),
+                _ => summarize(vec![place.written(path, "edits")]),
+            }
+        }
+        "grep" | "glob" => summarize(vec![Finding::new(Risk::Low, "searches the workspace")]),
+        "think" | "finish" | "task_tracker" => {
+            summarize(vec![Finding::new(Risk::Low, "touches nothing")])
+        }
+        other => summarize(vec![Finding::new(
+            Risk::Unknown,
+            format!("{other} is a tool wright cannot read"),
+        )]),
+    }
+}
+
+/// The highest risk found, with the reasons found at that level.
+fn summarize(findings: Vec<Finding>) -> Assessment {
+    let risk = findings.iter().map(|f| f.risk).max().unwrap_or(Risk::Low);
+    let mut reasons: Vec<&str> = Vec::new();
+    for finding in findings.iter().filter(|f| f.risk == risk) {
+        if !reasons.contains(&finding.reason.as_str()) {
+            reasons.push(&finding.reason);
+        }
+    }
+    let more = reasons.len().saturating_sub(3);
+    reasons.truncate(3);
+    let mut reason = reasons.join("; ");
+    if more > 0 {
+        reason.push_str(&format!("; and {more} more"));
+    }
+    Assessment { risk, reason }
+}
