@@ -103,6 +103,8 @@ pub struct Conversation {
     /// The first line of its task.
     pub task: String,
     pub steps: u32,
+    /// The model its log started with.
+    pub model: Option<String>,
     /// The repository (or directory) it works on.
     pub repository: Option<String>,
     /// The branch its changes are handed over on (a clone's).
