@@ -77,6 +77,16 @@ impl Report {
         self.lines.push(line);
     }
 
+    /// The verdict beside the findings, for JSON: `ok`, `problems`, `notes`, and the
+    /// `run` command that has this setup.
+    fn close_fields(&mut self, command: &str) {
+        let ok = self.problems.is_empty();
+        self.fields.insert("ok".into(), json!(ok));
+        self.fields.insert("problems".into(), json!(self.problems));
+        self.fields.insert("notes".into(), json!(self.notes));
+        self.fields.insert("run".into(), json!(command));
+    }
+
     /// A failed check: a short line in place, the sentence (with its fix) under "to fix".
     fn fail(&mut self, key: &str, line: String, problem: String) {
         self.set(key, Value::Null, format!("{line} (see below)"));
@@ -186,12 +196,7 @@ pub async fn doctor(args: DoctorArgs) -> Result<u8> {
         all_ok &= ok;
         let command = args.run_command(profile.as_deref());
         if args.json {
-            report.fields.insert("ok".into(), json!(ok));
-            report
-                .fields
-                .insert("problems".into(), json!(report.problems));
-            report.fields.insert("notes".into(), json!(report.notes));
-            report.fields.insert("run".into(), json!(command));
+            report.close_fields(&command);
             match &profile {
                 Some(name) if args.all => {
                     reports.insert(name.clone(), Value::Object(report.fields));
@@ -237,6 +242,29 @@ pub async fn doctor(args: DoctorArgs) -> Result<u8> {
         crate::screen::out(&wright_protocol::escape_for_json_line(format!("{value}\n")));
     }
     Ok(if all_ok { 0 } else { 1 })
+}
+
+/// The report `wright doctor --json` prints for the setup `common` stands for (what a
+/// server shows before a conversation starts).
+pub async fn json_report(common: &CommonArgs) -> Value {
+    let args = DoctorArgs {
+        profile: common.profile.clone(),
+        all: false,
+        workspace: None,
+        base_url: common.base_url.clone(),
+        model: common.model.clone(),
+        api_key: common.api_key.clone(),
+        context_window: common.context_window,
+        sandbox: common.sandbox.clone(),
+        json: true,
+    };
+    let mut report = Report::default();
+    if let Err(err) = check_profile(&args, args.profile.clone(), None, &mut report).await {
+        report.fail("setup", "setup      not usable".into(), format!("{err:#}"));
+    }
+    let command = args.run_command(args.profile.as_deref());
+    report.close_fields(&command);
+    Value::Object(report.fields)
 }
 
 /// One profile (or the setup without one): its server and model, then the sandbox.

@@ -170,6 +170,18 @@ impl wright_server::Starter for CliStarter {
         .await
     }
 
+    fn sandbox(
+        &self,
+        settings: &wright_server::Settings,
+        source: &crate::settings::RepoConfigSource,
+    ) -> Result<wright_session::SandboxChoice> {
+        SessionSettings::resolve(&self.args(settings), Some(source))?.sandbox_choice()
+    }
+
+    async fn doctor(&self, settings: &wright_server::Settings) -> serde_json::Value {
+        crate::doctor::json_report(&self.args(settings)).await
+    }
+
     async fn models(&self) -> Result<wright_server::Models> {
         let settings = SessionSettings::resolve(&self.defaults, None)?;
         let choice = settings.server_choice();

@@ -4,6 +4,7 @@
 //! a server killed with SIGKILL lists them all again; bad input and missing or wrong keys
 //! answered with a clear 4xx and nothing changed.
 
+mod actions;
 mod openai;
 mod runs;
 mod security;

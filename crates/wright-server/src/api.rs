@@ -103,7 +103,7 @@ pub struct Conversation {
     /// The first line of its task.
     pub task: String,
     pub steps: u32,
-    /// The model its log started with.
+    /// The model it works with, once it started.
     pub model: Option<String>,
     /// The repository (or directory) it works on.
     pub repository: Option<String>,
@@ -177,4 +177,90 @@ pub struct Search {
     pub state: Option<State>,
     /// Only those whose task contains this text (case ignored).
     pub q: Option<String>,
+}
+
+/// `{"at": EVENT, "message": TEXT}`: where to fork, and what to go on with.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fork {
+    /// Keep the events up to and including this one, and the files as they were then
+    /// (default: all of them, and the files as they are now).
+    pub at: Option<u64>,
+    /// Go on at once with this message.
+    pub message: Option<String>,
+    /// The settings of the fork's run, when it goes on.
+    #[serde(default)]
+    pub settings: Settings,
+}
+
+/// How to take a conversation's changes.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Apply {
+    /// Replay its commits one by one instead of merging its branch.
+    #[serde(default)]
+    pub cherry_pick: bool,
+    /// Take it even when it changes files that configure git (`.gitattributes`,
+    /// `.gitmodules`, `.lfsconfig`, wright's config): read them first.
+    #[serde(default)]
+    pub with_git_config: bool,
+}
+
+/// A conversation's changes, taken.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Applied {
+    /// The branch taken.
+    pub branch: String,
+    /// The repository it was taken into (its current branch).
+    pub into: String,
+}
+
+/// What discarding did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Discarded {
+    /// `removed`: its branch and clone; `already_gone`: nothing was left;
+    /// `restored`: a directory worked in directly is back as it was.
+    pub outcome: DiscardOutcome,
+    /// Its branch, when it had one.
+    pub branch: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiscardOutcome {
+    Removed,
+    AlreadyGone,
+    Restored,
+}
+
+/// `?path=RELATIVE`: a file of the conversation's workspace.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct FilePath {
+    /// Relative to its workspace; it may not lead out (by `..` or a link).
+    pub path: String,
+}
+
+/// `?model=&base_url=&profile=&sandbox=`: the setup `/api/doctor` checks (default: the
+/// server's).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct DoctorQuery {
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub profile: Option<String>,
+    pub sandbox: Option<String>,
+}
+
+impl DoctorQuery {
+    /// These as a conversation's settings.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            profile: self.profile.clone(),
+            sandbox: self.sandbox.clone(),
+            ..Settings::default()
+        }
+    }
 }

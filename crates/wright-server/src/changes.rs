@@ -1,6 +1,5 @@
 //! What a conversation changed (`/api/conversations/{id}/diff`: the diff it handed over
-//! and its files, read from the user's repository as `wright diff` reads it) and the
-//! models conversations can use (`/api/models`).
+//! and its files, read from the user's repository as `wright diff` reads it).
 
 use crate::api;
 use crate::error::ApiError;
@@ -9,7 +8,6 @@ use crate::routes::AppState;
 use axum::extract::rejection::PathRejection;
 use axum::extract::Path;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use std::sync::Arc;
 use wright_session::handed_over::Handed;
@@ -71,17 +69,4 @@ fn why_none(missing: &Missing) -> String {
         ),
         Missing::NoCommit => "it worked in place and no commit of wright's is recorded".into(),
     }
-}
-
-/// The model server conversations use unless they name one, and its models.
-#[utoipa::path(get, path = "/api/models",
-    responses((status = 200, body = api::Models), (status = 502, body = crate::error::ErrorBody)))]
-pub async fn models(State(state): State<Arc<AppState>>) -> Result<Json<api::Models>, ApiError> {
-    state
-        .runs
-        .starter
-        .models()
-        .await
-        .map(Json)
-        .map_err(|err| ApiError::new(StatusCode::BAD_GATEWAY, "model_server", format!("{err:#}")))
 }

@@ -12,6 +12,7 @@
 //! origin is refused; bodies are bounded; no CORS header is ever sent; errors are JSON
 //! with a 4xx or 5xx status, never a half-done change.
 
+mod actions;
 mod api;
 mod auth;
 mod browser;
@@ -25,6 +26,7 @@ mod openapi;
 mod queue;
 mod routes;
 mod runs;
+mod setup;
 mod socket;
 mod ui;
 mod view;

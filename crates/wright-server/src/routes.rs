@@ -44,7 +44,15 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/conversations/{id}/interrupt", post(interrupt))
         .route("/api/conversations/{id}/messages", post(send_message))
         .route("/api/conversations/{id}/diff", get(crate::changes::diff))
-        .route("/api/models", get(crate::changes::models))
+        .route("/api/conversations/{id}/fork", post(crate::actions::fork))
+        .route("/api/conversations/{id}/apply", post(crate::actions::apply))
+        .route(
+            "/api/conversations/{id}/discard",
+            post(crate::actions::discard),
+        )
+        .route("/api/conversations/{id}/file", get(crate::actions::file))
+        .route("/api/models", get(crate::setup::models))
+        .route("/api/doctor", get(crate::setup::doctor))
         .route("/v1/models", get(crate::openai::models))
         .route("/v1/chat/completions", post(crate::openai::completions))
         .route("/sockets/events/{id}", get(crate::socket::events))

@@ -48,6 +48,15 @@ pub trait Starter: Send + Sync + 'static {
     /// The model server the settings name (else the local one that answers), and its
     /// models.
     async fn models(&self) -> Result<api::Models>;
+    /// The sandbox a conversation with these settings gets, for a repository whose own
+    /// configuration is read from `source` (a fork copies files in it).
+    fn sandbox(
+        &self,
+        settings: &api::Settings,
+        source: &wright_session::repo_config::RepoConfigSource,
+    ) -> Result<wright_session::SandboxChoice>;
+    /// `wright doctor --json`'s report on the setup these settings give.
+    async fn doctor(&self, settings: &api::Settings) -> serde_json::Value;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

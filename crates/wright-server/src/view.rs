@@ -59,7 +59,10 @@ impl Runs {
                 .filter(|t| !t.is_empty())
                 .unwrap_or_else(|| task.lines().next().unwrap_or("").to_string()),
             steps: summary.as_ref().map_or(0, |s| s.steps),
-            model: summary.as_ref().and_then(|s| s.model.clone()),
+            model: summary
+                .as_ref()
+                .map(|s| s.model.clone())
+                .filter(|m| !m.is_empty()),
             repository: summary
                 .as_ref()
                 .and_then(|s| s.repository())

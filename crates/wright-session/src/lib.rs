@@ -21,6 +21,7 @@ pub mod connect;
 pub mod constrain_mode;
 mod end;
 mod first_look;
+pub mod fork;
 mod front;
 pub mod handed_over;
 pub mod inspect;
@@ -35,6 +36,7 @@ mod session;
 pub mod stored;
 pub mod tool_mode;
 pub mod working_copy;
+pub mod workspace_file;
 
 pub use end::limits;
 pub use end::Ending;

@@ -52,8 +52,8 @@ pub struct Summary {
     /// The first line of the first message of the user's.
     pub task: String,
     pub steps: u32,
-    /// The model its log started with (a later run's model is not logged apart).
-    pub model: Option<String>,
+    /// The model its log names last (its start, or a resume on another).
+    pub model: String,
     pub torn: bool,
     /// When its log was last written.
     pub last_active: Option<SystemTime>,
@@ -68,11 +68,11 @@ impl Summary {
         let mut state = AgentState::Running;
         let mut task = String::new();
         let mut steps = 0;
-        let mut model = None;
+        let mut model = String::new();
         for event in &parsed.events {
             match &event.body {
-                EventBody::Start(start) if model.is_none() => model = Some(start.model.clone()),
                 EventBody::State { state: s, .. } => state = *s,
+                EventBody::Start(start) => model = start.model.clone(),
                 EventBody::Message { text, .. }
                     if event.source == Source::User && task.is_empty() =>
                 {

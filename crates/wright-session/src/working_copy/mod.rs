@@ -32,6 +32,7 @@ pub use take::apply;
 pub(crate) use take::configures_git;
 pub use take::discard;
 pub use take::drop_work;
+pub use take::Dropped;
 
 use crate::front::Front;
 use crate::repo_config::RepoConfigSource;

@@ -1,0 +1,240 @@
+//! What a client does with a conversation besides running it, through the server: fork
+//! it at an event and go on, read its files (never out of its workspace, never blocking
+//! on what the agent planted), take its changes, drop them; and doctor's report.
+
+use super::*;
+use wright_testkit::ServerOptions;
+
+/// The workspace a conversation logged in its start event (its clone).
+async fn workspace_of(served: &Served, id: &str) -> std::path::PathBuf {
+    let events = served.events(id, 10).await;
+    std::path::PathBuf::from(events[0]["workspace"].as_str().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_is_forked_read_applied_and_its_fork_discarded() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let model = ScriptedServer::start(fixing_script()).await.unwrap();
+    let served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let id = served.create(h.repo(), "fix the tests", &model.url()).await;
+    served.wait_for(&id, &["finished"]).await;
+
+    // Its files, as downloads.
+    let file = |path: &str| {
+        served
+            .http
+            .get(served.url(&format!("/api/conversations/{id}/file")))
+            .query(&[("path", path)])
+            .bearer_auth(&served.key)
+    };
+    let response = file("export.py").send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let headers = response.headers().clone();
+    assert_eq!(
+        headers["content-disposition"],
+        "attachment; filename=\"export.py\""
+    );
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["content-type"], "application/octet-stream");
+    assert!(response.text().await.unwrap().contains(FIX));
+    // What leads out, or is not a plain file, is refused; nothing blocks.
+    let clone = workspace_of(&served, &id).await;
+    std::os::unix::fs::symlink("/etc/hostname", clone.join("leak")).unwrap();
+    nix::unistd::mkfifo(&clone.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    for (path, status, code) in [
+        ("../../../../etc/hostname", 400, "bad_request"),
+        ("/etc/hostname", 400, "bad_request"),
+        ("leak", 400, "bad_request"),
+        ("pipe", 400, "bad_request"),
+        (".", 400, "bad_request"),
+        ("nothing-here.txt", 404, "no_file"),
+    ] {
+        let (got, body) = served.send(file(path)).await;
+        assert_eq!(
+            (got, body["error"].as_str()),
+            (status, Some(code)),
+            "{path}: {body}"
+        );
+    }
+
+    // A fork from before the edit goes on with another approach, on its own branch.
+    let events = served.events(&id, 1000).await;
+    let at = events.iter().find(|e| e["kind"] == "observation").unwrap()["id"]
+        .as_u64()
+        .unwrap();
+    let second = ScriptedServer::start(vec![
+        reply().call(
+            "terminal",
+            json!({"command": "sed -i 's/row\\[:-1\\]/list(row)/' export.py && python3 -m unittest 2>&1 | tail -n 1"}),
+        ),
+        reply().call("finish", json!({"message": "second approach"})),
+    ])
+    .await
+    .unwrap();
+    for (body, status) in [
+        (json!({"at": 9999}), 400),
+        (json!({"at": "x"}), 400),
+        (json!({"message": "  "}), 400),
+        (json!({"bogus": 1}), 400),
+    ] {
+        let (got, answer) = served
+            .post(&format!("/api/conversations/{id}/fork"), body.clone())
+            .await;
+        assert_eq!(got, status, "{body}: {answer}");
+    }
+    let (status, _) = served
+        .post("/api/conversations/19700101-nothing/fork", json!({}))
+        .await;
+    assert_eq!(status, 404);
+    let (status, fork) = served
+        .post(
+            &format!("/api/conversations/{id}/fork"),
+            json!({"at": at, "message": "try sed instead",
+                   "settings": {"base_url": second.url(), "model": "test-model"}}),
+        )
+        .await;
+    assert_eq!(status, 202, "{fork}");
+    let fork_id = fork["id"].as_str().unwrap().to_string();
+    assert_ne!(fork_id, id);
+    let done = served.wait_for(&fork_id, &["finished"]).await;
+    let fork_branch = format!("wright/{fork_id}");
+    assert_eq!(done["branch"], fork_branch.as_str(), "{done}");
+    let fork_events = served.events(&fork_id, 1000).await;
+    assert_eq!(
+        fork_events[0]["forked_from"],
+        format!("{id}@{at}").as_str(),
+        "{:#}",
+        fork_events[0]
+    );
+    let on_fork = git(h.repo(), &["show", &format!("{fork_branch}:export.py")]);
+    assert!(on_fork.contains("list(row)"), "{on_fork}");
+    // The original is untouched by its fork.
+    let original = git(h.repo(), &["show", &format!("wright/{id}:export.py")]);
+    assert!(original.contains(FIX), "{original}");
+
+    // Taking the original's changes: refused over the user's uncommitted work, then done.
+    std::fs::write(h.repo().join("notes.txt"), "mine\n").unwrap();
+    git(h.repo(), &["add", "notes.txt"]);
+    let (status, body) = served
+        .post(&format!("/api/conversations/{id}/apply"), json!({}))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("conflict")),
+        "{body}"
+    );
+    assert!(
+        body["message"].as_str().unwrap().contains("uncommitted"),
+        "{body}"
+    );
+    git(h.repo(), &["commit", "-qm", "my notes"]);
+    let (status, body) = served
+        .post(&format!("/api/conversations/{id}/apply"), json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["branch"], format!("wright/{id}").as_str());
+    assert_eq!(
+        std::path::Path::new(body["into"].as_str().unwrap()),
+        h.repo().canonicalize().unwrap()
+    );
+    let mine = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
+    assert!(mine.contains(FIX), "{mine}");
+
+    // The fork is dropped: its branch and clone go; a second discard finds nothing.
+    let fork_clone = workspace_of(&served, &fork_id).await;
+    assert!(fork_clone.exists());
+    let (status, body) = served
+        .post(&format!("/api/conversations/{fork_id}/discard"), json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body,
+        json!({"outcome": "removed", "branch": fork_branch.as_str()})
+    );
+    assert!(git(h.repo(), &["branch", "--list", &fork_branch]).is_empty());
+    assert!(!fork_clone.exists());
+    let (status, body) = served
+        .post(&format!("/api/conversations/{fork_id}/discard"), json!({}))
+        .await;
+    assert_eq!(
+        (status, body["outcome"].as_str()),
+        (200, Some("already_gone"))
+    );
+    let (status, body) = served
+        .post(&format!("/api/conversations/{fork_id}/apply"), json!({}))
+        .await;
+    assert_eq!(status, 409, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_conversation_is_not_applied_nor_discarded_and_doctor_reports() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let model = ScriptedServer::start(held()).await.unwrap();
+    let served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let id = served.create(h.repo(), "hold on", &model.url()).await;
+    served.wait_for_event(&id, "observation").await;
+    for route in ["apply", "discard"] {
+        let (status, body) = served
+            .post(&format!("/api/conversations/{id}/{route}"), json!({}))
+            .await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (409, Some("conflict")),
+            "{route}: {body}"
+        );
+        assert!(
+            body["message"].as_str().unwrap().contains("running"),
+            "{body}"
+        );
+    }
+    let (status, _) = served
+        .post(&format!("/api/conversations/{id}/interrupt"), json!({}))
+        .await;
+    assert_eq!(status, 202);
+    served.wait_for(&id, &["stopped"]).await;
+
+    // Doctor's report on another server, as `wright doctor --json` gives it.
+    let options = ServerOptions {
+        llama_cpp_context: Some(32768),
+        native_tools: false,
+        ..ServerOptions::default()
+    };
+    let probed = ScriptedServer::start_with(vec![reply().text("1 2 3 4 5")], options)
+        .await
+        .unwrap();
+    let url = probed.url();
+    let (status, report) = served
+        .send(
+            served
+                .http
+                .get(served.url("/api/doctor"))
+                .query(&[("base_url", url.as_str()), ("model", "test-model")])
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["model"], "test-model", "{report:#}");
+    assert_eq!(report["context_window"]["tokens"], 32768, "{report:#}");
+    assert_eq!(report["tool_calling"], "text", "{report:#}");
+    assert_eq!(
+        (report["ok"].clone(), report["problems"].clone()),
+        (json!(true), json!([])),
+        "{report:#}"
+    );
+    let (status, body) = served
+        .send(
+            served
+                .http
+                .get(served.url("/api/doctor"))
+                .query(&[("sandbox", "sideways")])
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("bad_request")),
+        "{body}"
+    );
+}
