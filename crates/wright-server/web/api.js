@@ -61,10 +61,10 @@ export const api = {
   message: (id, text) => call("POST", `${one(id)}/messages`, { text }),
   fork: (id, at, message) => call("POST", `${one(id)}/fork`, message ? { at, message } : { at }),
   diff: (id) => call("GET", `${one(id)}/diff`),
-  apply: (id) => call("POST", `${one(id)}/apply`),
+  apply: (id) => call("POST", `${one(id)}/apply`, {}),
   discard: (id) => call("POST", `${one(id)}/discard`),
   models: () => call("GET", "/api/models"),
-  doctor: () => call("GET", "/api/doctor"),
+  doctor: (model) => call("GET", `/api/doctor${query({ model })}`),
   fileUrl: (id, path) => `${one(id)}/file${query({ path })}`,
 };
 

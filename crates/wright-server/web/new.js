@@ -41,27 +41,59 @@ export function newPage(main) {
     }
   });
 
+  // The doctor runs once the model is known, and again when another is chosen: its
+  // speed check is a real request to the model server.
+  let asked = 0;
+  const check = () => {
+    const mine = ++asked;
+    fill(doctor, h("p", { class: "muted" }, "Checking the model server…"));
+    return api.doctor(model.value || undefined).then(
+      (report) => mine === asked && fill(doctor, ...doctorView(report)),
+      (err) => mine === asked && fill(doctor, h("h2", {}, "Model server"), errorBox(err)));
+  };
+  model.addEventListener("change", check);
   const models = api.models().then((found) => {
     model.append(...found.models.map((name) => h("option", { value: name }, name)));
     if (found.models.length === 1) model.value = found.models[0];
     fill(modelNote, `${found.models.length} model${found.models.length === 1 ? "" : "s"} at ${found.base_url}`);
   }, (err) => fill(modelNote, errorBox(err)));
-
-  const checked = api.doctor().then((report) => fill(doctor, ...doctorView(report)),
-    (err) => fill(doctor, h("h2", {}, "Model server"), errorBox(err)));
+  const checked = models.then(check);
 
   return { ready: Promise.allSettled([models, checked]), dispose() {} };
 }
 
-// The doctor's report: its warnings first, then what it measured, each field as text.
+// The doctor's report (as `wright doctor --json` gives it): what would make a run fail
+// and what it would warn about first, then what it found.
 function doctorView(report) {
-  const warnings = Array.isArray(report.warnings) ? report.warnings : [];
-  const facts = Object.entries(report).filter(([key, value]) => key !== "warnings" && value !== null && typeof value !== "object");
+  const problems = Array.isArray(report.problems) ? report.problems : [];
+  const notes = Array.isArray(report.notes) ? [...report.notes] : [];
+  const window_ = report.context_window;
+  if (window_ && window_.warning && !notes.includes(window_.warning)) notes.push(window_.warning);
+  const facts = [];
+  const fact = (name, value) => {
+    if (value !== undefined && value !== null && value !== "") facts.push(h("dt", {}, name), h("dd", {}, String(value)));
+  };
+  const server = report.server;
+  if (server && typeof server === "object") fact("server", [server.kind, server.version, server.url && `at ${server.url}`].filter(Boolean).join(" "));
+  fact("model", report.model);
+  if (window_ && typeof window_ === "object") {
+    fact("context window", typeof window_.tokens === "number" ? `${window_.tokens} tokens${window_.source ? ` (${window_.source})` : ""}` : window_.source || "unknown");
+  }
+  fact("tool calling", report.tool_calling);
+  if (report.constraint && typeof report.constraint === "object") fact("constrained calls", [report.constraint.in_force, report.constraint.why].filter(Boolean).join(": "));
+  const speed = report.speed;
+  if (speed && typeof speed === "object") {
+    const rate = (n) => (typeof n === "number" ? `${n.toFixed(1)} tok/s` : "?");
+    fact("speed", `prompt ${rate(speed.prefill_tokens_per_s)}, generation ${rate(speed.generation_tokens_per_s)}`);
+  }
+  fact("processor", typeof report.processor === "string" ? report.processor : undefined);
+  fact("sandbox", typeof report.sandbox === "string" ? report.sandbox : report.sandbox && JSON.stringify(report.sandbox));
   return [
-    h("h2", {}, "Model server"),
-    warnings.length
-      ? h("ul", { class: "warnings", id: "doctor-warnings" }, warnings.map((w) => h("li", { class: "warning" }, typeof w === "string" ? w : w.message || w.text || JSON.stringify(w))))
-      : h("p", { class: "ok", id: "doctor-warnings" }, "No warnings."),
-    h("dl", { class: "facts" }, facts.map(([key, value]) => [h("dt", {}, key.replaceAll("_", " ")), h("dd", {}, String(value))])),
+    h("h2", {}, report.ok === false ? "Model server: a run would fail" : "Model server: ready"),
+    h("div", { id: "doctor-warnings" },
+      problems.length ? h("ul", { class: "problems" }, problems.map((p) => h("li", { class: "error" }, String(p)))) : null,
+      notes.length ? h("ul", { class: "warnings" }, notes.map((n) => h("li", { class: "warning" }, String(n)))) : null,
+      !problems.length && !notes.length ? h("p", { class: "ok" }, "No warnings.") : null),
+    h("dl", { class: "facts" }, facts),
   ];
 }

@@ -17,10 +17,12 @@ use wright_testkit::FIX;
 
 const WRITTEN: &str = "Looking at the failing test first, then at the code it checks.";
 
-/// A first reply written slowly (its words stream), a second held until the test stops
+/// The doctor's speed check; a first reply written slowly (its words stream), a second held until the test stops
 /// the run; the fix and the finish after the message; the fork's one reply.
 fn script() -> Vec<Reply> {
     vec![
+        // What the form's doctor measures its speed with.
+        reply().text("1 2 3 4 5"),
         Reply::Paced(
             Duration::from_millis(120),
             Box::new(reply().text(WRITTEN).call(
@@ -145,7 +147,7 @@ async fn whole_flow(test: &str, viewport: Viewport) {
         .until_text("li.action.tool-file_editor .diff .del", BUG.trim())
         .await;
     browser.until_text("li.changes", "wright/").await;
-    browser.until_text("#stat-steps strong", "4").await;
+    browser.until_text("#stat-steps strong", "3").await;
     browser.screenshot("finished").await;
 
     // A fork from the first action: a new conversation, which says where it came from.
