@@ -101,7 +101,10 @@ export function conversationPage(main, id) {
       info = await api.get(id);
       if (!disposed) showInfo();
     } catch (err) {
-      if (!disposed) fill(notices, errorBox(err));
+      if (disposed) return;
+      fill(notices, errorBox(err));
+      // No such conversation: nothing will come on its socket either.
+      if (err.status === 404) feed.close();
     }
   }
 

@@ -234,14 +234,19 @@ impl Browser {
             .to_string()
     }
 
-    /// A screenshot of what is shown, saved as `ui-screenshots/VIEWPORT-PAGE.png`.
+    /// A screenshot of what is shown, saved as `ui-screenshots/VIEWPORT-PAGE.png` in the
+    /// build's scratch directory, or in the system's temporary one when this user cannot
+    /// write there (CI runs the tests again as another user).
     pub async fn screenshot(&self, page: &str) -> PathBuf {
         let png = self.client.screenshot().await.unwrap();
-        let dir = screenshot_dir();
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{}-{page}.png", self.viewport.name()));
-        std::fs::write(&path, png).unwrap();
-        path
+        let name = format!("{}-{page}.png", self.viewport.name());
+        let save = |dir: PathBuf| {
+            std::fs::create_dir_all(&dir)?;
+            std::fs::write(dir.join(&name), &png).map(|()| dir.join(&name))
+        };
+        save(screenshot_dir())
+            .or_else(|_| save(std::env::temp_dir().join("wright-ui-screenshots")))
+            .unwrap()
     }
 
     /// Ends the session (Chromium quits), then the driver.
