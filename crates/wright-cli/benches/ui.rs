@@ -27,52 +27,83 @@ const WRIGHT: &str = env!("CARGO_BIN_EXE_wright");
 const EVENTS: u64 = 2000;
 const ID: &str = "20260101-000000-b2k0";
 
+/// Lines of a log; each event's id is its place.
+struct Log(Vec<String>);
+
+impl Log {
+    fn next(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn push(&mut self, source: &str, body: Value) {
+        let mut event =
+            json!({"id": self.next(), "ts": "2026-01-01T00:00:00.000Z", "source": source});
+        for (k, v) in body.as_object().unwrap() {
+            event[k] = v.clone();
+        }
+        self.0.push(event.to_string());
+    }
+}
+
 /// A log of `EVENTS` events, as a long run writes it.
 fn write_log(data: &Path) {
     let dir = data.join("wright/conversations").join(ID);
     std::fs::create_dir_all(&dir).unwrap();
-    let mut lines = Vec::new();
-    let mut id = 0u64;
-    let mut push = |source: &str, body: Value, lines: &mut Vec<String>| {
-        let mut event = json!({"id": id, "ts": "2026-01-01T00:00:00.000Z", "source": source});
-        for (k, v) in body.as_object().unwrap() {
-            event[k] = v.clone();
-        }
-        lines.push(event.to_string());
-        id += 1;
-    };
-    push("environment", json!({"kind": "start", "version": 4, "conversation": ID, "workspace": "/tmp/bench",
+    let mut log = Log(Vec::new());
+    log.push("environment", json!({"kind": "start", "version": 4, "conversation": ID, "workspace": "/tmp/bench",
         "model": "bench-model", "base_url": "http://127.0.0.1:1/v1", "system_prompt": "You are wright.",
-        "tools": [], "tool_calling": "native"}), &mut lines);
-    push("user", json!({"kind": "message", "text": "Make the whole suite pass."}), &mut lines);
+        "tools": [], "tool_calling": "native"}));
+    log.push(
+        "user",
+        json!({"kind": "message", "text": "Make the whole suite pass."}),
+    );
     let mut step = 1;
-    while id < EVENTS - 1 {
+    while log.next() + 4 <= EVENTS - 2 {
         let call = format!("call_{step}");
+        let here = log.next();
         match step {
-            200 => push("environment", json!({"kind": "message", "step": step,
-                "text": "You are going in circles: the same command three times. Do not repeat it."}), &mut lines),
-            300 => push("environment", json!({"kind": "condensation", "keep_from": id - 40,
-                "masked": [id - 30, id - 20], "summary": "The suite has 40 failures in parser/.",
-                "tokens_before": 24000, "tokens_after": 9000}), &mut lines),
-            _ => push("agent", json!({"kind": "message", "step": step,
-                "text": format!("Step {step}: the failure points at parser/expr.rs, line {}. Reading it, then running the tests again.", step * 3)}), &mut lines),
+            200 => log.push("environment", json!({"kind": "message", "step": step,
+                "text": "You are going in circles: the same command three times. Do not repeat it."})),
+            300 => log.push("environment", json!({"kind": "condensation", "keep_from": here - 40,
+                "masked": [here - 30, here - 20], "summary": "The suite has 40 failures in parser/.",
+                "tokens_before": 24000, "tokens_after": 9000})),
+            _ => log.push("agent", json!({"kind": "message", "step": step,
+                "text": format!("Step {step}: the failure points at parser/expr.rs, line {}. Reading it, then running the tests again.", step * 3)})),
         }
-        push("agent", json!({"kind": "action", "step": step, "call_id": call, "tool": "terminal",
-            "arguments": {"command": format!("cargo test -p parser expr_{step} 2>&1 | tail -n 30")}}), &mut lines);
+        log.push("agent", json!({"kind": "action", "step": step, "call_id": call, "tool": "terminal",
+            "arguments": {"command": format!("cargo test -p parser expr_{step} 2>&1 | tail -n 30")}}));
         let output: Vec<String> = (0..30)
-            .map(|n| format!("test expr::case_{step}_{n} ... {}", if n % 7 == 0 { "FAILED" } else { "ok" }))
+            .map(|n| {
+                format!(
+                    "test expr::case_{step}_{n} ... {}",
+                    if n % 7 == 0 { "FAILED" } else { "ok" }
+                )
+            })
             .collect();
-        push("environment", json!({"kind": "observation", "call_id": call, "tool": "terminal",
-            "output": output.join("\n"), "is_error": false, "exit_code": 101}), &mut lines);
-        push("environment", json!({"kind": "usage", "step": step, "prompt_tokens": 4000 + step * 40,
+        log.push(
+            "environment",
+            json!({"kind": "observation", "call_id": call, "tool": "terminal",
+            "output": output.join("\n"), "is_error": false, "exit_code": 101}),
+        );
+        log.push(
+            "environment",
+            json!({"kind": "usage", "step": step, "prompt_tokens": 4000 + step * 40,
             "completion_tokens": 60, "cached_tokens": 3900 + step * 40, "prefill_ms": 120.0,
-            "generation_ms": 1500.0}), &mut lines);
+            "generation_ms": 1500.0}),
+        );
         step += 1;
     }
-    while id < EVENTS {
-        push("environment", json!({"kind": "state", "state": "finished", "reason": "the model called finish"}), &mut lines);
+    while log.next() < EVENTS - 1 {
+        log.push(
+            "agent",
+            json!({"kind": "message", "step": step, "text": "The whole suite passes."}),
+        );
     }
-    let text = lines.join("\n") + "\n";
+    log.push(
+        "environment",
+        json!({"kind": "state", "state": "finished", "reason": "the model called finish"}),
+    );
+    let text = log.0.join("\n") + "\n";
     std::fs::write(dir.join("events.jsonl"), text).unwrap();
     let parsed = wright_protocol::read_log(&dir.join("events.jsonl")).unwrap();
     assert_eq!(parsed.events.len() as u64, EVENTS);
@@ -81,7 +112,13 @@ fn write_log(data: &Path) {
 /// `wright serve` on the data home; the address a browser opens once.
 async fn serve(data: &Path) -> (tokio::process::Child, String, String) {
     let mut child = tokio::process::Command::new(WRIGHT)
-        .args(["serve", "--port", "0", "--base-url", "http://127.0.0.1:9/v1"])
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
         .env("XDG_DATA_HOME", data)
         .env("XDG_CACHE_HOME", data.join("cache"))
         .env("XDG_CONFIG_HOME", data.join("config"))
@@ -123,12 +160,29 @@ return {
 
 /// Starts recording frames, then opens the long conversation.
 const OPEN_LONG: &str = r#"
-window.__frames = {last: performance.now(), longest: 0, count: 0, loaf: 0, start: performance.now(), stop: false};
+window.__frames = {last: performance.now(), longest: 0, count: 0, loaf: 0, start: performance.now(), stop: false,
+  messages: 0, delivered: 0};
 const f = window.__frames;
+// The socket's frames counted as they arrive: delivery apart from rendering.
+if (!window.__counted) {
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => { const g = window.__frames; g.messages++; g.delivered = performance.now() - g.start; });
+    }
+  };
+  window.__counted = true;
+}
 const tick = (now) => { const gap = now - f.last; if (gap > f.longest) f.longest = gap; f.last = now; f.count++; if (!f.stop) requestAnimationFrame(tick); };
 requestAnimationFrame(tick);
 try {
-  new PerformanceObserver(list => { for (const e of list.getEntries()) f.loaf = Math.max(f.loaf, e.duration); })
+  new PerformanceObserver(list => { for (const e of list.getEntries()) if (e.duration > f.loaf) {
+      f.loaf = e.duration;
+      f.worst = {script_ms: (e.renderStart || e.startTime + e.duration) - e.startTime,
+        layout_ms: e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0,
+        scripts: (e.scripts || []).map(x => `${x.invoker} ${x.duration.toFixed(0)}ms (forced layout ${x.forcedStyleAndLayoutDuration.toFixed(0)}ms)`).join("; ")};
+    } })
     .observe({type: 'long-animation-frame'});
 } catch (e) { f.loaf = -1; }
 location.hash = arguments[0];
@@ -140,7 +194,7 @@ const f = window.__frames;
 if (!list || list.dataset.last !== String(arguments[0]) || list.dataset.idle !== '1') return null;
 f.stop = true;
 return {shown_ms: performance.now() - f.start, longest_frame_ms: f.longest, frames: f.count, loaf_ms: f.loaf,
-  rows: list.children.length};
+  rows: list.children.length, messages: f.messages, delivered_ms: f.delivered, worst: f.worst || null};
 "#;
 
 async fn poll(browser: &browser::Browser, script: &str, args: Vec<Value>) -> Value {
@@ -184,7 +238,11 @@ async fn main() {
     let mut interactive = vec![first["interactive_ms"].as_f64().unwrap()];
     for _ in 0..6 {
         browser.goto(&format!("{base}/")).await;
-        interactive.push(poll(&browser, LOAD, vec![]).await["interactive_ms"].as_f64().unwrap());
+        interactive.push(
+            poll(&browser, LOAD, vec![]).await["interactive_ms"]
+                .as_f64()
+                .unwrap(),
+        );
     }
     println!(
         "  time to interactive: first {:.0} ms, median of {} loads {:.0} ms, worst {:.0} ms",
@@ -207,7 +265,9 @@ async fn main() {
             .unwrap();
         let done = poll(&browser, LONG_DONE, vec![last.clone()]).await;
         println!(
-            "  round {round}: all shown in {:.0} ms over {} frames, longest frame {:.1} ms, long animation frames (>50 ms): {}; {} rows",
+            "  round {round}: {} socket frames in {:.0} ms; all shown in {:.0} ms over {} frames, longest frame {:.1} ms, long animation frames (>50 ms): {}; {} rows",
+            done["messages"],
+            done["delivered_ms"].as_f64().unwrap(),
             done["shown_ms"].as_f64().unwrap(),
             done["frames"],
             done["longest_frame_ms"].as_f64().unwrap(),
@@ -218,6 +278,9 @@ async fn main() {
             },
             done["rows"]
         );
+        if !done["worst"].is_null() {
+            println!("    the longest animation frame: {}", done["worst"]);
+        }
     }
     browser.quit().await;
 }

@@ -44,7 +44,11 @@ class Streaming {
   }
 }
 
-const nearBottom = () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
+// At most this many rows stay on the page (and a few more before they are trimmed): a
+// long history's layout costs what its last rows cost. Older rows wait, built, behind a
+// button that brings them back a page at a time.
+const WINDOW = 200;
+const SLACK = 100;
 
 export function conversationPage(main, id) {
   const stats = new Stats();
@@ -66,9 +70,50 @@ export function conversationPage(main, id) {
     },
     changed: () => refresh(),
   });
+  const anchor = h("div", { class: "anchor", id: "anchor" });
+  const earlier = [];
+  const more = h("button", { type: "button", class: "link earlier", id: "earlier", hidden: true });
+  const showMore = () => {
+    more.hidden = earlier.length === 0;
+    more.textContent = `Show ${Math.min(WINDOW, earlier.length)} earlier of ${earlier.length} events not shown`;
+  };
+  more.addEventListener("click", () => {
+    list.prepend(...earlier.splice(Math.max(0, earlier.length - WINDOW)));
+    showMore();
+  });
+  // The page follows new rows until the reader scrolls up (a wheel, a touch, a key), and
+  // again once they are back at the bottom: then it is kept there, and the rows it
+  // scrolled past are trimmed. Rows coming or going never count as the reader's move.
+  let following = true;
+  const onScroll = () => {
+    if (window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 150) following = true;
+  };
+  const away = (event) => {
+    if (event.type !== "wheel" || event.deltaY < 0) following = false;
+  };
+  const gestures = ["wheel", "touchmove", "keydown"];
+  window.addEventListener("scroll", onScroll, { passive: true });
+  for (const name of gestures) window.addEventListener(name, away, { passive: true });
+  // Scrolling lays the page out there and then: during a burst, a few times a second.
+  let followed = 0;
+  const follow = (now) => {
+    if (!following || (!now && performance.now() - followed < 250)) return;
+    followed = performance.now();
+    anchor.scrollIntoView({ block: "end" });
+  };
+  const trim = () => {
+    const excess = list.children.length - WINDOW;
+    if (excess < SLACK || !following) return;
+    for (let i = 0; i < excess; i++) {
+      const row = list.firstElementChild;
+      row.remove();
+      earlier.push(row);
+    }
+    showMore();
+  };
   main.append(
     h("section", { class: "conv-head" }, h("div", { class: "title-row" }, state, title), meta, notices),
-    stats.el, confirm, list, controls.el);
+    stats.el, confirm, more, list, anchor, controls.el);
 
   list.addEventListener("click", (event) => {
     const button = event.target.closest("button.fork");
@@ -124,25 +169,25 @@ export function conversationPage(main, id) {
       if (ev.kind === "state" || ev.kind === "changes" || ev.kind === "start") refreshSoon();
     },
     flushed(fragment) {
-      const stick = nearBottom();
       list.append(fragment);
+      trim();
       streaming.keepLast();
       if (shown !== null) list.dataset.last = String(shown);
       stats.render();
-      if (stick) window.scrollTo(0, document.documentElement.scrollHeight);
+      follow();
     },
     idle() {
+      follow(true);
       list.dataset.idle = "1";
     },
     delta(delta) {
-      const stick = nearBottom();
       streaming.add(delta);
       if (typeof delta.text === "string" || typeof delta.arguments === "string" || typeof delta.reasoning === "string") stats.piece();
       if (!statsFrame) {
         statsFrame = requestAnimationFrame(() => {
           statsFrame = 0;
           stats.render();
-          if (stick) window.scrollTo(0, document.documentElement.scrollHeight);
+          follow();
         });
       }
     },
@@ -157,6 +202,8 @@ export function conversationPage(main, id) {
     ready: refresh(),
     dispose() {
       disposed = true;
+      window.removeEventListener("scroll", onScroll);
+      for (const name of gestures) window.removeEventListener(name, away);
       clearInterval(poll);
       clearTimeout(soon);
       feed.close();

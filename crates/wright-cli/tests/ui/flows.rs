@@ -190,6 +190,39 @@ async fn whole_flow(test: &str, viewport: Viewport) {
     assert!(applied.contains(FIX), "{applied}");
     assert!(git(h.repo(), &["status", "--porcelain"]).is_empty());
     browser.screenshot("applied").await;
+
+    // The list: both conversations, searched by a word of the task.
+    browser.click("#nav-list").await;
+    browser
+        .until_text(
+            &format!("li.conversation[data-id=\"{fork}\"]"),
+            "test-model",
+        )
+        .await;
+    browser
+        .until_text(&format!("li.conversation[data-id=\"{id}\"]"), "finished")
+        .await;
+    browser.type_into("#search", "row_to_csv").await;
+    browser
+        .until(
+            "the search keeps both",
+            "return document.querySelectorAll('li.conversation').length === 2;",
+        )
+        .await;
+    browser.type_into("#search", "nothing like it").await;
+    browser
+        .until_text("#conversations", "No conversation matches")
+        .await;
+    browser
+        .js("const s = document.querySelector('#search'); s.value = ''; s.dispatchEvent(new Event('input'));")
+        .await;
+    browser
+        .until(
+            "the list again",
+            "return document.querySelectorAll('li.conversation').length === 2;",
+        )
+        .await;
+    browser.screenshot("list-filled").await;
     browser.quit().await;
 }
 
