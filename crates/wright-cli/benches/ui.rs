@@ -273,8 +273,8 @@ async fn main() {
             done["longest_frame_ms"].as_f64().unwrap(),
             match done["loaf_ms"].as_f64().unwrap() {
                 x if x < 0.0 => "not measured".to_string(),
-                x if x == 0.0 => "none".to_string(),
-                x => format!("longest {x:.0} ms"),
+                x if x > 0.0 => format!("longest {x:.0} ms"),
+                _ => "none".to_string(),
             },
             done["rows"]
         );
