@@ -119,10 +119,11 @@ impl wright_server::Starter for CliStarter {
         &self,
         id: String,
         request: &NewConversation,
+        workspace: &Path,
         front: &dyn Front,
     ) -> Result<Session> {
         let args = self.args(&request.settings);
-        let start = Session::locate(Path::new(&request.workspace), front)?;
+        let start = Session::locate(workspace, front)?;
         let settings = SessionSettings::resolve(&args, Some(&start.config_source()))?;
         let client = settings
             .client(None, crate::hints::Front::CommandLine)

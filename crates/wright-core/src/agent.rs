@@ -79,6 +79,8 @@ pub struct Conversation {
     condense_at: f64,
     /// Steps at which the history was condensed.
     condensed_at_steps: Vec<u32>,
+    /// The user asked for the history to be condensed before the next request.
+    condense_requested: bool,
     /// Reads the workspace's changes for the review before `finish`.
     inspector: Option<Box<dyn Inspector>>,
     /// Whether the model was already asked to account for its changes.
@@ -222,6 +224,7 @@ impl Conversation {
             nudged: None,
             condense_at: DEFAULT_CONDENSE_AT,
             condensed_at_steps: Vec::new(),
+            condense_requested: false,
             inspector: None,
             guards: Vec::new(),
             price: None,

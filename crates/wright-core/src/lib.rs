@@ -32,6 +32,7 @@ pub use condense::SUMMARY_PROMPT;
 pub use history::render_history;
 pub use paths::conversations_dir;
 pub use paths::new_conversation_id;
+pub use paths::repositories_dir;
 pub use paths::workspaces_dir;
 pub use prompt::chat_system_prompt;
 pub use prompt::system_prompt;

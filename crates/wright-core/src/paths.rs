@@ -25,6 +25,14 @@ pub fn workspaces_dir() -> PathBuf {
     data_dir().join("workspaces")
 }
 
+/// Where repositories cloned from a URL for a conversation live (the server's
+/// `repository_url`), one per conversation: its "user's repository", which its branch is
+/// handed over to and taken into. Beside wright's data, not in it: a workspace may never
+/// lie among wright's own files (see `wright_session`).
+pub fn repositories_dir() -> PathBuf {
+    data_dir().with_file_name("wright-repositories")
+}
+
 /// `YYYYMMDD-HHMMSS-xxxx`: sorts by time, unique enough for one user's machine.
 pub fn new_conversation_id() -> String {
     let now = SystemTime::now();

@@ -73,6 +73,63 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, (usize, String)> {
     Ok(ParsedLog { events, torn })
 }
 
+/// A page of a log: the events after an id, at most a number of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogPage {
+    pub events: Vec<Event>,
+    /// Whether events follow the page.
+    pub more: bool,
+}
+
+/// The events of the log at `path` whose id is greater than `after` (all without it), at
+/// most `limit`: only those are parsed whole, the lines before are read for their id
+/// alone, and reading stops after the page. A torn last line ends the log, as in
+/// `parse_log`.
+pub fn read_page(path: &Path, after: Option<u64>, limit: usize) -> Result<LogPage, LogError> {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: u64,
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| LogError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let corrupt = |line: usize, message: String| LogError::Corrupt {
+        path: path.display().to_string(),
+        line,
+        message,
+    };
+    let terminated = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut events = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let torn = index + 1 == lines.len() && !terminated;
+        let id = match serde_json::from_str::<Id>(line) {
+            Ok(id) => id.id,
+            Err(_) if torn => break,
+            Err(err) => return Err(corrupt(index + 1, err.to_string())),
+        };
+        if after.is_some_and(|after| id <= after) {
+            continue;
+        }
+        if events.len() == limit {
+            return Ok(LogPage { events, more: true });
+        }
+        match serde_json::from_str::<Event>(line) {
+            Ok(event) => events.push(event),
+            Err(_) if torn => break,
+            Err(err) => return Err(corrupt(index + 1, err.to_string())),
+        }
+    }
+    Ok(LogPage {
+        events,
+        more: false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +142,30 @@ mod tests {
         let parsed = parse_log(&text).unwrap();
         assert_eq!(parsed.events.len(), 1);
         assert_eq!(parsed.torn, Some(TornLine { line: 2, bytes: 21 }));
+    }
+
+    #[test]
+    fn a_page_is_what_follows_an_id_and_says_when_more_follow() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let line = |id: u64| GOOD.replace("\"id\":0", &format!("\"id\":{id}"));
+        let text: String = (0..5).map(|id| line(id) + "\n").collect();
+        std::fs::write(&path, format!("{text}{{\"id\":5,\"ts\"")).unwrap();
+        let ids = |page: &LogPage| page.events.iter().map(|e| e.id).collect::<Vec<_>>();
+        let first = read_page(&path, None, 2).unwrap();
+        assert_eq!((ids(&first), first.more), (vec![0, 1], true));
+        let next = read_page(&path, Some(1), 2).unwrap();
+        assert_eq!((ids(&next), next.more), (vec![2, 3], true));
+        // The torn last line ends the log.
+        let last = read_page(&path, Some(3), 2).unwrap();
+        assert_eq!((ids(&last), last.more), (vec![4], false));
+        let none = read_page(&path, Some(4), 2).unwrap();
+        assert_eq!((ids(&none), none.more), (vec![], false));
+        std::fs::write(&path, format!("{}\nnot json\n{}\n", line(0), line(1))).unwrap();
+        assert!(matches!(
+            read_page(&path, Some(0), 5),
+            Err(LogError::Corrupt { line: 2, .. })
+        ));
     }
 
     #[test]

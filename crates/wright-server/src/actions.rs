@@ -103,6 +103,7 @@ pub async fn fork(
             api::Message {
                 text,
                 settings: request.settings,
+                condense: false,
             },
         )?;
     }

@@ -13,8 +13,15 @@ use wright_protocol::Event;
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewConversation {
-    /// A local directory (a git repository's is worked on in a clone on a new branch).
-    pub workspace: String,
+    /// A local directory (a git repository's is worked on in a clone on a new branch);
+    /// or give `repository_url`.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// A git repository to clone (https://, http://, ssh://, git:// or user@host:path):
+    /// the server clones it for this conversation, which then works on it as on a local
+    /// one (its branch is handed over to, and taken into, that clone).
+    #[serde(default)]
+    pub repository_url: Option<String>,
     /// What to do, in plain words.
     pub task: String,
     /// What differs from the server's settings.
@@ -53,6 +60,27 @@ pub struct Message {
     pub text: String,
     /// What differs from the server's settings for this run (the model server is never
     /// taken from the log: name it here when it is not the server's own).
+    #[serde(default)]
+    pub settings: Settings,
+    /// Condense the history before the first request of this run.
+    #[serde(default)]
+    pub condense: bool,
+}
+
+/// Going on without a message: the settings of that run (all optional).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    #[serde(default)]
+    pub settings: Settings,
+}
+
+/// Condensing a conversation's history, then going on (with a message, or from where
+/// its log ends).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Condense {
+    pub message: Option<String>,
     #[serde(default)]
     pub settings: Settings,
 }

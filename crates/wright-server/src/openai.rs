@@ -104,13 +104,15 @@ pub async fn completions(
             let message = api::Message {
                 text,
                 settings: api::Settings::default(),
+                condense: false,
             };
             state.runs.message(&id, message)?;
             (id, last)
         }
         None => {
             let request = api::NewConversation {
-                workspace: workspace.display().to_string(),
+                workspace: Some(workspace.display().to_string()),
+                repository_url: None,
                 task: text,
                 settings: api::Settings::default(),
             };

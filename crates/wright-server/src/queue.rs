@@ -77,7 +77,8 @@ mod tests {
     #[test]
     fn what_waits_reads_back() {
         let waiting = Waiting::New(api::NewConversation {
-            workspace: "/w".into(),
+            workspace: Some("/w".into()),
+            repository_url: None,
             task: "t".into(),
             settings: api::Settings {
                 model: Some("m".into()),

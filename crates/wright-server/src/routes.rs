@@ -42,6 +42,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/api/conversations/{id}/events", get(conversation_events))
         .route("/api/conversations/{id}/interrupt", post(interrupt))
+        // OpenHands' agent server calls it so.
+        .route("/api/conversations/{id}/pause", post(interrupt))
+        .route("/api/conversations/{id}/run", post(run))
+        .route("/api/conversations/{id}/condense", post(condense))
         .route("/api/conversations/{id}/messages", post(send_message))
         .route("/api/conversations/{id}/diff", get(crate::changes::diff))
         .route("/api/conversations/{id}/fork", post(crate::actions::fork))
@@ -165,19 +169,19 @@ pub async fn conversation_events(
     let log = wright_core::conversations_dir()
         .join(&id)
         .join("events.jsonl");
-    let events = match wright_protocol::read_log(&log) {
-        Ok(parsed) => parsed.events,
-        Err(_) if state.runs.info(&id).is_some() && !log.exists() => Vec::new(),
-        Err(_) if !log.exists() => return Err(ApiError::not_found(&id)),
+    let after = page.after;
+    let read = tokio::task::spawn_blocking(move || wright_protocol::read_page(&log, after, limit))
+        .await
+        .map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))?;
+    let (events, more) = match read {
+        Ok(page) => (page.events, page.more),
+        Err(wright_protocol::LogError::Io { .. }) if state.runs.info(&id).is_some() => {
+            // Accepted, and not started yet: no log so far.
+            (Vec::new(), false)
+        }
+        Err(wright_protocol::LogError::Io { .. }) => return Err(ApiError::not_found(&id)),
         Err(err) => return Err(ApiError::internal(&err.into())),
     };
-    let mut events: Vec<_> = events
-        .into_iter()
-        .filter(|e| page.after.is_none_or(|after| e.id > after))
-        .take(limit + 1)
-        .collect();
-    let more = events.len() > limit;
-    events.truncate(limit);
     let next_after = more.then(|| events.last().map(|e| e.id)).flatten();
     Ok(Json(api::EventsPage { events, next_after }))
 }
@@ -210,6 +214,55 @@ pub async fn send_message(
     let id = path_id(path)?;
     let Json(message) = body?;
     state.runs.message(&id, message)?;
+    let info = state
+        .runs
+        .info(&id)
+        .ok_or_else(|| ApiError::not_found(&id))?;
+    Ok((StatusCode::ACCEPTED, Json(info)))
+}
+
+/// Goes on with a conversation that stopped (a limit, an interrupt, a crash) from where
+/// its log ends, without a message (as `wright resume ID`); a finished one needs a message.
+#[utoipa::path(post, path = "/api/conversations/{id}/run", request_body = api::Run,
+    responses((status = 202, body = api::Conversation), (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn run(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Option<Json<api::Run>>, JsonRejection>,
+) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
+    let id = path_id(path)?;
+    // No body at all: the server's settings.
+    let settings = body?.map(|Json(run)| run.settings).unwrap_or_default();
+    state.runs.run(&id, settings, false)?;
+    let info = state
+        .runs
+        .info(&id)
+        .ok_or_else(|| ApiError::not_found(&id))?;
+    Ok((StatusCode::ACCEPTED, Json(info)))
+}
+
+/// Condenses the conversation's history (masking old outputs, else a summary by the
+/// model), then goes on: with the message, or from where its log ends.
+#[utoipa::path(post, path = "/api/conversations/{id}/condense", request_body = api::Condense,
+    responses((status = 202, body = api::Conversation), (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn condense(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Option<Json<api::Condense>>, JsonRejection>,
+) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
+    let id = path_id(path)?;
+    let request = body?.map(|Json(request)| request).unwrap_or_default();
+    match request.message {
+        Some(text) => state.runs.message(
+            &id,
+            api::Message {
+                text,
+                settings: request.settings,
+                condense: true,
+            },
+        )?,
+        None => state.runs.run(&id, request.settings, true)?,
+    }
     let info = state
         .runs
         .info(&id)

@@ -20,6 +20,8 @@ use tokio_util::sync::CancellationToken;
 use wright_core::conversations_dir;
 use wright_core::Conversation;
 use wright_core::ResumeNotes;
+use wright_sandbox::git::RemoteUrl;
+use wright_sandbox::git::UserRepo;
 use wright_session::working_copy::Outcome;
 use wright_session::Front;
 use wright_session::Session;
@@ -31,11 +33,13 @@ use wright_session::Session;
 pub trait Starter: Send + Sync + 'static {
     /// Refuses settings the program would refuse, before anything is queued.
     fn check(&self, settings: &api::Settings) -> Result<()>;
-    /// A new conversation's session, under `id`.
+    /// A new conversation's session, under `id`, on `workspace` (the request's, or the
+    /// clone of its repository URL).
     async fn prepare(
         &self,
         id: String,
         request: &NewConversation,
+        workspace: &Path,
         front: &dyn Front,
     ) -> Result<Session>;
     /// An existing conversation's session, locked, and the conversation read back.
@@ -122,6 +126,28 @@ enum Work {
     Message(Box<api::Message>),
 }
 
+/// How long cloning a repository URL may take.
+const CLONE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Clones `url` for conversation `id` (into its own directory of the repositories one);
+/// what a failed clone left is removed.
+async fn clone_for(id: &str, url: &str) -> Result<std::path::PathBuf> {
+    let url = RemoteUrl::parse(url)?;
+    let dest = wright_core::repositories_dir().join(id);
+    let target = dest.clone();
+    let cloned = tokio::task::spawn_blocking(move || {
+        std::fs::create_dir_all(wright_core::repositories_dir())?;
+        UserRepo::clone_remote(&url, &target, CLONE_DEADLINE)
+            .map_err(|err| anyhow::anyhow!("cannot clone {}: {err}", url.as_str()))
+    })
+    .await?;
+    if let Err(err) = cloned {
+        let _ = wright_sandbox::remove_tree(&dest);
+        return Err(err);
+    }
+    Ok(dest)
+}
+
 pub(crate) fn log_path(id: &str) -> std::path::PathBuf {
     conversations_dir().join(id).join("events.jsonl")
 }
@@ -150,12 +176,23 @@ impl Runs {
                 "the task is empty: say what the agent should do",
             ));
         }
-        let workspace = Path::new(&request.workspace);
-        if !workspace.is_absolute() || !workspace.is_dir() {
-            return Err(ApiError::bad_request(format!(
-                "the workspace must be the absolute path of a directory on the server: {}",
-                request.workspace
-            )));
+        match (&request.workspace, &request.repository_url) {
+            (Some(workspace), None) => {
+                let path = Path::new(workspace);
+                if !path.is_absolute() || !path.is_dir() {
+                    return Err(ApiError::bad_request(format!(
+                        "the workspace must be the absolute path of a directory on the server: {workspace}"
+                    )));
+                }
+            }
+            (None, Some(url)) => {
+                RemoteUrl::parse(url).map_err(|err| ApiError::bad_request(err.to_string()))?;
+            }
+            _ => {
+                return Err(ApiError::bad_request(
+                    "give either a workspace (a directory on the server) or a repository_url to clone, one of them",
+                ))
+            }
         }
         self.starter
             .check(&request.settings)
@@ -184,6 +221,43 @@ impl Runs {
         if message.text.trim().is_empty() {
             return Err(ApiError::bad_request("the message is empty"));
         }
+        self.go_on(id, message)
+    }
+
+    /// Goes on with a conversation that stopped (by a limit, an interrupt, a crash)
+    /// without a message, as `wright resume ID`: from where its log ends.
+    /// With `condense`, the history is condensed first.
+    pub fn run(
+        self: &Arc<Self>,
+        id: &str,
+        settings: api::Settings,
+        condense: bool,
+    ) -> Result<(), ApiError> {
+        if !self.is_active(id) && log_path(id).is_file() {
+            let finished = wright_session::stored::Summary::read(id).is_ok_and(|summary| {
+                matches!(
+                    summary.state,
+                    wright_session::stored::RunState::Logged(wright_protocol::AgentState::Finished)
+                )
+            });
+            if finished {
+                return Err(ApiError::conflict(format!(
+                    "conversation {id} finished: send it a message to go on"
+                )));
+            }
+        }
+        self.go_on(
+            id,
+            api::Message {
+                text: String::new(),
+                settings,
+                condense,
+            },
+        )
+    }
+
+    /// Queues `message` (empty: none) for a conversation that is not running.
+    fn go_on(self: &Arc<Self>, id: &str, message: api::Message) -> Result<(), ApiError> {
         self.starter
             .check(&message.settings)
             .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
@@ -327,9 +401,14 @@ impl Runs {
     ) -> Result<()> {
         match work {
             Work::New(request) => {
+                let workspace = match (&request.workspace, &request.repository_url) {
+                    (Some(workspace), _) => std::path::PathBuf::from(workspace),
+                    (None, Some(url)) => clone_for(id, url).await?,
+                    (None, None) => anyhow::bail!("the request names no workspace"),
+                };
                 let session = self
                     .starter
-                    .prepare(id.to_string(), &request, front.as_ref())
+                    .prepare(id.to_string(), &request, &workspace, front.as_ref())
                     .await?;
                 // It has a log now: a restarted server finds it there.
                 crate::queue::take(id);
@@ -338,7 +417,8 @@ impl Runs {
                     conversation.look_first(command);
                 }
                 let task = request.task.as_str();
-                self.drive(id, session, conversation, task, cancel).await
+                self.drive(id, session, conversation, Some(task), cancel)
+                    .await
             }
             Work::Message(message) => {
                 let dir = conversations_dir().join(id);
@@ -357,8 +437,12 @@ impl Runs {
                         ),
                     );
                 }
-                self.drive(id, session, conversation, &message.text, cancel)
-                    .await
+                let mut conversation = conversation;
+                if message.condense {
+                    conversation.condense_first();
+                }
+                let text = Some(message.text.as_str()).filter(|t| !t.trim().is_empty());
+                self.drive(id, session, conversation, text, cancel).await
             }
         }
     }
@@ -369,7 +453,7 @@ impl Runs {
         id: &str,
         session: Session,
         conversation: Conversation,
-        message: &str,
+        message: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<()> {
         if let Some(job) = self.jobs().get_mut(id) {
@@ -390,11 +474,11 @@ impl Runs {
         let (_, finished) = session
             .run_to_end(
                 conversation,
-                Some(message),
+                message,
                 limits,
                 &cancel,
                 &mut observer,
-                message,
+                message.unwrap_or_default(),
             )
             .await?;
         if let Outcome::Failed { reason, kept } = &finished.changes {

@@ -8,6 +8,8 @@ use wright_llm::Client;
 use wright_llm::ClientConfig;
 use wright_llm::LlmError;
 
+// No Debug: it holds the API key.
+#[derive(Clone)]
 pub struct ServerChoice {
     pub base_url: Option<String>,
     pub model: Option<String>,

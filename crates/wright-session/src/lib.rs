@@ -17,6 +17,7 @@
 //! terminal: what it has to say or ask goes through `Front`; the remedies and flags the
 //! user is told about are the front end's words.
 
+mod builder;
 pub mod connect;
 pub mod constrain_mode;
 mod end;
@@ -38,6 +39,9 @@ pub mod tool_mode;
 pub mod working_copy;
 pub mod workspace_file;
 
+pub use builder::Builder;
+pub use builder::Quiet;
+pub use builder::Ran;
 pub use end::limits;
 pub use end::Ending;
 pub use end::Finished;

@@ -26,6 +26,8 @@ use wright_sandbox::remove_tree;
 pub struct Removal {
     pub dir: PathBuf,
     pub clone: PathBuf,
+    /// The repository cloned from a URL for it (the server's `repository_url`), if any.
+    pub cloned: Option<PathBuf>,
     /// Its branch in the user's repository, and where it pointed.
     pub branch: Option<(UserRepo, String, Oid)>,
     /// Private directories its dead runs left in the temp directory.
@@ -48,16 +50,20 @@ impl Removal {
             }
             Some(Record::Direct { .. } | Record::InPlace { .. }) | None => None,
         };
+        let cloned = Some(wright_core::repositories_dir().join(&id))
+            .filter(|dir| dir.symlink_metadata().is_ok());
         let fork = format!("{id}-fork");
         let private = wright_sandbox::dead_private_dirs(&std::env::temp_dir(), &|run| {
             run == id || run == fork
         });
         let bytes = disk_use(&summary.dir)
             + disk_use(&clone)
+            + cloned.as_deref().map_or(0, disk_use)
             + private.iter().map(|p| disk_use(p)).sum::<u64>();
         Self {
             dir: summary.dir.clone(),
             clone,
+            cloned,
             branch,
             private,
             bytes,
@@ -73,6 +79,9 @@ impl Removal {
         if let Some((repo, branch, _)) = &self.branch {
             repo.delete_branch(branch)
                 .with_context(|| format!("cannot delete {branch} in {}", repo.top().display()))?;
+        }
+        if let Some(cloned) = &self.cloned {
+            remove_tree(cloned).with_context(|| format!("cannot remove {}", cloned.display()))?;
         }
         if self.clone.symlink_metadata().is_ok() {
             remove_tree(&self.clone)

@@ -3,6 +3,7 @@
 //! on what the agent planted), take its changes, drop them; and doctor's report.
 
 use super::*;
+use tokio::io::AsyncBufReadExt;
 use wright_testkit::ServerOptions;
 
 /// The workspace a conversation logged in its start event (its clone).
@@ -168,7 +169,7 @@ async fn a_conversation_is_forked_read_applied_and_its_fork_discarded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_running_conversation_is_not_applied_nor_discarded_and_doctor_reports() {
+async fn a_running_conversation_is_not_applied_paused_run_on_and_doctor_reports() {
     let h = Harness::new();
     failing_python_repo(h.repo());
     let model = ScriptedServer::start(held()).await.unwrap();
@@ -189,11 +190,52 @@ async fn a_running_conversation_is_not_applied_nor_discarded_and_doctor_reports(
             "{body}"
         );
     }
+    // Paused (OpenHands' name for an interrupt), then run on from where its log ends,
+    // without a message; a finished one wants a message.
     let (status, _) = served
-        .post(&format!("/api/conversations/{id}/interrupt"), json!({}))
+        .post(&format!("/api/conversations/{id}/pause"), json!({}))
         .await;
     assert_eq!(status, 202);
     served.wait_for(&id, &["stopped"]).await;
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{id}/run"),
+            json!({"settings": {"bogus": 1}}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = served
+        .send(
+            served
+                .http
+                .post(served.url(&format!("/api/conversations/{id}/run")))
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let done = served.wait_for(&id, &["finished"]).await;
+    assert_eq!(done["error"], Value::Null, "{done}");
+    let events = served.events(&id, 1000).await;
+    let users = events
+        .iter()
+        .filter(|e| e["kind"] == "message" && e["source"] == "user")
+        .count();
+    assert_eq!(users, 1, "no message was added: {events:#?}");
+    let (status, body) = served
+        .post(&format!("/api/conversations/{id}/run"), json!({}))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("conflict")),
+        "{body}"
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("send it a message"),
+        "{body}"
+    );
 
     // Doctor's report on another server, as `wright doctor --json` gives it.
     let options = ServerOptions {
@@ -236,5 +278,226 @@ async fn a_running_conversation_is_not_applied_nor_discarded_and_doctor_reports(
         (status, body["error"].as_str()),
         (400, Some("bad_request")),
         "{body}"
+    );
+}
+
+/// A bare copy of `repo` served over git's plain ("dumb") HTTP by Python's file server;
+/// returns the server (killed on drop) and the repository's URL.
+async fn served_over_http(
+    repo: &std::path::Path,
+    root: &std::path::Path,
+) -> (tokio::process::Child, String) {
+    let bare = root.join("r.git");
+    git(
+        root,
+        &[
+            "clone",
+            "--quiet",
+            "--bare",
+            repo.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    git(&bare, &["update-server-info"]);
+    let mut child = tokio::process::Command::new("python3")
+        .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
+        .current_dir(root)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
+    let port = line
+        .split(" port ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, format!("http://127.0.0.1:{port}/r.git"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_on_a_repository_url_works_on_a_clone_of_its_own() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let root = tempfile::tempdir().unwrap();
+    let (_http, url) = served_over_http(h.repo(), root.path()).await;
+    let model = ScriptedServer::start(fixing_script()).await.unwrap();
+    let served = Served::start(
+        &h,
+        &["--base-url", &model.url(), "--model", "test-model"],
+        &[],
+    )
+    .await;
+
+    // What is not a network repository, or is two places at once, is refused at once.
+    for body in [
+        json!({"repository_url": "file:///etc", "task": "t"}),
+        json!({"repository_url": h.repo(), "task": "t"}),
+        json!({"repository_url": "ext::sh -c id", "task": "t"}),
+        json!({"repository_url": "--upload-pack=id", "task": "t"}),
+        json!({"repository_url": url, "workspace": h.repo(), "task": "t"}),
+        json!({"task": "t"}),
+    ] {
+        let (status, answer) = served.post("/api/conversations", body.clone()).await;
+        assert_eq!(
+            (status, answer["error"].as_str()),
+            (400, Some("bad_request")),
+            "{body}: {answer}"
+        );
+    }
+    let (status, list) = served.get("/api/conversations").await;
+    assert_eq!((status, list), (200, json!({"conversations": []})));
+
+    // A repository nothing answers for: the conversation fails, saying why.
+    let (status, body) = served
+        .post(
+            "/api/conversations",
+            json!({"repository_url": "http://127.0.0.1:9/nothing.git", "task": "t"}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let failed = body["id"].as_str().unwrap().to_string();
+    for _ in 0..600 {
+        let (_, body) = served.get(&format!("/api/conversations/{failed}")).await;
+        if body["state"] == "failed" {
+            assert!(
+                body["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("cannot clone http://127.0.0.1:9/nothing.git"),
+                "{body}"
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, body) = served.get(&format!("/api/conversations/{failed}")).await;
+    assert_eq!(body["state"], "failed", "{body}");
+
+    // The one served: cloned, fixed on a branch of that clone, taken there.
+    let (status, body) = served
+        .post(
+            "/api/conversations",
+            json!({"repository_url": url, "task": "the tests fail, fix it"}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let id = body["id"].as_str().unwrap().to_string();
+    let done = served.wait_for(&id, &["finished"]).await;
+    let cloned = h.data.path().join("wright-repositories").join(&id);
+    assert_eq!(
+        std::path::Path::new(done["repository"].as_str().unwrap()),
+        cloned.canonicalize().unwrap(),
+        "{done}"
+    );
+    let branch = format!("wright/{id}");
+    assert!(git(&cloned, &["show", &format!("{branch}:export.py")]).contains(FIX));
+    // The repository served is untouched.
+    let mine = std::fs::read_to_string(h.repo().join("export.py")).unwrap();
+    assert!(mine.contains(BUG), "{mine}");
+    let (status, diff) = served.get(&format!("/api/conversations/{id}/diff")).await;
+    assert_eq!(
+        (status, diff["files"].clone()),
+        (200, json!(["export.py"])),
+        "{diff}"
+    );
+    let (status, body) = served
+        .post(&format!("/api/conversations/{id}/apply"), json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(std::fs::read_to_string(cloned.join("export.py"))
+        .unwrap()
+        .contains(FIX));
+    // Removing the conversation removes its clone of the repository.
+    let (status, body) = served
+        .send(
+            served
+                .http
+                .delete(served.url(&format!("/api/conversations/{id}")))
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!(status, 204, "{body}");
+    assert!(!cloned.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn condense_shrinks_the_history_then_goes_on() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let model = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "seq 1 3000"})),
+        reply().call("terminal", json!({"command": "seq 1 2000"})),
+        reply().call("terminal", json!({"command": "echo three"})),
+        reply().call("terminal", json!({"command": "echo four"})),
+        Reply::Delayed(
+            Duration::from_secs(120),
+            Box::new(reply().call("finish", json!({"message": "too late"}))),
+        ),
+        reply().call("finish", json!({"message": "done after condensing"})),
+    ])
+    .await
+    .unwrap();
+    let served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let id = served.create(h.repo(), "count", &model.url()).await;
+    for _ in 0..600 {
+        let observations = served
+            .events(&id, 1000)
+            .await
+            .iter()
+            .filter(|e| e["kind"] == "observation")
+            .count();
+        if observations == 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, _) = served
+        .post(&format!("/api/conversations/{id}/interrupt"), json!({}))
+        .await;
+    assert_eq!(status, 202);
+    served.wait_for(&id, &["stopped"]).await;
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{id}/condense"),
+            json!({"message": "go on"}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    served.wait_for(&id, &["finished"]).await;
+    let events = served.events(&id, 1000).await;
+    let go_on = events
+        .iter()
+        .position(|e| e["kind"] == "message" && e["text"] == "go on")
+        .unwrap();
+    let condensed = events
+        .iter()
+        .position(|e| e["kind"] == "condensation")
+        .unwrap_or_else(|| panic!("no condensation: {events:#?}"));
+    assert!(condensed > go_on, "{events:#?}");
+    let condensation = &events[condensed];
+    assert!(
+        condensation["tokens_after"].as_u64().unwrap()
+            <= condensation["tokens_before"].as_u64().unwrap() / 2,
+        "{condensation}"
+    );
+    // Only once: what follows is append-only again.
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["kind"] == "condensation")
+            .count(),
+        1
     );
 }

@@ -72,6 +72,13 @@ impl Conversation {
         self.guards.push(guard);
     }
 
+    /// Condenses the history before the next request, whatever its size (asked for by
+    /// the user): aiming at half of it, masking first, else a summary; when it cannot
+    /// shrink, the run goes on with it as it is.
+    pub fn condense_first(&mut self) {
+        self.condense_requested = true;
+    }
+
     /// Condense when a request would pass `share` of the window (0.3 to 0.95).
     pub fn set_condense_at(&mut self, share: f64) {
         self.condense_at = share.clamp(0.3, 0.95);

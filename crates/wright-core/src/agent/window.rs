@@ -54,25 +54,36 @@ impl Conversation {
         step: u32,
         mut body: Vec<u8>,
     ) -> Result<Fitted, StoreError> {
-        let Some(window) = self.context_window else {
-            return Ok(Fitted::Send(body));
+        // Asked for by the user (`condense_first`): once, whatever the window.
+        let forced = std::mem::take(&mut self.condense_requested);
+        let window = match (self.context_window, forced) {
+            (Some(window), _) => Some(window),
+            (None, true) => None,
+            (None, false) => return Ok(Fitted::Send(body)),
         };
-        {
-            let mut needed = self.estimate_tokens(body.len());
-            let reserve = reply_reserve(window);
-            let ceiling = window - reserve;
-            let trigger = ((window as f64 * self.condense_at) as u64).min(ceiling);
-            if needed > trigger {
-                let budget = Budget {
-                    target: (trigger as f64 * CONDENSE_TO) as u64,
-                    ceiling,
-                };
-                match self.condense(observer, budget, needed).await? {
-                    Condensed::Fits(condensed) => {
-                        body = condensed;
-                        needed = self.estimate_tokens(body.len());
-                    }
-                    Condensed::TooBig(why) => {
+        let mut needed = self.estimate_tokens(body.len());
+        let reserve = window.map_or(0, reply_reserve);
+        let ceiling = window.map_or(u64::MAX, |window| window - reserve);
+        let trigger = window.map_or(u64::MAX, |window| {
+            ((window as f64 * self.condense_at) as u64).min(ceiling)
+        });
+        let must = needed > trigger;
+        if must || forced {
+            let target = if must {
+                (trigger as f64 * CONDENSE_TO) as u64
+            } else {
+                // Asked for: half of what it is now.
+                needed / 2
+            };
+            let budget = Budget { target, ceiling };
+            match self.condense(observer, budget, needed).await? {
+                Condensed::Fits(condensed) => {
+                    body = condensed;
+                    needed = self.estimate_tokens(body.len());
+                }
+                Condensed::TooBig(why) => {
+                    // Asked for, and it fits as it is: it goes on uncondensed.
+                    if let Some(window) = window.filter(|_| must) {
                         let reason = too_big_reason(&why, window, reserve);
                         // No request was sent: the step did not happen.
                         self.totals.steps = step - 1;
@@ -81,25 +92,25 @@ impl Conversation {
                             .map(|outcome| Fitted::Ended(StepEnd::done(outcome)));
                     }
                 }
-                if self.condensation_loop() {
-                    let reason = StopReason::CondensingEveryStep;
-                    self.totals.steps = step - 1;
-                    return self
-                        .end(observer, AgentState::Stuck, reason, None)
-                        .map(|outcome| Fitted::Ended(StepEnd::done(outcome)));
-                }
             }
-            if needed > ceiling {
-                let reason = StopReason::WindowTooSmall {
-                    what: format!(
-                        "the next request needs about {needed} tokens, more than the {ceiling} a request may use in the {window}-token context window ({reserve} kept for the reply)"
-                    ),
-                };
+            if self.condensation_loop() {
+                let reason = StopReason::CondensingEveryStep;
                 self.totals.steps = step - 1;
                 return self
-                    .end(observer, AgentState::Stopped, reason, None)
+                    .end(observer, AgentState::Stuck, reason, None)
                     .map(|outcome| Fitted::Ended(StepEnd::done(outcome)));
             }
+        }
+        if let Some(window) = window.filter(|_| needed > ceiling) {
+            let reason = StopReason::WindowTooSmall {
+                what: format!(
+                    "the next request needs about {needed} tokens, more than the {ceiling} a request may use in the {window}-token context window ({reserve} kept for the reply)"
+                ),
+            };
+            self.totals.steps = step - 1;
+            return self
+                .end(observer, AgentState::Stopped, reason, None)
+                .map(|outcome| Fitted::Ended(StepEnd::done(outcome)));
         }
         Ok(Fitted::Send(body))
     }

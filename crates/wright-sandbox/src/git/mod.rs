@@ -14,6 +14,7 @@
 
 mod agent;
 mod listing;
+mod remote;
 mod snapshot;
 mod take;
 mod user;
@@ -22,6 +23,8 @@ pub use agent::AgentRepo;
 pub use agent::AsideCommit;
 pub use agent::StepCommit;
 pub use listing::Listing;
+pub use remote::RemoteUrl;
+pub use remote::UrlError;
 pub use snapshot::Snapshot;
 pub use user::BranchTip;
 pub use user::UserRepo;

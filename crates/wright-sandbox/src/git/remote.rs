@@ -1,0 +1,158 @@
+//! A repository cloned from a URL a client gave (the server's "git URL" conversations):
+//! the URL is checked to be a network address of a kind git fetches as data (https,
+//! http, ssh, git), never a local path, `file://` or a transport that runs a program
+//! (`ext::`, `fd::`), nor anything git could read as an option; the clone runs with the
+//! host hardening (no hooks, no fsmonitor), an empty template, no submodules, no prompt,
+//! and a deadline. What it fetches is data: nothing of it is run on the host.
+
+use super::user::base_command;
+use super::user::failed;
+use super::user::HARDENED;
+use super::GitError;
+use super::UserRepo;
+use crate::run::finish;
+use crate::run::RunLimits;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// Why a URL is not cloned.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum UrlError {
+    #[error("the repository URL is empty")]
+    Empty,
+    #[error("the repository URL {0} has a space or control character in it")]
+    Unprintable(String),
+    #[error("the repository URL {0} must be https://, http://, ssh:// or git:// (or user@host:path): local paths, file:// and other transports are refused")]
+    Scheme(String),
+    #[error("the repository URL {0} names no host")]
+    NoHost(String),
+}
+
+/// A URL git may fetch from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteUrl(String);
+
+impl RemoteUrl {
+    pub fn parse(text: &str) -> Result<Self, UrlError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(UrlError::Empty);
+        }
+        if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(UrlError::Unprintable(text.to_string()));
+        }
+        let host_and_rest = ["https://", "http://", "ssh://", "git://"]
+            .iter()
+            .find_map(|scheme| text.strip_prefix(scheme));
+        let host = match host_and_rest {
+            Some(rest) => rest.split('/').next().unwrap_or(""),
+            // scp-like `user@host:path`: git reads it as ssh only when no slash comes
+            // before the colon; `host:path` without a user would be read the same way,
+            // but is refused so that a Windows-like `c:path` or a local name never is.
+            None => match text.split_once(':') {
+                Some((before, _)) if before.contains('@') && !before.contains('/') => {
+                    before.rsplit('@').next().unwrap_or("")
+                }
+                _ => return Err(UrlError::Scheme(text.to_string())),
+            },
+        };
+        let host_name = host.rsplit('@').next().unwrap_or("");
+        if host_name.is_empty() || host_name.starts_with('-') {
+            return Err(UrlError::NoHost(text.to_string()));
+        }
+        Ok(Self(text.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl UserRepo {
+    /// Clones `url` into `dest` (which must not exist), with its default branch checked
+    /// out, in at most `deadline`.
+    pub fn clone_remote(
+        url: &RemoteUrl,
+        dest: &Path,
+        deadline: Duration,
+    ) -> Result<Self, GitError> {
+        let parent = dest.parent().unwrap_or(Path::new("/"));
+        let dest_text = dest.display().to_string();
+        let args = [
+            "-c",
+            "protocol.allow=never",
+            "-c",
+            "protocol.https.allow=always",
+            "-c",
+            "protocol.http.allow=always",
+            "-c",
+            "protocol.ssh.allow=always",
+            "-c",
+            "protocol.git.allow=always",
+            "clone",
+            "--quiet",
+            "--no-recurse-submodules",
+            "--template=",
+            "--",
+            url.as_str(),
+            &dest_text,
+        ];
+        let child = base_command(parent)
+            .args(HARDENED)
+            .args(args)
+            // ssh never asks (a host key or a password): it fails instead.
+            .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| GitError::Spawn(e.to_string()))?;
+        let captured = finish(
+            child,
+            Vec::new(),
+            RunLimits {
+                timeout: deadline,
+                ..RunLimits::default()
+            },
+        )?;
+        if !captured.success() {
+            return Err(failed(&args, &captured.said()));
+        }
+        Ok(Self::at(dest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_urls_pass_and_everything_else_is_refused() {
+        for good in [
+            "https://github.com/o/r.git",
+            "http://127.0.0.1:8000/r.git",
+            "ssh://git@host/r",
+            "git://host/r",
+            "git@github.com:o/r.git",
+        ] {
+            assert_eq!(RemoteUrl::parse(good).map(|u| u.0), Ok(good.to_string()));
+        }
+        for bad in [
+            "/srv/repo",
+            "./repo",
+            "file:///srv/repo",
+            "ext::sh -c touch% /tmp/x",
+            "fd::3",
+            "-uhack",
+            "--upload-pack=touch /tmp/x",
+            "host:path",
+            "c:repo",
+            "https://",
+            "ssh://-oProxyCommand=x/r",
+            "https://h/r\nx",
+        ] {
+            assert!(RemoteUrl::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
