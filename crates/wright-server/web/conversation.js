@@ -48,7 +48,7 @@ class Streaming {
 // long history's layout costs what its last rows cost. Older rows wait, built, behind a
 // button that brings them back a page at a time.
 const WINDOW = 200;
-const SLACK = 100;
+const SLACK = 25;
 
 export function conversationPage(main, id) {
   const stats = new Stats();

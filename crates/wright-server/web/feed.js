@@ -7,7 +7,7 @@
 
 import { socketUrl } from "./api.js";
 
-const SLICE_MS = 8;
+const SLICE_MS = 6;
 
 export class Feed {
   // handlers: event(ev, fragment) renders one event; delta(piece) a streamed piece;
