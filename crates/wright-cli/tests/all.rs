@@ -44,4 +44,5 @@ mod small_models;
 mod stuck;
 mod text_mode;
 mod tools;
+mod ui;
 mod uncommitted;

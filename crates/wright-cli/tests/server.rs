@@ -28,19 +28,19 @@ use wright_testkit::BUG;
 use wright_testkit::FIX;
 
 /// A running `wright serve`, its address and key.
-struct Served {
-    child: tokio::process::Child,
-    base: String,
-    key: String,
+pub(crate) struct Served {
+    pub(crate) child: tokio::process::Child,
+    pub(crate) base: String,
+    pub(crate) key: String,
     /// The address a browser opens once.
-    browser: String,
-    http: reqwest::Client,
+    pub(crate) browser: String,
+    pub(crate) http: reqwest::Client,
 }
 
 impl Served {
     /// `wright serve --port 0 ARGS` in `h`'s data home; returns once it says where it
     /// listens.
-    async fn start(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) async fn start(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut all = vec!["serve", "--port", "0"];
         all.extend_from_slice(args);
         let mut child = h.spawn_wright(&all, env);
@@ -83,15 +83,15 @@ impl Served {
         }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
-    fn ws_url(&self, path: &str) -> String {
+    pub(crate) fn ws_url(&self, path: &str) -> String {
         format!("{}{path}", self.base.replacen("http://", "ws://", 1))
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
+    pub(crate) async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
         let response = request.send().await.unwrap();
         let status = response.status().as_u16();
         let text = response.text().await.unwrap();
@@ -103,12 +103,12 @@ impl Served {
         (status, body)
     }
 
-    async fn get(&self, path: &str) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
         self.send(self.http.get(self.url(path)).bearer_auth(&self.key))
             .await
     }
 
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         self.send(
             self.http
                 .post(self.url(path))
@@ -118,7 +118,12 @@ impl Served {
         .await
     }
 
-    async fn create(&self, workspace: &std::path::Path, task: &str, url: &str) -> String {
+    pub(crate) async fn create(
+        &self,
+        workspace: &std::path::Path,
+        task: &str,
+        url: &str,
+    ) -> String {
         let (status, body) = self
             .post(
                 "/api/conversations",
@@ -131,7 +136,7 @@ impl Served {
     }
 
     /// Waits until the conversation's state is one of `states`; returns the conversation.
-    async fn wait_for(&self, id: &str, states: &[&str]) -> Value {
+    pub(crate) async fn wait_for(&self, id: &str, states: &[&str]) -> Value {
         let mut last = Value::Null;
         for _ in 0..1200 {
             let (status, body) = self.get(&format!("/api/conversations/{id}")).await;
@@ -152,7 +157,7 @@ impl Served {
     }
 
     /// Every event of the conversation, through the paged route (`limit` a page).
-    async fn events(&self, id: &str, limit: usize) -> Vec<Value> {
+    pub(crate) async fn events(&self, id: &str, limit: usize) -> Vec<Value> {
         let mut all = Vec::new();
         let mut after: Option<u64> = None;
         loop {
@@ -173,7 +178,7 @@ impl Served {
     }
 
     /// Waits until the log has an event of `kind` (polling the events route).
-    async fn wait_for_event(&self, id: &str, kind: &str) {
+    pub(crate) async fn wait_for_event(&self, id: &str, kind: &str) {
         for _ in 0..1200 {
             if self
                 .events(id, 1000)

@@ -1,6 +1,7 @@
 //! `wright serve`: the agent server. HTTP and WebSocket routes over the session library
 //! (`wright_session`) — the conversations' REST routes, their event sockets, an
-//! OpenAI-compatible endpoint, the OpenAPI document — a thin front end beside the CLI: it resolves nothing itself (the
+//! OpenAI-compatible endpoint, the OpenAPI document, the browser UI (`ui`, embedded) — a
+//! thin front end beside the CLI: it resolves nothing itself (the
 //! program around it gives a `Starter` that turns a request into a session, as `wright
 //! run` does), it never prompts (its `Front` answers no and records what it is told), and
 //! the event log stays the source of truth (the routes read it; the WebSocket gets what a
@@ -28,6 +29,7 @@ mod routes;
 mod runs;
 mod setup;
 mod socket;
+mod ui;
 mod view;
 
 pub use api::Models;

@@ -66,7 +66,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/sockets/events/{id}", get(crate::socket::events))
         .route("/openapi.json", get(crate::openapi::document))
         .route(crate::browser::AUTH_PATH, get(crate::browser::open))
-        .route("/", get(root))
+        .route("/", get(crate::ui::index))
+        .route("/ui/{name}", get(crate::ui::file))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(crate::BODY_LIMIT))
@@ -74,16 +75,8 @@ pub fn router(state: Arc<AppState>) -> Router {
             state.clone(),
             crate::auth::require,
         ))
+        .layer(axum::middleware::from_fn(crate::ui::harden))
         .with_state(state)
-}
-
-/// What is here (the browser's landing page once it has its cookie, until a UI is).
-async fn root() -> Json<serde_json::Value> {
-    Json(serde_json::json!({
-        "server": "wright",
-        "api": "/api/conversations",
-        "openapi": "/openapi.json",
-    }))
 }
 
 async fn not_found() -> ApiError {

@@ -23,6 +23,9 @@ pub enum Reply {
     /// a long prompt: the stream is open and silent, except that when emulating llama.cpp
     /// and asked with `return_progress` it sends a `prompt_progress` chunk at each quarter.
     Prefill(std::time::Duration, Box<Reply>),
+    /// The turn inside streamed with this pause before each chunk, as a model writing a
+    /// few tokens a second: for a client that shows the reply as it comes.
+    Paced(std::time::Duration, Box<Reply>),
     /// A streamed reply that stops after the first half of a tool call's arguments.
     CutMidCall { name: String, arguments: String },
     /// A streamed reply whose call stops half-way with `finish_reason: "length"`: the

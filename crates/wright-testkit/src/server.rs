@@ -21,6 +21,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 use wire::sse;
 use wire::sse_after_prefill;
+use wire::sse_paced;
 use wire::turn_chunks;
 use wire::whole_reply;
 use wire::Style;
@@ -403,6 +404,17 @@ async fn chat(
                 Json(whole_reply(&text, &calls, prompt_tokens)).into_response()
             }
             _ => error(500, "the test script's Prefill must hold a turn"),
+        },
+        Reply::Paced(pause, inner) => match *inner {
+            Reply::Turn {
+                reasoning,
+                text,
+                calls,
+            } if stream => sse_paced(
+                pause,
+                turn_chunks(&reasoning, &text, &calls, &shared.style, prompt_tokens),
+            ),
+            _ => error(500, "the test script's Paced must hold a turn, streamed"),
         },
         Reply::Delayed(..) | Reply::Reacting(..) => error(500, "unreachable: unwrapped above"),
         Reply::HitTokenLimit { name, arguments } => {

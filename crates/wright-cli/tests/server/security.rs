@@ -163,6 +163,7 @@ async fn every_route_wants_the_key_and_the_right_host_and_origin() {
         ("GET", "/sockets/events/20260101-000000-abcd"),
         ("GET", "/openapi.json"),
         ("GET", "/"),
+        ("GET", "/ui/app.js"),
         ("GET", "/no/such/route"),
     ];
     let request = |method: &str, path: &str| {
@@ -402,8 +403,13 @@ async fn a_browser_trades_the_one_time_address_for_a_strict_cookie() {
     };
     let (status, _) = served.send(with_cookie("/api/conversations")).await;
     assert_eq!(status, 200);
-    let (status, root) = served.send(with_cookie("/")).await;
-    assert_eq!((status, root["server"].as_str()), (200, Some("wright")));
+    // The cookie opens the UI: its page, under its strict policy.
+    let page = with_cookie("/").send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
+    let policy = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(policy.contains("script-src 'self'"), "{policy}");
+    assert!(page.text().await.unwrap().contains("/ui/app.js"));
     let (status, _) = served
         .send(
             browser

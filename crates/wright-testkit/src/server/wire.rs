@@ -157,6 +157,26 @@ pub(super) fn sse_after_prefill(
         .unwrap_or_else(|_| error(500, "cannot build the SSE response"))
 }
 
+/// A stream whose every chunk waits `pause` first: a model writing slowly.
+pub(super) fn sse_paced(pause: std::time::Duration, chunks: Vec<Value>) -> Response {
+    let mut frames: Vec<Bytes> = chunks
+        .into_iter()
+        .map(|c| Bytes::from(format!("data: {c}\n\n")))
+        .collect();
+    frames.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    let body = Body::from_stream(futures_util::stream::iter(frames).then(
+        move |frame| async move {
+            tokio::time::sleep(pause).await;
+            Ok::<Bytes, std::io::Error>(frame)
+        },
+    ));
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body)
+        .unwrap_or_else(|_| error(500, "cannot build the SSE response"))
+}
+
 pub(super) fn whole_reply(text: &str, calls: &[(String, String)], prompt_tokens: u64) -> Value {
     let tool_calls: Vec<Value> = calls
         .iter()

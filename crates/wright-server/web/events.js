@@ -1,0 +1,167 @@
+// One row per event of the log, by kind: messages (the task, the agent's words, wright's
+// nudges), each action with its observation (collapsible, filled when first opened),
+// condensations, reviews, retries, plans, states, errors, the changes. `usage` feeds the
+// numbers instead of a row. Every row can be forked from (its `data-at`: for an action,
+// its observation once it came). Everything the agent wrote goes in as text.
+
+import { h, append } from "./dom.js";
+import { summary, argumentsView, outputView } from "./tools.js";
+
+const row = (ev, kind, label, ...body) =>
+  h("li", { class: `ev ${kind}`, id: `ev-${ev.id}`, data: { id: ev.id, at: ev.id, kind: ev.kind } },
+    h("div", { class: "ev-head" },
+      h("span", { class: "label" }, label),
+      h("span", { class: "ev-id", title: "event id (what a fork takes)" }, `#${ev.id}`),
+      h("button", { type: "button", class: "fork link", title: "Fork a new conversation from here" }, "fork")),
+    ...body);
+
+// A <details> whose body is made when first opened: a long output costs nothing until
+// someone reads it.
+function lazy(summaryNodes, make, className) {
+  const body = h("div", { class: "details-body" });
+  const details = h("details", { class: className }, h("summary", {}, ...summaryNodes), body);
+  let made = false;
+  details.addEventListener("toggle", () => {
+    if (details.open && !made) {
+      made = true;
+      append(body, [make()]);
+    }
+  });
+  return { details, body, made: () => made };
+}
+
+export function createRenderer(ctx) {
+  const actions = new Map();
+  let sawTask = false;
+
+  function action(ev) {
+    const status = h("span", { class: "badge pending status" }, "running");
+    const entry = { ev, observation: null, status, li: null };
+    const parts = lazy(
+      [h("span", { class: "tool" }, ev.tool), h("span", { class: "call" }, summary(ev.tool, ev.arguments)), status],
+      () => {
+        const nodes = [argumentsView(ev.tool, ev.arguments)];
+        if (entry.observation) nodes.push(outputView(entry.observation));
+        return nodes;
+      },
+      "call");
+    entry.parts = parts;
+    entry.li = row(ev, `action tool-${ev.tool.replace(/[^a-z_]/gi, "")}`, `step ${ev.step}`, parts.details);
+    entry.li.dataset.call = ev.call_id;
+    actions.set(ev.call_id, entry);
+    ctx.lastAction = entry;
+    return entry.li;
+  }
+
+  function observation(ev) {
+    const entry = actions.get(ev.call_id);
+    if (!entry || entry.observation) {
+      return row(ev, "observation", `output of ${ev.tool}`, outputView(ev));
+    }
+    entry.observation = ev;
+    entry.li.dataset.at = String(ev.id);
+    entry.li.dataset.done = "1";
+    const exit = ev.exit_code;
+    entry.status.className = `badge status ${ev.is_error || (exit !== undefined && exit !== null && exit !== 0) ? "bad" : "good"}`;
+    entry.status.textContent = ev.is_error ? "error" : exit !== undefined && exit !== null ? `exit ${exit}` : "done";
+    if (entry.parts.made()) entry.parts.body.append(outputView(ev));
+    if (ctx.lastAction === entry) ctx.lastAction = null;
+    return null;
+  }
+
+  function message(ev) {
+    if (ev.source === "environment") {
+      return row(ev, "nudge", "wright nudged the model", h("div", { class: "text" }, ev.text));
+    }
+    if (ev.source === "user") {
+      const label = sawTask ? "you" : "task";
+      sawTask = true;
+      return row(ev, "message user", label, h("div", { class: "text" }, ev.text));
+    }
+    const reasoning = ev.reasoning
+      ? lazy(["reasoning"], () => h("div", { class: "text reasoning" }, ev.reasoning), "reasoning").details
+      : null;
+    return row(ev, "message agent", `agent · step ${ev.step ?? "?"}`, reasoning, ev.text ? h("div", { class: "text" }, ev.text) : null);
+  }
+
+  function start(ev) {
+    const facts = [`model ${ev.model}`, `tool calling ${ev.tool_calling || "native"}`];
+    if (ev.destination) facts.push(`requests go to ${ev.destination.replace("_", " ")}`);
+    if (Array.isArray(ev.secrets) && ev.secrets.length) facts.push(`secrets ${ev.secrets.join(", ")}`);
+    let fork = null;
+    if (typeof ev.forked_from === "string") {
+      const [from, at] = ev.forked_from.split("@");
+      fork = h("div", { class: "forked" }, "forked from ",
+        /^[A-Za-z0-9-]+$/.test(from) ? h("a", { href: `#/c/${from}` }, from) : from, at ? ` at event #${at}` : "");
+    }
+    return row(ev, "start", "started", h("div", { class: "meta" }, facts.join(" · ")), h("div", { class: "meta", title: ev.workspace }, ev.workspace), fork);
+  }
+
+  function condensation(ev) {
+    const masked = Array.isArray(ev.masked) && ev.masked.length ? `; ${ev.masked.length} outputs cut to their first and last lines` : "";
+    const text = `History condensed: about ${ev.tokens_before} → ${ev.tokens_after} tokens; the model sees events from #${ev.keep_from} on${masked}.`;
+    const summaryText = ev.summary ? lazy(["summary the model wrote"], () => h("div", { class: "text" }, ev.summary), "summary").details : null;
+    return row(ev, "condensation", "condensed", h("div", { class: "text" }, text), summaryText);
+  }
+
+  function review(ev) {
+    const lines = [];
+    if (ev.test_files_changed?.length) lines.push(`test files changed: ${ev.test_files_changed.join(", ")}`);
+    for (const r of ev.tests_removed || []) lines.push(`test or assertion removed: ${r}`);
+    for (const s of ev.tests_skipped || []) lines.push(`test skipped: ${s}`);
+    if (ev.unmentioned_files?.length) lines.push(`files the task does not mention: ${ev.unmentioned_files.join(", ")}`);
+    return row(ev, "review", "review", h("ul", {}, lines.map((l) => h("li", {}, l))));
+  }
+
+  function changes(ev) {
+    const says = {
+      branch: `Changes on branch ${ev.branch || "?"}.`,
+      committed: `Committed in place${ev.commit ? ` (${String(ev.commit).slice(0, 12)})` : ""}.`,
+      uncommitted: "Left uncommitted in place, beside your own changes.",
+      none: "No changes.",
+      not_git: "Not a git repository: no diff to show.",
+      failed: `The hand-over failed: ${ev.reason || ""}${ev.kept ? ` (kept in ${ev.kept})` : ""}`,
+    }[ev.outcome] || `Changes: ${ev.outcome}`;
+    const link = ["branch", "committed", "uncommitted"].includes(ev.outcome) ? h("a", { href: `#/c/${ctx.id}/diff`, class: "open-diff" }, "Open the diff") : null;
+    const configuring = ev.configuring?.length ? h("div", { class: "warning" }, `changes files that configure git or wright: ${ev.configuring.join(", ")}`) : null;
+    return row(ev, "changes", "changes", h("div", { class: "text" }, says, " ", link), configuring);
+  }
+
+  return function render(ev) {
+    switch (ev.kind) {
+      case "start":
+        return start(ev);
+      case "message":
+        if (typeof ev.step === "number") ctx.stats.step(ev.step);
+        return message(ev);
+      case "action":
+        ctx.stats.step(ev.step);
+        return action(ev);
+      case "observation":
+        return observation(ev);
+      case "usage":
+        ctx.stats.usage(ev);
+        return null;
+      case "condensation":
+        ctx.stats.condensed();
+        return condensation(ev);
+      case "state":
+        return row(ev, `state state-${ev.state}`, ev.state.replace("_", " "), ev.reason ? h("div", { class: "text" }, ev.reason) : null);
+      case "error":
+        return row(ev, "error-ev", "error", h("div", { class: "text" }, ev.message));
+      case "retry":
+        return row(ev, "retry", "retry", h("div", { class: "text" }, `Model request sent again (attempt ${ev.attempt}): ${ev.reason}`));
+      case "review":
+        return review(ev);
+      case "plan":
+        return row(ev, "plan", "plan", h("ul", { class: "plan-list" }, (ev.tasks || []).map((t) =>
+          h("li", { class: `task-${t.status}` }, `${{ done: "☑", doing: "◐", todo: "☐" }[t.status] || "·"} ${t.title}`, t.notes ? h("span", { class: "muted" }, ` — ${t.notes}`) : null))));
+      case "together":
+        return row(ev, "together", "together", h("div", { class: "muted" }, `${(ev.call_ids || []).length} read-only calls ran at the same time`));
+      case "changes":
+        return changes(ev);
+      default:
+        return row(ev, "other", String(ev.kind), h("pre", { class: "json" }, JSON.stringify(ev, null, 2)));
+    }
+  };
+}
