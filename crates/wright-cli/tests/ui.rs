@@ -6,5 +6,6 @@
 //! run. Skipped loudly when Chromium is not installed.
 
 mod browser;
+mod confirm;
 mod flows;
 mod hostile;

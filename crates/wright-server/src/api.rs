@@ -59,6 +59,11 @@ pub struct Settings {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Confirm {
+    /// The action answered (`pending.call_id`): when given and another action waits,
+    /// the answer is refused (409), so an answer to what a page showed a moment ago
+    /// never approves another.
+    #[serde(default)]
+    pub call_id: Option<String>,
     /// Run it (`true`), or not (`false`: the model is told, with `reason`).
     pub approve: bool,
     /// Why, told to the model when it is not run.

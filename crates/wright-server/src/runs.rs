@@ -520,6 +520,14 @@ impl Runs {
     pub fn confirm(self: &Arc<Self>, id: &str, body: api::Confirm) -> Result<(), ApiError> {
         let mut jobs = self.jobs();
         let pending = Self::pending_of(id);
+        if let (Some(asked), Some(pending)) = (&body.call_id, &pending) {
+            if *asked != pending.call_id {
+                return Err(ApiError::conflict(format!(
+                    "conversation {id} waits for another action ({}) than the one answered ({asked})",
+                    pending.call_id
+                )));
+            }
+        }
         if let Some(job) = jobs.get(id).filter(|job| job.active()) {
             return match (&pending, job.phase) {
                 (Some(pending), Phase::Running) => {

@@ -63,6 +63,7 @@ export const api = {
   diff: (id) => call("GET", `${one(id)}/diff`),
   apply: (id) => call("POST", `${one(id)}/apply`, {}),
   discard: (id) => call("POST", `${one(id)}/discard`),
+  confirm: (id, body) => call("POST", `${one(id)}/confirm`, body),
   models: () => call("GET", "/api/models"),
   doctor: (model) => call("GET", `/api/doctor${query({ model })}`),
   fileUrl: (id, path) => `${one(id)}/file${query({ path })}`,

@@ -1,12 +1,14 @@
-// The place for confirmations. A conversation whose policy asks before a risky action
-// waits in `awaiting_confirmation` with that action logged and not run: this area, at
-// the top of the conversation, shows the action it waits on. The approve / reject
-// buttons belong here, wired to the server's confirmation routes once they exist; this
-// server has none yet, so the area says so instead of offering a button that cannot work.
-// Whatever goes in here is the agent's text: as text, and nothing in the page's content
-// can press a button for the user (no button takes its action from page content).
+// Confirmations. A conversation whose policy asks before a risky action waits in
+// `awaiting_confirmation` with that action logged and not run: this area, at the top of
+// the conversation, shows the action (the server's `pending`: tool, arguments, risk, why,
+// any flag) and the user's three answers — approve, approve always for this tool, reject
+// with a reason — each sent to the server's confirm route with the call's id, so an
+// answer can never approve another action than the one shown.
+// Whatever goes in here is the agent's text: as text. The buttons are the page's own;
+// their handlers take nothing from the agent's content but the call id the server gave.
 
 import { h, fill } from "./dom.js";
+import { api } from "./api.js";
 import { summary } from "./tools.js";
 
 export function confirmationArea() {
@@ -14,15 +16,43 @@ export function confirmationArea() {
 }
 
 // Shows what the conversation waits on, or hides the area when it waits on nothing.
-export function showConfirmation(area, info, pending) {
-  if (!info || info.state !== "awaiting_confirmation") {
+// `answered` is called once the server took an answer.
+export function showConfirmation(area, id, info, answered) {
+  const pending = info && info.pending;
+  if (!info || info.state !== "awaiting_confirmation" || !pending) {
     area.hidden = true;
     area.replaceChildren();
+    delete area.dataset.call;
     return;
   }
+  // The same question: leave what the user is typing alone.
+  if (area.dataset.call === pending.call_id && !area.hidden) return;
+  area.dataset.call = pending.call_id;
   area.hidden = false;
-  fill(area, 
-    h("h2", {}, "Waiting for a confirmation"),
-    pending ? h("pre", { class: "cmd", id: "pending-action" }, summary(pending.tool, pending.arguments)) : null,
-    h("p", { class: "muted" }, "This server cannot take an answer yet: stop the conversation, or answer where it runs."));
+  const reason = h("input", { type: "text", id: "confirm-reason", placeholder: "why not (told to the model)", maxlength: "2000" });
+  const said = h("p", { class: "muted", id: "confirm-said" });
+  const answer = async (approve, always) => {
+    for (const b of area.querySelectorAll("button")) b.disabled = true;
+    try {
+      const body = { call_id: pending.call_id, approve, always };
+      if (!approve && reason.value.trim()) body.reason = reason.value.trim();
+      await api.confirm(id, body);
+      said.textContent = approve ? "Approved." : "Rejected.";
+      if (answered) answered();
+    } catch (err) {
+      said.textContent = `Not taken: ${err.message}`;
+      for (const b of area.querySelectorAll("button")) b.disabled = false;
+    }
+  };
+  fill(area,
+    h("h2", {}, `Waiting for a confirmation (risk ${pending.risk || "unknown"})`),
+    h("pre", { class: "cmd", id: "pending-action" }, summary(pending.tool, pending.arguments)),
+    pending.reason ? h("p", { class: "muted" }, pending.reason) : null,
+    pending.flag ? h("p", { class: "warning" }, `Flagged: ${typeof pending.flag === "string" ? pending.flag : JSON.stringify(pending.flag)}`) : null,
+    h("div", { class: "control-row" },
+      h("button", { type: "button", id: "confirm-approve", on: { click: () => answer(true, false) } }, "Approve"),
+      h("button", { type: "button", id: "confirm-always", on: { click: () => answer(true, true) } }, `Always for ${pending.tool}`),
+      reason,
+      h("button", { type: "button", id: "confirm-reject", class: "danger", on: { click: () => answer(false, false) } }, "Reject")),
+    said);
 }

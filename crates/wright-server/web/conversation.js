@@ -138,7 +138,7 @@ export function conversationPage(main, id) {
       info.error ? h("p", { class: "error", id: "conv-error" }, info.error) : null,
       ...(info.notices || []).map((n) => h("p", { class: n.warning ? "warning" : "muted" }, n.text)));
     controls.update(info);
-    showConfirmation(confirm, info, ctx.lastAction && ctx.lastAction.ev);
+    showConfirmation(confirm, id, info, () => refresh());
   }
 
   async function refresh() {
