@@ -104,6 +104,26 @@ pub fn model_lines(session: &Session) -> Vec<String> {
         format!("context {}", window_words(&session.window)),
         format!("tools {}", session.tools_why),
     ]
+    .into_iter()
+    .chain(teaching_lines(session))
+    .collect()
+}
+
+/// The header's lines about what the repository and the user teach the agent: the
+/// instructions and skills (with their cost in tokens), and the hooks.
+pub fn teaching_lines(session: &Session) -> Vec<String> {
+    let mut lines = session.teaching.describe();
+    lines.extend(session.hooks.describe());
+    if matches!(
+        session.hooks.repo,
+        Some(wright_session::hooks::RepoHooks::NotAllowed(_))
+    ) {
+        lines.push(
+            "  (`wright allow repo-hooks` shows and allows them; --allow-repo-hooks for one run)"
+                .into(),
+        );
+    }
+    lines
 }
 
 /// Where the window comes from, naming the flag that sets it.

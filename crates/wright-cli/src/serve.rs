@@ -166,6 +166,7 @@ impl wright_server::Starter for CliStarter {
             client,
             settings.values.clone(),
             &settings.sandbox_choice()?,
+            front,
         )
         .await
     }

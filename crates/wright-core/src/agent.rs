@@ -8,6 +8,7 @@ mod restore;
 mod send;
 mod settings;
 mod snapshot;
+mod teach;
 mod test_edits;
 mod types;
 mod usage;
@@ -106,6 +107,15 @@ pub struct Conversation {
     told_about_test_edits: bool,
     /// The granted secrets, masked out of what commands print as it is shown.
     masker: Option<std::sync::Arc<wright_tools::Masker>>,
+    /// The hooks and what runs them (see `teach`).
+    hooks: Option<teach::Hooks>,
+    /// Whether the `SessionStart` hooks ran in this process.
+    session_started: bool,
+    /// The last `finish` was refused by a `Stop` hook.
+    stop_refused: bool,
+    /// The repository's setup script (its path, its approved text), due before the first
+    /// step.
+    setup_script: Option<(String, String)>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -150,6 +160,8 @@ impl Conversation {
             system_prompt,
             workspace_map,
             secrets,
+            instructions,
+            skills,
         } = opening;
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
@@ -184,6 +196,8 @@ impl Conversation {
                 destination: Some(wright_llm::destination(&client.config().base_url)),
                 workspace_map,
                 secrets,
+                instructions,
+                skills,
             }),
         )?;
         Ok(Self::assemble(
@@ -235,6 +249,10 @@ impl Conversation {
             first_look: None,
             told_about_test_edits: false,
             masker: None,
+            hooks: None,
+            session_started: false,
+            stop_refused: false,
+            setup_script: None,
         }
     }
 
@@ -346,6 +364,14 @@ impl Conversation {
         cancel: &CancellationToken,
         observer: &mut dyn Observer,
     ) -> Result<Outcome, StoreError> {
+        self.user_cancel = Some(cancel.clone());
+        // The hooks run first; what they add comes after the message it is about.
+        let (opening, refused) = self.opening_hooks(message).await;
+        if let Some(reason) = refused {
+            self.log_hooks(observer, opening)?;
+            let stop = StopReason::PromptRefused { reason };
+            return self.end(observer, AgentState::Stopped, stop, None);
+        }
         if let Some(text) = message {
             self.append(
                 observer,
@@ -358,12 +384,16 @@ impl Conversation {
                 },
             )?;
         }
+        self.log_hooks(observer, opening)?;
+        if let Some(text) = message {
+            self.add_keyword_skills(observer, text)?;
+        }
         self.set_state(observer, AgentState::Running, None)?;
+        self.run_setup(observer).await?;
         self.run_first_look(observer, cancel).await?;
         let first_step = self.step;
         let started = std::time::Instant::now();
         // The time budget cancels whatever is in flight, as Ctrl-C does.
-        self.user_cancel = Some(cancel.clone());
         let budget = cancel.child_token();
         let timer = limits.max_time.map(|max_time| {
             let budget = budget.clone();
@@ -500,6 +530,20 @@ impl Conversation {
         }
         self.told_to_act = false;
         if reply.calls.is_empty() && reply.errors.is_empty() {
+            // A chat's answer ends the turn, unless a Stop hook refuses it.
+            if let Some(reason) = self.stop_hooks(observer, None).await? {
+                self.append(
+                    observer,
+                    Source::Environment,
+                    EventBody::Message {
+                        text: format!("A hook refused to end here: {reason}"),
+                        step: Some(step),
+                        reasoning: None,
+                        raw: None,
+                    },
+                )?;
+                return self.check_stuck(observer, step);
+            }
             let summary = Some(reply.text).filter(|t| !t.is_empty());
             return self
                 .end(
@@ -536,6 +580,8 @@ impl Conversation {
                 return Ok(StepEnd::done(end));
             }
         }
+        // The skills the files touched call for, after the step's results.
+        self.add_path_skills(observer, &response.tool_calls)?;
         // After the results (a native history allows nothing between a call and its
         // result): what had to be repaired for each call that ran, and what ran.
         for repaired in &reply.repaired {

@@ -9,12 +9,14 @@
 mod agent;
 mod condense;
 mod history;
+pub mod hooks;
 mod paths;
 mod prompt;
 mod reply;
 mod resume;
 mod review;
 mod run_lock;
+pub mod skills;
 mod store;
 mod stuck;
 

@@ -14,8 +14,9 @@ use std::time::SystemTime;
 /// without them; a wright that knows only version 2 refuses a version-3 log with a
 /// sentence instead of stumbling on a kind it does not know. Version 4 added `plan` (the
 /// agent's plan, whole, after each change) and `together` (the calls of one reply that
-/// ran at the same time).
-pub const LOG_FORMAT_VERSION: u32 = 4;
+/// ran at the same time). Version 5 added `skill` (a skill added to the history) and
+/// `hook` (a hook's run and what it decided).
+pub const LOG_FORMAT_VERSION: u32 = 5;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,6 +142,17 @@ pub enum EventBody {
     /// These calls of one reply, all read-only, ran at the same time (version 4 on);
     /// logged after their actions, before their observations.
     Together { step: u32, call_ids: Vec<String> },
+    /// A skill came into the history (version 5 on): its text is shown to the model
+    /// after what made it come (the user message, the step's results).
+    Skill {
+        name: String,
+        /// Where it was read (see `SkillEntry::path`).
+        path: String,
+        cause: crate::SkillCause,
+        text: String,
+    },
+    /// A hook ran (version 5 on): what it decided, and what it adds for the model.
+    Hook(crate::HookRun),
 }
 
 /// Where the agent's changes are at the end of a run.
@@ -300,6 +312,12 @@ pub struct Start {
     /// The names of the secrets the conversation's shell was given (never their values).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<String>,
+    /// The repository's instructions (`AGENTS.md` and its kin) in the system prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<crate::InstructionFile>,
+    /// The skills the conversation may draw on, texts included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<crate::SkillEntry>,
 }
 
 /// What a model's tokens cost, per million, for a spending cap.

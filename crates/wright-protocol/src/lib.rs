@@ -14,6 +14,7 @@ mod plan;
 mod plural;
 mod printable;
 mod stop;
+mod teach;
 
 pub use event::AgentState;
 pub use event::Changes;
@@ -45,3 +46,10 @@ pub use plural::count_as;
 pub use printable::escape_for_json_line;
 pub use printable::printable;
 pub use stop::StopReason;
+pub use teach::HookEvent;
+pub use teach::HookOrigin;
+pub use teach::HookOutcome;
+pub use teach::HookRun;
+pub use teach::InstructionFile;
+pub use teach::SkillCause;
+pub use teach::SkillEntry;

@@ -46,6 +46,8 @@ pub enum StopReason {
     ModelError { message: String },
     /// A tool failed in a way the run cannot go on from.
     ToolFailed { tool: String, message: String },
+    /// A hook refused the user's message (`UserPromptSubmit`): the model never saw it.
+    PromptRefused { reason: String },
     /// A reason in words only: from a log written before reasons were typed.
     Other { text: String },
 }
@@ -102,6 +104,9 @@ impl fmt::Display for StopReason {
             }
             StopReason::ModelError { message } => write!(f, "{message}"),
             StopReason::ToolFailed { tool, message } => write!(f, "{tool} failed: {message}"),
+            StopReason::PromptRefused { reason } => {
+                write!(f, "a hook refused the message: {reason}")
+            }
             StopReason::Other { text } => write!(f, "{text}"),
         }
     }

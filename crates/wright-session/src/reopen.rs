@@ -78,6 +78,7 @@ impl Session {
         mut client: Client,
         settings: Settings,
         sandbox: &SandboxChoice,
+        front: &dyn Front,
     ) -> Result<(Session, Conversation, ResumeNotes)> {
         let Existing {
             dir,
@@ -89,12 +90,29 @@ impl Session {
         // The tools its start offered, whatever the settings say now: their schemas are
         // part of the prefix every request extends.
         let names = crate::session::logged_tools(&start);
+        // Hooks are read again (the user's as they are now, the repository's at the start
+        // commit); instructions and skills are the log's own.
+        let hooks = crate::hooks::SessionHooks::load(
+            &working_copy.config_source(),
+            sandbox.repo_hooks,
+            front,
+        )?;
+        let teaching = crate::teach::Teaching {
+            instructions: start
+                .instructions
+                .iter()
+                .map(|file| (file.clone(), String::new()))
+                .collect(),
+            skills: start.skills.clone(),
+            skipped: Vec::new(),
+        };
         let tools = Tools::build(
             sandbox,
             &working_copy,
             &start.conversation,
             Readiness::Reopen,
             &names,
+            &start.skills,
         )?;
         let list = names
             .iter()
@@ -131,6 +149,8 @@ impl Session {
             working_copy,
             tools,
             locks,
+            teaching,
+            hooks,
         };
         session.equip(&mut conversation);
         Ok((session, conversation, notes))

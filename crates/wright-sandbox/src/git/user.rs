@@ -204,6 +204,12 @@ impl UserRepo {
         Ok(Some(captured.stdout))
     }
 
+    /// Whether `path` in commit `oid` is a symbolic link (which `file_at` never follows).
+    pub fn is_link_at(&self, oid: &Oid, path: &str) -> bool {
+        self.run(&["ls-tree", "-z", "--full-tree", oid.as_str(), "--", path])
+            .is_ok_and(|listed| listed.starts_with("120000 "))
+    }
+
     /// Whether `oid` is a commit of this repository.
     pub fn has_commit(&self, oid: &Oid) -> bool {
         let spec = format!("{oid}^{{commit}}");
