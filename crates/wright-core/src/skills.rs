@@ -169,7 +169,9 @@ pub fn prompt_section(instructions: &[(InstructionFile, String)], skills: &[Skil
         .filter(|(_, text)| !text.is_empty())
         .collect();
     if !shown.is_empty() {
-        out.push_str("\n\n# Repository instructions\nFollow these instructions from the repository's files.");
+        out.push_str(
+            "\n\n# Repository instructions\nFollow these instructions from the repository's files.",
+        );
         for (file, text) in shown {
             out.push_str(&format!("\n\n## {}\n{text}", file.path));
             if file.cut {
@@ -215,7 +217,8 @@ fn says(text: &str, word: &str) -> bool {
     }
     let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric() && c != '_');
     text.match_indices(word).any(|(at, found)| {
-        boundary(text[..at].chars().next_back()) && boundary(text[at + found.len()..].chars().next())
+        boundary(text[..at].chars().next_back())
+            && boundary(text[at + found.len()..].chars().next())
     })
 }
 
@@ -266,7 +269,10 @@ pub fn touched_paths(tool: &str, arguments: &serde_json::Value, root: &str) -> V
         if let Some(command) = arguments["command"].as_str() {
             words.extend(
                 command
-                    .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '\'' | '"' | '(' | ')' | '<' | '>'))
+                    .split(|c: char| {
+                        c.is_whitespace()
+                            || matches!(c, ';' | '|' | '&' | '\'' | '"' | '(' | ')' | '<' | '>')
+                    })
                     .filter(|word| word.contains('.') || word.contains('/'))
                     .map(str::to_string),
             );
@@ -328,7 +334,12 @@ mod tests {
             SkillFile::AlwaysOn("Always test.".into())
         );
         assert_eq!(
-            parse_skill("r.md", "r", "---\ntype: repo\ntriggers: [x]\n---\nRepo rules").unwrap(),
+            parse_skill(
+                "r.md",
+                "r",
+                "---\ntype: repo\ntriggers: [x]\n---\nRepo rules"
+            )
+            .unwrap(),
             SkillFile::AlwaysOn("Repo rules".into())
         );
         assert!(parse_skill("bad.md", "b", "---\nname: [unclosed\n---\n")
@@ -351,7 +362,9 @@ mod tests {
 
     #[test]
     fn paths_match_by_name_or_by_path() {
-        let skills = vec![skill("---\nname: py\npaths: [\"*.py\", \"docs/**\"]\n---\nP")];
+        let skills = vec![skill(
+            "---\nname: py\npaths: [\"*.py\", \"docs/**\"]\n---\nP",
+        )];
         let none = HashSet::new();
         let hit = |path: &str| by_path(&skills, &[path.to_string()], &none).len();
         assert_eq!(hit("src/deep/mod.py"), 1);
@@ -367,10 +380,19 @@ mod tests {
             ["tests/test_x.py"]
         );
         assert_eq!(
-            touched_paths("file_editor", &serde_json::json!({"path": "/w/src/a.py"}), "/w"),
+            touched_paths(
+                "file_editor",
+                &serde_json::json!({"path": "/w/src/a.py"}),
+                "/w"
+            ),
             ["src/a.py"]
         );
-        assert!(touched_paths("file_editor", &serde_json::json!({"path": "/etc/passwd"}), "/w").is_empty());
+        assert!(touched_paths(
+            "file_editor",
+            &serde_json::json!({"path": "/etc/passwd"}),
+            "/w"
+        )
+        .is_empty());
     }
 
     #[test]

@@ -193,12 +193,14 @@ pub fn repo_files(source: &RepoConfigSource) -> Vec<(String, String)> {
             }
         }
     }
-    if let Some(script) = SETUP_SCRIPTS.iter().find_map(|path| {
-        match source.read_text(path, MAX_FILE_BYTES) {
-            Read::Text(text) => Some((path.to_string(), text)),
-            _ => None,
-        }
-    }) {
+    if let Some(script) =
+        SETUP_SCRIPTS
+            .iter()
+            .find_map(|path| match source.read_text(path, MAX_FILE_BYTES) {
+                Read::Text(text) => Some((path.to_string(), text)),
+                _ => None,
+            })
+    {
         files.push(script);
     }
     files

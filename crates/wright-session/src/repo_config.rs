@@ -170,14 +170,24 @@ fn walk(
         if found.len() >= max {
             return;
         }
-        let (Ok(kind), Some(name)) = (entry.file_type(), entry.file_name().to_str().map(str::to_string)) else {
+        let (Ok(kind), Some(name)) = (
+            entry.file_type(),
+            entry.file_name().to_str().map(str::to_string),
+        ) else {
             continue;
         };
         let shown = format!("{prefix}{name}");
         if kind.is_file() {
             found.push(shown);
         } else if kind.is_dir() && depth < 1 {
-            walk(root, &dir.join(&name), &format!("{shown}/"), depth + 1, max, found);
+            walk(
+                root,
+                &dir.join(&name),
+                &format!("{shown}/"),
+                depth + 1,
+                max,
+                found,
+            );
         }
     }
 }

@@ -272,7 +272,8 @@ impl Reader<'_> {
             match std::fs::metadata(&path) {
                 Ok(meta) if meta.is_file() && meta.len() <= MAX_FILE_BYTES as u64 => {}
                 Ok(meta) if meta.is_file() => {
-                    self.skipped.push(format!("{shown} (larger than {MAX_FILE_BYTES} bytes)"));
+                    self.skipped
+                        .push(format!("{shown} (larger than {MAX_FILE_BYTES} bytes)"));
                     continue;
                 }
                 _ => continue,
@@ -338,8 +339,14 @@ mod tests {
         write("CLAUDE.md", "Top rules.");
         write("src/AGENTS.md", "Src rules.");
         write("src/CLAUDE.md", "Not read: src has AGENTS.md.");
-        write(".agents/skills/deploy/SKILL.md", "---\ndescription: Deploying\n---\nmake deploy");
-        write(".openhands/microagents/docker.md", "---\ntriggers: [docker]\n---\nuse podman");
+        write(
+            ".agents/skills/deploy/SKILL.md",
+            "---\ndescription: Deploying\n---\nmake deploy",
+        );
+        write(
+            ".openhands/microagents/docker.md",
+            "---\ntriggers: [docker]\n---\nuse podman",
+        );
         write(".openhands/microagents/repo.md", "Repo microagent.");
         std::fs::create_dir_all(root.join("src/lib")).unwrap();
         std::os::unix::fs::symlink("/etc/hostname", root.join("src/lib/AGENTS.md")).unwrap();
@@ -360,7 +367,10 @@ mod tests {
         );
         let skills: Vec<&str> = teaching.skills.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(skills, ["deploy", "docker"]);
-        assert_eq!(teaching.skipped, ["src/lib/AGENTS.md (a link, not followed)"]);
+        assert_eq!(
+            teaching.skipped,
+            ["src/lib/AGENTS.md (a link, not followed)"]
+        );
         let section = teaching.prompt_section();
         assert!(section.contains("## CLAUDE.md\nTop rules."), "{section}");
         assert!(section.contains("# Skills\n") && section.contains("- deploy: Deploying"));

@@ -46,7 +46,11 @@ impl Tool for SkillTool {
             .skills
             .iter()
             .find(|s| s.name == name)
-            .or_else(|| self.skills.iter().find(|s| s.name.eq_ignore_ascii_case(name)))
+            .or_else(|| {
+                self.skills
+                    .iter()
+                    .find(|s| s.name.eq_ignore_ascii_case(name))
+            })
             .ok_or_else(|| {
                 let names: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();
                 ToolError::Model(format!(
@@ -84,7 +88,10 @@ mod tests {
             json!(["deploy"])
         );
         let read = tool.run(&json!({"name": "Deploy"})).await.unwrap();
-        assert_eq!(read.text, "[Skill deploy (.agents/skills/deploy/SKILL.md):]\nhow to deploy");
+        assert_eq!(
+            read.text,
+            "[Skill deploy (.agents/skills/deploy/SKILL.md):]\nhow to deploy"
+        );
         let err = tool.run(&json!({"name": "docker"})).await.unwrap_err();
         assert!(err.to_string().contains("the skills are: deploy"), "{err}");
         assert!(SkillTool::over(&[entry("docker", &["docker"])]).is_none());

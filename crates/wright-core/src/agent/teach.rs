@@ -162,7 +162,9 @@ impl Conversation {
             .collect();
         let mut runs = Vec::new();
         for hook in matching {
-            let run = self.run_one(&hooks.runner, &hook, event, call, &fields).await;
+            let run = self
+                .run_one(&hooks.runner, &hook, event, call, &fields)
+                .await;
             let blocked = (run.outcome == HookOutcome::Blocked).then(|| run.reason.clone());
             runs.push(run);
             if let Some(reason) = blocked {
@@ -230,7 +232,10 @@ impl Conversation {
             ("CLAUDE_PROJECT_DIR".to_string(), workspace.clone()),
             ("OPENHANDS_PROJECT_DIR".to_string(), workspace),
             ("OPENHANDS_SESSION_ID".to_string(), self.id.clone()),
-            ("OPENHANDS_EVENT_TYPE".to_string(), event.as_str().to_string()),
+            (
+                "OPENHANDS_EVENT_TYPE".to_string(),
+                event.as_str().to_string(),
+            ),
         ];
         if let Some((_, tool, arguments)) = call {
             input["tool_name"] = json!(tool);
@@ -382,7 +387,10 @@ impl Conversation {
 
     /// Runs the repository's setup script, if one is due, and logs how it went: a
     /// failure is shown to the model with the end of its output.
-    pub(super) async fn run_setup(&mut self, observer: &mut dyn Observer) -> Result<(), StoreError> {
+    pub(super) async fn run_setup(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<(), StoreError> {
         let Some((path, script)) = self.setup_script.take() else {
             return Ok(());
         };

@@ -70,7 +70,10 @@ pub fn read_answer(event: HookEvent, process: &HookProcess) -> Answer {
             context,
         };
     };
-    let specific = &json.get("hookSpecificOutput").cloned().unwrap_or(Value::Null);
+    let specific = &json
+        .get("hookSpecificOutput")
+        .cloned()
+        .unwrap_or(Value::Null);
     let text = |value: &Value| value.as_str().map(bounded).filter(|t| !t.is_empty());
     let decision = json
         .get("decision")
@@ -150,7 +153,12 @@ mod tests {
             blocked("dangerous")
         );
         assert_eq!(
-            answer(HookEvent::Stop, 0, r#"{"decision": "block", "reason": "the tests do not pass"}"#, ""),
+            answer(
+                HookEvent::Stop,
+                0,
+                r#"{"decision": "block", "reason": "the tests do not pass"}"#,
+                ""
+            ),
             blocked("the tests do not pass")
         );
         assert_eq!(
@@ -167,7 +175,10 @@ mod tests {
             context: context.map(str::to_string),
         };
         assert_eq!(answer(HookEvent::PreToolUse, 0, "ok", ""), allowed(None));
-        assert_eq!(answer(HookEvent::UserPromptSubmit, 0, "branch main", ""), allowed(Some("branch main")));
+        assert_eq!(
+            answer(HookEvent::UserPromptSubmit, 0, "branch main", ""),
+            allowed(Some("branch main"))
+        );
         assert_eq!(
             answer(
                 HookEvent::PostToolUse,

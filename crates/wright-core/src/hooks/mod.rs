@@ -262,13 +262,24 @@ mod tests {
     fn claude_code_matchers_fire_on_wrights_tools() {
         let set = HookSet::parse(CLAUDE, ".claude/settings.json", HookOrigin::Repository).unwrap();
         let pre = HookEvent::PreToolUse;
-        assert_eq!(commands(&set, pre, Some(("terminal", json!({"command": "ls"})))), ["guard"]);
         assert_eq!(
-            commands(&set, pre, Some(("file_editor", json!({"command": "str_replace"})))),
+            commands(&set, pre, Some(("terminal", json!({"command": "ls"})))),
+            ["guard"]
+        );
+        assert_eq!(
+            commands(
+                &set,
+                pre,
+                Some(("file_editor", json!({"command": "str_replace"})))
+            ),
             ["fmt"]
         );
         assert_eq!(
-            commands(&set, pre, Some(("file_editor", json!({"command": "create"})))),
+            commands(
+                &set,
+                pre,
+                Some(("file_editor", json!({"command": "create"})))
+            ),
             ["fmt"]
         );
         assert!(commands(&set, pre, Some(("file_editor", json!({"command": "view"})))).is_empty());
@@ -297,13 +308,21 @@ mod tests {
         assert!(all[0].sandboxed && all[0].origin == HookOrigin::User);
         assert!(!set.matching(HookEvent::PreToolUse, Some(("terminal", &json!({}))))[0].sandboxed);
         assert_eq!(
-            HookSet::parse("{", "h.json", HookOrigin::User).unwrap_err().file,
+            HookSet::parse("{", "h.json", HookOrigin::User)
+                .unwrap_err()
+                .file,
             "h.json"
         );
-        assert!(HookSet::parse(r#"{"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}"#, "h", HookOrigin::User)
-            .unwrap_err()
-            .message
-            .contains("no `command`"));
-        assert!(HookSet::parse(r#"{"env": {}}"#, "s", HookOrigin::User).unwrap().is_empty());
+        assert!(HookSet::parse(
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}"#,
+            "h",
+            HookOrigin::User
+        )
+        .unwrap_err()
+        .message
+        .contains("no `command`"));
+        assert!(HookSet::parse(r#"{"env": {}}"#, "s", HookOrigin::User)
+            .unwrap()
+            .is_empty());
     }
 }
