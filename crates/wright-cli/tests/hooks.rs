@@ -335,3 +335,51 @@ async fn a_repositorys_hooks_run_only_with_consent_and_in_the_sandbox() {
     assert_eq!(hook_runs(&h).len(), 3);
     assert!(!outside.exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_hook_of_yours_in_the_sandbox_refuses_a_finish_while_the_tests_fail() {
+    let h = Harness::new();
+    wright_testkit::failing_python_repo(h.repo());
+    // Your hook, run in the sandbox since it runs the project's (the agent's) code.
+    let hooks = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "sandbox": true,
+        "command": "python3 -m unittest -q >/dev/null 2>&1 || echo '{\"decision\": \"block\", \"reason\": \"the tests do not pass\"}'"}]}]}});
+    write(
+        &h.data.path().join("config/wright"),
+        "hooks.json",
+        &hooks.to_string(),
+    );
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "ls"})),
+        reply().call("finish", json!({"message": "looks fine"})),
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": "row[:-1]", "new_str": "row"}),
+        ),
+        reply().call("finish", json!({"message": "fixed the slice"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "the test fails, fix it", &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let outputs = observations(&h.events());
+    let finishes: Vec<(bool, String)> = outputs
+        .iter()
+        .filter(|o| o["tool"] == "finish")
+        .map(|o| {
+            (
+                o["is_error"] == true,
+                o["output"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(finishes.len(), 2, "{outputs:?}");
+    assert!(
+        finishes[0].0
+            && finishes[0]
+                .1
+                .starts_with("A hook refused the finish: the tests do not pass.")
+    );
+    assert!(!finishes[1].0, "{finishes:?}");
+    let stops: Vec<HookOutcome> = hook_runs(&h).iter().map(|run| run.outcome).collect();
+    assert_eq!(stops, [HookOutcome::Blocked, HookOutcome::Allowed]);
+}

@@ -53,6 +53,7 @@ pub use secrets::Grants;
 pub use session::choose_tools;
 pub use session::configure;
 pub use session::logged_tools;
+pub use session::user_skills_dir;
 pub use session::Place;
 pub use session::Readiness;
 pub use session::Replies;
