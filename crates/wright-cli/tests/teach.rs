@@ -296,3 +296,34 @@ async fn a_skill_is_added_once() {
     let last = server.chat_requests().last().unwrap().json().to_string();
     assert_eq!(last.matches("PYTHON SKILL").count(), 1, "{last}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_says_what_the_instructions_cost_and_warns_past_a_quarter_of_the_window() {
+    let h = Harness::new();
+    let repo = h.repo();
+    write(repo, "AGENTS.md", &"Keep it short. ".repeat(400));
+    git(repo, &["init", "-q"]);
+    commit_all(repo, "Rules");
+    let options = wright_testkit::ServerOptions {
+        llama_cpp_context: Some(4096),
+        native_tools: false,
+        ..wright_testkit::ServerOptions::default()
+    };
+    let server = ScriptedServer::start_with(vec![reply().text("1 2 3 4 5")], options)
+        .await
+        .unwrap();
+    let output = h
+        .wright(&["doctor", "--base-url", &server.url(), "--json"], &[])
+        .await;
+    let report: Value = serde_json::from_str(&crate::common::stdout(&output)).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    let tokens = report["teaching"]["prompt_tokens"].as_u64().unwrap();
+    assert!((1_500..2_100).contains(&tokens), "{report:#}");
+    assert_eq!(report["teaching"]["instructions"][0]["path"], "AGENTS.md");
+    assert!(
+        report["notes"]
+            .to_string()
+            .contains("more than a quarter of the 4096-token window"),
+        "{report:#}"
+    );
+}

@@ -365,28 +365,8 @@ impl Conversation {
         observer: &mut dyn Observer,
     ) -> Result<Outcome, StoreError> {
         self.user_cancel = Some(cancel.clone());
-        // The hooks run first; what they add comes after the message it is about.
-        let (opening, refused) = self.opening_hooks(message).await;
-        if let Some(reason) = refused {
-            self.log_hooks(observer, opening)?;
-            let stop = StopReason::PromptRefused { reason };
-            return self.end(observer, AgentState::Stopped, stop, None);
-        }
-        if let Some(text) = message {
-            self.append(
-                observer,
-                Source::User,
-                EventBody::Message {
-                    text: text.to_string(),
-                    step: None,
-                    reasoning: None,
-                    raw: None,
-                },
-            )?;
-        }
-        self.log_hooks(observer, opening)?;
-        if let Some(text) = message {
-            self.add_keyword_skills(observer, text)?;
+        if let Some(refused) = self.take_message(observer, message).await? {
+            return Ok(refused);
         }
         self.set_state(observer, AgentState::Running, None)?;
         self.run_setup(observer).await?;
@@ -531,17 +511,7 @@ impl Conversation {
         self.told_to_act = false;
         if reply.calls.is_empty() && reply.errors.is_empty() {
             // A chat's answer ends the turn, unless a Stop hook refuses it.
-            if let Some(reason) = self.stop_hooks(observer, None).await? {
-                self.append(
-                    observer,
-                    Source::Environment,
-                    EventBody::Message {
-                        text: format!("A hook refused to end here: {reason}"),
-                        step: Some(step),
-                        reasoning: None,
-                        raw: None,
-                    },
-                )?;
+            if self.answer_refused(observer, step).await? {
                 return self.check_stuck(observer, step);
             }
             let summary = Some(reply.text).filter(|t| !t.is_empty());

@@ -3,6 +3,9 @@
 //! appended, each rendering extends the previous one — until a condensation, after which
 //! the condensed history is again only extended.
 
+use crate::taught::attach;
+use crate::taught::lasting;
+use crate::taught::shown;
 use std::collections::HashSet;
 use wright_llm::ChatMessage;
 use wright_llm::ToolCall;
@@ -10,9 +13,6 @@ use wright_protocol::count;
 use wright_protocol::render_plan;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
-use wright_protocol::HookEvent;
-use wright_protocol::HookOutcome;
-use wright_protocol::HookRun;
 use wright_protocol::Source;
 use wright_protocol::ToolCalling;
 
@@ -79,63 +79,6 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
         (None, plan) => plan,
     };
     render_view(view, &masked, carried.as_deref())
-}
-
-/// What a condensation never drops, since it holds for the whole task: the skills added,
-/// and what the session's first hooks and the setup script said. Dropped from their place,
-/// they come right after the task.
-fn lasting(event: &Event) -> bool {
-    match &event.body {
-        EventBody::Skill { .. } => true,
-        EventBody::Hook(run) => matches!(run.event, HookEvent::SessionStart | HookEvent::Setup),
-        _ => false,
-    }
-}
-
-/// What a `hook` event shows the model, if anything: what it adds, and what a
-/// `PostToolUse` hook that blocked says. (A blocked call or finish is answered in its
-/// observation; a refused message never reaches the model.)
-fn hook_text(run: &HookRun) -> Option<String> {
-    let context = run.context.as_deref().filter(|c| !c.is_empty());
-    match (run.event, run.outcome, context) {
-        (HookEvent::Setup, _, Some(context)) => Some(context.to_string()),
-        (HookEvent::PostToolUse, HookOutcome::Blocked, _) => Some(format!(
-            "[A PostToolUse hook says:]\n{}",
-            run.reason.as_deref().unwrap_or_default()
-        )),
-        (
-            HookEvent::SessionStart | HookEvent::UserPromptSubmit | HookEvent::PostToolUse,
-            _,
-            Some(context),
-        ) => Some(format!("[From a {} hook:]\n{context}", run.event)),
-        _ => None,
-    }
-}
-
-/// Adds `text` after what came last: into the open user message or tool result (text
-/// mode: the results being assembled), else as a user message of its own.
-fn attach(
-    messages: &mut Vec<ChatMessage>,
-    results: &mut Option<String>,
-    mode: ToolCalling,
-    text: &str,
-) {
-    if mode == ToolCalling::Text && results.is_some() {
-        append_result(results, text);
-        return;
-    }
-    match messages.last_mut() {
-        Some(ChatMessage::User { content }) | Some(ChatMessage::Tool { content, .. }) => {
-            content.push_str("\n\n");
-            content.push_str(text);
-        }
-        _ => match mode {
-            ToolCalling::Text => append_result(results, text),
-            ToolCalling::Native => messages.push(ChatMessage::User {
-                content: text.to_string(),
-            }),
-        },
-    }
 }
 
 /// Whether masking `output` makes it much shorter (what the condenser masks).
@@ -366,16 +309,8 @@ fn render_view<'a>(
                     ),
                 }
             }
-            EventBody::Skill {
-                name, path, cause, text,
-            } => attach(
-                &mut messages,
-                &mut results,
-                mode,
-                &format!("[Skill {name} ({path}), added because {cause}:]\n{text}"),
-            ),
-            EventBody::Hook(run) => {
-                if let Some(text) = hook_text(run) {
+            EventBody::Skill { .. } | EventBody::Hook(_) => {
+                if let Some(text) = shown(&event.body) {
                     attach(&mut messages, &mut results, mode, &text);
                 }
             }
@@ -395,7 +330,7 @@ fn render_view<'a>(
     messages
 }
 
-fn append_result(results: &mut Option<String>, text: &str) {
+pub(crate) fn append_result(results: &mut Option<String>, text: &str) {
     match results {
         Some(content) => {
             content.push('\n');

@@ -19,6 +19,7 @@ mod run_lock;
 pub mod skills;
 mod store;
 mod stuck;
+mod taught;
 
 pub use agent::Conversation;
 pub use agent::Limits;

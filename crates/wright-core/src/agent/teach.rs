@@ -353,13 +353,68 @@ impl Conversation {
         Ok(blocked)
     }
 
+    /// Takes the user's `message`, if any, after the opening hooks: logged, then what the
+    /// hooks add, then the skills it calls for. A message a hook refused is not logged and
+    /// the run ends, before the model sees it (that outcome is returned).
+    pub(super) async fn take_message(
+        &mut self,
+        observer: &mut dyn Observer,
+        message: Option<&str>,
+    ) -> Result<Option<Outcome>, StoreError> {
+        let (opening, refused) = self.opening_hooks(message).await;
+        if let Some(reason) = refused {
+            self.log_hooks(observer, opening)?;
+            let stop = StopReason::PromptRefused { reason };
+            return self
+                .end(observer, AgentState::Stopped, stop, None)
+                .map(Some);
+        }
+        if let Some(text) = message {
+            self.append(
+                observer,
+                Source::User,
+                EventBody::Message {
+                    text: text.to_string(),
+                    step: None,
+                    reasoning: None,
+                    raw: None,
+                },
+            )?;
+        }
+        self.log_hooks(observer, opening)?;
+        if let Some(text) = message {
+            self.add_keyword_skills(observer, text)?;
+        }
+        Ok(None)
+    }
+
+    /// In a chat, whether a Stop hook refuses to end the turn on the model's answer (the
+    /// model is then told why, and goes on).
+    pub(super) async fn answer_refused(
+        &mut self,
+        observer: &mut dyn Observer,
+        step: u32,
+    ) -> Result<bool, StoreError> {
+        let Some(reason) = self.stop_hooks(observer, None).await? else {
+            return Ok(false);
+        };
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Message {
+                text: format!("A hook refused to end here: {reason}"),
+                step: Some(step),
+                reasoning: None,
+                raw: None,
+            },
+        )?;
+        Ok(true)
+    }
+
     /// `SessionStart` (the first run of this conversation in this process) and
     /// `UserPromptSubmit` for `message`: their runs, to be logged after the message, and
     /// the reason when a hook refused the message.
-    pub(super) async fn opening_hooks(
-        &mut self,
-        message: Option<&str>,
-    ) -> (Vec<HookRun>, Option<String>) {
+    async fn opening_hooks(&mut self, message: Option<&str>) -> (Vec<HookRun>, Option<String>) {
         let mut runs = Vec::new();
         if !self.session_started {
             self.session_started = true;
