@@ -199,7 +199,11 @@ pub fn allow(args: AllowArgs) -> Result<()> {
         }
         Grantable::RepoHooks { workspace } => {
             let source = source_of(&workspace)?;
-            let files = wright_session::hooks::repo_files(&source);
+            let listed = wright_session::repo_config::RepoFiles::list(
+                &source,
+                &wright_session::hooks::paths(),
+            );
+            let files = wright_session::hooks::repo_files(&listed);
             if files.is_empty() {
                 bail!(
                     "{} has no hooks or setup script to allow",

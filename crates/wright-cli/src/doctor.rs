@@ -297,8 +297,14 @@ fn check_teaching(workspace: &std::path::Path, report: &mut Report) -> Result<()
             .unwrap_or_default(),
         RepoConfigSource::Directory(_) | RepoConfigSource::Nothing { .. } => String::new(),
     };
+    let paths = [
+        wright_session::Teaching::paths(&sub),
+        wright_session::hooks::paths(),
+    ]
+    .concat();
+    let files = wright_session::repo_config::RepoFiles::list(&source, &paths);
     let teaching =
-        wright_session::Teaching::read(&source, &sub, wright_session::user_skills_dir().as_deref());
+        wright_session::Teaching::read(&files, &sub, wright_session::user_skills_dir().as_deref());
     let described = teaching.describe();
     let line = match described.is_empty() {
         true => "teaching   no AGENTS.md (or CLAUDE.md, .cursorrules, …) and no skills".to_string(),
@@ -323,7 +329,7 @@ fn check_teaching(workspace: &std::path::Path, report: &mut Report) -> Result<()
         report.notes.push(warning);
     }
     match wright_session::SessionHooks::load(
-        &source,
+        &files,
         wright_session::RepoHooksChoice::Ask,
         &wright_session::Unattended,
     ) {

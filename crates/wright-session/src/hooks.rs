@@ -9,7 +9,7 @@
 
 use crate::front::Front;
 use crate::repo_config::Read;
-use crate::repo_config::RepoConfigSource;
+use crate::repo_config::RepoFiles;
 use anyhow::Result;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -77,16 +77,21 @@ pub fn user_file() -> Option<PathBuf> {
         .and_then(|file| file.parent().map(|dir| dir.join("hooks.json")))
 }
 
+/// The paths of the repository hooks are read from (for `RepoFiles::list`).
+pub fn paths() -> Vec<String> {
+    REPO_HOOK_FILES
+        .iter()
+        .chain(SETUP_SCRIPTS.iter())
+        .map(|path| path.to_string())
+        .collect()
+}
+
 impl SessionHooks {
     /// Reads the user's hooks and the repository's (from `source`); the repository's
     /// are taken when the user allowed their content (`choice`, the record, or `front`).
     /// A user's file that is not valid is an error (their own guard must not silently go
     /// missing); a repository's is skipped with the reason.
-    pub fn load(
-        source: &RepoConfigSource,
-        choice: RepoHooksChoice,
-        front: &dyn Front,
-    ) -> Result<Self> {
+    pub fn load(source: &RepoFiles, choice: RepoHooksChoice, front: &dyn Front) -> Result<Self> {
         let mut hooks = SessionHooks::default();
         if let Some(path) = user_file() {
             match std::fs::read_to_string(&path) {
@@ -184,7 +189,7 @@ pub fn subject(files: &[(String, String)]) -> String {
 
 /// The repository's hook files and setup script as a conversation starting now would
 /// read them (for `wright allow repo-hooks`): each path and its text.
-pub fn repo_files(source: &RepoConfigSource) -> Vec<(String, String)> {
+pub fn repo_files(source: &RepoFiles) -> Vec<(String, String)> {
     let mut files = Vec::new();
     for path in REPO_HOOK_FILES {
         if let Read::Text(text) = source.read_text(path, MAX_FILE_BYTES) {

@@ -92,11 +92,9 @@ impl Session {
         let names = crate::session::logged_tools(&start);
         // Hooks are read again (the user's as they are now, the repository's at the start
         // commit); instructions and skills are the log's own.
-        let hooks = crate::hooks::SessionHooks::load(
-            &working_copy.config_source(),
-            sandbox.repo_hooks,
-            front,
-        )?;
+        let source = working_copy.config_source();
+        let files = crate::repo_config::RepoFiles::list(&source, &crate::hooks::paths());
+        let hooks = crate::hooks::SessionHooks::load(&files, sandbox.repo_hooks, front)?;
         let teaching = crate::teach::Teaching {
             instructions: start
                 .instructions

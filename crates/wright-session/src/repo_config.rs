@@ -9,6 +9,7 @@ use std::path::Path;
 use std::path::PathBuf;
 use wright_config::REPO_FILE;
 use wright_sandbox::git::Oid;
+use wright_sandbox::git::TreeEntry;
 use wright_sandbox::git::UserRepo;
 
 /// The largest repository configuration file read.
@@ -81,36 +82,55 @@ pub enum Read {
     Skipped(String),
 }
 
-impl RepoConfigSource {
-    /// The file at `path` (relative to the top) as text, read as the configuration file
-    /// is: from the commit's objects, or beneath the directory; a link is never followed.
-    pub fn read_text(&self, path: &str, max_bytes: usize) -> Read {
-        let bytes = match self {
+/// The repository's files wright reads to teach a conversation, listed once: in a
+/// commit, one `ls-tree` of every path asked for (files, and directories recursively),
+/// then each file's blob by its id — a file not listed costs no process at all; in a
+/// plain directory, read beneath it as asked. Links are never followed.
+pub struct RepoFiles<'a> {
+    source: &'a RepoConfigSource,
+    listed: Vec<TreeEntry>,
+}
+
+impl<'a> RepoFiles<'a> {
+    /// The files of `source` at `paths` and under them.
+    pub fn list(source: &'a RepoConfigSource, paths: &[String]) -> Self {
+        let listed = match source {
             RepoConfigSource::Commit { repo, commit } => {
-                match repo.file_at(commit, path, max_bytes) {
-                    Ok(Some(bytes)) => bytes,
-                    Ok(None) => return self.link_or_missing(path),
-                    Err(err) => return Read::Skipped(err.to_string()),
-                }
+                repo.entries_at(commit, paths).unwrap_or_default()
             }
-            RepoConfigSource::Directory(dir) => {
-                let workspace = match wright_tools::Workspace::new(dir) {
-                    Ok(workspace) => workspace,
-                    Err(err) => return Read::Skipped(err.to_string()),
+            RepoConfigSource::Directory(_) | RepoConfigSource::Nothing { .. } => Vec::new(),
+        };
+        Self { source, listed }
+    }
+
+    /// The repository (or directory) consent is keyed by.
+    pub fn key(&self) -> &Path {
+        self.source.key()
+    }
+
+    /// The file at `path` (relative to the top) as text.
+    pub fn read_text(&self, path: &str, max_bytes: usize) -> Read {
+        let bytes = match self.source {
+            RepoConfigSource::Commit { repo, .. } => {
+                let Some(entry) = self.listed.iter().find(|e| e.path == path) else {
+                    return Read::Missing;
                 };
-                match workspace.dir().symlink_metadata(path) {
-                    Err(_) => return Read::Missing,
-                    Ok(meta) if meta.file_type().is_symlink() => {
-                        return Read::Skipped("a link, not followed".into())
-                    }
-                    Ok(_) => {}
+                if entry.is_link() {
+                    return Read::Skipped("a link, not followed".into());
                 }
-                match workspace.read_file(Path::new(path), max_bytes as u64) {
-                    Ok(Some(bytes)) => bytes,
-                    Ok(None) => return Read::Missing,
+                if !entry.is_regular_file() {
+                    return Read::Skipped("not a regular file".into());
+                }
+                match repo.blob(&entry.object, path, max_bytes) {
+                    Ok(bytes) => bytes,
                     Err(err) => return Read::Skipped(err.to_string()),
                 }
             }
+            RepoConfigSource::Directory(dir) => match read_beneath(dir, path, max_bytes) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return Read::Missing,
+                Err(why) => return Read::Skipped(why),
+            },
             RepoConfigSource::Nothing { .. } => return Read::Missing,
         };
         match String::from_utf8(bytes) {
@@ -119,25 +139,19 @@ impl RepoConfigSource {
         }
     }
 
-    /// In a commit, a path that is not a regular file: a link (said, since a planted link
-    /// is worth knowing of) or nothing.
-    fn link_or_missing(&self, path: &str) -> Read {
-        match self {
-            RepoConfigSource::Commit { repo, commit } if repo.is_link_at(commit, path) => {
-                Read::Skipped("a link, not followed".into())
-            }
-            _ => Read::Missing,
-        }
-    }
-
-    /// The files under `dir` (relative to it, `/`-separated), at most `max` of them; none
-    /// when there is no such directory.
+    /// The files under `dir` (relative to it, `/`-separated), at most `max` of them.
     pub fn files_under(&self, dir: &str, max: usize) -> Vec<String> {
-        match self {
-            RepoConfigSource::Commit { repo, commit } => repo
-                .tracked_files(commit, dir, 256 << 10)
-                .map(|listing| listing.paths.into_iter().take(max).collect())
-                .unwrap_or_default(),
+        match self.source {
+            RepoConfigSource::Commit { .. } => {
+                let prefix = format!("{}/", dir.trim_end_matches('/'));
+                // Two levels, as in a directory: a skill's folder and its files.
+                self.listed
+                    .iter()
+                    .filter_map(|e| e.path.strip_prefix(&prefix).map(str::to_string))
+                    .filter(|path| path.matches('/').count() <= 1)
+                    .take(max)
+                    .collect()
+            }
             RepoConfigSource::Directory(root) => {
                 let Ok(workspace) = wright_tools::Workspace::new(root) else {
                     return Vec::new();
@@ -149,6 +163,23 @@ impl RepoConfigSource {
             RepoConfigSource::Nothing { .. } => Vec::new(),
         }
     }
+}
+
+/// A plain directory's file at `path`, beneath it, never through a link.
+fn read_beneath(
+    dir: &Path,
+    path: &str,
+    max_bytes: usize,
+) -> std::result::Result<Option<Vec<u8>>, String> {
+    let workspace = wright_tools::Workspace::new(dir).map_err(|err| err.to_string())?;
+    match workspace.dir().symlink_metadata(path) {
+        Err(_) => return Ok(None),
+        Ok(meta) if meta.file_type().is_symlink() => return Err("a link, not followed".into()),
+        Ok(_) => {}
+    }
+    workspace
+        .read_file(Path::new(path), max_bytes as u64)
+        .map_err(|err| err.to_string())
 }
 
 /// Lists the regular files under `dir` beneath `root` two levels deep at most (a skill's

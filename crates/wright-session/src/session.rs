@@ -289,12 +289,14 @@ impl Session {
                 // Read from the user's repository at the start commit, before the agent
                 // has a shell.
                 let source = working_copy.config_source();
-                let teaching = crate::teach::Teaching::read(
+                let sub = working_copy.sub_directory();
+                let files = crate::repo_config::RepoFiles::list(
                     &source,
-                    &working_copy.sub_directory(),
-                    user_skills_dir().as_deref(),
+                    &[crate::teach::Teaching::paths(&sub), crate::hooks::paths()].concat(),
                 );
-                let hooks = crate::hooks::SessionHooks::load(&source, sandbox.repo_hooks, front)?;
+                let teaching =
+                    crate::teach::Teaching::read(&files, &sub, user_skills_dir().as_deref());
+                let hooks = crate::hooks::SessionHooks::load(&files, sandbox.repo_hooks, front)?;
                 let tools = Tools::build(
                     &sandbox,
                     &working_copy,

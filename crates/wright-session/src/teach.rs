@@ -13,7 +13,7 @@
 //! is bounded: each file, the instructions together, each skill, their number.
 
 use crate::repo_config::Read;
-use crate::repo_config::RepoConfigSource;
+use crate::repo_config::RepoFiles;
 use std::path::Path;
 use wright_core::skills::SkillFile;
 use wright_protocol::InstructionFile;
@@ -37,12 +37,36 @@ pub struct Teaching {
 }
 
 impl Teaching {
-    /// Reads what `source` (the repository at the start commit, or a plain directory)
-    /// teaches for work in its subdirectory `sub` (`""` for the top), and the user's own
-    /// skills in `user_skills`.
-    pub fn read(source: &RepoConfigSource, sub: &str, user_skills: Option<&Path>) -> Self {
+    /// The paths of the repository this reads for work in `sub` (for `RepoFiles::list`).
+    pub fn paths(sub: &str) -> Vec<String> {
+        let mut paths: Vec<String> = levels(sub)
+            .iter()
+            .flat_map(|level| {
+                ["AGENTS.md", "CLAUDE.md"].map(|name| match level.as_str() {
+                    "" => name.to_string(),
+                    _ => format!("{level}/{name}"),
+                })
+            })
+            .collect();
+        paths.extend(
+            [
+                ".cursorrules",
+                ".github/copilot-instructions.md",
+                ".openhands/microagents",
+                ".agents/skills",
+                ".openhands/skills",
+            ]
+            .map(str::to_string),
+        );
+        paths
+    }
+
+    /// Reads what `files` (the repository at the start commit, or a plain directory,
+    /// listed with `paths(sub)`) teach for work in its subdirectory `sub` (`""` for the
+    /// top), and the user's own skills in `user_skills`.
+    pub fn read(files: &RepoFiles, sub: &str, user_skills: Option<&Path>) -> Self {
         let mut reader = Reader {
-            source,
+            source: files,
             skipped: Vec::new(),
             always: Vec::new(),
             skills: Vec::new(),
@@ -178,7 +202,7 @@ fn levels(sub: &str) -> Vec<String> {
 }
 
 struct Reader<'a> {
-    source: &'a RepoConfigSource,
+    source: &'a RepoFiles<'a>,
     skipped: Vec<String>,
     always: Vec<(String, String)>,
     skills: Vec<SkillEntry>,
@@ -350,8 +374,9 @@ mod tests {
         write(".openhands/microagents/repo.md", "Repo microagent.");
         std::fs::create_dir_all(root.join("src/lib")).unwrap();
         std::os::unix::fs::symlink("/etc/hostname", root.join("src/lib/AGENTS.md")).unwrap();
-        let source = RepoConfigSource::Directory(root.to_path_buf());
-        let teaching = Teaching::read(&source, "src/lib", None);
+        let source = crate::repo_config::RepoConfigSource::Directory(root.to_path_buf());
+        let files = RepoFiles::list(&source, &Teaching::paths("src/lib"));
+        let teaching = Teaching::read(&files, "src/lib", None);
         let files: Vec<(&str, &str)> = teaching
             .instructions
             .iter()
