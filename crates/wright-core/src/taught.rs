@@ -84,3 +84,141 @@ pub(crate) fn attach(
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::history::render_history;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use wright_llm::ChatMessage;
+    use wright_protocol::Event;
+    use wright_protocol::EventBody;
+    use wright_protocol::HookEvent;
+    use wright_protocol::HookOrigin;
+    use wright_protocol::HookOutcome;
+    use wright_protocol::HookRun;
+    use wright_protocol::SkillCause;
+    use wright_protocol::Source;
+    use wright_protocol::Start;
+    use wright_protocol::ToolCalling;
+
+    fn events(mode: ToolCalling) -> Vec<Event> {
+        let bodies = vec![
+            (
+                Source::Environment,
+                EventBody::Start(Start {
+                    version: wright_protocol::LOG_FORMAT_VERSION,
+                    conversation: "c".into(),
+                    workspace: "/w".into(),
+                    model: "m".into(),
+                    base_url: "u".into(),
+                    system_prompt: "sys".into(),
+                    tools: vec![],
+                    tool_calling: mode,
+                    forked_from: None,
+                    destination: None,
+                    workspace_map: None,
+                    secrets: vec![],
+                    instructions: vec![],
+                    skills: vec![],
+                }),
+            ),
+            (
+                Source::User,
+                EventBody::Message {
+                    text: "fix docker".into(),
+                    step: None,
+                    reasoning: None,
+                    raw: None,
+                },
+            ),
+            (
+                Source::Environment,
+                EventBody::Skill {
+                    name: "docker".into(),
+                    path: "s.md".into(),
+                    cause: SkillCause::Keyword {
+                        word: "docker".into(),
+                    },
+                    text: "Use podman.".into(),
+                },
+            ),
+            (
+                Source::Agent,
+                EventBody::Message {
+                    text: String::new(),
+                    step: Some(1),
+                    reasoning: None,
+                    raw: Some("<tool_call>ls</tool_call>".into()),
+                },
+            ),
+            (
+                Source::Agent,
+                EventBody::Action {
+                    step: 1,
+                    call_id: "a".into(),
+                    tool: "terminal".into(),
+                    arguments: json!({"command": "ls"}),
+                },
+            ),
+            (
+                Source::Environment,
+                EventBody::Observation {
+                    call_id: "a".into(),
+                    tool: "terminal".into(),
+                    output: "x".into(),
+                    is_error: false,
+                    exit_code: Some(0),
+                },
+            ),
+            (
+                Source::Environment,
+                EventBody::Hook(HookRun {
+                    event: HookEvent::PostToolUse,
+                    origin: HookOrigin::User,
+                    command: "lint".into(),
+                    call_id: Some("a".into()),
+                    outcome: HookOutcome::Allowed,
+                    exit_code: Some(0),
+                    reason: None,
+                    context: Some("lint: clean".into()),
+                }),
+            ),
+        ];
+        bodies
+            .into_iter()
+            .enumerate()
+            .map(|(id, (source, body))| Event {
+                id: id as u64,
+                ts: String::new(),
+                source,
+                body,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn skills_and_hooks_follow_what_called_for_them_in_both_modes() {
+        let task = ChatMessage::User {
+            content: "fix docker\n\n[Skill docker (s.md), added because the message says \"docker\":]\nUse podman.".into(),
+        };
+        let text = render_history(&events(ToolCalling::Text));
+        assert_eq!(text[1], task);
+        assert_eq!(
+            text[3],
+            ChatMessage::User {
+                content: "<tool_response name=\"terminal\">\nx\n</tool_response>\n[From a PostToolUse hook:]\nlint: clean".into()
+            }
+        );
+        let native = render_history(&events(ToolCalling::Native));
+        assert_eq!(native[1], task);
+        assert_eq!(
+            native[3],
+            ChatMessage::Tool {
+                tool_call_id: "a".into(),
+                content: "x\n\n[From a PostToolUse hook:]\nlint: clean".into()
+            }
+        );
+        assert_eq!(native.len(), 4);
+    }
+}

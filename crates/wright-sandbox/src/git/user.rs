@@ -218,7 +218,16 @@ impl UserRepo {
     /// The entries of commit `oid` at `paths` (files) and under them (directories,
     /// recursively), in one listing: links and submodules included, as they are.
     pub fn entries_at(&self, oid: &Oid, paths: &[String]) -> Result<Vec<TreeEntry>, GitError> {
-        let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", oid.as_str(), "--"];
+        // Paths as they are: a directory named `[ab]` is not a pattern.
+        let mut args = vec![
+            "--literal-pathspecs",
+            "ls-tree",
+            "-r",
+            "-z",
+            "--full-tree",
+            oid.as_str(),
+            "--",
+        ];
         args.extend(paths.iter().map(String::as_str));
         let child = self.spawn(&args, Stdio::null())?;
         let limits = RunLimits {
