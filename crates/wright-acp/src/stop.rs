@@ -35,6 +35,8 @@ pub(crate) fn answer(stop: &StopReason) -> Answer {
         // No permission request yet: the words say which action waits (`wright resume`
         // at a terminal answers it).
         | StopReason::NobodyToConfirm { .. }
+        // A hook refused the prompt: the turn is over, the words say why.
+        | StopReason::PromptRefused { .. }
         | StopReason::Other { .. } => Answer::Stop(AcpStop::EndTurn),
         StopReason::ModelError { .. } | StopReason::ToolFailed { .. } => {
             Answer::Failed(stop.to_string())

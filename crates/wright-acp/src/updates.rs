@@ -294,6 +294,11 @@ impl Observer for Updates {
             }
             // Answered by nobody here until permission requests land (see `front`).
             EventBody::Confirmation { .. } => {}
+            EventBody::Skill { name, .. } => {
+                self.notifier.say(format!("\n\nwright: skill {name} added"))
+            }
+            // What a hook decided reaches the model as the call's result or a message.
+            EventBody::Hook(_) => {}
             // What the model is told, or what counts and times the run: not the editor's.
             EventBody::Start(_)
             | EventBody::Usage(_)

@@ -37,6 +37,8 @@ async fn main() {
             forked_from: None,
             workspace_map: None,
             destination: None,
+            instructions: Vec::new(),
+            skills: Vec::new(),
         }),
     )
     .unwrap();

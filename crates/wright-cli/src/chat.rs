@@ -29,6 +29,7 @@ use wright_session::configure;
 use wright_session::inspect::GitInspector;
 use wright_session::Ending;
 use wright_session::Replies;
+use wright_session::Session;
 use wright_session::Tools;
 use wright_tools::Tool;
 
@@ -60,9 +61,10 @@ struct Chat {
 impl Chat {
     fn new_conversation(
         &self,
-        tools: &Tools,
+        session: &Session,
         client: wright_llm::Client,
     ) -> Result<(Conversation, wright_core::RunLock)> {
+        let tools = &session.tools;
         let id = new_conversation_id();
         let root = tools.workspace.root().display().to_string();
         let dir = conversations_dir().join(&id);
@@ -76,9 +78,11 @@ impl Chat {
             client,
             tools.toolbox.clone(),
             wright_core::Opening {
-                system_prompt: chat_system_prompt(&root),
+                system_prompt: chat_system_prompt(&root) + &session.teaching.prompt_section(),
                 workspace_map: self.map.clone(),
                 secrets: tools.secrets.names().to_vec(),
+                instructions: session.teaching.instruction_files(),
+                skills: session.teaching.skills.clone(),
             },
             self.tool_calling,
         )?;
@@ -92,6 +96,7 @@ impl Chat {
         conversation.add_step_guard(tools.disk_guard(self.settings.values.max_disk));
         conversation.set_workspace(tools.workspace.clone());
         self.asks(&mut conversation);
+        session.give_hooks(&mut conversation);
         Ok((conversation, lock))
     }
 
@@ -234,7 +239,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
             "/profile" if !rest.trim().is_empty() => switch_profile(&mut chat, rest.trim()).await,
             "/new" => {
                 let client = chat.conversation.client().clone();
-                let (conversation, lock) = chat.new_conversation(&session.tools, client)?;
+                let (conversation, lock) = chat.new_conversation(&session, client)?;
                 chat.conversation = conversation;
                 chat.lock = Some(lock);
                 say!("new conversation {}", chat.conversation.id());
@@ -255,6 +260,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                         );
                         resumed.set_workspace(session.tools.workspace.clone());
                         chat.asks(&mut resumed);
+                        session.give_hooks(&mut resumed);
                         chat.conversation = resumed;
                         chat.lock = lock;
                         say!("back in conversation {}", chat.conversation.id());

@@ -44,6 +44,14 @@ pub enum Grantable {
         #[arg(short = 'C', long, default_value = ".")]
         workspace: PathBuf,
     },
+    /// The repository's hooks and setup script (.wright/hooks.json,
+    /// .openhands/hooks.json, .claude/settings.json, .wright/setup.sh or
+    /// .openhands/setup.sh), with exactly their content at HEAD: they run in the sandbox.
+    RepoHooks {
+        /// The repository whose hooks this is about.
+        #[arg(short = 'C', long, default_value = ".")]
+        workspace: PathBuf,
+    },
     /// Sending the repository's code to a model server not on this machine.
     Egress {
         /// The server: its URL, or HOST:PORT.
@@ -189,6 +197,29 @@ pub fn allow(args: AllowArgs) -> Result<()> {
                 source.key().display()
             );
         }
+        Grantable::RepoHooks { workspace } => {
+            let source = source_of(&workspace)?;
+            let listed = wright_session::repo_config::RepoFiles::list(
+                &source,
+                &wright_session::hooks::paths(),
+            );
+            let files = wright_session::hooks::repo_files(&listed);
+            if files.is_empty() {
+                bail!(
+                    "{} has no hooks or setup script to allow",
+                    source.key().display()
+                );
+            }
+            for (path, text) in &files {
+                say!("{path}:\n\n{}\n", text.trim_end());
+            }
+            let hash = wright_session::hooks::subject(&files);
+            record.allow(consent::Kind::RepoHooks, source.key(), &hash)?;
+            say!(
+                "allowed for {} (they run in the sandbox), with exactly this content; a change to them asks again",
+                source.key().display()
+            );
+        }
         Grantable::Egress { server, workspace } => {
             let source = source_of(&workspace)?;
             let host = host_of(&server)?;
@@ -203,6 +234,7 @@ pub fn deny(what: Grantable) -> Result<()> {
     let mut record = Consent::open(&Consent::default_path())?;
     let (kind, workspace, subject) = match what {
         Grantable::RepoConfig { workspace } => (consent::Kind::RepoConfig, workspace, None),
+        Grantable::RepoHooks { workspace } => (consent::Kind::RepoHooks, workspace, None),
         Grantable::Egress { server, workspace } => {
             (consent::Kind::Egress, workspace, Some(host_of(&server)?))
         }

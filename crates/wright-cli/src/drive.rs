@@ -114,6 +114,26 @@ pub fn model_lines(session: &Session) -> Vec<String> {
             confirm_words(session.settings.confirm.unwrap_or(ConfirmMode::Never))
         ),
     ]
+    .into_iter()
+    .chain(teaching_lines(session))
+    .collect()
+}
+
+/// The header's lines about what the repository and the user teach the agent: the
+/// instructions and skills (with their cost in tokens), and the hooks.
+pub fn teaching_lines(session: &Session) -> Vec<String> {
+    let mut lines = session.teaching.describe();
+    lines.extend(session.hooks.describe());
+    if matches!(
+        session.hooks.repo,
+        Some(wright_session::hooks::RepoHooks::NotAllowed(_))
+    ) {
+        lines.push(
+            "  (`wright allow repo-hooks` shows and allows them; --allow-repo-hooks for one run)"
+                .into(),
+        );
+    }
+    lines
 }
 
 /// What a confirmation mode asks before, for the header.

@@ -89,6 +89,7 @@ pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &
         | StopReason::CondensingEveryStep
         | StopReason::ModelError { .. }
         | StopReason::ToolFailed { .. }
+        | StopReason::PromptRefused { .. }
         | StopReason::Other { .. } => fact,
     };
     with_remedy(&words, remedy, front)

@@ -231,6 +231,12 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 say!("{n}    {}{tag}", shown.join("\n         "));
             }
             EventBody::Error { message } => say!("{n}error: {message}"),
+            EventBody::Skill { name, cause, .. } => say!("{n}  [skill {name} added: {cause}]"),
+            EventBody::Hook(run) => {
+                let line = crate::progress::hook_line(run)
+                    .unwrap_or_else(|| format!("hook {} ({}): allowed", run.event, run.command));
+                say!("{n}  [{line}]");
+            }
             EventBody::Plan { tasks, .. } => say!("{n}  [{}]", crate::progress::plan_line(tasks)),
             EventBody::Together { call_ids, .. } => {
                 say!(

@@ -205,6 +205,15 @@ impl Observer for Progress {
                     confirmation_words(*decision, reason.as_deref())
                 ));
             }
+            EventBody::Skill { name, cause, .. } => {
+                self.line(&format!("  [skill {name} added: {cause}]"));
+            }
+            EventBody::Hook(run) => {
+                if let Some(line) = hook_line(run) {
+                    self.live.idle();
+                    self.line(&format!("  [{line}]"));
+                }
+            }
             EventBody::State { .. } => self.live.idle(),
             // A retry is shown from its delta, as it starts; the changes by the report.
             EventBody::Message { .. }
@@ -256,6 +265,32 @@ pub fn confirmation_words(decision: wright_protocol::Decision, reason: Option<&s
         }
         (Decision::Rejected, Some(reason)) => format!("you said no: {reason}"),
         (Decision::Rejected, None) => "you said no".to_string(),
+    }
+}
+
+/// A hook's run on one line, when there is something to say: it blocked, failed, timed
+/// out or added context, or it was the setup script (an allowed hook that said nothing
+/// is in the log only).
+pub fn hook_line(run: &wright_protocol::HookRun) -> Option<String> {
+    use wright_protocol::HookEvent;
+    use wright_protocol::HookOutcome;
+    let whose = match run.origin {
+        wright_protocol::HookOrigin::User => "yours",
+        wright_protocol::HookOrigin::Repository => "the repository's",
+    };
+    let what = match run.event {
+        HookEvent::Setup => format!("setup script {}", run.command),
+        event => format!("hook {event} ({whose}: {})", clip(&run.command, 60)),
+    };
+    let reason = run.reason.as_deref().unwrap_or_default();
+    match run.outcome {
+        HookOutcome::Blocked => Some(format!("{what} blocked it: {}", clip(reason, 200))),
+        HookOutcome::Failed | HookOutcome::TimedOut => {
+            Some(format!("{what}: {}", clip(reason, 200)))
+        }
+        HookOutcome::Allowed if run.event == HookEvent::Setup => Some(format!("{what} ran")),
+        HookOutcome::Allowed if run.context.is_some() => Some(format!("{what} added context")),
+        HookOutcome::Allowed => None,
     }
 }
 

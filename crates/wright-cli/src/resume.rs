@@ -53,7 +53,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         )
         .await?;
     let (session, conversation, notes) =
-        Session::reopen(existing, client, settings.values.clone(), &sandbox).await?;
+        Session::reopen(existing, client, settings.values.clone(), &sandbox, &front).await?;
     if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {
         bail!(
             "conversation {} has finished; give a message to go on: wright resume {} \"what next\"",
@@ -76,6 +76,7 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
                 )
             ),
         ];
+        lines.extend(crate::drive::teaching_lines(&session));
         if let Some(torn) = &notes.torn {
             lines.push(format!(
                 "the log ended in a torn line ({} at line {}): cut off, the events before it are intact",

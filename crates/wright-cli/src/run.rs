@@ -54,6 +54,9 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         if let Some(warning) = &session.window.warning {
             tell!("warning: {warning}\n");
         }
+        if let Some(warning) = session.teaching.budget_warning(session.window.tokens) {
+            tell!("warning: {warning}\n");
+        }
     }
     drive(
         session,

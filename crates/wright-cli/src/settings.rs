@@ -137,6 +137,11 @@ pub struct CommonArgs {
     /// it for good).
     #[arg(long)]
     pub allow_repo_config: bool,
+    /// Let the repository's hooks and setup script run (in the sandbox) for this run
+    /// although you have not approved their content (`wright allow repo-hooks` approves
+    /// it for good).
+    #[arg(long)]
+    pub allow_repo_hooks: bool,
     /// Let this run send the repository's code to a model server that is not on this
     /// machine, where egress is `ask` (`wright allow egress HOST` allows it for good).
     #[arg(long)]
@@ -474,6 +479,11 @@ impl SessionSettings {
             options: self.sandbox_options(),
             launcher: wright_session::Launcher::this_program()?,
             secrets,
+            // Asked at a terminal; a front with nobody to ask says no.
+            repo_hooks: match self.args.allow_repo_hooks {
+                true => wright_session::RepoHooksChoice::AllowOnce,
+                false => wright_session::RepoHooksChoice::Ask,
+            },
         })
     }
 

@@ -79,7 +79,7 @@ pub async fn reopen(
             crate::hints::Front::CommandLine,
         )
         .await?;
-    Session::reopen(existing, client, settings.values.clone(), &sandbox).await
+    Session::reopen(existing, client, settings.values.clone(), &sandbox, front).await
 }
 
 /// The program's own default for confirmation (the server asks before risky actions),

@@ -20,6 +20,9 @@ pub enum Kind {
     /// Sending a repository's code to a server not on this machine (the subject is the
     /// server's host and port).
     Egress,
+    /// A repository's hooks and setup script running in the sandbox (the subject is the
+    /// SHA-256 of their files' paths and contents together).
+    RepoHooks,
 }
 
 impl Kind {
@@ -27,11 +30,12 @@ impl Kind {
         match self {
             Kind::RepoConfig => "repo-config",
             Kind::Egress => "egress",
+            Kind::RepoHooks => "repo-hooks",
         }
     }
 
     pub fn parse(word: &str) -> Option<Self> {
-        [Kind::RepoConfig, Kind::Egress]
+        [Kind::RepoConfig, Kind::Egress, Kind::RepoHooks]
             .into_iter()
             .find(|kind| kind.as_str() == word)
     }
@@ -105,14 +109,14 @@ impl Consent {
     }
 
     /// Allows `subject` for the repository and saves the record. A configuration file's
-    /// new content replaces the one allowed before; hosts add up.
+    /// (or the hooks') new content replaces the one allowed before; hosts add up.
     pub fn allow(
         &mut self,
         kind: Kind,
         repo: &Path,
         subject: &str,
     ) -> Result<(), crate::ConfigError> {
-        if kind == Kind::RepoConfig {
+        if matches!(kind, Kind::RepoConfig | Kind::RepoHooks) {
             self.forget(kind, repo, None);
         } else {
             self.forget(kind, repo, Some(subject));

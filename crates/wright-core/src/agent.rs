@@ -10,6 +10,7 @@ mod restore;
 mod send;
 mod settings;
 mod snapshot;
+mod teach;
 mod test_edits;
 mod types;
 mod usage;
@@ -122,6 +123,15 @@ pub struct Conversation {
     pending: Option<crate::confirm::Pending>,
     /// What this run flagged.
     flags: Vec<wright_protocol::Flag>,
+    /// The hooks and what runs them (see `teach`).
+    hooks: Option<teach::Hooks>,
+    /// Whether the `SessionStart` hooks ran in this process.
+    session_started: bool,
+    /// The last `finish` was refused by a `Stop` hook.
+    stop_refused: bool,
+    /// The repository's setup script (its path, its approved text), due before the first
+    /// step.
+    setup_script: Option<(String, String)>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -166,6 +176,8 @@ impl Conversation {
             system_prompt,
             workspace_map,
             secrets,
+            instructions,
+            skills,
         } = opening;
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
@@ -200,6 +212,8 @@ impl Conversation {
                 destination: Some(wright_llm::destination(&client.config().base_url)),
                 workspace_map,
                 secrets,
+                instructions,
+                skills,
             }),
         )?;
         Ok(Self::assemble(
@@ -258,6 +272,10 @@ impl Conversation {
             read_instructions: None,
             pending: None,
             flags: Vec::new(),
+            hooks: None,
+            session_started: false,
+            stop_refused: false,
+            setup_script: None,
         }
     }
 
@@ -350,10 +368,13 @@ impl Conversation {
         cancel: &CancellationToken,
         observer: &mut dyn Observer,
     ) -> Result<Outcome, StoreError> {
+        self.user_cancel = Some(cancel.clone());
         // An action left waiting is answered first: its observation must follow it.
         let pending = self.pending.take();
         if pending.is_none() {
-            self.add_message(observer, message)?;
+            if let Some(refused) = self.take_message(observer, message).await? {
+                return Ok(refused);
+            }
         }
         self.append(
             observer,
@@ -371,13 +392,15 @@ impl Conversation {
                 self.log.wait_sync().await?;
                 return Ok(outcome);
             }
-            self.add_message(observer, message)?;
+            if let Some(refused) = self.take_message(observer, message).await? {
+                return Ok(refused);
+            }
         }
+        self.run_setup(observer).await?;
         self.run_first_look(observer, cancel).await?;
         let first_step = self.step;
         let started = std::time::Instant::now();
         // The time budget cancels whatever is in flight, as Ctrl-C does.
-        self.user_cancel = Some(cancel.clone());
         let budget = cancel.child_token();
         let timer = limits.max_time.map(|max_time| {
             let budget = budget.clone();
@@ -485,6 +508,10 @@ impl Conversation {
         }
         self.told_to_act = false;
         if reply.calls.is_empty() && reply.errors.is_empty() {
+            // A chat's answer ends the turn, unless a Stop hook refuses it.
+            if self.answer_refused(observer, step).await? {
+                return self.check_stuck(observer, step);
+            }
             let summary = Some(reply.text).filter(|t| !t.is_empty());
             return self
                 .end(
@@ -521,6 +548,8 @@ impl Conversation {
                 return Ok(StepEnd::done(end));
             }
         }
+        // The skills the files touched call for, after the step's results.
+        self.add_path_skills(observer, &response.tool_calls)?;
         // After the results (a native history allows nothing between a call and its
         // result): what had to be repaired for each call that ran, and what ran.
         for repaired in &reply.repaired {

@@ -3,6 +3,9 @@
 //! appended, each rendering extends the previous one — until a condensation, after which
 //! the condensed history is again only extended.
 
+use crate::taught::attach;
+use crate::taught::lasting;
+use crate::taught::shown;
 use std::collections::HashSet;
 use wright_llm::ChatMessage;
 use wright_llm::ToolCall;
@@ -50,6 +53,7 @@ pub fn render_history(events: &[Event]) -> Vec<ChatMessage> {
     let view = events.iter().filter(|e| {
         matches!(e.body, EventBody::Start(_))
             || Some(e.id) == task_id
+            || lasting(e)
             || (e.id >= condensation.keep_from && !matches!(e.body, EventBody::Condensation(_)))
     });
     let masked: HashSet<u64> = condensation.masked.iter().copied().collect();
@@ -306,6 +310,11 @@ fn render_view<'a>(
                     ),
                 }
             }
+            EventBody::Skill { .. } | EventBody::Hook(_) => {
+                if let Some(text) = shown(&event.body) {
+                    attach(&mut messages, &mut results, mode, &text);
+                }
+            }
             EventBody::Error { .. }
             | EventBody::State { .. }
             | EventBody::Usage(_)
@@ -325,7 +334,7 @@ fn render_view<'a>(
     messages
 }
 
-fn append_result(results: &mut Option<String>, text: &str) {
+pub(crate) fn append_result(results: &mut Option<String>, text: &str) {
     match results {
         Some(content) => {
             content.push('\n');
@@ -379,6 +388,8 @@ mod tests {
                 forked_from: None,
                 destination: None,
                 workspace_map: map.map(str::to_string),
+                instructions: Vec::new(),
+                skills: Vec::new(),
             }),
         )
     }
@@ -402,6 +413,8 @@ mod tests {
                     forked_from: None,
                     workspace_map: None,
                     destination: None,
+                    instructions: Vec::new(),
+                    skills: Vec::new(),
                 }),
             ),
             event(

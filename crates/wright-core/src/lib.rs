@@ -10,6 +10,7 @@ mod agent;
 mod condense;
 pub mod confirm;
 mod history;
+pub mod hooks;
 pub mod injection;
 mod paths;
 mod prompt;
@@ -17,8 +18,10 @@ mod reply;
 mod resume;
 mod review;
 mod run_lock;
+pub mod skills;
 mod store;
 mod stuck;
+mod taught;
 
 pub use agent::Conversation;
 pub use agent::Limits;

@@ -17,7 +17,8 @@ use std::time::SystemTime;
 /// ran at the same time). Version 5 added each action's `risk` and `risk_reason`, the
 /// pending action's `call_id` and a run's `confirm` mode on `state`, and the kinds
 /// `confirmation` (the user's answer about a pending action) and `flagged` (a possible
-/// prompt injection).
+/// prompt injection); and `skill` (a skill added to the history) and `hook` (a hook's
+/// run and what it decided).
 pub const LOG_FORMAT_VERSION: u32 = 5;
 
 /// One line of the log.
@@ -169,6 +170,17 @@ pub enum EventBody {
     },
     /// Something wright flags about the action `call_id` (version 5 on), logged after it.
     Flagged { call_id: String, flag: crate::Flag },
+    /// A skill came into the history (version 5 on): its text is shown to the model
+    /// after what made it come (the user message, the step's results).
+    Skill {
+        name: String,
+        /// Where it was read (see `SkillEntry::path`).
+        path: String,
+        cause: crate::SkillCause,
+        text: String,
+    },
+    /// A hook ran (version 5 on): what it decided, and what it adds for the model.
+    Hook(crate::HookRun),
 }
 
 /// Where the agent's changes are at the end of a run.
@@ -328,6 +340,12 @@ pub struct Start {
     /// The names of the secrets the conversation's shell was given (never their values).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<String>,
+    /// The repository's instructions (`AGENTS.md` and its kin) in the system prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<crate::InstructionFile>,
+    /// The skills the conversation may draw on, texts included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<crate::SkillEntry>,
 }
 
 /// What a model's tokens cost, per million, for a spending cap.

@@ -15,6 +15,7 @@ mod plural;
 mod printable;
 mod risk;
 mod stop;
+mod teach;
 
 pub use event::AgentState;
 pub use event::Changes;
@@ -52,3 +53,10 @@ pub use risk::Decision;
 pub use risk::Flag;
 pub use risk::Risk;
 pub use stop::StopReason;
+pub use teach::HookEvent;
+pub use teach::HookOrigin;
+pub use teach::HookOutcome;
+pub use teach::HookRun;
+pub use teach::InstructionFile;
+pub use teach::SkillCause;
+pub use teach::SkillEntry;

@@ -83,6 +83,12 @@ pub enum Question {
     /// Whether the agent gets a snapshot of the user's `changes` uncommitted changes in
     /// `repo` (on its branch only).
     GiveUncommitted { repo: PathBuf, changes: u64 },
+    /// Whether the repository's hooks and setup script (`files`: each path and its
+    /// content, at the commit the conversation starts from) may run, in the sandbox.
+    RunRepoHooks {
+        repo: PathBuf,
+        files: Vec<(String, String)>,
+    },
 }
 
 impl fmt::Display for Question {
@@ -94,6 +100,20 @@ impl fmt::Display for Question {
                 repo.display(),
                 crate::count(*changes, "uncommitted change")
             ),
+            Question::RunRepoHooks { repo, files } => {
+                write!(
+                    f,
+                    "{} has commands that run during a conversation (in the sandbox):",
+                    repo.display()
+                )?;
+                for (path, text) in files {
+                    write!(f, "\n\n{path}:\n{}", text.trim_end())?;
+                }
+                write!(
+                    f,
+                    "\n\nLet them run, with exactly this content, for this repository?"
+                )
+            }
         }
     }
 }

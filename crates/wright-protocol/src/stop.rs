@@ -49,6 +49,8 @@ pub enum StopReason {
     /// An action waits for the user's confirmation, and nobody could answer (no
     /// terminal): it did not run, and the next run asks again.
     NobodyToConfirm { tool: String, risk: crate::Risk },
+    /// A hook refused the user's message (`UserPromptSubmit`): the model never saw it.
+    PromptRefused { reason: String },
     /// A reason in words only: from a log written before reasons were typed.
     Other { text: String },
 }
@@ -109,6 +111,9 @@ impl fmt::Display for StopReason {
                 f,
                 "a {tool} call (risk {risk}) waits for your confirmation, and nobody could answer here; it did not run"
             ),
+            StopReason::PromptRefused { reason } => {
+                write!(f, "a hook refused the message: {reason}")
+            }
             StopReason::Other { text } => write!(f, "{text}"),
         }
     }

@@ -162,6 +162,8 @@ impl Builder {
                 options: SandboxOptions::of(&self.settings, false),
                 launcher,
                 secrets: Grants::none(),
+                // An embedding program's front answers; `Unattended` says no.
+                repo_hooks: crate::hooks::RepoHooksChoice::Ask,
             },
             replies: Replies::AlwaysCalls,
         };

@@ -68,6 +68,8 @@ impl Session {
             Replies::AlwaysCalls => wright_core::system_prompt(&root),
             Replies::MayBeWords => wright_core::chat_system_prompt(&root),
         };
+        // Once, in the system prompt: the prefix every request extends stays the same.
+        let system_prompt = system_prompt + &self.teaching.prompt_section();
         let mut conversation = Conversation::create(
             &self.id,
             &self.conversation_dir.join("events.jsonl"),
@@ -78,10 +80,15 @@ impl Session {
                 system_prompt,
                 workspace_map: map,
                 secrets: self.tools.secrets.names().to_vec(),
+                instructions: self.teaching.instruction_files(),
+                skills: self.teaching.skills.clone(),
             },
             self.tool_calling,
         )?;
         self.equip(&mut conversation);
+        if let Some((path, script)) = &self.hooks.setup {
+            conversation.set_up_first(path.clone(), script.clone());
+        }
         Ok(conversation)
     }
 
@@ -112,6 +119,20 @@ impl Session {
                 .confirm
                 .unwrap_or(wright_protocol::ConfirmMode::Never),
         );
+        self.give_hooks(conversation);
+    }
+
+    /// Gives a conversation of this session the session's hooks (a chat's later
+    /// conversations too), run in its sandbox or as the user.
+    pub fn give_hooks(&self, conversation: &mut Conversation) {
+        if !self.hooks.set.is_empty() || self.hooks.setup.is_some() {
+            let runner = crate::hooks::Runner {
+                sandbox: self.tools.setup.sandbox.clone(),
+                env: self.tools.setup.env.clone(),
+                workspace: self.tools.workspace.root().to_path_buf(),
+            };
+            conversation.set_hooks(self.hooks.set.clone(), std::sync::Arc::new(runner));
+        }
     }
 
     /// What every front end does with a run: shows `observer` the events logged so far,
@@ -151,10 +172,21 @@ impl Session {
     /// the work is kept, and the front end says where.
     pub async fn finish(
         self,
-        conversation: Conversation,
+        mut conversation: Conversation,
         ending: Ending<'_>,
         observer: &mut dyn Observer,
     ) -> Result<Finished> {
+        // The session's end, for its hooks: how its last run ended.
+        let last_state = conversation
+            .events()
+            .iter()
+            .rev()
+            .find_map(|e| match &e.body {
+                EventBody::State { state, .. } => Some(state.as_str()),
+                _ => None,
+            })
+            .unwrap_or("other");
+        conversation.end_session(observer, last_state).await?;
         // The model's own account of what it did, when it finished; the task either way.
         let commit_message = working_copy::commit_message(
             working_copy::task_of(conversation.events()).unwrap_or(ending.title),

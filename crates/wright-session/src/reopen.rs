@@ -78,6 +78,7 @@ impl Session {
         mut client: Client,
         mut settings: Settings,
         sandbox: &SandboxChoice,
+        front: &dyn Front,
     ) -> Result<(Session, Conversation, ResumeNotes)> {
         let Existing {
             dir,
@@ -89,12 +90,27 @@ impl Session {
         // The tools its start offered, whatever the settings say now: their schemas are
         // part of the prefix every request extends.
         let names = crate::session::logged_tools(&start);
+        // Hooks are read again (the user's as they are now, the repository's at the start
+        // commit); instructions and skills are the log's own.
+        let source = working_copy.config_source();
+        let files = crate::repo_config::RepoFiles::list(&source, &crate::hooks::paths());
+        let hooks = crate::hooks::SessionHooks::load(&files, sandbox.repo_hooks, front)?;
+        let teaching = crate::teach::Teaching {
+            instructions: start
+                .instructions
+                .iter()
+                .map(|file| (file.clone(), String::new()))
+                .collect(),
+            skills: start.skills.clone(),
+            skipped: Vec::new(),
+        };
         let mut tools = Tools::build(
             sandbox,
             &working_copy,
             &start.conversation,
             Readiness::Reopen,
             &names,
+            &start.skills,
         )?;
         // The schemas as they started: with `security_risk` when they offered it.
         if start
@@ -143,6 +159,8 @@ impl Session {
             working_copy,
             tools,
             locks,
+            teaching,
+            hooks,
         };
         session.equip(&mut conversation);
         Ok((session, conversation, notes))

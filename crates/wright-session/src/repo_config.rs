@@ -9,6 +9,7 @@ use std::path::Path;
 use std::path::PathBuf;
 use wright_config::REPO_FILE;
 use wright_sandbox::git::Oid;
+use wright_sandbox::git::TreeEntry;
 use wright_sandbox::git::UserRepo;
 
 /// The largest repository configuration file read.
@@ -69,5 +70,155 @@ impl RepoConfigSource {
         let text =
             String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{name} is not UTF-8 text"))?;
         Ok(Some(RepoFile { text, name }))
+    }
+}
+
+/// A file of the repository read for what people teach the agent (`AGENTS.md`, a skill,
+/// a hooks file), or why it was not.
+pub enum Read {
+    Missing,
+    Text(String),
+    /// Not read: a link (never followed), not a regular file, too large, not UTF-8.
+    Skipped(String),
+}
+
+/// The repository's files wright reads to teach a conversation, listed once: in a
+/// commit, one `ls-tree` of every path asked for (files, and directories recursively),
+/// then each file's blob by its id — a file not listed costs no process at all; in a
+/// plain directory, read beneath it as asked. Links are never followed.
+pub struct RepoFiles<'a> {
+    source: &'a RepoConfigSource,
+    listed: Vec<TreeEntry>,
+}
+
+impl<'a> RepoFiles<'a> {
+    /// The files of `source` at `paths` and under them.
+    pub fn list(source: &'a RepoConfigSource, paths: &[String]) -> Self {
+        let listed = match source {
+            RepoConfigSource::Commit { repo, commit } => {
+                repo.entries_at(commit, paths).unwrap_or_default()
+            }
+            RepoConfigSource::Directory(_) | RepoConfigSource::Nothing { .. } => Vec::new(),
+        };
+        Self { source, listed }
+    }
+
+    /// The repository (or directory) consent is keyed by.
+    pub fn key(&self) -> &Path {
+        self.source.key()
+    }
+
+    /// The file at `path` (relative to the top) as text.
+    pub fn read_text(&self, path: &str, max_bytes: usize) -> Read {
+        let bytes = match self.source {
+            RepoConfigSource::Commit { repo, .. } => {
+                let Some(entry) = self.listed.iter().find(|e| e.path == path) else {
+                    return Read::Missing;
+                };
+                if entry.is_link() {
+                    return Read::Skipped("a link, not followed".into());
+                }
+                if !entry.is_regular_file() {
+                    return Read::Skipped("not a regular file".into());
+                }
+                match repo.blob(&entry.object, path, max_bytes) {
+                    Ok(bytes) => bytes,
+                    Err(err) => return Read::Skipped(err.to_string()),
+                }
+            }
+            RepoConfigSource::Directory(dir) => match read_beneath(dir, path, max_bytes) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return Read::Missing,
+                Err(why) => return Read::Skipped(why),
+            },
+            RepoConfigSource::Nothing { .. } => return Read::Missing,
+        };
+        match String::from_utf8(bytes) {
+            Ok(text) => Read::Text(text),
+            Err(_) => Read::Skipped("not UTF-8 text".into()),
+        }
+    }
+
+    /// The files under `dir` (relative to it, `/`-separated), at most `max` of them.
+    pub fn files_under(&self, dir: &str, max: usize) -> Vec<String> {
+        match self.source {
+            RepoConfigSource::Commit { .. } => {
+                let prefix = format!("{}/", dir.trim_end_matches('/'));
+                // Two levels, as in a directory: a skill's folder and its files.
+                self.listed
+                    .iter()
+                    .filter_map(|e| e.path.strip_prefix(&prefix).map(str::to_string))
+                    .filter(|path| path.matches('/').count() <= 1)
+                    .take(max)
+                    .collect()
+            }
+            RepoConfigSource::Directory(root) => {
+                let Ok(workspace) = wright_tools::Workspace::new(root) else {
+                    return Vec::new();
+                };
+                let mut found = Vec::new();
+                walk(workspace.dir(), Path::new(dir), "", 0, max, &mut found);
+                found
+            }
+            RepoConfigSource::Nothing { .. } => Vec::new(),
+        }
+    }
+}
+
+/// A plain directory's file at `path`, beneath it, never through a link.
+fn read_beneath(
+    dir: &Path,
+    path: &str,
+    max_bytes: usize,
+) -> std::result::Result<Option<Vec<u8>>, String> {
+    let workspace = wright_tools::Workspace::new(dir).map_err(|err| err.to_string())?;
+    match workspace.dir().symlink_metadata(path) {
+        Err(_) => return Ok(None),
+        Ok(meta) if meta.file_type().is_symlink() => return Err("a link, not followed".into()),
+        Ok(_) => {}
+    }
+    workspace
+        .read_file(Path::new(path), max_bytes as u64)
+        .map_err(|err| err.to_string())
+}
+
+/// Lists the regular files under `dir` beneath `root` two levels deep at most (a skill's
+/// folder and its `SKILL.md`), never through a link.
+fn walk(
+    root: &cap_std::fs::Dir,
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    max: usize,
+    found: &mut Vec<String>,
+) {
+    let Ok(entries) = root.read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        if found.len() >= max {
+            return;
+        }
+        let (Ok(kind), Some(name)) = (
+            entry.file_type(),
+            entry.file_name().to_str().map(str::to_string),
+        ) else {
+            continue;
+        };
+        let shown = format!("{prefix}{name}");
+        if kind.is_file() {
+            found.push(shown);
+        } else if kind.is_dir() && depth < 1 {
+            walk(
+                root,
+                &dir.join(&name),
+                &format!("{shown}/"),
+                depth + 1,
+                max,
+                found,
+            );
+        }
     }
 }

@@ -60,6 +60,7 @@ impl Tools {
         id: &str,
         readiness: Readiness,
         names: &[ToolName],
+        skills: &[wright_protocol::SkillEntry],
     ) -> Result<Self> {
         let setup = SandboxSetup::new(
             sandbox.mode,
@@ -93,7 +94,7 @@ impl Tools {
             }
         });
         let editor = Arc::new(FileEditorTool::new(workspace.clone()));
-        let tools: Vec<Arc<dyn Tool>> = names
+        let mut tools: Vec<Arc<dyn Tool>> = names
             .iter()
             .map(|name| -> Arc<dyn Tool> {
                 match name {
@@ -107,6 +108,10 @@ impl Tools {
                 }
             })
             .collect();
+        // The skills listed for the model to read come with the tool that reads them.
+        if let Some(skill) = wright_tools::SkillTool::over(skills) {
+            tools.push(Arc::new(skill));
+        }
         Ok(Self {
             toolbox: Toolbox::new(tools),
             terminal,
@@ -128,6 +133,8 @@ pub struct SandboxChoice {
     pub launcher: Launcher,
     /// The secrets the terminal's shell is given.
     pub secrets: crate::secrets::Grants,
+    /// Whether the repository's hooks run when the user has not allowed them for good.
+    pub repo_hooks: crate::hooks::RepoHooksChoice,
 }
 
 /// Where a new conversation works, and how.
@@ -174,6 +181,11 @@ pub struct Session {
     /// Held until the conversation's run ends: one writer per conversation (and per
     /// checkout worked in place).
     pub locks: Vec<wright_core::RunLock>,
+    /// The repository's instructions and the skills (for a resumed conversation, those
+    /// its log started with).
+    pub teaching: crate::teach::Teaching,
+    /// The user's and the repository's hooks.
+    pub hooks: crate::hooks::SessionHooks,
 }
 
 /// What a session's replies are: in a run every reply is a tool call (`finish` included),
@@ -274,11 +286,28 @@ impl Session {
         let (tool_names, tools_why) = choose_tools(&settings.tools, &client.config().model)?;
         let prepared = WorkingCopy::prepare(start, &conversation_dir, &id, options, front)
             .and_then(|working_copy| {
-                let tools =
-                    Tools::build(&sandbox, &working_copy, &id, Readiness::Start, &tool_names)?;
-                Ok((working_copy, tools))
+                // Read from the user's repository at the start commit, before the agent
+                // has a shell.
+                let source = working_copy.config_source();
+                let sub = working_copy.sub_directory();
+                let files = crate::repo_config::RepoFiles::list(
+                    &source,
+                    &[crate::teach::Teaching::paths(&sub), crate::hooks::paths()].concat(),
+                );
+                let teaching =
+                    crate::teach::Teaching::read(&files, &sub, user_skills_dir().as_deref());
+                let hooks = crate::hooks::SessionHooks::load(&files, sandbox.repo_hooks, front)?;
+                let tools = Tools::build(
+                    &sandbox,
+                    &working_copy,
+                    &id,
+                    Readiness::Start,
+                    &tool_names,
+                    &teaching.skills,
+                )?;
+                Ok((working_copy, tools, teaching, hooks))
             });
-        let (working_copy, mut tools) = match prepared {
+        let (working_copy, mut tools, teaching, hooks) = match prepared {
             Ok(prepared) => prepared,
             Err(err) => {
                 // Nothing ran: leave no half-made conversation (or clone) behind.
@@ -324,8 +353,15 @@ impl Session {
             working_copy,
             tools,
             locks,
+            teaching,
+            hooks,
         })
     }
+}
+
+/// The user's own skills: `skills/` beside their configuration file.
+pub fn user_skills_dir() -> Option<std::path::PathBuf> {
+    wright_config::Config::user_file().and_then(|file| file.parent().map(|dir| dir.join("skills")))
 }
 
 /// The tools a new conversation gets from the `tools` setting, and why those (for the

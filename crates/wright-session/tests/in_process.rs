@@ -96,6 +96,7 @@ async fn a_run_in_process_fixes_the_test_and_hands_over_its_branch() {
             // Not this test binary: it knows nothing of the launcher's arguments.
             launcher: Launcher::program(env!("CARGO_BIN_EXE_wright-launcher")),
             secrets: wright_session::Grants::none(),
+            repo_hooks: wright_session::RepoHooksChoice::Ask,
         },
         replies: Replies::AlwaysCalls,
     };
@@ -201,10 +202,11 @@ fn the_session_futures_are_send(
         options: SandboxOptions::of(&session.settings, false),
         launcher: Launcher::program("wright-launcher"),
         secrets: wright_session::Grants::none(),
+        repo_hooks: wright_session::RepoHooksChoice::Ask,
     };
     let client = session.client.clone();
     let settings = session.settings.clone();
-    send(async move { Session::reopen(existing, client, settings, &sandbox).await });
+    send(async move { Session::reopen(existing, client, settings, &sandbox, &Unattended).await });
     let ending = Ending {
         title: "",
         summary: None,

@@ -22,6 +22,7 @@ pub mod risk;
 mod scratch;
 mod search;
 mod shapes;
+mod skill;
 mod snapshot;
 mod task_tracker;
 mod terminal;
@@ -41,6 +42,7 @@ pub use scratch::Scratch;
 pub use search::GlobTool;
 pub use search::GrepTool;
 pub use shapes::CommandShape;
+pub use skill::SkillTool;
 pub use snapshot::Bounds as SnapshotBounds;
 pub use snapshot::Changes;
 pub use snapshot::Restored;
@@ -97,17 +99,18 @@ pub type OutputSink = dyn Fn(&[u8]) + Send + Sync;
 pub fn may_change_files(tool: &str, arguments: &Value) -> bool {
     match tool {
         "file_editor" | "str_replace_editor" => arguments["command"] != "view",
-        "think" | "finish" | "grep" | "glob" | "task_tracker" => false,
+        "think" | "finish" | "grep" | "glob" | "task_tracker" | "skill" => false,
         _ => true,
     }
 }
 
 /// Whether a call, as the model made it, only reads the workspace and may run at the same
-/// time as other such calls of the same reply: `grep`, `glob` and `file_editor view`.
+/// time as other such calls of the same reply: `grep`, `glob`, `file_editor view` and
+/// `skill` (which reads the conversation's own skills).
 /// Everything else (a command, an edit, the plan) runs alone, in the order it was made.
 pub fn runs_concurrently(tool: &str, arguments: &Value) -> bool {
     match tool {
-        "grep" | "glob" => true,
+        "grep" | "glob" | "skill" => true,
         "file_editor" | "str_replace_editor" => arguments["command"] == "view",
         _ => false,
     }

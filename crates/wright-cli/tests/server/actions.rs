@@ -130,6 +130,10 @@ async fn a_conversation_is_forked_read_applied_and_its_fork_discarded() {
         "{body}"
     );
     git(h.repo(), &["commit", "-qm", "my notes"]);
+    // The user's branch moved on: taking the agent's is a merge commit, made with the
+    // user's identity (CI's user has no global one).
+    git(h.repo(), &["config", "user.name", "A User"]);
+    git(h.repo(), &["config", "user.email", "user@example.invalid"]);
     let (status, body) = served
         .post(&format!("/api/conversations/{id}/apply"), json!({}))
         .await;

@@ -21,6 +21,14 @@ pub(super) struct Begun {
     pub(super) risk: wright_protocol::Risk,
 }
 
+impl Begun {
+    /// The tool and arguments of a call that runs (not `finish`), for its `PostToolUse`.
+    fn ran(&self) -> Option<(String, Value)> {
+        let tool = self.tool.as_ref().filter(|tool| tool.name() != "finish")?;
+        Some((tool.name().to_string(), self.ready.clone()?))
+    }
+}
+
 /// Why a run ends after a call: the state, the reason, the summary.
 type End = (AgentState, StopReason, Option<String>);
 
@@ -44,7 +52,13 @@ impl Conversation {
             }
             _ => begun.settled.clone(),
         };
-        match self.end_call(observer, begun, result)? {
+        let ran = begun.ran();
+        let end = self.end_call(observer, begun, result)?;
+        if let (Some((name, arguments)), None) = (ran, &end) {
+            self.post_tool_hooks(observer, &call.id, &name, &arguments)
+                .await?;
+        }
+        match end {
             None => Ok(None),
             Some((state, reason, summary)) => self.end(observer, state, reason, summary).map(Some),
         }
@@ -127,7 +141,12 @@ impl Conversation {
                 )))),
                 other => other,
             };
+            let (call_id, ran) = (call.call_id.clone(), call.ran());
             let ended = self.end_call(observer, call, result)?;
+            if let (Some((name, arguments)), None) = (ran, &ended) {
+                self.post_tool_hooks(observer, &call_id, &name, &arguments)
+                    .await?;
+            }
             end = end.or(ended);
         }
         match end {
@@ -215,13 +234,18 @@ impl Conversation {
         let sent_back = if is_finish && !premature_finish && parsed.is_ok() {
             match self.review_before_finish(observer)? {
                 Some(review) => Some(review),
-                None => self.finish_after_failure(),
+                None => match self.finish_after_failure() {
+                    Some(failure) => Some(failure),
+                    None => self.stop_hooks(observer, Some(&call_id)).await?.map(|reason| {
+                        format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")
+                    }),
+                },
             }
         } else {
             None
         };
         let mut ready = None;
-        let settled: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
+        let mut settled: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
             (None, _) => Some(Err(ToolError::Model(self.unknown_tool(&name)))),
             (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
             (Some(_), Ok(_)) if sent_back.is_some() => {
@@ -248,6 +272,18 @@ impl Conversation {
                 }
             }
         };
+        // The hooks may block what is about to run (a `finish` is the Stop hooks').
+        if let Some(arguments) = ready.clone().filter(|_| !is_finish) {
+            if let Some(reason) = self
+                .pre_tool_hooks(observer, &call_id, &name, &arguments)
+                .await?
+            {
+                settled = Some(Err(ToolError::Model(format!(
+                    "A hook blocked this call: {reason}"
+                ))));
+                ready = None;
+            }
+        }
         Ok(Begun {
             call_id,
             name,

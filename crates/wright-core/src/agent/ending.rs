@@ -26,26 +26,6 @@ impl Conversation {
         )
     }
 
-    pub(super) fn add_message(
-        &mut self,
-        observer: &mut dyn Observer,
-        message: Option<&str>,
-    ) -> Result<(), StoreError> {
-        let Some(text) = message else {
-            return Ok(());
-        };
-        self.append(
-            observer,
-            Source::User,
-            EventBody::Message {
-                text: text.to_string(),
-                step: None,
-                reasoning: None,
-                raw: None,
-            },
-        )
-    }
-
     pub(super) fn end(
         &mut self,
         observer: &mut dyn Observer,

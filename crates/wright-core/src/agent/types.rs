@@ -99,4 +99,8 @@ pub struct Opening {
     pub workspace_map: Option<String>,
     /// The names of the secrets granted to the shell, for the log's start.
     pub secrets: Vec<String>,
+    /// The repository's instructions in the system prompt (its text holds them).
+    pub instructions: Vec<wright_protocol::InstructionFile>,
+    /// The skills the conversation may draw on.
+    pub skills: Vec<wright_protocol::SkillEntry>,
 }

@@ -27,6 +27,7 @@ pub use remote::RemoteUrl;
 pub use remote::UrlError;
 pub use snapshot::Snapshot;
 pub use user::BranchTip;
+pub use user::TreeEntry;
 pub use user::UserRepo;
 
 /// A full object id, as git prints it (SHA-1 or SHA-256), checked to be nothing else.

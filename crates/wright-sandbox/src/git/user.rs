@@ -28,6 +28,39 @@ pub(super) const HARDENED: &[&str] = &[
     "core.quotePath=false",
 ];
 
+/// An entry of a commit's tree, as `ls-tree` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// `100644`, `100755` (files), `120000` (a link), `160000` (a submodule), …
+    pub mode: String,
+    pub object: Oid,
+    /// From the top, as stored.
+    pub path: String,
+}
+
+impl TreeEntry {
+    /// One `MODE TYPE OBJECT\tPATH` record of `ls-tree -z`.
+    fn parse(record: &str) -> Option<Self> {
+        let (head, path) = record.split_once('\t')?;
+        let mut fields = head.split(' ');
+        let (mode, _kind, object) = (fields.next()?, fields.next()?, fields.next()?);
+        Some(Self {
+            mode: mode.to_string(),
+            object: Oid::parse(object)?,
+            path: path.to_string(),
+        })
+    }
+
+    /// A regular file (not a link, a submodule or a tree).
+    pub fn is_regular_file(&self) -> bool {
+        matches!(self.mode.as_str(), "100644" | "100755")
+    }
+
+    pub fn is_link(&self) -> bool {
+        self.mode == "120000"
+    }
+}
+
 /// A branch of the user's repository, as `UserRepo::branches_under` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchTip {
@@ -173,18 +206,47 @@ impl UserRepo {
         max_bytes: usize,
     ) -> Result<Option<Vec<u8>>, GitError> {
         let listed = self.run(&["ls-tree", "-z", "--full-tree", oid.as_str(), "--", path])?;
-        let Some(entry) = listed.split('\0').find(|e| !e.is_empty()) else {
+        let Some(entry) = listed.split('\0').find_map(TreeEntry::parse) else {
             return Ok(None);
         };
-        // "MODE TYPE OBJECT\tPATH"
-        let mut fields = entry.split(['\t', ' ']);
-        let (mode, kind, object) = (fields.next(), fields.next(), fields.next());
-        if !matches!(mode, Some("100644" | "100755")) || kind != Some("blob") {
+        if !entry.is_regular_file() {
             return Ok(None);
         }
-        let Some(object) = object.and_then(Oid::parse) else {
-            return Ok(None);
+        self.blob(&entry.object, path, max_bytes).map(Some)
+    }
+
+    /// The entries of commit `oid` at `paths` (files) and under them (directories,
+    /// recursively), in one listing: links and submodules included, as they are.
+    pub fn entries_at(&self, oid: &Oid, paths: &[String]) -> Result<Vec<TreeEntry>, GitError> {
+        // Paths as they are: a directory named `[ab]` is not a pattern.
+        let mut args = vec![
+            "--literal-pathspecs",
+            "ls-tree",
+            "-r",
+            "-z",
+            "--full-tree",
+            oid.as_str(),
+            "--",
+        ];
+        args.extend(paths.iter().map(String::as_str));
+        let child = self.spawn(&args, Stdio::null())?;
+        let limits = RunLimits {
+            max_stdout: 1 << 20,
+            ..RunLimits::default()
         };
+        let captured = finish(child, Vec::new(), limits)?;
+        if !captured.success() {
+            return Err(failed(&args, &captured.said()));
+        }
+        Ok(String::from_utf8_lossy(&captured.stdout)
+            .split('\0')
+            .filter_map(TreeEntry::parse)
+            .collect())
+    }
+
+    /// The content of the blob `object` (`path` names it in messages), no larger than
+    /// `max_bytes`.
+    pub fn blob(&self, object: &Oid, path: &str, max_bytes: usize) -> Result<Vec<u8>, GitError> {
         let args = ["cat-file", "blob", object.as_str()];
         let child = self.spawn(&args, Stdio::null())?;
         let limits = RunLimits {
@@ -201,7 +263,7 @@ impl UserRepo {
         if !captured.success() {
             return Err(failed(&args, &captured.said()));
         }
-        Ok(Some(captured.stdout))
+        Ok(captured.stdout)
     }
 
     /// Whether `oid` is a commit of this repository.

@@ -430,6 +430,22 @@ impl WorkingCopy {
         }
     }
 
+    /// The directory worked in, relative to the top of what `config_source` reads
+    /// (`""` for the top): where the repository's instructions are looked for, from the
+    /// top down to it.
+    pub fn sub_directory(&self) -> String {
+        let (inner, top) = match self {
+            WorkingCopy::Direct { .. } => return String::new(),
+            WorkingCopy::InPlace(in_place) => (&in_place.workspace, in_place.repo.top()),
+            WorkingCopy::Clone(clone) => (&clone.workspace, clone.clone_root.as_path()),
+        };
+        inner
+            .strip_prefix(top)
+            .unwrap_or(Path::new(""))
+            .to_string_lossy()
+            .into_owned()
+    }
+
     /// The workspace, opened: a clone's subdirectory is reached from the clone's root
     /// without following a link (the agent may have replaced it with one).
     pub fn open_workspace(&self) -> Result<wright_tools::Workspace> {
