@@ -1,6 +1,7 @@
 //! The editor as the session library's `Front`: what a session has to say while it is
 //! prepared or run comes to the editor as the agent's words; a question is answered no,
-//! as on a server — nobody answers at a terminal, and the protocol's stdout is not one.
+//! as on a server — nobody answers at a terminal, and the protocol's stdout is not one
+//! (risky tool calls are another matter: the editor is asked, see `permission`).
 
 use crate::notify::Notifier;
 use wright_protocol::Notice;
@@ -17,13 +18,12 @@ impl Front for Editor {
     }
 
     fn confirm(&self, question: &Question) -> bool {
-        // Permission requests map here: once wright asks before an action (the
-        // confirmation policy, being built in wright-core), its question becomes a
-        // `session/request_permission` to the editor, answered by the person there,
-        // and the tool call waits as `pending`. Until then every question is answered
-        // no, and said.
+        // A question while a session is prepared (a setting to confirm, a file to
+        // trust) is not a tool call, which is all `session/request_permission` can
+        // carry; risky calls are asked about there (see `permission`). Such a question
+        // is answered no, and said: the flags or the configuration answer it.
         self.notifier.say(format!(
-            "wright: {question} — answered no: `wright acp` does not ask yet\n\n"
+            "wright: {question} — answered no: `wright acp` asks the editor about tool calls only\n\n"
         ));
         false
     }

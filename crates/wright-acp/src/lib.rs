@@ -8,7 +8,8 @@
 //! session/load {id}     → the conversation's log replayed as updates
 //! session/prompt        → the first: the task (a clone on a new branch, as wright run);
 //!                         later: a message going on (as wright resume ID MESSAGE);
-//!                         session/update all along; the stop reason at its end
+//!                         session/update all along; the stop reason at its end;
+//!                         session/request_permission to the editor before a risky call
 //! session/cancel        → the prompt stops once the step in flight is logged: cancelled
 //! ```
 //!
@@ -23,6 +24,7 @@
 
 mod front;
 mod notify;
+mod permission;
 mod prompt;
 mod sessions;
 mod setup;

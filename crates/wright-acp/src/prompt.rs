@@ -43,7 +43,7 @@ pub(crate) async fn prompt(
             return Err(err);
         }
     };
-    let result = run(&host, &id, &workspace, &text, &cancel, connection).await;
+    let result = run(host.clone(), &id, &workspace, &text, &cancel, connection).await;
     // The protocol's rule: a cancelled prompt answers `cancelled`, whatever broke.
     if host.sessions.end(&id) {
         return Ok(PromptResponse::new(StopReason::Cancelled));
@@ -57,18 +57,25 @@ pub(crate) async fn prompt(
 
 /// Runs the prompt's conversation to its end; how its run ended.
 async fn run(
-    host: &Host,
+    host: Arc<Host>,
     id: &str,
     workspace: &Path,
     text: &str,
     cancel: &CancellationToken,
     connection: ConnectionTo<Client>,
 ) -> anyhow::Result<Answer> {
-    let notifier = Notifier::new(connection, id);
+    let notifier = Notifier::new(connection.clone(), id);
     let front = Editor {
         notifier: notifier.clone(),
     };
-    let (session, conversation) = open(host, id, workspace, &front).await?;
+    let (session, mut conversation) = open(&host, id, workspace, &front).await?;
+    // Risky calls are asked about in the editor (the mode is the session's: `risky`
+    // unless the flags or the configuration say otherwise).
+    conversation.set_confirmer(Arc::new(crate::permission::EditorConfirmer {
+        connection,
+        host: host.clone(),
+        session: id.to_string(),
+    }));
     host.sessions.attach(id, conversation.interrupt_reason());
     let files = Files {
         workspace: session.tools.workspace.clone(),

@@ -123,6 +123,14 @@ impl Sessions {
         }
     }
 
+    /// Stops the running prompt of `id` saying `why` (a permission request the editor
+    /// did not answer).
+    pub(crate) fn stop(&self, id: &str, why: &'static str) {
+        if let Some(running) = self.lock().get_mut(id).and_then(|e| e.running.as_mut()) {
+            running.stop(why);
+        }
+    }
+
     /// Ends the running prompt of `id`; whether the editor cancelled it.
     pub(crate) fn end(&self, id: &str) -> bool {
         let running = self.lock().get_mut(id).and_then(|e| e.running.take());

@@ -32,8 +32,8 @@ pub(crate) fn answer(stop: &StopReason) -> Answer {
         | StopReason::MaxDisk { .. }
         | StopReason::NoToolCall
         | StopReason::Stuck { .. }
-        // No permission request yet: the words say which action waits (`wright resume`
-        // at a terminal answers it).
+        // Only where nobody can be asked (never from an editor, which answers permission
+        // requests): the words say which action waits.
         | StopReason::NobodyToConfirm { .. }
         // A hook refused the prompt: the turn is over, the words say why.
         | StopReason::PromptRefused { .. }

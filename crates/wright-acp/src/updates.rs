@@ -188,6 +188,15 @@ impl Updates {
         }
     }
 
+    /// A started call's new status.
+    fn status(&self, call_id: &str, status: ToolCallStatus) {
+        self.notifier
+            .send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call_id.to_string(),
+                ToolCallUpdateFields::new().status(status),
+            )));
+    }
+
     fn plan(&self, tasks: &[wright_protocol::PlanTask]) {
         let entries = tasks
             .iter()
@@ -271,13 +280,20 @@ impl Observer for Updates {
                 state,
                 reason,
                 stop,
+                call_id,
                 ..
             } => match state {
                 AgentState::Running | AgentState::Finished => {}
-                // Where a permission request will start once wright asks before an
-                // action: the call it asks about waits as `pending` until the person in
-                // the editor answers `session/request_permission` (see `front`).
-                AgentState::AwaitingConfirmation => {}
+                // The call asked about waits as `pending` while the person in the
+                // editor answers its `session/request_permission` (see `permission`).
+                AgentState::AwaitingConfirmation => {
+                    if let Some(call_id) = call_id {
+                        self.status(call_id, ToolCallStatus::Pending);
+                    }
+                    if let Some(stop) = stop {
+                        self.notifier.say(format!("\n\nwright: {stop}"));
+                    }
+                }
                 AgentState::Stopped | AgentState::Stuck | AgentState::Failed => {
                     let why = stop
                         .as_ref()
@@ -292,8 +308,14 @@ impl Observer for Updates {
             EventBody::Flagged { flag, .. } => {
                 self.notifier.say(format!("\n\nwright flagged: {flag}"))
             }
-            // Answered by nobody here until permission requests land (see `front`).
-            EventBody::Confirmation { .. } => {}
+            // Approved: it runs now; rejected: its observation says so and ends it.
+            EventBody::Confirmation {
+                call_id, decision, ..
+            } => {
+                if decision.runs() {
+                    self.status(call_id, ToolCallStatus::InProgress);
+                }
+            }
             EventBody::Skill { name, .. } => {
                 self.notifier.say(format!("\n\nwright: skill {name} added"))
             }

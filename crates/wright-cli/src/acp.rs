@@ -1,7 +1,7 @@
 //! `wright acp`: wright as an agent of the Agent Client Protocol on stdin and stdout, for
 //! editors (`wright_acp`), with this program's settings: each session's are resolved as
-//! `wright run` resolves them (the command's flags are every session's), and nobody is
-//! asked anything. Nothing but the protocol goes to stdout; what is said besides goes to
+//! `wright run` resolves them (the command's flags are every session's), asking before
+//! risky actions by default (the editor answers). Nothing but the protocol goes to stdout; what is said besides goes to
 //! stderr, which editors keep as the agent's log.
 
 use crate::settings::CommonArgs;
@@ -54,7 +54,16 @@ impl wright_acp::Starter for EditorStarter {
     }
 
     async fn prepare(&self, id: String, workspace: &Path, front: &dyn Front) -> Result<Session> {
-        crate::unattended::prepare(&self.defaults, id, workspace, None, front).await
+        // The editor answers permission requests: asks before risky actions unless the
+        // flags or the configuration say otherwise (a reopened one keeps its last mode).
+        crate::unattended::prepare(
+            &self.defaults,
+            id,
+            workspace,
+            Some(wright_protocol::ConfirmMode::Risky),
+            front,
+        )
+        .await
     }
 
     async fn reopen(

@@ -9,6 +9,7 @@
 //! connection, or SIGTERM, stops a run after its step, its changes handed over.
 
 mod editor;
+mod permission;
 
 use crate::common::Harness;
 use editor::Answer;

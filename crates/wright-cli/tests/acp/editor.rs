@@ -18,6 +18,22 @@ pub struct Editor {
     /// What it said on stderr so far (its diagnostics), for failures to show.
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
     next_id: u64,
+    /// How the next permission requests are answered, in order (none left: a failure).
+    pub permissions: std::collections::VecDeque<Permission>,
+    /// The `session/request_permission` requests received, in order.
+    pub permission_requests: Vec<Value>,
+    /// The `$/cancel_request` notifications wright sent.
+    pub cancelled_requests: Vec<Value>,
+}
+
+/// An answer to a `session/request_permission`.
+#[derive(Debug, Clone, Copy)]
+pub enum Permission {
+    /// The option with this id.
+    Choose(&'static str),
+    /// The person cancels the prompt: `session/cancel`, then the request answered
+    /// `cancelled`, as the protocol has it.
+    CancelPrompt,
 }
 
 /// What came back for one request: its answer, and the notifications before it.
@@ -95,6 +111,9 @@ impl Editor {
             lines,
             stderr: said,
             next_id: 1,
+            permissions: Default::default(),
+            permission_requests: Vec::new(),
+            cancelled_requests: Vec::new(),
         }
     }
 
@@ -137,7 +156,13 @@ impl Editor {
                     )
                 })
                 .unwrap_or_else(|| panic!("wright acp closed its stdout before answering {id}"));
-            if message.get("method").is_some() {
+            if message["method"] == "session/request_permission" {
+                self.answer_permission(message).await;
+            } else if message["method"] == "$/cancel_request" {
+                // wright withdrawing a request the editor answered or will answer as
+                // cancelled (a prompt cancelled while it asked): nothing to do.
+                self.cancelled_requests.push(message);
+            } else if message.get("method").is_some() {
                 assert_eq!(message["method"], "session/update", "{message}");
                 updates.push(message);
             } else if message["id"] == id {
@@ -149,6 +174,29 @@ impl Editor {
                 panic!("an answer to something not asked: {message}");
             }
         }
+    }
+
+    /// Answers a permission request as `permissions` says.
+    async fn answer_permission(&mut self, request: Value) {
+        let permission = self.permissions.pop_front().unwrap_or_else(|| {
+            panic!(
+                "a permission request nobody expected: {request}\nstderr:\n{}",
+                self.said()
+            )
+        });
+        let outcome = match permission {
+            Permission::Choose(option) => json!({"outcome": "selected", "optionId": option}),
+            Permission::CancelPrompt => {
+                let session = request["params"]["sessionId"].clone();
+                self.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}))
+                    .await;
+                json!({"outcome": "cancelled"})
+            }
+        };
+        let id = request["id"].clone();
+        self.permission_requests.push(request);
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}}))
+            .await;
     }
 
     pub async fn call(&mut self, method: &str, params: Value) -> Answer {
