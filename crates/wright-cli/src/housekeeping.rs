@@ -121,7 +121,7 @@ pub fn gc(args: GcArgs) -> Result<()> {
         "removed"
     };
     let mut freed = 0;
-    let mut counts = [0usize; 3];
+    let mut counts = [0usize; 4];
     for dir in wright_session::sandbox_setup::dead_private_dirs() {
         let bytes = disk_use(&dir);
         if !args.dry_run {
@@ -191,13 +191,30 @@ pub fn gc(args: GcArgs) -> Result<()> {
         freed += bytes;
         counts[2] += 1;
     }
-    let [private, conversations, clones] = counts;
+    for repository in orphan_repositories() {
+        let bytes = disk_use(&repository);
+        if !args.dry_run {
+            if let Err(err) = remove_tree(&repository) {
+                tell!("wright: cannot remove {}: {err}", repository.display());
+                continue;
+            }
+        }
+        say!(
+            "{verb} {} (a repository cloned for a conversation that is gone, {})",
+            repository.display(),
+            human(bytes)
+        );
+        freed += bytes;
+        counts[3] += 1;
+    }
+    let [private, conversations, clones, repositories] = counts;
     say!(
-        "{} {} ({conversations} conversation{}, {clones} clone{} without a conversation, {private} private director{} of ended runs)",
+        "{} {} ({conversations} conversation{}, {clones} clone{} and {repositories} cloned repositor{} without a conversation, {private} private director{} of ended runs)",
         if args.dry_run { "would free" } else { "freed" },
         human(freed),
         plural(conversations, "", "s"),
         plural(clones, "", "s"),
+        plural(repositories, "y", "ies"),
         plural(private, "y", "ies"),
     );
     if !kept.is_empty() {
@@ -230,6 +247,33 @@ fn orphan_clones() -> Vec<PathBuf> {
         .filter(|entry| {
             entry.file_type().is_ok_and(|t| t.is_dir())
                 && !conversations_dir().join(entry.file_name()).exists()
+        })
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// How long a repository without a conversation may be a clone in progress: the server
+/// clones a `repository_url` (for at most ten minutes) before it makes the conversation.
+const CLONING_AT_MOST: Duration = Duration::from_secs(3600);
+
+/// Repositories the server cloned from a URL whose conversation is gone (removed, or a
+/// server killed between the clone and the conversation's start), untouched for longer
+/// than a clone may take.
+fn orphan_repositories() -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(wright_core::repositories_dir()) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            let old = entry
+                .metadata()
+                .ok()
+                .filter(|meta| meta.is_dir())
+                .and_then(|meta| meta.modified().ok())
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age > CLONING_AT_MOST);
+            old && !conversations_dir().join(entry.file_name()).exists()
         })
         .map(|entry| entry.path())
         .collect()

@@ -267,9 +267,28 @@ async fn gc_keeps_changes_nobody_took_and_ls_filters_by_repository() {
     // Changes nobody took are kept, and said so.
     git(h.repo(), &["reset", "-q", "--hard", "HEAD~1"]);
     assert!(ls_line(&h, &here).await.contains(" has changes "));
+    // Repositories the server cloned for conversations that are gone: an old one is
+    // removed, a fresh one may be a clone in progress and is kept.
+    let repositories = h.data.path().join("wright-repositories");
+    for name in ["20250101-000000-dead", "20250101-000000-new"] {
+        std::fs::create_dir_all(repositories.join(name).join(".git")).unwrap();
+    }
+    let aged = std::process::Command::new("touch")
+        .args(["-d", "2 hours ago"])
+        .arg(repositories.join("20250101-000000-dead"))
+        .status()
+        .unwrap();
+    assert!(aged.success());
     let gc = h.wright(&["gc", "--older-than", "0"], &[]).await;
     assert!(gc.status.success(), "{}", stderr(&gc));
     let said = stdout(&gc);
+    assert!(
+        said.contains("20250101-000000-dead (a repository cloned for a conversation that is gone")
+            && !said.contains("20250101-000000-new"),
+        "{said}"
+    );
+    assert!(!repositories.join("20250101-000000-dead").exists());
+    assert!(repositories.join("20250101-000000-new").exists());
 
     assert!(
         said.contains(&format!("removed {there} (no changes, ")),
