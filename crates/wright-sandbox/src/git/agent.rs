@@ -2,8 +2,8 @@
 //! work tree. Whatever the agent configured there runs confined, if at all; output is
 //! bounded and every command has a deadline.
 
-use super::user::diff_text;
-use super::user::text_of;
+use super::command::diff_text;
+use super::command::text_of;
 use super::GitError;
 use super::Oid;
 use super::UserRepo;

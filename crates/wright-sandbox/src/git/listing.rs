@@ -3,7 +3,7 @@
 //! `log`), never from a work tree, and both are bounded: a listing past `max_bytes` is
 //! cut there and says so.
 
-use super::user::failed;
+use super::command::failed;
 use super::GitError;
 use super::Oid;
 use super::UserRepo;

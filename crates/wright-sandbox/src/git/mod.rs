@@ -13,6 +13,7 @@
 //!   all — confined, and can neither hang nor swell wright.
 
 mod agent;
+mod command;
 mod listing;
 mod remote;
 mod snapshot;

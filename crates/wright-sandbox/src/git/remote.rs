@@ -5,9 +5,9 @@
 //! host hardening (no hooks, no fsmonitor), an empty template, no submodules, no prompt,
 //! and a deadline. What it fetches is data: nothing of it is run on the host.
 
-use super::user::base_command;
-use super::user::failed;
-use super::user::HARDENED;
+use super::command::base_command;
+use super::command::failed;
+use super::command::HARDENED;
 use super::GitError;
 use super::UserRepo;
 use crate::run::finish;

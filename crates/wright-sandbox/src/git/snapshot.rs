@@ -5,7 +5,7 @@
 //! a path under a linked directory, a submodule or anything that is not a file or a link
 //! is left out and named.
 
-use super::user::failed;
+use super::command::failed;
 use super::GitError;
 use super::Oid;
 use super::UserRepo;

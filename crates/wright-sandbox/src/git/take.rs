@@ -2,8 +2,8 @@
 //! cherry-pick with no hook, refused over a dirty tree or an operation in progress, and
 //! undone on a conflict so the repository is as it was, the conflicting files named.
 
-use super::user::base_command;
-use super::user::HARDENED;
+use super::command::base_command;
+use super::command::HARDENED;
 use super::GitError;
 use super::Oid;
 use super::UserRepo;
