@@ -6,6 +6,9 @@
 //! about (a small context window) is a note, exit 0. "ready" names the command that works,
 //! with the flags doctor was given.
 
+mod speed;
+mod teaching;
+
 use crate::hints::explain;
 use crate::hints::Front;
 use crate::settings::CommonArgs;
@@ -17,7 +20,6 @@ use serde_json::json;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
-use wright_llm::ChatMessage;
 use wright_llm::Client;
 use wright_llm::LlmError;
 use wright_protocol::ToolCalling;
@@ -303,80 +305,8 @@ async fn check_profile(
         Some(dir) => dir.clone(),
         None => std::env::current_dir()?,
     };
-    check_teaching(&workspace, report)?;
+    teaching::check_teaching(&workspace, report)?;
     check_sandbox(&settings.values.sandbox_level, workspace, report);
-    Ok(())
-}
-
-/// What the repository and the user teach a run in `workspace`: the instructions and
-/// skills with what they add to every request (a note when that is more than a quarter
-/// of the window), and the hooks. Nothing is asked and nothing runs.
-fn check_teaching(workspace: &std::path::Path, report: &mut Report) -> Result<()> {
-    let source = crate::config_cmds::source_of(workspace)?;
-    let sub = match &source {
-        RepoConfigSource::Commit { repo, .. } => workspace
-            .canonicalize()
-            .ok()
-            .and_then(|dir| {
-                dir.strip_prefix(repo.top())
-                    .ok()
-                    .map(|sub| sub.to_string_lossy().into_owned())
-            })
-            .unwrap_or_default(),
-        RepoConfigSource::Directory(_) | RepoConfigSource::Nothing { .. } => String::new(),
-    };
-    let paths = [
-        wright_session::Teaching::paths(&sub),
-        wright_session::hooks::paths(),
-    ]
-    .concat();
-    let files = wright_session::repo_config::RepoFiles::list(&source, &paths);
-    let teaching =
-        wright_session::Teaching::read(&files, &sub, wright_session::user_skills_dir().as_deref());
-    let described = teaching.describe();
-    let line = match described.is_empty() {
-        true => "teaching   no AGENTS.md (or CLAUDE.md, .cursorrules, …) and no skills".to_string(),
-        false => format!("teaching   {}", described.join("\n           ")),
-    };
-    let tokens = teaching.prompt_tokens();
-    report.set(
-        "teaching",
-        json!({
-            "instructions": teaching.instruction_files(),
-            "skills": teaching.skills.iter().map(|s| &s.name).collect::<Vec<_>>(),
-            "prompt_tokens": tokens,
-            "skipped": teaching.skipped,
-        }),
-        line,
-    );
-    let window = report
-        .fields
-        .get("context_window")
-        .and_then(|w| w["tokens"].as_u64());
-    if let Some(warning) = teaching.budget_warning(window) {
-        report.notes.push(warning);
-    }
-    match wright_session::SessionHooks::load(
-        &files,
-        wright_session::RepoHooksChoice::Ask,
-        &wright_session::Unattended,
-    ) {
-        Ok(hooks) => {
-            let lines: Vec<String> = hooks
-                .describe()
-                .into_iter()
-                .map(|line| line.strip_prefix("hooks ").unwrap_or(&line).to_string())
-                .collect();
-            if !lines.is_empty() {
-                report.set(
-                    "hooks",
-                    json!(lines),
-                    format!("hooks      {}", lines.join("\n           ")),
-                );
-            }
-        }
-        Err(err) => report.fail("hooks", "hooks      not usable".into(), format!("{err:#}")),
-    }
     Ok(())
 }
 
@@ -506,7 +436,7 @@ async fn check_model_server(
             ),
         ),
     }
-    measure_speed(client, report).await;
+    speed::measure_speed(client, report).await;
     if let Some(asked) = client.config().ollama_num_ctx {
         // What Ollama allocated once wright's requests loaded the model.
         let after = client.probe_server().await.allocated_context;
@@ -526,65 +456,6 @@ async fn check_model_server(
                 "Ollama allocated fewer tokens than asked ({asked}); it may lack the memory for that window: ask for less with context_window"
             ));
         }
-    }
-}
-
-/// One short streamed request: prefill and generation speed as this machine gets them.
-async fn measure_speed(client: &Client, report: &mut Report) {
-    let mut config = client.config().clone();
-    config.max_tokens = Some(32);
-    config.temperature = Some(0.0);
-    config.stream = true;
-    let Ok(probe) = Client::new(config) else {
-        return;
-    };
-    let messages = [ChatMessage::User {
-        // A prompt the server has not seen (so nothing comes from its cache) and long
-        // enough for the prefill rate to mean something.
-        content: format!(
-            "Request {}. {} Count from 1 to 20, separated by spaces.",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0),
-            "This line is only here to give the model something to read before it answers. "
-                .repeat(6)
-        ),
-    }];
-    match probe.complete(&messages, &[], "speed", &mut |_| {}).await {
-        Ok(response) => {
-            let usage = response.usage.clone().unwrap_or_default();
-            let prefill_ms = usage.prompt_ms.unwrap_or(response.first_byte_ms);
-            let generation_ms = usage.predicted_ms.unwrap_or(response.generation_ms);
-            let rate = |tokens: u64, ms: f64| {
-                (ms > 0.0 && tokens > 0).then(|| tokens as f64 * 1000.0 / ms)
-            };
-            // Only the tokens the server actually processed: a cached prefix costs nothing.
-            let processed = usage
-                .prompt_tokens
-                .saturating_sub(usage.cached_tokens.unwrap_or(0));
-            let prefill = rate(processed, prefill_ms);
-            let generation = rate(usage.completion_tokens, generation_ms);
-            let shown =
-                |r: Option<f64>| r.map_or("unknown".to_string(), |r| format!("{r:.0} tokens/s"));
-            report.set(
-                "speed",
-                json!({"prefill_tokens_per_s": prefill, "generation_tokens_per_s": generation}),
-                format!(
-                    "speed      prefill {}, generation {}",
-                    shown(prefill),
-                    shown(generation)
-                ),
-            );
-        }
-        Err(err) => report.fail(
-            "speed",
-            "speed      the request failed".into(),
-            format!(
-                "a short request failed: {}",
-                explain(&err, Front::CommandLine)
-            ),
-        ),
     }
 }
 

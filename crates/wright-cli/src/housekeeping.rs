@@ -122,22 +122,13 @@ pub fn gc(args: GcArgs) -> Result<()> {
     };
     let mut freed = 0;
     let mut counts = [0usize; 4];
-    for dir in wright_session::sandbox_setup::dead_private_dirs() {
-        let bytes = disk_use(&dir);
-        if !args.dry_run {
-            if let Err(err) = remove_tree(&dir) {
-                tell!("wright: cannot remove {}: {err}", dir.display());
-                continue;
-            }
-        }
-        say!(
-            "{verb} {} (scratch of an ended run, {})",
-            dir.display(),
-            human(bytes)
-        );
-        freed += bytes;
-        counts[0] += 1;
-    }
+    let (bytes, count) = sweep(
+        wright_session::sandbox_setup::dead_private_dirs(),
+        "scratch of an ended run",
+        args.dry_run,
+    );
+    freed += bytes;
+    counts[0] = count;
     let cutoff = Duration::from_secs(args.older_than.saturating_mul(86400));
     let mut repos = Repos::default();
     let mut kept = Vec::new();
@@ -175,37 +166,17 @@ pub fn gc(args: GcArgs) -> Result<()> {
         freed += removal.bytes;
         counts[1] += 1;
     }
-    for clone in orphan_clones() {
-        let bytes = disk_use(&clone);
-        if !args.dry_run {
-            if let Err(err) = remove_tree(&clone) {
-                tell!("wright: cannot remove {}: {err}", clone.display());
-                continue;
-            }
-        }
-        say!(
-            "{verb} {} (a clone whose conversation is gone, {})",
-            clone.display(),
-            human(bytes)
-        );
+    for (at, found, what) in [
+        (2, orphan_clones(), "a clone whose conversation is gone"),
+        (
+            3,
+            orphan_repositories(),
+            "a repository cloned for a conversation that is gone",
+        ),
+    ] {
+        let (bytes, count) = sweep(found, what, args.dry_run);
         freed += bytes;
-        counts[2] += 1;
-    }
-    for repository in orphan_repositories() {
-        let bytes = disk_use(&repository);
-        if !args.dry_run {
-            if let Err(err) = remove_tree(&repository) {
-                tell!("wright: cannot remove {}: {err}", repository.display());
-                continue;
-            }
-        }
-        say!(
-            "{verb} {} (a repository cloned for a conversation that is gone, {})",
-            repository.display(),
-            human(bytes)
-        );
-        freed += bytes;
-        counts[3] += 1;
+        counts[at] = count;
     }
     let [private, conversations, clones, repositories] = counts;
     say!(
@@ -226,6 +197,26 @@ pub fn gc(args: GcArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Removes `dirs` (only says so when `dry_run`), each said with `what` it is; the bytes
+/// freed and how many.
+fn sweep(dirs: Vec<PathBuf>, what: &str, dry_run: bool) -> (u64, usize) {
+    let verb = if dry_run { "would remove" } else { "removed" };
+    let (mut freed, mut count) = (0, 0);
+    for dir in dirs {
+        let bytes = disk_use(&dir);
+        if !dry_run {
+            if let Err(err) = remove_tree(&dir) {
+                tell!("wright: cannot remove {}: {err}", dir.display());
+                continue;
+            }
+        }
+        say!("{verb} {} ({what}, {})", dir.display(), human(bytes));
+        freed += bytes;
+        count += 1;
+    }
+    (freed, count)
 }
 
 fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {

@@ -9,7 +9,10 @@ use crate::api;
 use crate::error::ApiError;
 use crate::routes::path_id;
 use crate::routes::AppState;
+use crate::runs::log_path;
+use crate::runs::Phase;
 use crate::runs::Runs;
+use crate::runs::Work;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::rejection::PathRejection;
 use axum::extract::Path;
@@ -152,9 +155,61 @@ pub async fn confirm(
 }
 
 impl Runs {
+    /// Answers the action `id` waits for: given to its run when one waits, else the
+    /// conversation goes on (queued, as a message) with the answer.
+    pub fn confirm(self: &Arc<Self>, id: &str, body: api::Confirm) -> Result<(), ApiError> {
+        let mut jobs = self.jobs();
+        let pending = Self::pending_of(id);
+        if let (Some(asked), Some(pending)) = (&body.call_id, &pending) {
+            if *asked != pending.call_id {
+                return Err(ApiError::conflict(format!(
+                    "conversation {id} waits for another action ({}) than the one answered ({asked})",
+                    pending.call_id
+                )));
+            }
+        }
+        if let Some(job) = jobs.get(id).filter(|job| job.active()) {
+            return match (&pending, job.phase) {
+                (Some(pending), Phase::Running) => {
+                    job.confirmer.answer(&pending.call_id, (&body).into());
+                    Ok(())
+                }
+                _ => Err(ApiError::conflict(format!(
+                    "conversation {id} is running and waits for no confirmation"
+                ))),
+            };
+        }
+        if !log_path(id).is_file() {
+            return Err(ApiError::not_found(id));
+        }
+        let Some(pending) = pending else {
+            return Err(ApiError::conflict(format!(
+                "conversation {id} waits for no confirmation"
+            )));
+        };
+        let call_id = pending.call_id;
+        crate::queue::put(
+            id,
+            &crate::queue::Waiting::Confirm {
+                call_id: call_id.clone(),
+                body: body.clone(),
+            },
+        )
+        .map_err(|err| ApiError::internal(&err))?;
+        let front = jobs
+            .get(id)
+            .map(|job| job.front.clone())
+            .unwrap_or_default();
+        let work = Work::Confirm { call_id, body };
+        let cancel = Self::register(&mut jobs, id, &work, &front);
+        drop(jobs);
+        self.spawn(id, work, front, cancel);
+        Ok(())
+    }
+
     /// The action `id` waits for, as its log says.
     pub(crate) fn pending_of(id: &str) -> Option<Pending> {
-        let log = crate::runs::log_path(id);
+        let log = log_path(id);
         let parsed = wright_protocol::read_log(&log).ok()?;
         wright_core::confirm::pending_in(&parsed.events)
     }

@@ -25,10 +25,12 @@ mod key;
 mod openai;
 mod openapi;
 mod queue;
+mod repository;
 mod routes;
 mod runs;
 mod setup;
 mod socket;
+mod starter;
 mod ui;
 mod view;
 
@@ -36,7 +38,7 @@ pub use api::Models;
 pub use api::NewConversation;
 pub use api::Settings;
 pub use key::ServerKey;
-pub use runs::Starter;
+pub use starter::Starter;
 
 use anyhow::Context;
 use anyhow::Result;

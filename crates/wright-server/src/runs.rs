@@ -10,6 +10,7 @@ use crate::error::ApiError;
 use crate::front::Recorder;
 use crate::hub::Hub;
 use crate::hub::HubObserver;
+use crate::starter::Starter;
 use anyhow::Result;
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,49 +20,9 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use wright_core::conversations_dir;
 use wright_core::Conversation;
-use wright_core::ResumeNotes;
 use wright_sandbox::git::RemoteUrl;
-use wright_sandbox::git::UserRepo;
 use wright_session::working_copy::Outcome;
-use wright_session::Front;
 use wright_session::Session;
-
-/// What the program around the server gives it: sessions prepared from a request, with
-/// the settings resolved as that program resolves them (its flags, the configuration,
-/// the repository's file), never asking anyone.
-#[async_trait::async_trait]
-pub trait Starter: Send + Sync + 'static {
-    /// Refuses settings the program would refuse, before anything is queued.
-    fn check(&self, settings: &api::Settings) -> Result<()>;
-    /// A new conversation's session, under `id`, on `workspace` (the request's, or the
-    /// clone of its repository URL).
-    async fn prepare(
-        &self,
-        id: String,
-        request: &NewConversation,
-        workspace: &Path,
-        front: &dyn Front,
-    ) -> Result<Session>;
-    /// An existing conversation's session, locked, and the conversation read back.
-    async fn reopen(
-        &self,
-        dir: &Path,
-        settings: &api::Settings,
-        front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)>;
-    /// The model server the settings name (else the local one that answers), and its
-    /// models.
-    async fn models(&self) -> Result<api::Models>;
-    /// The sandbox a conversation with these settings gets, for a repository whose own
-    /// configuration is read from `source` (a fork copies files in it).
-    fn sandbox(
-        &self,
-        settings: &api::Settings,
-        source: &wright_session::repo_config::RepoConfigSource,
-    ) -> Result<wright_session::SandboxChoice>;
-    /// `wright doctor --json`'s report on the setup these settings give.
-    async fn doctor(&self, settings: &api::Settings) -> serde_json::Value;
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -101,7 +62,7 @@ impl Job {
 }
 
 impl Job {
-    fn active(&self) -> bool {
+    pub(crate) fn active(&self) -> bool {
         self.phase != Phase::Ended
     }
 }
@@ -123,7 +84,7 @@ pub const INTERRUPTED: &str = "interrupted through the server";
 pub const SERVER_STOPPING: &str = "stopped: the server was stopping (a message goes on)";
 
 /// What a new run does once its turn comes.
-enum Work {
+pub(crate) enum Work {
     New(Box<NewConversation>),
     Message(Box<api::Message>),
     /// Goes on with a conversation whose action waits, with the answer about it.
@@ -131,28 +92,6 @@ enum Work {
         call_id: String,
         body: api::Confirm,
     },
-}
-
-/// How long cloning a repository URL may take.
-const CLONE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// Clones `url` for conversation `id` (into its own directory of the repositories one);
-/// what a failed clone left is removed.
-async fn clone_for(id: &str, url: &str) -> Result<std::path::PathBuf> {
-    let url = RemoteUrl::parse(url)?;
-    let dest = wright_core::repositories_dir().join(id);
-    let target = dest.clone();
-    let cloned = tokio::task::spawn_blocking(move || {
-        std::fs::create_dir_all(wright_core::repositories_dir())?;
-        UserRepo::clone_remote(&url, &target, CLONE_DEADLINE)
-            .map_err(|err| anyhow::anyhow!("cannot clone {}: {err}", url.as_str()))
-    })
-    .await?;
-    if let Err(err) = cloned {
-        let _ = wright_sandbox::remove_tree(&dest);
-        return Err(err);
-    }
-    Ok(dest)
 }
 
 pub(crate) fn log_path(id: &str) -> std::path::PathBuf {
@@ -319,7 +258,7 @@ impl Runs {
 
     /// Registers `work` for `id` (queued) in `jobs`, held by the caller since it checked
     /// that `id` was free: two requests never both start it.
-    fn register(
+    pub(crate) fn register(
         jobs: &mut HashMap<String, Job>,
         id: &str,
         work: &Work,
@@ -358,7 +297,7 @@ impl Runs {
     }
 
     /// Runs registered `work` once its turn comes.
-    fn spawn(
+    pub(crate) fn spawn(
         self: &Arc<Self>,
         id: &str,
         work: Work,
@@ -418,7 +357,7 @@ impl Runs {
             Work::New(request) => {
                 let workspace = match (&request.workspace, &request.repository_url) {
                     (Some(workspace), _) => std::path::PathBuf::from(workspace),
-                    (None, Some(url)) => clone_for(id, url).await?,
+                    (None, Some(url)) => crate::repository::clone_for(id, url).await?,
                     (None, None) => anyhow::bail!("the request names no workspace"),
                 };
                 let session = self
@@ -512,58 +451,6 @@ impl Runs {
                 kept.display()
             );
         }
-        Ok(())
-    }
-
-    /// Answers the action `id` waits for: given to its run when one waits, else the
-    /// conversation goes on (queued, as a message) with the answer.
-    pub fn confirm(self: &Arc<Self>, id: &str, body: api::Confirm) -> Result<(), ApiError> {
-        let mut jobs = self.jobs();
-        let pending = Self::pending_of(id);
-        if let (Some(asked), Some(pending)) = (&body.call_id, &pending) {
-            if *asked != pending.call_id {
-                return Err(ApiError::conflict(format!(
-                    "conversation {id} waits for another action ({}) than the one answered ({asked})",
-                    pending.call_id
-                )));
-            }
-        }
-        if let Some(job) = jobs.get(id).filter(|job| job.active()) {
-            return match (&pending, job.phase) {
-                (Some(pending), Phase::Running) => {
-                    job.confirmer.answer(&pending.call_id, (&body).into());
-                    Ok(())
-                }
-                _ => Err(ApiError::conflict(format!(
-                    "conversation {id} is running and waits for no confirmation"
-                ))),
-            };
-        }
-        if !log_path(id).is_file() {
-            return Err(ApiError::not_found(id));
-        }
-        let Some(pending) = pending else {
-            return Err(ApiError::conflict(format!(
-                "conversation {id} waits for no confirmation"
-            )));
-        };
-        let call_id = pending.call_id;
-        crate::queue::put(
-            id,
-            &crate::queue::Waiting::Confirm {
-                call_id: call_id.clone(),
-                body: body.clone(),
-            },
-        )
-        .map_err(|err| ApiError::internal(&err))?;
-        let front = jobs
-            .get(id)
-            .map(|job| job.front.clone())
-            .unwrap_or_default();
-        let work = Work::Confirm { call_id, body };
-        let cancel = Self::register(&mut jobs, id, &work, &front);
-        drop(jobs);
-        self.spawn(id, work, front, cancel);
         Ok(())
     }
 

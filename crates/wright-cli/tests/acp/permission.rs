@@ -75,14 +75,7 @@ async fn acp_asks_the_editor_before_a_risky_call_and_runs_only_what_it_allows() 
 
     // Rejected: not run, and the model was told; cancelled while asked: not run either.
     let events = h.events();
-    let decisions: Vec<Decision> = events
-        .iter()
-        .filter_map(|e| match &e.body {
-            EventBody::Confirmation { decision, .. } => Some(*decision),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(decisions, [Decision::Rejected]);
+    assert_eq!(decisions(&events), [Decision::Rejected]);
     let told = server.chat_requests()[1].json();
     assert!(
         told.to_string().contains("rejected"),
@@ -107,14 +100,7 @@ async fn acp_asks_the_editor_before_a_risky_call_and_runs_only_what_it_allows() 
     );
     let events = h.events();
     assert!(ran(&events, "allowed.txt"), "{events:#?}");
-    let decisions: Vec<Decision> = events
-        .iter()
-        .filter_map(|e| match &e.body {
-            EventBody::Confirmation { decision, .. } => Some(*decision),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(decisions, [Decision::Rejected, Decision::Approved]);
+    assert_eq!(decisions(&events), [Decision::Rejected, Decision::Approved]);
     editor.close().await;
 }
 
@@ -134,4 +120,15 @@ fn ran(events: &[wright_protocol::Event], name: &str) -> bool {
         }
         _ => false,
     })
+}
+
+/// The answers logged, in order.
+fn decisions(events: &[wright_protocol::Event]) -> Vec<Decision> {
+    events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::Confirmation { decision, .. } => Some(*decision),
+            _ => None,
+        })
+        .collect()
 }
