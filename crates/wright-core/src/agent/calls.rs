@@ -236,9 +236,10 @@ impl Conversation {
                 Some(review) => Some(review),
                 None => match self.finish_after_failure() {
                     Some(failure) => Some(failure),
-                    None => self.stop_hooks(observer, Some(&call_id)).await?.map(|reason| {
-                        format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")
-                    }),
+                    None => match self.stop_hooks(observer, Some(&call_id)).await? {
+                        Some(reason) => Some(format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")),
+                        None => self.second_look(observer).await?,
+                    },
                 },
             }
         } else {
@@ -439,6 +440,31 @@ impl Conversation {
             return Ok(Some(crate::review::request_justification(&review)));
         }
         Ok(None)
+    }
+
+    /// Has the reviewer, if there is one, look at the change; returns its findings when
+    /// they go back to the model. Logged either way.
+    async fn second_look(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<String>, StoreError> {
+        let Some(reviewer) = self.second_look.as_ref().map(|s| s.reviewer.clone()) else {
+            return Ok(None);
+        };
+        let cancel = self.user_cancel.clone().unwrap_or_default();
+        let said = reviewer.review(&self.task(), cancel).await;
+        let Some(looks) = self.second_look.as_mut() else {
+            return Ok(None);
+        };
+        let look = looks.record(said);
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::SecondLook(look.clone()),
+        )?;
+        Ok(look
+            .sent_back
+            .then(|| crate::second_look::findings_for_the_writer(&look)))
     }
 
     /// In a run, the first `finish` that comes right after a failing command is sent back
