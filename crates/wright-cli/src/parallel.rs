@@ -105,6 +105,9 @@ pub async fn run(n: u32, options: &ParallelArgs, asked: Asked<'_>) -> Result<u8>
     if n < 2 {
         bail!("--parallel needs at least 2 runs");
     }
+    if asked.common.json {
+        bail!("--parallel prints a table, not an event log: drop --json (each run's log is shown by `wright show ID`)");
+    }
     if asked.place.in_place {
         bail!("--parallel runs each agent in a clone of its own: drop --in-place");
     }

@@ -218,4 +218,22 @@ async fn a_reviewer_on_another_server_finds_a_planted_bug_and_sends_the_agent_ba
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(clones, vec![start.conversation.clone()]);
+
+    // `wright apply` without an id takes the writer's branch, not a reviewer's
+    // conversation (made later); `wright ls` shows the reviewers in their group.
+    let applied = h.wright(&["apply"], &[]).await;
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    assert!(
+        stderr(&applied).contains(&start.conversation),
+        "{}",
+        stderr(&applied)
+    );
+    let listed = stdout(&h.wright(&["ls"], &[]).await);
+    assert!(
+        listed.contains(&format!(
+            "group review-of-{} (2 conversations):",
+            start.conversation
+        )),
+        "{listed}"
+    );
 }

@@ -7,6 +7,7 @@ mod confirming;
 mod ending;
 mod first_look;
 mod restore;
+mod reviewing;
 mod send;
 mod settings;
 mod snapshot;

@@ -57,3 +57,42 @@ impl SecondLook {
         format!("reviewer {}: {said} (round {})", self.model, self.round)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Event;
+    use crate::EventBody;
+    use crate::Source;
+
+    #[test]
+    fn a_second_look_is_a_line_of_its_own_kind_and_reads_back() {
+        let look = SecondLook {
+            round: 1,
+            model: "judge".into(),
+            reviewer: Some("r1".into()),
+            verdict: Some(Verdict::RequestChanges),
+            findings: vec!["calc.py: off by one".into()],
+            sent_back: true,
+            error: None,
+        };
+        let event = Event::new(7, Source::Environment, EventBody::SecondLook(look.clone()));
+        let line = event.to_line().unwrap();
+        assert!(
+            line.contains(r#""kind":"second_look""#)
+                && line.contains(r#""verdict":"request_changes""#),
+            "{line}"
+        );
+        let back: Event = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.body, EventBody::SecondLook(look));
+        // One that gave no verdict says why, and nothing else.
+        let failed: SecondLook = serde_json::from_str(
+            r#"{"round": 2, "model": "judge", "sent_back": false, "error": "down"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            failed.heading(),
+            "reviewer judge: no verdict (down) (round 2)"
+        );
+    }
+}

@@ -121,7 +121,12 @@ impl FreshReviewer {
         let WorkingCopy::Clone(clone) = &session.working_copy else {
             bail!("the reviewer did not get a clone of its own");
         };
-        give_files(&self.sandbox, &self.writer_root, clone, &session.id)?;
+        if let Err(err) = give_files(&self.sandbox, &self.writer_root, clone, &session.id) {
+            let (dir, id) = (session.conversation_dir.clone(), session.id.clone());
+            drop(session);
+            crate::working_copy::remove_unstarted(&dir, &id);
+            return Err(err);
+        }
         Ok(session)
     }
 
@@ -229,12 +234,14 @@ impl wright_core::second_look::Reviewer for FreshReviewer {
             conversation: None,
         })?;
         let id = session.id.clone();
+        let dir = session.conversation_dir.clone();
         let clone = wright_core::workspaces_dir().join(&id);
         let result = self.run(session, task, &diff, cancel).await;
-        // Its edits never reach anyone: the clone goes, the log stays.
+        // Its edits never reach anyone: the clone and its record go, the log stays.
         if clone.symlink_metadata().is_ok() {
             let _ = wright_sandbox::remove_tree(&clone);
         }
+        let _ = crate::working_copy::Record::forget(&dir);
         result.map_err(|err| NoVerdict {
             message: format!("{err:#}"),
             conversation: Some(id),

@@ -442,31 +442,6 @@ impl Conversation {
         Ok(None)
     }
 
-    /// Has the reviewer, if there is one, look at the change; returns its findings when
-    /// they go back to the model. Logged either way.
-    async fn second_look(
-        &mut self,
-        observer: &mut dyn Observer,
-    ) -> Result<Option<String>, StoreError> {
-        let Some(reviewer) = self.second_look.as_ref().map(|s| s.reviewer.clone()) else {
-            return Ok(None);
-        };
-        let cancel = self.user_cancel.clone().unwrap_or_default();
-        let said = reviewer.review(&self.task(), cancel).await;
-        let Some(looks) = self.second_look.as_mut() else {
-            return Ok(None);
-        };
-        let look = looks.record(said);
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::SecondLook(look.clone()),
-        )?;
-        Ok(look
-            .sent_back
-            .then(|| crate::second_look::findings_for_the_writer(&look)))
-    }
-
     /// In a run, the first `finish` that comes right after a failing command is sent back
     /// once, quoting the command: small models "finish" with the tests still failing. A
     /// second `finish` is taken.
