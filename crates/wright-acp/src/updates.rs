@@ -326,6 +326,7 @@ impl Observer for Updates {
             | EventBody::Usage(_)
             | EventBody::Condensation(_)
             | EventBody::Review(_)
+            | EventBody::SecondLook(_)
             | EventBody::Retry { .. }
             | EventBody::Together { .. } => {}
         }

@@ -39,6 +39,7 @@ async fn main() {
             destination: None,
             instructions: Vec::new(),
             skills: Vec::new(),
+            group: None,
         }),
     )
     .unwrap();

@@ -83,6 +83,7 @@ impl Chat {
                 secrets: tools.secrets.names().to_vec(),
                 instructions: session.teaching.instruction_files(),
                 skills: session.teaching.skills.clone(),
+                group: None,
             },
             self.tool_calling,
         )?;

@@ -249,6 +249,12 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                     say!("{n}  [review: {line}]");
                 }
             }
+            EventBody::SecondLook(look) => {
+                say!("{n}  [{}]", look.heading());
+                for finding in &look.findings {
+                    say!("{n}    - {finding}");
+                }
+            }
             EventBody::Condensation(c) => say!(
                 "{n}  [condensed: kept from event {}, {} masked{}]",
                 c.keep_from,

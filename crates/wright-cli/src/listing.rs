@@ -12,6 +12,7 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 use wright_core::conversations_dir;
+use wright_protocol::count;
 use wright_session::working_copy::status::Repos;
 
 #[derive(Args)]
@@ -53,6 +54,8 @@ pub fn list(args: LsArgs) -> Result<()> {
     }
     let mut repos = Repos::default();
     let mut shown = 0;
+    // A group's conversations are shown together, where its first one comes.
+    let mut rows: Vec<(Option<String>, String)> = Vec::new();
     for id in ids {
         let summary = match Summary::read(&id) {
             Ok(summary) => summary,
@@ -73,7 +76,7 @@ pub fn list(args: LsArgs) -> Result<()> {
         } else {
             ""
         };
-        say!(
+        let line = format!(
             "{id}  {:<11} {:>4}  {:<24}  {:>3} {}  {:<12}  {}{torn}",
             summary.state.as_str(),
             summary.age().map(short_age).unwrap_or_default(),
@@ -83,14 +86,42 @@ pub fn list(args: LsArgs) -> Result<()> {
             summary.change(&mut repos).as_str(),
             clip(&summary.task, 70)
         );
+        rows.push((summary.group.clone(), line));
         shown += 1;
     }
+    print_grouped(rows);
     if shown == 0 {
         if let Some(only) = only {
             say!("no conversations on {}", only.display());
         }
     }
     Ok(())
+}
+
+/// Prints the rows in order, each group's together under a line naming it.
+fn print_grouped(rows: Vec<(Option<String>, String)>) {
+    let mut done = std::collections::BTreeSet::new();
+    for (group, line) in &rows {
+        let Some(group) = group else {
+            say!("{line}");
+            continue;
+        };
+        if !done.insert(group.clone()) {
+            continue;
+        }
+        let members: Vec<&String> = rows
+            .iter()
+            .filter(|(g, _)| g.as_ref() == Some(group))
+            .map(|(_, line)| line)
+            .collect();
+        say!(
+            "group {group} ({}):",
+            count(members.len() as u64, "conversation")
+        );
+        for member in members {
+            say!("  {member}");
+        }
+    }
 }
 
 /// `45s`, `12m`, `3h`, `9d`.

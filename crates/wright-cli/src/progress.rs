@@ -171,6 +171,13 @@ impl Observer for Progress {
                     self.line(&format!("  [review: {line}]"));
                 }
             }
+            EventBody::SecondLook(look) => {
+                self.live.idle();
+                self.line(&format!("  [{}]", look.heading()));
+                for finding in &look.findings {
+                    self.line(&format!("    - {finding}"));
+                }
+            }
             EventBody::Condensation(c) => {
                 // A summary carried over from an earlier condensation was not made now.
                 let how = if c.summary_prompt_tokens.is_some() {

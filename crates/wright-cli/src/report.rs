@@ -30,6 +30,17 @@ pub fn print_report(
         }
         say!();
     }
+    // Then the reviewer's last verdict, before the summary and the diff.
+    if let Some(look) = &outcome.second_look {
+        say!("── {}", look.heading());
+        for finding in &look.findings {
+            say!("   - {finding}");
+        }
+        if let Some(reviewer) = &look.reviewer {
+            say!("   (its conversation: wright show {reviewer})");
+        }
+        say!();
+    }
     say!(
         "── {}: {} · {} step{} · {:.1} s",
         outcome.state.as_str(),

@@ -17,10 +17,17 @@ pub struct RunArgs {
     /// says 8B or less), on, off.
     #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
     first_look: Option<String>,
+    /// Before `finish` is taken, a second agent on this profile reviews the change in a
+    /// clone of its own, seeing only the task, the repository and the diff; its findings
+    /// go back to the agent (`review.rounds` times, default once).
+    #[arg(long, value_name = "PROFILE")]
+    review: Option<String>,
     #[command(flatten)]
     place: WorkspaceArgs,
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    parallel: crate::parallel::ParallelArgs,
 }
 
 pub async fn run(args: RunArgs) -> Result<u8> {
@@ -31,8 +38,25 @@ pub async fn run(args: RunArgs) -> Result<u8> {
         "task",
         "wright run \"the test test_x fails, fix it\"",
     )?;
-    let (settings, session) =
+    if let Some(n) = args.parallel.parallel {
+        let mut run_words = Vec::new();
+        if let Some(review) = &args.review {
+            run_words.extend(["--review".to_string(), review.clone()]);
+        }
+        if let Some(first_look) = &args.first_look {
+            run_words.extend(["--first-look".to_string(), first_look.clone()]);
+        }
+        let asked = crate::parallel::Asked {
+            task: &args.task,
+            place: &args.place,
+            common,
+            run_words,
+        };
+        return crate::parallel::run(n, &args.parallel, asked).await;
+    }
+    let (settings, mut session) =
         crate::drive::prepare(common, &args.place, wright_session::Replies::AlwaysCalls).await?;
+    session.group = args.parallel.group.clone();
     // The map is made before the agent's first step, from what the user gave it.
     let mut conversation = session.start_conversation(session.workspace_map())?;
     let first_look = args
@@ -42,6 +66,13 @@ pub async fn run(args: RunArgs) -> Result<u8> {
     if let Some(command) = session.first_look_command(first_look) {
         conversation.look_first(command);
     }
+    let review = crate::second_look::attach(
+        &settings,
+        &session,
+        &mut conversation,
+        args.review.as_deref(),
+    )
+    .await?;
     if !settings.json {
         print_header(
             &session.id,
@@ -51,6 +82,9 @@ pub async fn run(args: RunArgs) -> Result<u8> {
             &crate::drive::model_lines(&session),
             &session.tools.setup,
         );
+        if let Some(line) = &review {
+            tell!("  {line}");
+        }
         if let Some(warning) = &session.window.warning {
             tell!("warning: {warning}\n");
         }

@@ -182,6 +182,33 @@ impl CommonArgs {
         Ok(())
     }
 
+    /// The flags given, as command-line words again (for the runs `--parallel` starts),
+    /// `--profile` and `--json` left out: the caller gives those.
+    pub fn words(&self) -> Vec<String> {
+        let mut words = Vec::new();
+        for (_, value, flag) in self.flags() {
+            match value {
+                _ if flag == "--profile" => {}
+                toml::Value::Boolean(_) => words.push(flag.to_string()),
+                toml::Value::String(text) => words.extend([flag.to_string(), text]),
+                other => words.extend([flag.to_string(), other.to_string()]),
+            }
+        }
+        for (given, flag) in [
+            (self.allow_repo_config, "--allow-repo-config"),
+            (self.allow_repo_hooks, "--allow-repo-hooks"),
+            (self.allow_remote, "--allow-remote"),
+        ] {
+            if given {
+                words.push(flag.to_string());
+            }
+        }
+        for name in &self.secrets {
+            words.extend(["--secret".to_string(), name.clone()]);
+        }
+        words
+    }
+
     /// The flags given, as configuration values with their flag's name.
     fn flags(&self) -> Vec<(&'static str, toml::Value, &'static str)> {
         use toml::Value;
@@ -357,6 +384,19 @@ impl SessionSettings {
     pub fn with_profile(&self, name: &str) -> Result<Self> {
         let args = CommonArgs {
             profile: Some(name.to_string()),
+            ..self.args.clone()
+        };
+        Self::resolve(&args, self.source.as_ref())
+    }
+
+    /// The settings of a second agent on the profile `name` (`--review`): the profile's
+    /// server, model and key, not those of this command line's flags.
+    pub fn for_reviewer(&self, name: &str) -> Result<Self> {
+        let args = CommonArgs {
+            profile: Some(name.to_string()),
+            base_url: None,
+            model: None,
+            api_key: None,
             ..self.args.clone()
         };
         Self::resolve(&args, self.source.as_ref())

@@ -83,6 +83,8 @@ pub const KEYS: &[Key] = &[
     Key { path: "run.idle_timeout", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "seconds of silence from the server before a request is given up (--idle-timeout); default 600" },
     Key { path: "run.first_look", kind: Kind::OneOf(AUTO_ON_OFF), repo: RepoRule::Allowed, doc: "before a run's first step, run the test command the workspace map found (in the sandbox, at most 60 s) and show the model its result: auto (for models whose name says 8B or less), on, off (--first-look); default auto" },
     Key { path: "run.stream", kind: Kind::Bool, repo: RepoRule::Allowed, doc: "ask for streamed replies (false: --no-stream); default true" },
+    Key { path: "review.profile", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "a second agent on this profile reviews the change before `finish` is taken, seeing only the task, the repository and the diff (--review PROFILE); default: no review" },
+    Key { path: "review.rounds", kind: Kind::Int { min: 0 }, repo: RepoRule::Lower, doc: "how many times the reviewer's findings go back to the working agent before its finish is taken anyway; default 1" },
     Key { path: "sandbox.level", kind: Kind::OneOf(SANDBOX), repo: RepoRule::NeedsApproval, doc: "confinement of the model's commands (--sandbox); default auto" },
     Key { path: "sandbox.network", kind: Kind::Bool, repo: RepoRule::NeedsApproval, doc: "let the model's commands use the network (--network); default false" },
     Key { path: "sandbox.docker_image", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "image for the docker level (--docker-image, WRIGHT_DOCKER_IMAGE)" },
@@ -108,6 +110,7 @@ pub const KEYS: &[Key] = &[
 /// Tables a file may open: sections, and the named tables under them.
 const TABLES: &[&str] = &[
     "run",
+    "review",
     "sandbox",
     "profiles",
     "profiles.*",

@@ -36,6 +36,7 @@ const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("run.idle_timeout", DefaultValue::Int(600)),
     ("run.stream", DefaultValue::Bool(true)),
     ("run.first_look", DefaultValue::Str("auto")),
+    ("review.rounds", DefaultValue::Int(1)),
     ("sandbox.level", DefaultValue::Str("auto")),
     ("sandbox.network", DefaultValue::Bool(false)),
     ("sandbox.max_processes", DefaultValue::Int(512)),
@@ -125,6 +126,10 @@ pub struct Settings {
     pub max_steps: u32,
     /// `auto`, `on` or `off`: run the detected test command before the first step.
     pub first_look: String,
+    /// The profile of the second agent that reviews the change before `finish`.
+    pub review_profile: Option<String>,
+    /// How many times the reviewer's findings go back to the working agent.
+    pub review_rounds: u32,
     pub max_tokens: Option<u64>,
     pub max_time: Option<u64>,
     pub condense_at: f64,
@@ -235,6 +240,10 @@ impl Settings {
             idle_timeout: uint("run.idle_timeout").unwrap_or(600),
             stream: config.bool("run.stream").unwrap_or(true),
             first_look: string("run.first_look").unwrap_or_else(|| "auto".into()),
+            review_profile: string("review.profile"),
+            review_rounds: uint("review.rounds")
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(1),
             sandbox_level: string("sandbox.level").unwrap_or_else(|| "auto".into()),
             network: config.bool("sandbox.network").unwrap_or(false),
             docker_image: string("sandbox.docker_image"),

@@ -7,6 +7,7 @@ mod confirming;
 mod ending;
 mod first_look;
 mod restore;
+mod reviewing;
 mod send;
 mod settings;
 mod snapshot;
@@ -132,6 +133,8 @@ pub struct Conversation {
     /// The repository's setup script (its path, its approved text), due before the first
     /// step.
     setup_script: Option<(String, String)>,
+    /// The second agent that reviews the change at `finish` (see `second_look`).
+    second_look: Option<crate::second_look::SecondLooks>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -178,6 +181,7 @@ impl Conversation {
             secrets,
             instructions,
             skills,
+            group,
         } = opening;
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
@@ -214,6 +218,7 @@ impl Conversation {
                 secrets,
                 instructions,
                 skills,
+                group,
             }),
         )?;
         Ok(Self::assemble(
@@ -276,6 +281,7 @@ impl Conversation {
             session_started: false,
             stop_refused: false,
             setup_script: None,
+            second_look: None,
         }
     }
 

@@ -320,6 +320,7 @@ fn render_view<'a>(
             | EventBody::Usage(_)
             | EventBody::Condensation(_)
             | EventBody::Review(_)
+            | EventBody::SecondLook(_)
             | EventBody::Retry { .. }
             | EventBody::Changes(_)
             // The plan is in the task_tracker call's own result; `together` is for people.
@@ -390,6 +391,7 @@ mod tests {
                 workspace_map: map.map(str::to_string),
                 instructions: Vec::new(),
                 skills: Vec::new(),
+                group: None,
             }),
         )
     }
@@ -415,6 +417,7 @@ mod tests {
                     destination: None,
                     instructions: Vec::new(),
                     skills: Vec::new(),
+                    group: None,
                 }),
             ),
             event(

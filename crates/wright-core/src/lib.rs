@@ -18,6 +18,7 @@ mod reply;
 mod resume;
 mod review;
 mod run_lock;
+pub mod second_look;
 pub mod skills;
 mod store;
 mod stuck;

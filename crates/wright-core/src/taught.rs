@@ -121,6 +121,7 @@ mod tests {
                     secrets: vec![],
                     instructions: vec![],
                     skills: vec![],
+                    group: None,
                 }),
             ),
             (

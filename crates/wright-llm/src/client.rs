@@ -258,6 +258,16 @@ impl Client {
         .await
     }
 
+    /// How the server holds a prefix several conversations share (`--parallel`).
+    pub async fn prefix_sharing(&self) -> crate::probe::PrefixSharing {
+        crate::probe::prefix_sharing(
+            &self.http,
+            &self.config.base_url,
+            self.config.api_key.as_deref(),
+        )
+        .await
+    }
+
     /// Whether the server turns this model's tool calls into native `tool_calls`: one tiny
     /// request with one tool, answered in at most 64 tokens.
     pub async fn probe_native_tool_calling(&self) -> Result<bool, LlmError> {

@@ -18,8 +18,9 @@ use std::time::SystemTime;
 /// pending action's `call_id` and a run's `confirm` mode on `state`, and the kinds
 /// `confirmation` (the user's answer about a pending action) and `flagged` (a possible
 /// prompt injection); and `skill` (a skill added to the history) and `hook` (a hook's
-/// run and what it decided).
-pub const LOG_FORMAT_VERSION: u32 = 5;
+/// run and what it decided). Version 6 added `second_look` (a second agent's verdict on
+/// the change, `--review`) and a conversation's `group` on `start` (`--parallel`).
+pub const LOG_FORMAT_VERSION: u32 = 6;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,6 +182,9 @@ pub enum EventBody {
     },
     /// A hook ran (version 5 on): what it decided, and what it adds for the model.
     Hook(crate::HookRun),
+    /// A second agent's verdict on the change at a `finish` (version 6 on), logged before
+    /// the finish is taken or sent back with the findings.
+    SecondLook(crate::SecondLook),
 }
 
 /// Where the agent's changes are at the end of a run.
@@ -346,6 +350,10 @@ pub struct Start {
     /// The skills the conversation may draw on, texts included.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<crate::SkillEntry>,
+    /// The group of conversations started together on one task (`wright run --parallel`;
+    /// version 6 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// What a model's tokens cost, per million, for a spending cap.

@@ -14,6 +14,7 @@ mod plan;
 mod plural;
 mod printable;
 mod risk;
+mod second_look;
 mod stop;
 mod teach;
 
@@ -52,6 +53,8 @@ pub use risk::ConfirmMode;
 pub use risk::Decision;
 pub use risk::Flag;
 pub use risk::Risk;
+pub use second_look::SecondLook;
+pub use second_look::Verdict;
 pub use stop::StopReason;
 pub use teach::HookEvent;
 pub use teach::HookOrigin;

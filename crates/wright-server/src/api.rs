@@ -183,6 +183,9 @@ pub struct Conversation {
     pub notices: Vec<Notice>,
     /// The action it waits for the user's answer about (`POST …/confirm` answers).
     pub pending: Option<PendingAction>,
+    /// The group it was started in with others on one task (`wright run --parallel`, or
+    /// `review-of-ID` for a reviewer's own conversation).
+    pub group: Option<String>,
 }
 
 /// A list of conversations, newest first.

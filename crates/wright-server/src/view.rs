@@ -89,6 +89,7 @@ impl Runs {
                 .as_ref()
                 .and_then(|s| s.pending.as_ref())
                 .map(crate::confirm::pending_view),
+            group: summary.as_ref().and_then(|s| s.group.clone()),
         })
     }
 

@@ -82,6 +82,7 @@ impl Session {
                 secrets: self.tools.secrets.names().to_vec(),
                 instructions: self.teaching.instruction_files(),
                 skills: self.teaching.skills.clone(),
+                group: self.group.clone(),
             },
             self.tool_calling,
         )?;

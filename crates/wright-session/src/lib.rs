@@ -33,6 +33,7 @@ pub mod removal;
 mod reopen;
 pub mod repo_config;
 pub mod sandbox_setup;
+pub mod second_look;
 pub mod secrets;
 mod session;
 pub mod stored;

@@ -161,6 +161,7 @@ impl Session {
             locks,
             teaching,
             hooks,
+            group: start.group.clone(),
         };
         session.equip(&mut conversation);
         Ok((session, conversation, notes))

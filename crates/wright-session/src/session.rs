@@ -186,6 +186,9 @@ pub struct Session {
     pub teaching: crate::teach::Teaching,
     /// The user's and the repository's hooks.
     pub hooks: crate::hooks::SessionHooks,
+    /// The group of conversations started together on one task (`--parallel`), logged
+    /// on the start event; the front end sets it before the conversation starts.
+    pub group: Option<String>,
 }
 
 /// What a session's replies are: in a run every reply is a tool call (`finish` included),
@@ -355,6 +358,7 @@ impl Session {
             locks,
             teaching,
             hooks,
+            group: None,
         })
     }
 }

@@ -60,6 +60,9 @@ pub struct Summary {
     pub record: Option<Record>,
     /// The action waiting for the user's answer, when it waits for one.
     pub pending: Option<wright_core::confirm::Pending>,
+    /// The group it was started in with others on one task (`wright run --parallel`, or
+    /// a reviewer's `review-of-ID`).
+    pub group: Option<String>,
 }
 
 impl Summary {
@@ -71,10 +74,14 @@ impl Summary {
         let mut task = String::new();
         let mut steps = 0;
         let mut model = String::new();
+        let mut group = None;
         for event in &parsed.events {
             match &event.body {
                 EventBody::State { state: s, .. } => state = *s,
-                EventBody::Start(start) => model = start.model.clone(),
+                EventBody::Start(start) => {
+                    model = start.model.clone();
+                    group = start.group.clone();
+                }
                 EventBody::Message { text, .. }
                     if event.source == Source::User && task.is_empty() =>
                 {
@@ -107,6 +114,7 @@ impl Summary {
             steps,
             model,
             torn: parsed.torn.is_some(),
+            group,
         })
     }
 

@@ -3,10 +3,10 @@
 //! several side by side (`--compare`), each attempt recorded as it ends so an interrupted
 //! sweep resumes; the results as a table or JSON.
 
-mod check;
+pub(crate) mod check;
 mod report;
 mod results;
-mod runner;
+pub(crate) mod runner;
 mod suite;
 
 use anyhow::bail;

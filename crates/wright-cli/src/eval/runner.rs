@@ -54,21 +54,21 @@ pub enum Ended {
     Interrupted,
 }
 
-/// What the run's events say.
+/// What the run's events say (`wright run --parallel` reads its runs the same way).
 #[derive(Default)]
-struct RunFacts {
-    conversation: Option<String>,
-    steps: u32,
-    prompt_tokens: u64,
-    cached_tokens: u64,
-    completion_tokens: u64,
-    state: Option<AgentState>,
-    reason: Option<String>,
-    tip: Option<Oid>,
-    changes_failed: Option<String>,
+pub struct RunFacts {
+    pub conversation: Option<String>,
+    pub steps: u32,
+    pub prompt_tokens: u64,
+    pub cached_tokens: u64,
+    pub completion_tokens: u64,
+    pub state: Option<AgentState>,
+    pub reason: Option<String>,
+    pub tip: Option<Oid>,
+    pub changes_failed: Option<String>,
 }
 
-fn facts(events: &[Event]) -> RunFacts {
+pub fn facts(events: &[Event]) -> RunFacts {
     let mut facts = RunFacts::default();
     for event in events {
         match &event.body {
@@ -241,29 +241,31 @@ impl Runner {
             sandbox: self.sandbox.clone(),
             profile: self.profile.clone(),
         };
-        let mut child = std::process::Command::new(&self.exe)
-            .arg("eval-check")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("cannot start `wright eval-check`")?;
-        if let Some(mut stdin) = child.stdin.take() {
-            use std::io::Write;
-            stdin
-                .write_all(serde_json::to_string(&spec)?.as_bytes())
-                .context("cannot give the check its spec")?;
-        }
-        let output = child.wait_with_output().context("the check did not end")?;
-        let printed = String::from_utf8_lossy(&output.stdout);
-        serde_json::from_str(printed.trim()).with_context(|| {
-            format!(
-                "the check of {} could not run: {}",
-                task.name,
-                String::from_utf8_lossy(&output.stderr).trim()
-            )
-        })
+        check_commit(&self.exe, &spec)
+            .map_err(|err| anyhow::anyhow!("the check of {} could not run: {err}", task.name))
     }
+}
+
+/// Checks out a commit into a fresh directory and runs a check on it in the sandbox, by
+/// `wright eval-check` in a process of its own (see `check.rs` for why).
+pub fn check_commit(exe: &Path, spec: &CheckSpec) -> Result<CheckOutcome> {
+    let mut child = std::process::Command::new(exe)
+        .arg("eval-check")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot start `wright eval-check`")?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        stdin
+            .write_all(serde_json::to_string(spec)?.as_bytes())
+            .context("cannot give the check its spec")?;
+    }
+    let output = child.wait_with_output().context("the check did not end")?;
+    let printed = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(printed.trim())
+        .with_context(|| String::from_utf8_lossy(&output.stderr).trim().to_string())
 }
 
 /// Why a failed attempt failed, in words: how the run stopped, and what the check said.

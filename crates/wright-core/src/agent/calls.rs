@@ -236,9 +236,10 @@ impl Conversation {
                 Some(review) => Some(review),
                 None => match self.finish_after_failure() {
                     Some(failure) => Some(failure),
-                    None => self.stop_hooks(observer, Some(&call_id)).await?.map(|reason| {
-                        format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")
-                    }),
+                    None => match self.stop_hooks(observer, Some(&call_id)).await? {
+                        Some(reason) => Some(format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")),
+                        None => self.second_look(observer).await?,
+                    },
                 },
             }
         } else {

@@ -63,6 +63,10 @@ impl Conversation {
             totals: self.totals.clone(),
             remedy: None,
             flags: self.flags.clone(),
+            second_look: self
+                .second_look
+                .as_ref()
+                .and_then(|looks| looks.last.clone()),
         })
     }
 

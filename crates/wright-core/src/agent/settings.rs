@@ -67,6 +67,16 @@ impl Conversation {
         self.require_finish = require;
     }
 
+    /// Has `reviewer` look at the change at each `finish` (after the test-integrity
+    /// review); its findings go back to the model at most `rounds` times.
+    pub fn set_reviewer(
+        &mut self,
+        reviewer: std::sync::Arc<dyn crate::second_look::Reviewer>,
+        rounds: u32,
+    ) {
+        self.second_look = Some(crate::second_look::SecondLooks::new(reviewer, rounds));
+    }
+
     /// Checks `guard` before each step; its reason stops the run.
     pub fn add_step_guard(&mut self, guard: Box<dyn StepGuard>) {
         self.guards.push(guard);

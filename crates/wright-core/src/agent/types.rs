@@ -89,6 +89,8 @@ pub struct Outcome {
     /// What wright flagged during the run (a risky action after text that looks like
     /// instructions to the agent).
     pub flags: Vec<wright_protocol::Flag>,
+    /// The reviewer's last verdict (`--review`), shown before the diff.
+    pub second_look: Option<wright_protocol::SecondLook>,
 }
 
 /// What a new conversation starts with before the user's first message: the system
@@ -103,4 +105,6 @@ pub struct Opening {
     pub instructions: Vec<wright_protocol::InstructionFile>,
     /// The skills the conversation may draw on.
     pub skills: Vec<wright_protocol::SkillEntry>,
+    /// The group of conversations started together (`wright run --parallel`), if any.
+    pub group: Option<String>,
 }

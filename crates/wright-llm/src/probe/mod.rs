@@ -26,6 +26,7 @@ mod lmstudio;
 mod ollama;
 mod openai;
 mod sglang;
+mod sharing;
 mod vllm;
 
 use serde_json::Value;
@@ -419,6 +420,9 @@ fn count(value: &Value) -> Option<u64> {
         _ => None,
     }
 }
+
+pub use sharing::prefix_sharing;
+pub use sharing::PrefixSharing;
 
 #[cfg(test)]
 mod tests;

@@ -67,6 +67,19 @@ impl Record {
             .with_context(|| format!("cannot record the working copy in {}", path.display()))
     }
 
+    /// Drops the record of a conversation whose working copy is gone for good (a
+    /// reviewer's, once it has reviewed): no command then takes it for a conversation on
+    /// the repository (`wright apply` without an id, say); its log stays.
+    pub fn forget(conversation_dir: &Path) -> Result<()> {
+        let path = conversation_dir.join(FILE);
+        match std::fs::remove_file(&path) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                Err(err).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub fn read(conversation_dir: &Path) -> Result<Self> {
         let path = conversation_dir.join(FILE);
         let text = match std::fs::read_to_string(&path) {
