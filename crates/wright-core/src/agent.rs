@@ -2,9 +2,11 @@
 //! before it runs, its observation after), repeat until `finish`, a reply without tool
 //! calls, a limit, an interruption or an error the model cannot fix.
 
+mod aside;
 mod calls;
 mod confirming;
 mod ending;
+mod fallback;
 mod first_look;
 mod restore;
 mod send;
@@ -16,6 +18,9 @@ mod types;
 mod usage;
 mod window;
 
+pub use aside::ASIDE;
+pub use fallback::switch_reason;
+pub use fallback::Alternate;
 pub use snapshot::StepSnapshot;
 pub use types::Limits;
 pub use types::Observer;
@@ -132,6 +137,8 @@ pub struct Conversation {
     /// The repository's setup script (its path, its approved text), due before the first
     /// step.
     setup_script: Option<(String, String)>,
+    /// The profile in use and those to go on with (see `fallback`).
+    fallback: fallback::Chain,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -276,6 +283,7 @@ impl Conversation {
             session_started: false,
             stop_refused: false,
             setup_script: None,
+            fallback: fallback::Chain::default(),
         }
     }
 
@@ -449,6 +457,13 @@ impl Conversation {
         let response = match reply {
             None => return self.interrupted(observer).map(StepEnd::done),
             Some(Err(err)) => {
+                if let Some(reason) = switch_reason(&err).filter(|_| self.can_switch()) {
+                    // The same step again, on the same history, by the next model.
+                    self.step -= 1;
+                    self.totals.steps = self.step;
+                    self.switch_model(observer, step, reason, err.to_string())?;
+                    return Ok(StepEnd::Continue);
+                }
                 let message = err.to_string();
                 self.append(
                     observer,

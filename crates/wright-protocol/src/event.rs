@@ -19,7 +19,7 @@ use std::time::SystemTime;
 /// `confirmation` (the user's answer about a pending action) and `flagged` (a possible
 /// prompt injection); and `skill` (a skill added to the history) and `hook` (a hook's
 /// run and what it decided).
-pub const LOG_FORMAT_VERSION: u32 = 5;
+pub const LOG_FORMAT_VERSION: u32 = 6;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,6 +181,13 @@ pub enum EventBody {
     },
     /// A hook ran (version 5 on): what it decided, and what it adds for the model.
     Hook(crate::HookRun),
+    /// The conversation went on with the next model of its fallback list (version 6 on).
+    ModelSwitch(crate::ModelSwitch),
+    /// How the conversation's profile was chosen (version 6 on), after its start.
+    Route(crate::Route),
+    /// A question asked beside the task and its answer (version 6 on): never part of the
+    /// history the model is sent.
+    SideQuestion(crate::SideQuestion),
 }
 
 /// Where the agent's changes are at the end of a run.
