@@ -18,6 +18,8 @@ mod types;
 mod usage;
 mod window;
 
+pub use aside::Aside;
+pub use aside::AsideSender;
 pub use aside::ASIDE;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
@@ -139,6 +141,8 @@ pub struct Conversation {
     setup_script: Option<(String, String)>,
     /// The profile in use and those to go on with (see `fallback`).
     fallback: fallback::Chain,
+    /// Side questions handed in while a run goes on (see `aside`).
+    asides: Option<tokio::sync::mpsc::UnboundedReceiver<aside::Aside>>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -284,6 +288,7 @@ impl Conversation {
             stop_refused: false,
             setup_script: None,
             fallback: fallback::Chain::default(),
+            asides: None,
         }
     }
 
@@ -421,6 +426,8 @@ impl Conversation {
             if let Some(reason) = self.budget_reached(&limits, first_step, started) {
                 break self.end(observer, AgentState::Stopped, reason, None)?;
             }
+            // Between two steps: the side questions handed in meanwhile.
+            self.answer_asides(&budget, observer).await?;
             let end = self.step_once(&budget, observer).await?;
             // While the next request is prepared and in flight (see `snapshot`).
             self.start_snapshot().await;

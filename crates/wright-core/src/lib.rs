@@ -25,6 +25,8 @@ mod taught;
 
 pub use agent::switch_reason;
 pub use agent::Alternate;
+pub use agent::Aside;
+pub use agent::AsideSender;
 pub use agent::Conversation;
 pub use agent::Limits;
 pub use agent::Observer;

@@ -3,6 +3,10 @@
 //! and logged as a `side_question` event, which the history never renders. So the next
 //! main request is byte for byte what it would have been without the question, and the
 //! running task's prefix and plan are untouched.
+//!
+//! A front end that cannot wait for the run to end (the server) hands questions in
+//! through an inbox (`aside_inbox`); the run answers them between two steps, so the
+//! question never interrupts a request or a tool.
 
 use super::*;
 use wright_llm::ChatMessage;
@@ -11,7 +15,43 @@ use wright_protocol::SideQuestion;
 /// What the question is wrapped in: the model answers in words, about its own work.
 pub const ASIDE: &str = "A side question from the user about your work so far. Answer it briefly in words, from what you know now; do not call a tool, and do not change your plan because of it. The task goes on afterwards as before.\n\nQuestion: ";
 
+/// A question handed to a running conversation, and where its answer goes (the model's
+/// words, or why it could not answer).
+pub struct Aside {
+    pub question: String,
+    pub reply: tokio::sync::oneshot::Sender<Result<String, String>>,
+}
+
+/// Where a front end hands questions to a running conversation.
+pub type AsideSender = tokio::sync::mpsc::UnboundedSender<Aside>;
+
 impl Conversation {
+    /// The inbox of side questions for the runs of this conversation: each is answered
+    /// between two steps.
+    pub fn aside_inbox(&mut self) -> AsideSender {
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        self.asides = Some(receiver);
+        sender
+    }
+
+    /// Answers the questions waiting in the inbox, one by one.
+    pub(super) async fn answer_asides(
+        &mut self,
+        cancel: &CancellationToken,
+        observer: &mut dyn Observer,
+    ) -> Result<(), StoreError> {
+        while let Some(aside) = self.asides.as_mut().and_then(|inbox| inbox.try_recv().ok()) {
+            let answer = match self.ask_aside(&aside.question, cancel, observer).await? {
+                Some(Ok(answer)) => Ok(answer),
+                Some(Err(err)) => Err(err.to_string()),
+                None => Err("the run was stopped before the question was answered".into()),
+            };
+            // The asker may have gone: the answer is in the log all the same.
+            let _ = aside.reply.send(answer);
+        }
+        Ok(())
+    }
+
     /// Answers `question` beside the task: the answer, or why the model could not answer,
     /// or `None` when `cancel` came first (only a failure to write the log is an `Err`).
     pub async fn ask_aside(
