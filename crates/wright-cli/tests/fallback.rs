@@ -307,3 +307,36 @@ async fn routing_rules_choose_the_profile_and_say_why() {
         stderr(&output)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_too_large_for_the_server_goes_to_the_next_profile() {
+    let h = Harness::new();
+    let too_large = || {
+        Reply::Status(
+            400,
+            json!({"error": {"message": "the request exceeds the available context size (4096 tokens)"}}),
+        )
+    };
+    // Twice: a constrained request refused is first sent again without its constraint.
+    let local = ScriptedServer::start(vec![terminal("echo one"), too_large(), too_large()])
+        .await
+        .unwrap();
+    let hosted = ScriptedServer::start_with_models(vec![terminal("echo two"), finish()], big())
+        .await
+        .unwrap();
+    two_profiles(&h, &local.url(), &hosted.url(), true);
+    let output = h.wright(&["run", "say one then two"], &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let switches = switches(&h);
+    assert_eq!(switches.len(), 1, "{switches:?}");
+    assert_eq!(
+        (switches[0].step, switches[0].reason),
+        (2, SwitchReason::TooLarge),
+        "{:?}",
+        switches[0]
+    );
+    assert_eq!(
+        history(local.chat_requests().last().unwrap()),
+        history(&hosted.chat_requests()[0])
+    );
+}
