@@ -321,6 +321,14 @@ impl Observer for Updates {
             }
             // What a hook decided reaches the model as the call's result or a message.
             EventBody::Hook(_) => {}
+            EventBody::ModelSwitch(switch) => self.notifier.say(format!(
+                "\n\nwright: from step {}, {} goes on with {} ({})",
+                switch.step,
+                switch.from.model,
+                switch.to.model,
+                switch.reason.describe()
+            )),
+            EventBody::SideQuestion(_) | EventBody::Route(_) => {}
             // What the model is told, or what counts and times the run: not the editor's.
             EventBody::Start(_)
             | EventBody::Usage(_)

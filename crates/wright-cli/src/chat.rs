@@ -2,7 +2,8 @@
 //! Each line is a task or a question; the agent works until it answers or finishes, with
 //! its reply streamed. Ctrl-C stops the current step and returns to the prompt. Commands:
 //! /diff, /undo (revert the agent's last edit), /model NAME, /profile NAME, /new,
-//! /resume ID, /cost, /help, /exit. Line editing and history come from rustyline.
+//! /resume ID, /ask QUESTION (answered beside the task, never in its history), /cost,
+//! /help, /exit. Line editing and history come from rustyline.
 
 use crate::drive::print_header;
 use crate::drive::CommonArgs;
@@ -41,7 +42,7 @@ pub struct ChatArgs {
     common: CommonArgs,
 }
 
-const HELP: &str = "Type a task or a question. /diff shows the changes, /undo reverts the agent's last edit, /model NAME switches model, /profile NAME switches to a profile of your configuration, /new starts over, /resume ID goes back to a conversation, /cost shows tokens and time, /exit leaves. Ctrl-C stops the current step.";
+const HELP: &str = "Type a task or a question. /diff shows the changes, /undo reverts the agent's last edit, /model NAME switches model, /profile NAME switches to a profile of your configuration, /new starts over, /resume ID goes back to a conversation, /ask QUESTION asks about the work beside it (the answer never enters the conversation's history), /cost shows tokens and time, /exit leaves. Ctrl-C stops the current step.";
 
 struct Chat {
     conversation: Conversation,
@@ -110,8 +111,9 @@ impl Chat {
 
 pub async fn chat(args: ChatArgs) -> Result<u8> {
     args.common.check()?;
-    let (settings, session) =
+    let (mut settings, session) =
         crate::drive::prepare(&args.common, &args.place, Replies::MayBeWords).await?;
+    let mut fleet = std::mem::take(&mut settings.fleet);
     // Held for the whole chat: the first conversation's lock (whose sandbox this is) and
     // the checkout's, in the session; a conversation switched to later has its own lock.
     let root = session.tools.workspace.root().display().to_string();
@@ -120,6 +122,11 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
     // chat gets the same map.
     let map = session.workspace_map();
     let mut conversation = session.start_conversation(map.clone())?;
+    conversation.set_fallback(settings.values.profile.clone(), fleet.alternates);
+    if let Some(route) = settings.route.clone() {
+        fleet.lines.insert(0, crate::fleet::route_line(&route));
+        conversation.log_route(route)?;
+    }
     conversation.set_confirmer(crate::confirm::TerminalConfirmer::for_chat());
     let confirm = conversation.confirm_mode();
     let mut chat = Chat {
@@ -138,7 +145,7 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
         &session.client,
         session.tools.workspace.root(),
         &session.working_copy,
-        &crate::drive::model_lines(&session),
+        &[crate::drive::model_lines(&session), fleet.lines].concat(),
         &session.tools.setup,
     );
     tell!("{HELP}\n");
@@ -235,6 +242,22 @@ pub async fn chat(args: ChatArgs) -> Result<u8> {
                         say!("now talking to {}", rest.trim());
                     }
                     Err(err) => say!("{err:#}"),
+                }
+            }
+            "/ask" if !rest.trim().is_empty() => {
+                // Beside the task: the progress shows the answer as it is logged.
+                let cancel = CancellationToken::new();
+                let asked = chat
+                    .conversation
+                    .ask_aside(rest.trim(), &cancel, &mut observer)
+                    .await?;
+                match asked {
+                    Some(Ok(_)) => {}
+                    Some(Err(err)) => say!(
+                        "the side question could not be answered: {}",
+                        crate::hints::explain(&err, crate::hints::Front::Chat)
+                    ),
+                    None => say!("the side question was interrupted"),
                 }
             }
             "/profile" if !rest.trim().is_empty() => switch_profile(&mut chat, rest.trim()).await,

@@ -66,7 +66,12 @@ pub async fn prepare(
 ) -> Result<(SessionSettings, Session)> {
     let front = Terminal { json: common.json };
     let start = Session::locate(&place.workspace, &front)?;
-    let mut settings = SessionSettings::resolve(common, Some(&start.config_source()))?;
+    let command = match replies {
+        Replies::AlwaysCalls => wright_config::RouteCommand::Run,
+        Replies::MayBeWords => wright_config::RouteCommand::Chat,
+    };
+    let mut settings =
+        SessionSettings::resolve_routed(common, Some(&start.config_source()), Some(command))?;
     // A chat asks before risky actions unless told otherwise; a run does not.
     settings.values.confirm.get_or_insert(match replies {
         Replies::MayBeWords => wright_protocol::ConfirmMode::Risky,
@@ -77,6 +82,8 @@ pub async fn prepare(
     let client = settings
         .client(None, crate::hints::Front::CommandLine)
         .await?;
+    // The fallback profiles too, before anything is made (each checked for egress).
+    settings.fleet = crate::fleet::Fleet::resolve(&settings, common)?;
     let uncommitted = if place.include_uncommitted {
         working_copy::UncommittedChoice::Include
     } else if crate::ask::can_ask(settings.json) {
@@ -193,6 +200,12 @@ pub async fn drive(
     if !settings.json {
         tell!();
         print_report(&outcome, started.elapsed(), changes, id, log_path);
+        // What each model did, when more than one worked.
+        if let Ok(parsed) = wright_protocol::read_log(log_path) {
+            for line in crate::fleet::share_lines(&parsed.events) {
+                say!("{line}");
+            }
+        }
     }
     if tell_failure(changes, id) {
         return Ok(1);

@@ -316,7 +316,16 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 usage.prompt_tokens,
                 usage.completion_tokens
             ),
+            EventBody::ModelSwitch(switch) => say!("{n}[{}]", crate::fleet::switch_line(switch)),
+            EventBody::Route(route) => say!("{n}  [{}]", crate::fleet::route_line(route)),
+            EventBody::SideQuestion(side) => {
+                say!("\n{n}user (aside): {}", side.question.trim());
+                say!("{n}agent (aside): {}", side.answer.trim());
+            }
         }
+    }
+    for line in crate::fleet::share_lines(&parsed.events) {
+        say!("{line}");
     }
     if let Some(torn) = parsed.torn {
         say!(

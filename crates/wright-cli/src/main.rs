@@ -12,6 +12,7 @@ mod confirm;
 mod doctor;
 mod drive;
 mod eval;
+mod fleet;
 mod fork;
 mod hints;
 mod history_cmds;

@@ -222,6 +222,16 @@ impl Observer for Progress {
                 }
             }
             EventBody::State { .. } => self.live.idle(),
+            EventBody::ModelSwitch(switch) => {
+                self.live.idle();
+                self.line(&format!("[{}]", crate::fleet::switch_line(switch)));
+            }
+            EventBody::SideQuestion(side) => {
+                self.live.idle();
+                self.line(&format!("  [aside] {}", side.answer.trim()));
+            }
+            // The route is in the header.
+            EventBody::Route(_) => {}
             // A retry is shown from its delta, as it starts; the changes by the report.
             EventBody::Message { .. }
             | EventBody::Start(_)

@@ -41,19 +41,34 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
         json: args.common.json,
     };
     let existing = Existing::open(&dir, &front)?;
-    let settings =
-        SessionSettings::resolve(&args.common, Some(&existing.working_copy.config_source()))?;
+    // After a switch to a fallback profile, that profile is the one in force: taken
+    // unless a profile, a server or a model is named.
+    let mut common = args.common.clone();
+    let in_force = existing.in_force.clone();
+    let named = common.profile.is_some() || common.base_url.is_some() || common.model.is_some();
+    if let Some(profile) = in_force.as_ref().and_then(|at| at.profile.clone()) {
+        if !named {
+            common.profile = Some(profile);
+        }
+    }
+    let settings = SessionSettings::resolve(&common, Some(&existing.working_copy.config_source()))?;
     let start = existing.start.clone();
+    let (logged_url, logged_model) = match &in_force {
+        Some(at) => (at.base_url.clone(), at.model.clone()),
+        None => (start.base_url.clone(), start.model.clone()),
+    };
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
     let client = settings
         .client(
-            Some((&start.base_url, &start.model)),
+            Some((&logged_url, &logged_model)),
             crate::hints::Front::CommandLine,
         )
         .await?;
-    let (session, conversation, notes) =
+    let fleet = crate::fleet::Fleet::resolve(&settings, &common)?;
+    let (session, mut conversation, notes) =
         Session::reopen(existing, client, settings.values.clone(), &sandbox, &front).await?;
+    conversation.set_fallback(settings.values.profile.clone(), fleet.alternates);
     if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {
         bail!(
             "conversation {} has finished; give a message to go on: wright resume {} \"what next\"",
@@ -77,6 +92,17 @@ pub async fn resume(args: ResumeArgs) -> Result<u8> {
             ),
         ];
         lines.extend(crate::drive::teaching_lines(&session));
+        if let Some(at) = &in_force {
+            lines.push(format!(
+                "model in force {} (the last fallback switch{})",
+                at.model,
+                at.profile
+                    .as_ref()
+                    .map(|p| format!(", profile {p}"))
+                    .unwrap_or_default()
+            ));
+        }
+        lines.extend(fleet.lines);
         if let Some(torn) = &notes.torn {
             lines.push(format!(
                 "the log ended in a torn line ({} at line {}): cut off, the events before it are intact",

@@ -37,6 +37,11 @@ pub struct CommonArgs {
     /// `profile` key, or $WRIGHT_PROFILE).
     #[arg(long)]
     pub profile: Option<String>,
+    /// Go on with these profiles, in order, when the one in use cannot (its server down
+    /// or overloaded, the request too large for it, the model stuck); default: the
+    /// `fallback` key.
+    #[arg(long, value_name = "PROFILE,…", value_delimiter = ',')]
+    pub fallback: Vec<String>,
     /// Model server URL (default: $OPENAI_BASE_URL, $OLLAMA_HOST, the configuration's
     /// base_url, else the local servers that answer).
     #[arg(long)]
@@ -216,6 +221,13 @@ impl CommonArgs {
         let int = |v: Option<i64>| v.map(Value::Integer);
         let mut flags = vec![
             ("profile", text(&self.profile), "--profile"),
+            (
+                "fallback",
+                (!self.fallback.is_empty()).then(|| {
+                    Value::Array(self.fallback.iter().cloned().map(Value::String).collect())
+                }),
+                "--fallback",
+            ),
             ("base_url", text(&self.base_url), "--base-url"),
             ("model", text(&self.model), "--model"),
             ("api_key", text(&self.api_key), "--api-key"),
@@ -304,10 +316,25 @@ pub struct SessionSettings {
     /// What they were resolved from, to resolve them again with another profile.
     args: CommonArgs,
     source: Option<RepoConfigSource>,
+    /// The fallback profiles, once resolved (see `fleet`).
+    pub fleet: crate::fleet::Fleet,
+    /// How the profile was chosen, when routing rules were applied.
+    pub route: Option<wright_protocol::Route>,
 }
 
 /// The user's file, the repository's (`source`), the environment and `args`, merged.
 pub fn merged(args: &CommonArgs, source: Option<&RepoConfigSource>) -> Result<Config> {
+    Ok(merged_routed(args, source, None)?.0)
+}
+
+/// `merged`, with the routing rules of `command` applied before the profile is resolved
+/// (the repository's files counted only when the large-repository rule is set), and the
+/// route taken.
+pub fn merged_routed(
+    args: &CommonArgs,
+    source: Option<&RepoConfigSource>,
+    command: Option<wright_config::RouteCommand>,
+) -> Result<(Config, Option<wright_protocol::Route>)> {
     let mut config = Config::default();
     if let Some(path) = Config::user_file() {
         config = config.with_user_file(&path)?;
@@ -331,7 +358,16 @@ pub fn merged(args: &CommonArgs, source: Option<&RepoConfigSource>) -> Result<Co
     for (key, value, flag) in args.flags() {
         config = config.with_flag(key, value, flag)?;
     }
-    Ok(config.resolve_profile()?)
+    let route = match command {
+        Some(command) => {
+            let files = config
+                .large_repo_files()
+                .and_then(|enough| source.and_then(|s| s.file_count(enough)));
+            config.route(Some(command), files)
+        }
+        None => None,
+    };
+    Ok((config.resolve_profile()?, route))
 }
 
 /// Whether the repository's file that asks for more than the defaults may be taken.
@@ -365,7 +401,16 @@ fn approve(args: &CommonArgs, repo: Option<&Path>, file: &RepoFile) -> Result<bo
 impl SessionSettings {
     /// Resolves everything for a session on `source`'s repository.
     pub fn resolve(args: &CommonArgs, source: Option<&RepoConfigSource>) -> Result<Self> {
-        let config = merged(args, source)?;
+        Self::resolve_routed(args, source, None)
+    }
+
+    /// `resolve`, with the routing rules of `command` (see `wright_config::route`).
+    pub fn resolve_routed(
+        args: &CommonArgs,
+        source: Option<&RepoConfigSource>,
+        command: Option<wright_config::RouteCommand>,
+    ) -> Result<Self> {
+        let (config, route) = merged_routed(args, source, command)?;
         let repo = source.map(|s| s.key().to_path_buf());
         let values =
             Settings::from_config(&config, repo.as_deref(), |name| std::env::var(name).ok())?;
@@ -377,7 +422,14 @@ impl SessionSettings {
             allow_remote: args.allow_remote,
             args: args.clone(),
             source: source.cloned(),
+            fleet: crate::fleet::Fleet::default(),
+            route,
         })
+    }
+
+    /// The settings `args` give on the same repository (its file read as before).
+    pub fn resolve_again(&self, args: &CommonArgs) -> Result<Self> {
+        Self::resolve(args, self.source.as_ref())
     }
 
     /// The same settings with the profile `name` chosen (as by `--profile`).

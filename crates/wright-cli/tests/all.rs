@@ -5,6 +5,7 @@
 
 mod acp;
 mod apply;
+mod aside;
 mod chat;
 mod common;
 mod condense;
@@ -20,6 +21,7 @@ mod e2e_fix;
 mod egress;
 mod eval;
 mod failures;
+mod fallback;
 mod faults;
 mod first_look;
 mod fork;

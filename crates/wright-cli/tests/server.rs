@@ -5,6 +5,7 @@
 //! answered with a clear 4xx and nothing changed.
 
 mod actions;
+mod aside;
 mod confirm;
 mod openai;
 mod runs;

@@ -119,6 +119,9 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
         (Kind::Names, toml::Value::Array(items)) => items
             .iter()
             .all(|item| item.as_str().is_some_and(crate::secrets::valid_name)),
+        (Kind::List, toml::Value::Array(items)) => items
+            .iter()
+            .all(|item| item.as_str().is_some_and(|name| !name.trim().is_empty())),
         _ => false,
     };
     if fits {
@@ -132,6 +135,7 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
         Kind::Float { min, max } => format!("a number from {min} to {max}"),
         Kind::OneOf(words) => format!("one of {}", words.join(", ")),
         Kind::Names => "a list of environment variable names".into(),
+        Kind::List => "a list of names".into(),
     })
 }
 

@@ -15,10 +15,12 @@
 pub mod consent;
 mod environment;
 mod file;
+mod route;
 mod schema;
 pub mod secrets;
 mod settings;
 
+pub use route::RouteCommand;
 pub use settings::Egress;
 pub use settings::EgressVerdict;
 pub use settings::Settings;

@@ -22,6 +22,8 @@ pub enum Kind {
     Table,
     /// A list of environment variable names (secrets granted).
     Names,
+    /// A list of names (profiles), none empty.
+    List,
 }
 
 /// May a repository's `.wright/config.toml` set it on its own?
@@ -60,6 +62,7 @@ const CONFIRM: &[&str] = &["never", "risky", "always"];
 pub const KEYS: &[Key] = &[
     Key { path: "version", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "format version of the file: 1" },
     Key { path: "profile", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile used when none is named (--profile, WRIGHT_PROFILE)" },
+    Key { path: "fallback", kind: Kind::List, repo: RepoRule::NeedsApproval, doc: "the profiles a conversation goes on with, in order, when the one in use cannot: its server down or overloaded after the retries, the request too large for it, or the model stuck (--fallback a,b)" },
     Key { path: "egress", kind: Kind::OneOf(EGRESS), repo: RepoRule::NeedsApproval, doc: "where this repository's code may go: local_only (loopback servers only), ask (the first request to another server asks), any; a repository's file may always choose local_only" },
     Key { path: "base_url", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the OpenAI-compatible server (--base-url, OPENAI_BASE_URL, OLLAMA_HOST); default: the local servers that answer" },
     Key { path: "model", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the model's name on that server (--model, OPENAI_MODEL); default: the server's only model" },
@@ -85,6 +88,10 @@ pub const KEYS: &[Key] = &[
     Key { path: "run.stream", kind: Kind::Bool, repo: RepoRule::Allowed, doc: "ask for streamed replies (false: --no-stream); default true" },
     Key { path: "review.profile", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "a second agent on this profile reviews the change before `finish` is taken, seeing only the task, the repository and the diff (--review PROFILE); default: no review" },
     Key { path: "review.rounds", kind: Kind::Int { min: 0 }, repo: RepoRule::Lower, doc: "how many times the reviewer's findings go back to the working agent before its finish is taken anyway; default 1" },
+    Key { path: "route.run", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile `wright run` starts on when none is named by hand" },
+    Key { path: "route.chat", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile `wright chat` starts on when none is named by hand" },
+    Key { path: "route.large_repo_files", kind: Kind::Int { min: 1 }, repo: RepoRule::NeedsApproval, doc: "a repository of at least this many files (at the start commit) is large: it starts on route.large_repo, before the command's rule" },
+    Key { path: "route.large_repo", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile a large repository starts on (with route.large_repo_files)" },
     Key { path: "sandbox.level", kind: Kind::OneOf(SANDBOX), repo: RepoRule::NeedsApproval, doc: "confinement of the model's commands (--sandbox); default auto" },
     Key { path: "sandbox.network", kind: Kind::Bool, repo: RepoRule::NeedsApproval, doc: "let the model's commands use the network (--network); default false" },
     Key { path: "sandbox.docker_image", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "image for the docker level (--docker-image, WRIGHT_DOCKER_IMAGE)" },
@@ -111,6 +118,7 @@ pub const KEYS: &[Key] = &[
 const TABLES: &[&str] = &[
     "run",
     "review",
+    "route",
     "sandbox",
     "profiles",
     "profiles.*",

@@ -106,6 +106,8 @@ impl Egress {
 pub struct Settings {
     /// The profile chosen, if any.
     pub profile: Option<String>,
+    /// The profiles to go on with when the one in use cannot, in order.
+    pub fallback: Vec<String>,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key: Option<String>,
@@ -216,6 +218,13 @@ impl Settings {
             .collect();
         Ok(Settings {
             profile: string("profile"),
+            fallback: config
+                .get("fallback")
+                .and_then(|sourced| sourced.value.as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|name| name.as_str().map(|n| n.trim().to_string()))
+                .collect(),
             base_url: string("base_url"),
             model: string("model"),
             api_key: api_key(&config, env)?,

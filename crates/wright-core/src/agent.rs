@@ -2,9 +2,11 @@
 //! before it runs, its observation after), repeat until `finish`, a reply without tool
 //! calls, a limit, an interruption or an error the model cannot fix.
 
+mod aside;
 mod calls;
 mod confirming;
 mod ending;
+mod fallback;
 mod first_look;
 mod restore;
 mod reviewing;
@@ -17,6 +19,11 @@ mod types;
 mod usage;
 mod window;
 
+pub use aside::Aside;
+pub use aside::AsideSender;
+pub use aside::ASIDE;
+pub use fallback::switch_reason;
+pub use fallback::Alternate;
 pub use snapshot::StepSnapshot;
 pub use types::Limits;
 pub use types::Observer;
@@ -135,6 +142,10 @@ pub struct Conversation {
     setup_script: Option<(String, String)>,
     /// The second agent that reviews the change at `finish` (see `second_look`).
     second_look: Option<crate::second_look::SecondLooks>,
+    /// The profile in use and those to go on with (see `fallback`).
+    fallback: fallback::Chain,
+    /// Side questions handed in while a run goes on (see `aside`).
+    asides: Option<tokio::sync::mpsc::UnboundedReceiver<aside::Aside>>,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -282,6 +293,8 @@ impl Conversation {
             stop_refused: false,
             setup_script: None,
             second_look: None,
+            fallback: fallback::Chain::default(),
+            asides: None,
         }
     }
 
@@ -419,6 +432,8 @@ impl Conversation {
             if let Some(reason) = self.budget_reached(&limits, first_step, started) {
                 break self.end(observer, AgentState::Stopped, reason, None)?;
             }
+            // Between two steps: the side questions handed in meanwhile.
+            self.answer_asides(&budget, observer).await?;
             let end = self.step_once(&budget, observer).await?;
             // While the next request is prepared and in flight (see `snapshot`).
             self.start_snapshot().await;
@@ -455,6 +470,13 @@ impl Conversation {
         let response = match reply {
             None => return self.interrupted(observer).map(StepEnd::done),
             Some(Err(err)) => {
+                if let Some(reason) = switch_reason(&err).filter(|_| self.can_switch()) {
+                    // The same step again, on the same history, by the next model.
+                    self.step -= 1;
+                    self.totals.steps = self.step;
+                    self.switch_model(observer, step, reason, err.to_string())?;
+                    return Ok(StepEnd::Continue);
+                }
                 let message = err.to_string();
                 self.append(
                     observer,

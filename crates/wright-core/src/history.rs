@@ -328,7 +328,12 @@ fn render_view<'a>(
             | EventBody::Together { .. }
             // The user's answer reaches the model in the call's observation.
             | EventBody::Confirmation { .. }
-            | EventBody::Flagged { .. } => {}
+            | EventBody::Flagged { .. }
+            // A switch of model, the route and a side question are never sent: the next
+            // model gets the same history, and a side question stays aside.
+            | EventBody::ModelSwitch(_)
+            | EventBody::Route(_)
+            | EventBody::SideQuestion(_) => {}
         }
     }
     flush(&mut messages, &mut results);

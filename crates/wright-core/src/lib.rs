@@ -24,6 +24,10 @@ mod store;
 mod stuck;
 mod taught;
 
+pub use agent::switch_reason;
+pub use agent::Alternate;
+pub use agent::Aside;
+pub use agent::AsideSender;
 pub use agent::Conversation;
 pub use agent::Limits;
 pub use agent::Observer;
@@ -32,6 +36,7 @@ pub use agent::Outcome;
 pub use agent::StepGuard;
 pub use agent::StepSnapshot;
 pub use agent::Totals;
+pub use agent::ASIDE;
 pub use agent::DEFAULT_CONDENSE_AT;
 pub use agent::NUDGE;
 pub use condense::SUMMARY_PROMPT;

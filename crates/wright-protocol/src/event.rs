@@ -19,7 +19,9 @@ use std::time::SystemTime;
 /// `confirmation` (the user's answer about a pending action) and `flagged` (a possible
 /// prompt injection); and `skill` (a skill added to the history) and `hook` (a hook's
 /// run and what it decided). Version 6 added `second_look` (a second agent's verdict on
-/// the change, `--review`) and a conversation's `group` on `start` (`--parallel`).
+/// the change, `--review`) and a conversation's `group` on `start` (`--parallel`), `model_switch`
+/// (fallback to the next profile), `route` (how the profile was chosen) and
+/// `side_question` (a question asked beside the task).
 pub const LOG_FORMAT_VERSION: u32 = 6;
 
 /// One line of the log.
@@ -185,6 +187,13 @@ pub enum EventBody {
     /// A second agent's verdict on the change at a `finish` (version 6 on), logged before
     /// the finish is taken or sent back with the findings.
     SecondLook(crate::SecondLook),
+    /// The conversation went on with the next model of its fallback list (version 6 on).
+    ModelSwitch(crate::ModelSwitch),
+    /// How the conversation's profile was chosen (version 6 on), after its start.
+    Route(crate::Route),
+    /// A question asked beside the task and its answer (version 6 on): never part of the
+    /// history the model is sent.
+    SideQuestion(crate::SideQuestion),
 }
 
 /// Where the agent's changes are at the end of a run.

@@ -7,6 +7,7 @@
 //! serde: no I/O policy, no model, no tools.
 
 mod event;
+mod fleet;
 mod log;
 mod names;
 mod notice;
@@ -32,6 +33,14 @@ pub use event::Start;
 pub use event::ToolCalling;
 pub use event::Usage;
 pub use event::LOG_FORMAT_VERSION;
+pub use fleet::by_model;
+pub use fleet::ModelAt;
+pub use fleet::ModelShare;
+pub use fleet::ModelSwitch;
+pub use fleet::Route;
+pub use fleet::RouteReason;
+pub use fleet::SideQuestion;
+pub use fleet::SwitchReason;
 pub use log::parse_log;
 pub use log::read_log;
 pub use log::read_page;

@@ -14,6 +14,7 @@
 
 mod actions;
 mod api;
+mod aside;
 mod auth;
 mod browser;
 mod changes;

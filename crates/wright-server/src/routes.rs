@@ -46,6 +46,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/conversations/{id}/pause", post(interrupt))
         .route("/api/conversations/{id}/run", post(run))
         .route("/api/conversations/{id}/condense", post(condense))
+        .route("/api/conversations/{id}/ask", post(crate::aside::ask))
         .route("/api/conversations/{id}/messages", post(send_message))
         .route("/api/conversations/{id}/diff", get(crate::changes::diff))
         .route("/api/conversations/{id}/fork", post(crate::actions::fork))

@@ -46,6 +46,8 @@ pub(crate) struct Job {
     stopped_by: Option<&'static str>,
     /// Where its clients' answers about risky actions go.
     pub(crate) confirmer: Arc<crate::confirm::ServerConfirmer>,
+    /// Where side questions go while it runs (see `aside`).
+    pub(crate) asides: Option<wright_core::AsideSender>,
 }
 
 impl Job {
@@ -285,6 +287,7 @@ impl Runs {
                 never_ran: false,
                 stopped_by: None,
                 confirmer,
+                asides: None,
             },
         );
         cancel
@@ -421,6 +424,7 @@ impl Runs {
     ) -> Result<()> {
         if let Some(job) = self.jobs().get_mut(id) {
             conversation.set_confirmer(job.confirmer.clone());
+            job.asides = Some(conversation.aside_inbox());
             job.phase = Phase::Running;
             job.reason = Some(conversation.interrupt_reason());
             // Stopped while its session was prepared: the run says why at once.

@@ -29,6 +29,9 @@ pub struct Existing {
     /// Its start event: the workspace, model, server and tool-calling mode it began with.
     pub start: Start,
     pub working_copy: WorkingCopy,
+    /// The model it went on with after its last switch to a fallback profile, if any:
+    /// the model in force, which a resumed run goes on with unless told otherwise.
+    pub in_force: Option<wright_protocol::ModelAt>,
     /// Its own lock (and the checkout's, when it works in place).
     pub locks: Vec<RunLock>,
 }
@@ -56,6 +59,10 @@ impl Existing {
                 log_path.display()
             );
         };
+        let in_force = logged.events.iter().rev().find_map(|e| match &e.body {
+            EventBody::ModelSwitch(switch) => Some(switch.to.clone()),
+            _ => None,
+        });
         let working_copy = WorkingCopy::reopen(dir, Path::new(&start.workspace), front)?;
         if let WorkingCopy::InPlace(in_place) = &working_copy {
             locks.push(RunLock::checkout(in_place.repo.top())?);
@@ -64,6 +71,7 @@ impl Existing {
             dir: dir.to_path_buf(),
             start,
             working_copy,
+            in_force,
             locks,
         })
     }
@@ -85,6 +93,7 @@ impl Session {
             start,
             working_copy,
             locks,
+            ..
         } = existing;
         let window = crate::connect::context_window(&mut client, settings.context_window).await;
         // The tools its start offered, whatever the settings say now: their schemas are

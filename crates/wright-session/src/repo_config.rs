@@ -43,6 +43,17 @@ impl RepoConfigSource {
         }
     }
 
+    /// How many files the repository holds at the start commit (in a plain directory:
+    /// beneath it, links not followed, counted up to `enough`): for the large-repository
+    /// routing rule. `None` when they cannot be counted.
+    pub fn file_count(&self, enough: u64) -> Option<u64> {
+        match self {
+            RepoConfigSource::Commit { repo, commit } => repo.file_count_at(commit).ok(),
+            RepoConfigSource::Directory(dir) => Some(count_files(dir, enough)),
+            RepoConfigSource::Nothing { .. } => Some(0),
+        }
+    }
+
     pub fn read(&self) -> Result<Option<RepoFile>> {
         let (bytes, name) = match self {
             RepoConfigSource::Commit { repo, commit } => {
@@ -71,6 +82,31 @@ impl RepoConfigSource {
             String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{name} is not UTF-8 text"))?;
         Ok(Some(RepoFile { text, name }))
     }
+}
+
+/// Regular files beneath `dir` (`.git` and links left out), counted up to `enough`.
+fn count_files(dir: &Path, enough: u64) -> u64 {
+    let mut count = 0;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&next) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && entry.file_name() != ".git" {
+                pending.push(entry.path());
+            } else if kind.is_file() {
+                count += 1;
+                if count >= enough {
+                    return count;
+                }
+            }
+        }
+    }
+    count
 }
 
 /// A file of the repository read for what people teach the agent (`AGENTS.md`, a skill,

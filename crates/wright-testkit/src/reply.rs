@@ -31,6 +31,9 @@ pub enum Reply {
     /// A streamed reply whose call stops half-way with `finish_reason: "length"`: the
     /// model hit its token limit, and the stream itself ends properly.
     HitTokenLimit { name: String, arguments: String },
+    /// The server goes away: this request is answered 503 with `Connection: close`, and
+    /// nothing listens on its port any more (a model server that crashed or was stopped).
+    ShutDown,
     /// A reply made when the request arrives, from the text of its last message (the
     /// previous tool result): for attacks that use what the last command printed.
     Reacting(Reaction),

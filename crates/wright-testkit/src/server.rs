@@ -59,6 +59,9 @@ pub(crate) struct Shared {
     native_tools: bool,
     /// What it does with a constrained request.
     pub(crate) constraints: crate::constrain::Constraints,
+    /// Stops the server (`Reply::ShutDown`): the listener is closed, and each connection
+    /// once its response is sent.
+    shutdown: tokio::sync::Notify,
 }
 
 pub struct ScriptedServer {
@@ -164,6 +167,7 @@ impl ScriptedServer {
             ollama_loaded: Mutex::new(None),
             ollama_native: options.ollama_native,
             constraints: options.constraints,
+            shutdown: tokio::sync::Notify::new(),
         });
         let mut app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -183,11 +187,14 @@ impl ScriptedServer {
         let app = app.with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind((options.bind, options.port)).await?;
         let addr = listener.local_addr()?;
+        let stopping = shared.clone();
         let task = tokio::spawn(async move {
             let listener = listener.tap_io(|tcp| {
                 let _ = tcp.set_nodelay(true);
             });
-            let _ = axum::serve(listener, app).await;
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move { stopping.shutdown.notified().await })
+                .await;
         });
         Ok(Self {
             addr,
@@ -417,6 +424,17 @@ async fn chat(
             _ => error(500, "the test script's Paced must hold a turn, streamed"),
         },
         Reply::Delayed(..) | Reply::Reacting(..) => error(500, "unreachable: unwrapped above"),
+        Reply::ShutDown => {
+            // A stored permit: the shutdown starts even if the server task is not yet
+            // waiting for it.
+            shared.shutdown.notify_one();
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::CONNECTION, "close")],
+                Json(json!({"error": {"message": "the server is shutting down"}})),
+            )
+                .into_response()
+        }
         Reply::HitTokenLimit { name, arguments } => {
             let half = &arguments[..arguments.len() / 2];
             let calls = vec![(name, half.to_string())];

@@ -502,6 +502,17 @@ impl Conversation {
             .as_ref()
             .is_some_and(|previous| previous.same_kind(&pattern))
         {
+            // Told once and at it again: the next model, if there is one, goes on.
+            if self.can_switch() {
+                let detail = pattern.describe();
+                self.switch_model(
+                    observer,
+                    step + 1,
+                    wright_protocol::SwitchReason::Stuck,
+                    detail,
+                )?;
+                return Ok(StepEnd::Continue);
+            }
             let reason = StopReason::Stuck {
                 pattern: pattern.describe(),
             };

@@ -233,6 +233,29 @@ impl UserRepo {
             .collect())
     }
 
+    /// How many files the tree of commit `oid` holds (for routing by size; the names are
+    /// counted, never read as anything).
+    pub fn file_count_at(&self, oid: &Oid) -> Result<u64, GitError> {
+        let args = [
+            "ls-tree",
+            "-r",
+            "-z",
+            "--name-only",
+            "--full-tree",
+            oid.as_str(),
+        ];
+        let child = self.spawn(&args, Stdio::null())?;
+        let limits = RunLimits {
+            max_stdout: 64 << 20,
+            ..RunLimits::default()
+        };
+        let captured = finish(child, Vec::new(), limits)?;
+        if !captured.success() {
+            return Err(failed(&args, &captured.said()));
+        }
+        Ok(captured.stdout.iter().filter(|b| **b == 0).count() as u64)
+    }
+
     /// The content of the blob `object` (`path` names it in messages), no larger than
     /// `max_bytes`.
     pub fn blob(&self, object: &Oid, path: &str, max_bytes: usize) -> Result<Vec<u8>, GitError> {

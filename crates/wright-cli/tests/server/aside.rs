@@ -1,0 +1,80 @@
+//! Side questions through the server: `POST /api/conversations/{id}/ask` is answered
+//! while the conversation runs (between two of its steps) and after it ended, logged as
+//! `side_question` events, and the main requests never see the question.
+
+use super::*;
+
+/// The request's `messages` and what follows (its last field).
+fn history(body: &[u8]) -> &[u8] {
+    let key = b"\"messages\":";
+    let at = body
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("a request without messages");
+    &body[at..]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_side_question_is_answered_while_running_and_after() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let model = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo one"})),
+        Reply::Delayed(
+            Duration::from_secs(2),
+            Box::new(reply().call("terminal", json!({"command": "echo two"}))),
+        ),
+        reply().text("It is printing numbers."),
+        reply().call("finish", json!({"message": "done"})),
+        reply().text("It printed one and two."),
+    ])
+    .await
+    .unwrap();
+    let served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let id = served
+        .create(h.repo(), "print one and two", &model.url())
+        .await;
+    served.wait_for_event(&id, "observation").await;
+    // While it runs: answered between two steps.
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{id}/ask"),
+            json!({"question": "what are you doing?"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["answer"], "It is printing numbers.");
+    served.wait_for(&id, &["finished"]).await;
+    // After its end: opened, asked, closed.
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{id}/ask"),
+            json!({"question": "what did you do?"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["answer"], "It printed one and two.");
+    let (status, _) = served
+        .post(
+            &format!("/api/conversations/{id}/ask"),
+            json!({"question": "  "}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    // The main request after the question extends the one before it, byte for byte,
+    // and holds no trace of it; the side request does.
+    let requests = model.chat_requests();
+    assert_eq!(requests.len(), 5);
+    let before = history(&requests[1].body);
+    let after = history(&requests[3].body);
+    assert!(after.starts_with(&before[..before.len() - 2]));
+    assert!(!String::from_utf8_lossy(after).contains("what are you doing?"));
+    assert!(String::from_utf8_lossy(&requests[2].body).contains("Question: what are you doing?"));
+    let events = served.events(&id, 1000).await;
+    let asked: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "side_question")
+        .collect();
+    assert_eq!(asked.len(), 2, "{events:#?}");
+    assert_eq!(asked[0]["question"], "what are you doing?");
+}

@@ -1,0 +1,168 @@
+//! Events of a conversation that uses more than one model (log format 6): the switch to
+//! a fallback profile (from which model, to which, why, at which step), how the first
+//! profile was chosen, and a side question answered apart from the main history. None of
+//! them is ever part of what the model is sent; `by_model` says what each model did and
+//! what it cost, from the log alone.
+
+use crate::Destination;
+use crate::Event;
+use crate::EventBody;
+use serde::Deserialize;
+use serde::Serialize;
+
+/// A model on a server, and the profile it came from when it came from one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelAt {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    pub model: String,
+    pub base_url: String,
+    pub destination: Destination,
+}
+
+/// Why the conversation moved to the next profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchReason {
+    /// The server could not be reached, after the client's retries.
+    Unreachable,
+    /// The server kept answering 429 or 5xx (or went silent), after the retries.
+    Overloaded,
+    /// The server refused the request's size (its context is exceeded).
+    TooLarge,
+    /// The stuck detector fired again after the model was told it goes in circles.
+    Stuck,
+}
+
+impl SwitchReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            SwitchReason::Unreachable => "its server could not be reached",
+            SwitchReason::Overloaded => "its server stayed overloaded",
+            SwitchReason::TooLarge => "its server refused the request's size",
+            SwitchReason::Stuck => "it was stuck",
+        }
+    }
+}
+
+/// The conversation went on with another model from step `step` on (that step's request
+/// is the first the new model gets, with the same history byte for byte).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelSwitch {
+    pub step: u32,
+    pub from: ModelAt,
+    pub to: ModelAt,
+    pub reason: SwitchReason,
+    /// What happened, in words (the server's error, the loop's pattern).
+    pub detail: String,
+}
+
+/// Why a conversation started on its profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteReason {
+    /// Named by hand (`--profile`, `WRIGHT_PROFILE`).
+    ByHand,
+    /// The rule for this command (`route.run`, `route.chat`).
+    Command,
+    /// The repository is large (`route.large_repo_files`).
+    LargeRepository,
+    /// The configuration's `profile`, no rule applying.
+    Default,
+}
+
+/// How the conversation's first profile was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    pub profile: String,
+    pub reason: RouteReason,
+    /// The rule in words (`route.large_repo_files = 2000: the repository has 3512 files`).
+    pub why: String,
+}
+
+/// A question asked beside the task (`/ask`), answered from the conversation's context in
+/// a request of its own: neither the question nor the answer enters the main history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideQuestion {
+    pub question: String,
+    pub answer: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    pub destination: Destination,
+}
+
+/// What one model did in a conversation: its steps and tokens, and its cost when known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelShare {
+    pub profile: Option<String>,
+    pub model: String,
+    pub base_url: String,
+    pub steps: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost: Option<f64>,
+}
+
+/// Each model's share of the conversation, in the order they worked: the model of the
+/// start (or of the route), then each switch's. Requests are counted from `usage` events,
+/// steps from the distinct steps that had one; side questions count for the model in force.
+pub fn by_model(events: &[Event]) -> Vec<ModelShare> {
+    let mut shares: Vec<ModelShare> = Vec::new();
+    let mut counted_step: Option<u32> = None;
+    for event in events {
+        match &event.body {
+            EventBody::Start(start) => shares.push(ModelShare {
+                profile: None,
+                model: start.model.clone(),
+                base_url: start.base_url.clone(),
+                steps: 0,
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                cost: None,
+            }),
+            EventBody::Route(route) => {
+                if let Some(first) = shares.first_mut() {
+                    first.profile.get_or_insert_with(|| route.profile.clone());
+                }
+            }
+            EventBody::ModelSwitch(switch) => {
+                if let Some(current) = shares.last_mut().filter(|c| c.profile.is_none()) {
+                    current.profile = switch.from.profile.clone();
+                }
+                counted_step = None;
+                shares.push(ModelShare {
+                    profile: switch.to.profile.clone(),
+                    model: switch.to.model.clone(),
+                    base_url: switch.to.base_url.clone(),
+                    steps: 0,
+                    prompt_tokens: 0,
+                    completion_tokens: 0,
+                    cost: None,
+                });
+            }
+            EventBody::Usage(usage) => {
+                if let Some(current) = shares.last_mut() {
+                    if counted_step != Some(usage.step) {
+                        current.steps += 1;
+                        counted_step = Some(usage.step);
+                    }
+                    current.prompt_tokens += usage.prompt_tokens;
+                    current.completion_tokens += usage.completion_tokens;
+                    if let Some(cost) = usage.cost {
+                        *current.cost.get_or_insert(0.0) += cost;
+                    }
+                }
+            }
+            EventBody::SideQuestion(side) => {
+                if let Some(current) = shares.last_mut() {
+                    current.prompt_tokens += side.prompt_tokens;
+                    current.completion_tokens += side.completion_tokens;
+                }
+            }
+            _ => {}
+        }
+    }
+    shares
+}
