@@ -31,6 +31,7 @@ mod input;
 mod life;
 mod lifecycle;
 mod map;
+mod mcp;
 mod messages;
 mod ollama;
 mod outcomes;
