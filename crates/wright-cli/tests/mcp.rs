@@ -227,6 +227,8 @@ async fn a_server_that_answers_garbage_dies_or_hangs_is_an_error_not_a_hung_run(
         reply().call("crash__die", json!({})),
         reply().call("crash__die", json!({})),
         reply().call("slow__hang", json!({})),
+        // A finish before anything worked is sent back: something works first.
+        reply().call("terminal", json!({"command": "true"})),
         reply().call("finish", json!({"message": "the servers are broken"})),
     ])
     .await
@@ -235,7 +237,7 @@ async fn a_server_that_answers_garbage_dies_or_hangs_is_an_error_not_a_hung_run(
     let output = h.run(&server.url(), "try the tools", &[]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let outputs = observations(&h.events());
-    assert_eq!(outputs.len(), 5, "{outputs:?}");
+    assert_eq!(outputs.len(), 6, "{outputs:?}");
     for output in &outputs[..4] {
         assert_eq!(output["is_error"], true, "{output}");
     }
@@ -290,6 +292,7 @@ async fn a_repositorys_server_runs_only_with_consent() {
 
     let server = ScriptedServer::start(vec![
         reply().call("everything__echo", json!({"message": "hi"})),
+        reply().call("terminal", json!({"command": "true"})),
         reply().call("finish", json!({"message": "no such tool"})),
         reply().call("everything__echo", json!({"message": "allowed"})),
         reply().call("finish", json!({"message": "done"})),
