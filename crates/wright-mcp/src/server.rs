@@ -18,6 +18,9 @@ use tokio::io::AsyncReadExt;
 /// says why it failed).
 const STDERR_TAIL: usize = 2048;
 
+/// How a handshake ended: in time or not, then connected or not.
+type Handshake<E> = Result<Result<RunningService<RoleClient, ()>, E>, tokio::time::error::Elapsed>;
+
 /// A tool as the server listed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedTool {
@@ -108,7 +111,7 @@ impl Server {
 
     async fn finish_start<E: std::fmt::Display>(
         config: &ServerConfig,
-        handshake: Result<Result<RunningService<RoleClient, ()>, E>, tokio::time::error::Elapsed>,
+        handshake: Handshake<E>,
         stderr: Arc<Mutex<Vec<u8>>>,
     ) -> Result<(Arc<Server>, Vec<ListedTool>), ServerError> {
         let said = |stderr: &Arc<Mutex<Vec<u8>>>| last_line(stderr);
