@@ -52,6 +52,13 @@ pub enum Grantable {
         #[arg(short = 'C', long, default_value = ".")]
         workspace: PathBuf,
     },
+    /// The repository's MCP servers (.wright/mcp.json, .mcp.json), with exactly their
+    /// content at HEAD: their programs run in the sandbox.
+    RepoMcp {
+        /// The repository whose MCP servers this is about.
+        #[arg(short = 'C', long, default_value = ".")]
+        workspace: PathBuf,
+    },
     /// Sending the repository's code to a model server not on this machine.
     Egress {
         /// The server: its URL, or HOST:PORT.
@@ -220,6 +227,26 @@ pub fn allow(args: AllowArgs) -> Result<()> {
                 source.key().display()
             );
         }
+        Grantable::RepoMcp { workspace } => {
+            let source = source_of(&workspace)?;
+            let listed = wright_session::repo_config::RepoFiles::list(
+                &source,
+                &wright_session::mcp::paths(),
+            );
+            let files = wright_session::mcp::repo_files(&listed);
+            if files.is_empty() {
+                bail!("{} has no MCP servers to allow", source.key().display());
+            }
+            for (path, text) in &files {
+                say!("{path}:\n\n{}\n", text.trim_end());
+            }
+            let hash = wright_session::mcp::subject(&files);
+            record.allow(consent::Kind::RepoMcp, source.key(), &hash)?;
+            say!(
+                "allowed for {} (their programs run in the sandbox), with exactly this content; a change to them asks again",
+                source.key().display()
+            );
+        }
         Grantable::Egress { server, workspace } => {
             let source = source_of(&workspace)?;
             let host = host_of(&server)?;
@@ -235,6 +262,7 @@ pub fn deny(what: Grantable) -> Result<()> {
     let (kind, workspace, subject) = match what {
         Grantable::RepoConfig { workspace } => (consent::Kind::RepoConfig, workspace, None),
         Grantable::RepoHooks { workspace } => (consent::Kind::RepoHooks, workspace, None),
+        Grantable::RepoMcp { workspace } => (consent::Kind::RepoMcp, workspace, None),
         Grantable::Egress { server, workspace } => {
             (consent::Kind::Egress, workspace, Some(host_of(&server)?))
         }

@@ -140,6 +140,16 @@ pub fn teaching_lines(session: &Session) -> Vec<String> {
                 .into(),
         );
     }
+    lines.extend(session.tools.mcp.describe());
+    if matches!(
+        session.tools.mcp.repo,
+        Some(wright_session::mcp::RepoMcp::NotAllowed(_))
+    ) {
+        lines.push(
+            "  (`wright allow repo-mcp` shows and allows them; --allow-repo-mcp for one run)"
+                .into(),
+        );
+    }
     lines
 }
 

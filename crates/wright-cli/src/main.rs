@@ -19,6 +19,7 @@ mod history_cmds;
 mod housekeeping;
 mod listing;
 mod live;
+mod mcp_cmd;
 mod parallel;
 mod parallel_table;
 mod progress;
@@ -90,6 +91,12 @@ enum Command {
     /// Allow what a repository asks for: `repo-config` (its .wright/config.toml as it is
     /// now), `egress SERVER` (its code going to that server); `--list` shows all.
     Allow(config_cmds::AllowArgs),
+    /// MCP servers: `list` starts those a conversation here would have and shows each
+    /// one's state and tools.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_cmd::McpCommand,
+    },
     /// Your secrets, given to a run's shell with --secret NAME: `set NAME` (the value from
     /// standard input), `ls` (names only), `rm NAME`.
     Secrets {
@@ -193,6 +200,7 @@ fn main() -> ExitCode {
             Command::Config { command } => config_cmds::config(command).map(|()| 0),
             Command::Allow(args) => config_cmds::allow(args).map(|()| 0),
             Command::Deny { what } => config_cmds::deny(what).map(|()| 0),
+            Command::Mcp { command } => mcp_cmd::mcp(command).await,
             Command::Secrets { command } => secrets_cmd::secrets(command).map(|()| 0),
             Command::Diff { id } => history_cmds::diff(id.as_deref()).map(|()| 0),
             Command::Rm(args) => housekeeping::rm(args),

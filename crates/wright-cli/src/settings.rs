@@ -147,6 +147,11 @@ pub struct CommonArgs {
     /// it for good).
     #[arg(long)]
     pub allow_repo_hooks: bool,
+    /// Let the repository's MCP servers (.wright/mcp.json, .mcp.json) start (in the
+    /// sandbox) for this run although you have not approved their content (`wright allow
+    /// repo-mcp` approves it for good).
+    #[arg(long)]
+    pub allow_repo_mcp: bool,
     /// Let this run send the repository's code to a model server that is not on this
     /// machine, where egress is `ask` (`wright allow egress HOST` allows it for good).
     #[arg(long)]
@@ -573,6 +578,10 @@ impl SessionSettings {
             secrets,
             // Asked at a terminal; a front with nobody to ask says no.
             repo_hooks: match self.args.allow_repo_hooks {
+                true => wright_session::RepoHooksChoice::AllowOnce,
+                false => wright_session::RepoHooksChoice::Ask,
+            },
+            repo_mcp: match self.args.allow_repo_mcp {
                 true => wright_session::RepoHooksChoice::AllowOnce,
                 false => wright_session::RepoHooksChoice::Ask,
             },

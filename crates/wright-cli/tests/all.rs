@@ -33,6 +33,7 @@ mod input;
 mod life;
 mod lifecycle;
 mod map;
+mod mcp;
 mod messages;
 mod ollama;
 mod outcomes;

@@ -23,6 +23,9 @@ pub enum Kind {
     /// A repository's hooks and setup script running in the sandbox (the subject is the
     /// SHA-256 of their files' paths and contents together).
     RepoHooks,
+    /// A repository's MCP servers (`.wright/mcp.json`, `.mcp.json`) starting, in the
+    /// sandbox (the subject is the SHA-256 of their files' paths and contents together).
+    RepoMcp,
 }
 
 impl Kind {
@@ -31,13 +34,19 @@ impl Kind {
             Kind::RepoConfig => "repo-config",
             Kind::Egress => "egress",
             Kind::RepoHooks => "repo-hooks",
+            Kind::RepoMcp => "repo-mcp",
         }
     }
 
     pub fn parse(word: &str) -> Option<Self> {
-        [Kind::RepoConfig, Kind::Egress, Kind::RepoHooks]
-            .into_iter()
-            .find(|kind| kind.as_str() == word)
+        [
+            Kind::RepoConfig,
+            Kind::Egress,
+            Kind::RepoHooks,
+            Kind::RepoMcp,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == word)
     }
 }
 

@@ -89,6 +89,12 @@ pub enum Question {
         repo: PathBuf,
         files: Vec<(String, String)>,
     },
+    /// Whether the repository's MCP servers (`files`: each path and its content, at the
+    /// commit the conversation starts from) may start, in the sandbox.
+    RunRepoMcp {
+        repo: PathBuf,
+        files: Vec<(String, String)>,
+    },
 }
 
 impl fmt::Display for Question {
@@ -112,6 +118,20 @@ impl fmt::Display for Question {
                 write!(
                     f,
                     "\n\nLet them run, with exactly this content, for this repository?"
+                )
+            }
+            Question::RunRepoMcp { repo, files } => {
+                write!(
+                    f,
+                    "{} names MCP servers whose tools the agent would call (a program runs in the sandbox; a URL is sent what the agent asks):",
+                    repo.display()
+                )?;
+                for (path, text) in files {
+                    write!(f, "\n\n{path}:\n{}", text.trim_end())?;
+                }
+                write!(
+                    f,
+                    "\n\nLet them start, with exactly this content, for this repository?"
                 )
             }
         }

@@ -164,6 +164,7 @@ impl Builder {
                 secrets: Grants::none(),
                 // An embedding program's front answers; `Unattended` says no.
                 repo_hooks: crate::hooks::RepoHooksChoice::Ask,
+                repo_mcp: crate::hooks::RepoHooksChoice::Ask,
             },
             replies: Replies::AlwaysCalls,
         };

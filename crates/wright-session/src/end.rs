@@ -209,7 +209,10 @@ impl Session {
             toolbox,
             editor,
             secrets,
+            mcp,
         } = tools;
+        // The servers (in the sandbox) end before the working copy is committed.
+        mcp.stop().await;
         drop(editor);
         warm_up.abort();
         // The shell must be gone before the clone is committed.

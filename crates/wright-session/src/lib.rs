@@ -28,6 +28,7 @@ pub mod handed_over;
 pub mod hooks;
 pub mod inspect;
 mod launcher;
+pub mod mcp;
 mod probe_cache;
 pub mod removal;
 mod reopen;

@@ -102,8 +102,12 @@ impl Session {
         // Hooks are read again (the user's as they are now, the repository's at the start
         // commit); instructions and skills are the log's own.
         let source = working_copy.config_source();
-        let files = crate::repo_config::RepoFiles::list(&source, &crate::hooks::paths());
+        let files = crate::repo_config::RepoFiles::list(
+            &source,
+            &[crate::hooks::paths(), crate::mcp::paths()].concat(),
+        );
         let hooks = crate::hooks::SessionHooks::load(&files, sandbox.repo_hooks, front)?;
+        let mcp = crate::mcp::McpConfig::load(&files, sandbox.repo_mcp, front)?;
         let teaching = crate::teach::Teaching {
             instructions: start
                 .instructions
@@ -121,6 +125,13 @@ impl Session {
             &names,
             &start.skills,
         )?;
+        // Its MCP tools are those it started with, their schemas the log's own.
+        let logged_mcp = crate::mcp::logged_schemas(&start.tools);
+        if !logged_mcp.is_empty() {
+            tools
+                .add_mcp(&mcp, &settings, source.key(), Some(&logged_mcp))
+                .await;
+        }
         // The schemas as they started: with `security_risk` when they offered it.
         if start
             .tools
@@ -129,11 +140,7 @@ impl Session {
         {
             tools.toolbox = tools.toolbox.with_stated_risk();
         }
-        let list = names
-            .iter()
-            .map(|n| n.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let list = tools.toolbox.names().join(", ");
         let asking = crate::constrain_mode::Asking {
             client: &client,
             server: &window.server,

@@ -43,6 +43,8 @@ pub struct Tools {
     pub warm_up: tokio::task::JoinHandle<()>,
     /// The secrets the shell was given, and their masker.
     pub secrets: crate::secrets::Grants,
+    /// The MCP servers whose tools are in the toolbox.
+    pub mcp: crate::mcp::McpServers,
 }
 
 /// When the working copy is made ready: a new conversation checks its clone out once
@@ -120,7 +122,33 @@ impl Tools {
             setup,
             warm_up,
             secrets: sandbox.secrets.clone(),
+            mcp: crate::mcp::McpServers::default(),
         })
+    }
+
+    /// Starts the MCP servers of `config` (stdio ones in this sandbox, in the working
+    /// copy) and adds their tools after the others; `logged`: a resumed conversation's
+    /// schemas, which fix the tools.
+    pub async fn add_mcp(
+        &mut self,
+        config: &crate::mcp::McpConfig,
+        settings: &Settings,
+        repo: &std::path::Path,
+        logged: Option<&[serde_json::Value]>,
+    ) {
+        if config.servers.is_empty() && config.refused.is_empty() && config.skipped.is_empty() {
+            return;
+        }
+        let place = crate::mcp::Place {
+            sandbox: &self.setup.sandbox,
+            env: &self.setup.env,
+            cwd: self.workspace.root(),
+            settings,
+            repo,
+        };
+        let servers = crate::mcp::McpServers::start(config, &place, logged).await;
+        self.toolbox = self.toolbox.with(servers.tools.clone());
+        self.mcp = servers;
     }
 }
 
@@ -135,6 +163,9 @@ pub struct SandboxChoice {
     pub secrets: crate::secrets::Grants,
     /// Whether the repository's hooks run when the user has not allowed them for good.
     pub repo_hooks: crate::hooks::RepoHooksChoice,
+    /// Whether the repository's MCP servers start when the user has not allowed them for
+    /// good.
+    pub repo_mcp: crate::hooks::RepoHooksChoice,
 }
 
 /// Where a new conversation works, and how.
@@ -295,11 +326,18 @@ impl Session {
                 let sub = working_copy.sub_directory();
                 let files = crate::repo_config::RepoFiles::list(
                     &source,
-                    &[crate::teach::Teaching::paths(&sub), crate::hooks::paths()].concat(),
+                    &[
+                        crate::teach::Teaching::paths(&sub),
+                        crate::hooks::paths(),
+                        crate::mcp::paths(),
+                    ]
+                    .concat(),
                 );
                 let teaching =
                     crate::teach::Teaching::read(&files, &sub, user_skills_dir().as_deref());
                 let hooks = crate::hooks::SessionHooks::load(&files, sandbox.repo_hooks, front)?;
+                let mcp = crate::mcp::McpConfig::load(&files, sandbox.repo_mcp, front)?;
+                let key = source.key().to_path_buf();
                 let tools = Tools::build(
                     &sandbox,
                     &working_copy,
@@ -308,9 +346,9 @@ impl Session {
                     &tool_names,
                     &teaching.skills,
                 )?;
-                Ok((working_copy, tools, teaching, hooks))
+                Ok((working_copy, tools, teaching, hooks, (mcp, key)))
             });
-        let (working_copy, mut tools, teaching, hooks) = match prepared {
+        let (working_copy, mut tools, teaching, hooks, (mcp, key)) = match prepared {
             Ok(prepared) => prepared,
             Err(err) => {
                 // Nothing ran: leave no half-made conversation (or clone) behind.
@@ -318,6 +356,7 @@ impl Session {
                 return Err(err);
             }
         };
+        tools.add_mcp(&mcp, &settings, &key, None).await;
         // The model may state a risk where the user is asked before risky actions.
         if settings
             .confirm

@@ -97,6 +97,7 @@ async fn a_run_in_process_fixes_the_test_and_hands_over_its_branch() {
             launcher: Launcher::program(env!("CARGO_BIN_EXE_wright-launcher")),
             secrets: wright_session::Grants::none(),
             repo_hooks: wright_session::RepoHooksChoice::Ask,
+            repo_mcp: wright_session::RepoHooksChoice::Ask,
         },
         replies: Replies::AlwaysCalls,
     };
@@ -203,6 +204,7 @@ fn the_session_futures_are_send(
         launcher: Launcher::program("wright-launcher"),
         secrets: wright_session::Grants::none(),
         repo_hooks: wright_session::RepoHooksChoice::Ask,
+        repo_mcp: wright_session::RepoHooksChoice::Ask,
     };
     let client = session.client.clone();
     let settings = session.settings.clone();

@@ -37,6 +37,7 @@ pub use finish::FinishTool;
 pub use mask::MaskError;
 pub use mask::MaskStream;
 pub use mask::Masker;
+pub use registry::intern_name;
 pub use registry::Toolbox;
 pub use scratch::Scratch;
 pub use search::GlobTool;
@@ -67,6 +68,26 @@ pub struct ToolOutput {
     pub finish: Option<String>,
     /// Set by `task_tracker` when it changed the plan: the whole new plan, to be logged.
     pub plan: Option<Vec<wright_protocol::PlanTask>>,
+    /// Where the text comes from: wright's own tools, or something outside wright whose
+    /// words must not pass for instructions (an MCP server's result).
+    pub provenance: Provenance,
+}
+
+/// Where a tool's output comes from, so what wraps untrusted content knows which to wrap.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Provenance {
+    /// wright's own tools: the workspace, the shell, the plan.
+    #[default]
+    Wright,
+    /// An MCP server's result (the server's name): content from outside wright.
+    Mcp { server: String },
+}
+
+impl Provenance {
+    /// Whether the text is content from outside wright, not to be followed.
+    pub fn is_untrusted(&self) -> bool {
+        !matches!(self, Provenance::Wright)
+    }
 }
 
 impl ToolOutput {

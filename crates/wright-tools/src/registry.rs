@@ -4,6 +4,26 @@ use crate::Tool;
 use serde_json::Value;
 use std::sync::Arc;
 
+/// A tool name known only at run time (an MCP server's `server__tool`) as the `'static`
+/// name `Tool::name` returns: each distinct name is kept once for the life of the
+/// process, so a server making conversations again and again does not grow.
+pub fn intern_name(name: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    use std::sync::OnceLock;
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let kept: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(kept);
+    kept
+}
+
 #[derive(Clone, Default)]
 pub struct Toolbox {
     tools: Vec<Arc<dyn Tool>>,
@@ -42,6 +62,11 @@ impl Toolbox {
         for tool in &self.tools {
             tool.fit_window(tokens);
         }
+    }
+
+    /// The same tools and `more` after them.
+    pub fn with(&self, more: Vec<Arc<dyn Tool>>) -> Toolbox {
+        Toolbox::new(self.tools.iter().cloned().chain(more).collect())
     }
 
     /// The same tools but `name`.

@@ -333,8 +333,7 @@ impl TerminalTool {
             text: shown,
             is_error: false,
             exit_code,
-            finish: None,
-            plan: None,
+            ..ToolOutput::default()
         })
     }
 }

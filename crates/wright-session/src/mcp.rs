@@ -1,0 +1,443 @@
+//! A session's MCP servers: the user's (`~/.config/wright/mcp.json`) and the
+//! repository's (`.wright/mcp.json`, `.mcp.json`, read at the commit the conversation
+//! starts from, never from the agent's clone, never through a link), the latter only once
+//! the user allowed those files' exact content (the consent store, for one run by the
+//! front end's choice, or asked through the `Front`). Every stdio server runs inside the
+//! conversation's sandbox, in its scrubbed environment plus the entry's `env`; an HTTP
+//! server is reached only where the egress policy lets the repository's code go (this
+//! machine always). Their tools are fixed when the conversation starts: a resumed one
+//! gets the tools its log started with, their schemas byte for byte.
+
+use crate::front::Front;
+use crate::hooks::RepoHooksChoice;
+use crate::repo_config::Read;
+use crate::repo_config::RepoFiles;
+use anyhow::Result;
+use serde_json::Value;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use wright_config::consent;
+use wright_config::consent::Consent;
+use wright_config::EgressVerdict;
+use wright_mcp::McpTool;
+use wright_mcp::Server;
+use wright_mcp::ServerConfig;
+use wright_mcp::Transport;
+use wright_sandbox::Sandbox;
+use wright_tools::Tool;
+
+/// The repository's files that name MCP servers, in the order they are read.
+pub const REPO_MCP_FILES: [&str; 2] = [".wright/mcp.json", ".mcp.json"];
+/// A configuration file larger than this is not read.
+const MAX_FILE_BYTES: usize = 64 << 10;
+
+/// Whose configuration named a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    User,
+    Repository,
+}
+
+/// What became of the repository's servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RepoMcp {
+    /// It names none.
+    None,
+    /// Allowed: the files.
+    Allowed(Vec<String>),
+    /// Not allowed: the user has not allowed these files' content.
+    NotAllowed(Vec<String>),
+}
+
+/// The servers a session may start, from both configurations.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    pub servers: Vec<(ServerConfig, Origin)>,
+    pub repo: RepoMcp,
+    /// The repository's servers not started for want of consent.
+    pub refused: Vec<ServerConfig>,
+    /// Files or servers not taken, and why.
+    pub skipped: Vec<String>,
+}
+
+/// The user's MCP configuration file.
+pub fn user_file() -> Option<PathBuf> {
+    wright_config::Config::user_file()
+        .and_then(|file| file.parent().map(|dir| dir.join("mcp.json")))
+}
+
+/// The paths of the repository MCP servers are read from (for `RepoFiles::list`).
+pub fn paths() -> Vec<String> {
+    REPO_MCP_FILES.iter().map(|p| p.to_string()).collect()
+}
+
+/// The repository's MCP files with servers in them, as a conversation starting now reads
+/// them (for `wright allow repo-mcp`): each path and its text.
+pub fn repo_files(source: &RepoFiles) -> Vec<(String, String)> {
+    REPO_MCP_FILES
+        .iter()
+        .filter_map(|path| match source.read_text(path, MAX_FILE_BYTES) {
+            Read::Text(text) => wright_mcp::config::parse(&text, path)
+                .is_ok_and(|servers| !servers.is_empty())
+                .then(|| (path.to_string(), text)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The MCP tools among a conversation's logged tool schemas: every name that is not a
+/// built-in tool nor `skill`, in their order.
+pub fn logged_schemas(tools: &[Value]) -> Vec<Value> {
+    tools
+        .iter()
+        .filter(|schema| {
+            schema["function"]["name"].as_str().is_some_and(|name| {
+                name.contains("__")
+                    && wright_tools::ToolName::parse(name).is_none()
+                    && name != "skill"
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// The consent subject for a repository's MCP files: their paths and contents, hashed.
+pub fn subject(files: &[(String, String)]) -> String {
+    // Distinct from the hooks' subject even for the same bytes.
+    let mut tagged = vec![("mcp".to_string(), String::new())];
+    tagged.extend(files.iter().cloned());
+    crate::hooks::subject(&tagged)
+}
+
+impl McpConfig {
+    /// Reads the user's servers and the repository's (from `source`); the repository's
+    /// are taken when the user allowed their content (`choice`, the record, or `front`).
+    /// A user's file that is not valid is an error; a repository's is skipped with why.
+    pub fn load(source: &RepoFiles, choice: RepoHooksChoice, front: &dyn Front) -> Result<Self> {
+        let mut config = McpConfig {
+            servers: Vec::new(),
+            repo: RepoMcp::None,
+            refused: Vec::new(),
+            skipped: Vec::new(),
+        };
+        if let Some(path) = user_file() {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    let shown = path.display().to_string();
+                    for server in wright_mcp::config::parse(&text, &shown)? {
+                        config.servers.push((server, Origin::User));
+                    }
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => anyhow::bail!("cannot read {}: {err}", path.display()),
+            }
+        }
+        let mut files = Vec::new();
+        let mut repo_servers = Vec::new();
+        for path in REPO_MCP_FILES {
+            match source.read_text(path, MAX_FILE_BYTES) {
+                Read::Missing => {}
+                Read::Skipped(why) => config.skipped.push(format!("{path} ({why})")),
+                Read::Text(text) => match wright_mcp::config::parse(&text, path) {
+                    Ok(servers) if servers.is_empty() => {}
+                    Ok(servers) => {
+                        repo_servers.extend(servers);
+                        files.push((path.to_string(), text));
+                    }
+                    Err(err) => config.skipped.push(err.to_string()),
+                },
+            }
+        }
+        if files.is_empty() {
+            return Ok(config);
+        }
+        let names: Vec<String> = files.iter().map(|(path, _)| path.clone()).collect();
+        if allowed(source.key(), &files, choice, front)? {
+            config.repo = RepoMcp::Allowed(names);
+            for server in repo_servers {
+                if config.servers.iter().any(|(s, _)| s.name == server.name) {
+                    config.skipped.push(format!(
+                        "the repository's MCP server `{}` (yours has that name)",
+                        server.name
+                    ));
+                } else {
+                    config.servers.push((server, Origin::Repository));
+                }
+            }
+        } else {
+            config.repo = RepoMcp::NotAllowed(names);
+            config.refused = repo_servers;
+        }
+        Ok(config)
+    }
+}
+
+fn allowed(
+    repo: &Path,
+    files: &[(String, String)],
+    choice: RepoHooksChoice,
+    front: &dyn Front,
+) -> Result<bool> {
+    if choice == RepoHooksChoice::AllowOnce {
+        return Ok(true);
+    }
+    let hash = subject(files);
+    let mut record = Consent::open(&Consent::default_path())?;
+    if record.allows(consent::Kind::RepoMcp, repo, &hash) {
+        return Ok(true);
+    }
+    let question = wright_protocol::Question::RunRepoMcp {
+        repo: repo.to_path_buf(),
+        files: files.to_vec(),
+    };
+    if !front.confirm(&question) {
+        return Ok(false);
+    }
+    record.allow(consent::Kind::RepoMcp, repo, &hash)?;
+    Ok(true)
+}
+
+/// Where and how servers start: the sandbox stdio servers run in, its environment, the
+/// directory they start in, and what decides whether an HTTP server may be reached.
+pub struct Place<'a> {
+    pub sandbox: &'a Sandbox,
+    pub env: &'a [(String, String)],
+    pub cwd: &'a Path,
+    pub settings: &'a wright_config::Settings,
+    /// The repository egress grants are keyed by.
+    pub repo: &'a Path,
+}
+
+/// What became of one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Connected: its tools' names as the model calls them.
+    Ready(Vec<String>),
+    /// It did not start or list its tools: why.
+    Failed(String),
+    /// A repository's server the user has not allowed.
+    NotAllowed,
+    /// Its URL is where the repository's code may not go: why.
+    Refused(String),
+}
+
+/// One server, for the header and `wright mcp list`.
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    pub name: String,
+    pub origin: Origin,
+    /// Its command line or URL.
+    pub target: String,
+    pub state: ServerState,
+}
+
+/// The connected servers of a session and the tools they offer.
+#[derive(Default)]
+pub struct McpServers {
+    servers: Vec<Arc<Server>>,
+    pub status: Vec<ServerStatus>,
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Lines about files not read (for the header).
+    pub skipped: Vec<String>,
+    pub repo: Option<RepoMcp>,
+}
+
+impl McpServers {
+    /// Starts every server of `config` (at once: each has its own deadline) and takes
+    /// their tools, in the configuration's order; a tool whose name another already has
+    /// is left out. `logged`: a resumed conversation's tool schemas, which are then the
+    /// tools, whatever the servers list now.
+    pub async fn start(config: &McpConfig, place: &Place<'_>, logged: Option<&[Value]>) -> Self {
+        let wanted = |server: &ServerConfig| match logged {
+            None => true,
+            Some(schemas) => {
+                // `SERVER__`: the name of none of its tools.
+                let prefix = wright_mcp::tool::full_name(&server.name, "");
+                schemas
+                    .iter()
+                    .filter_map(|s| s["function"]["name"].as_str())
+                    .any(|name| name.starts_with(&prefix))
+            }
+        };
+        let starts = config
+            .servers
+            .iter()
+            .filter(|(server, _)| wanted(server))
+            .map(|(server, origin)| async move {
+                let result = start_one(server, place).await;
+                (server, *origin, result)
+            });
+        // At once: each has its own deadline, so the slowest bounds the wait.
+        let started = futures_util::future::join_all(starts).await;
+        let mut servers = McpServers {
+            skipped: config.skipped.clone(),
+            repo: Some(config.repo.clone()),
+            ..McpServers::default()
+        };
+        let mut fresh: Vec<(Arc<Server>, wright_mcp::ListedTool)> = Vec::new();
+        for (config, origin, result) in started {
+            let state = match result {
+                Ok(Started::Connected(server, listed)) => {
+                    let names = listed
+                        .iter()
+                        .map(|tool| wright_mcp::tool::full_name(&server.name, &tool.name))
+                        .collect();
+                    fresh.extend(listed.into_iter().map(|tool| (server.clone(), tool)));
+                    servers.servers.push(server);
+                    ServerState::Ready(names)
+                }
+                Ok(Started::Refused(why)) => ServerState::Refused(why),
+                Err(err) => ServerState::Failed(err.to_string()),
+            };
+            servers.status.push(ServerStatus {
+                name: config.name.clone(),
+                origin,
+                target: target(config),
+                state,
+            });
+        }
+        for refused in &config.refused {
+            servers.status.push(ServerStatus {
+                name: refused.name.clone(),
+                origin: Origin::Repository,
+                target: target(refused),
+                state: ServerState::NotAllowed,
+            });
+        }
+        match logged {
+            None => {
+                let builtin =
+                    |name: &str| wright_tools::ToolName::parse(name).is_some() || name == "skill";
+                let mut taken: Vec<String> = Vec::new();
+                for (server, listed) in &fresh {
+                    let tool = McpTool::new(server, listed);
+                    let name = tool.name().to_string();
+                    if taken.contains(&name) || builtin(&name) {
+                        servers
+                            .skipped
+                            .push(format!("the MCP tool {name} (another tool has that name)"));
+                        continue;
+                    }
+                    taken.push(name);
+                    servers.tools.push(Arc::new(tool));
+                }
+            }
+            Some(schemas) => {
+                for schema in schemas {
+                    let Some(name) = schema["function"]["name"].as_str() else {
+                        continue;
+                    };
+                    let Some((server_name, tool_name)) = name.split_once("__") else {
+                        continue;
+                    };
+                    let found = fresh.iter().find(|(server, listed)| {
+                        wright_mcp::tool::full_name(&server.name, &listed.name) == name
+                    });
+                    let tool = match found {
+                        Some((server, listed)) => McpTool::logged(
+                            schema.clone(),
+                            &server.name,
+                            &listed.name,
+                            Some(server.clone()),
+                        ),
+                        None => McpTool::logged(schema.clone(), server_name, tool_name, None),
+                    };
+                    servers.tools.push(Arc::new(tool));
+                }
+            }
+        }
+        servers
+    }
+
+    /// The servers in a few lines (for the run's header).
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for status in &self.status {
+            let whose = match status.origin {
+                Origin::User => "yours",
+                Origin::Repository => "the repository's",
+            };
+            let line = match &status.state {
+                ServerState::Ready(tools) => format!(
+                    "mcp {} ({whose}): {}",
+                    status.name,
+                    wright_protocol::count(tools.len() as u64, "tool")
+                ),
+                ServerState::Failed(why) => {
+                    format!("mcp {} ({whose}) is not available: {why}", status.name)
+                }
+                ServerState::NotAllowed => format!(
+                    "mcp {} (the repository's) does not run: you have not allowed its file's content",
+                    status.name
+                ),
+                ServerState::Refused(why) => {
+                    format!("mcp {} ({whose}) is not reached: {why}", status.name)
+                }
+            };
+            lines.push(line);
+        }
+        for skipped in &self.skipped {
+            lines.push(format!("not read: {skipped}"));
+        }
+        lines
+    }
+
+    /// Ends every connection and stdio server.
+    pub async fn stop(&self) {
+        for server in &self.servers {
+            server.stop().await;
+        }
+    }
+}
+
+enum Started {
+    Connected(Arc<Server>, Vec<wright_mcp::ListedTool>),
+    /// Not reached: the egress policy's reason.
+    Refused(String),
+}
+
+async fn start_one(
+    config: &ServerConfig,
+    place: &Place<'_>,
+) -> Result<Started, wright_mcp::ServerError> {
+    match &config.transport {
+        Transport::Stdio { command, args, env } => {
+            let mut all: Vec<(String, String)> = place.env.to_vec();
+            all.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let command = place.sandbox.command(place.cwd, &all, command, &args);
+            let (server, listed) = Server::start_stdio(config, command.into()).await?;
+            Ok(Started::Connected(server, listed))
+        }
+        Transport::Http { url, headers } => {
+            let destination = wright_llm::destination(url);
+            let host = wright_llm::host_and_port(url);
+            let granted = Consent::open(&Consent::default_path())
+                .map(|record| record.allows(consent::Kind::Egress, place.repo, &host))
+                .unwrap_or(false);
+            match place.settings.egress_verdict(destination, url, granted) {
+                EgressVerdict::Allowed => {}
+                EgressVerdict::Refused(why) => return Ok(Started::Refused(why)),
+                EgressVerdict::Ask => {
+                    return Ok(Started::Refused(format!(
+                        "{url} is not on this machine, and what the agent sends it may hold this repository's code: `wright allow egress {host}` allows it, or set egress = \"any\""
+                    )))
+                }
+            }
+            let (server, listed) = Server::connect_http(config, url, headers).await?;
+            Ok(Started::Connected(server, listed))
+        }
+    }
+}
+
+/// A server's command line or URL, for people.
+fn target(config: &ServerConfig) -> String {
+    match &config.transport {
+        Transport::Stdio { command, args, .. } => std::iter::once(command.as_str())
+            .chain(args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Transport::Http { url, .. } => url.clone(),
+    }
+}
