@@ -299,6 +299,8 @@ impl Observer for Updates {
             }
             // What a hook decided reaches the model as the call's result or a message.
             EventBody::Hook(_) => {}
+            // A refused connection reaches the model in the command's output.
+            EventBody::Network(_) => {}
             // What the model is told, or what counts and times the run: not the editor's.
             EventBody::Start(_)
             | EventBody::Usage(_)

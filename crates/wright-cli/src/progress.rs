@@ -214,6 +214,10 @@ impl Observer for Progress {
                     self.line(&format!("  [{line}]"));
                 }
             }
+            EventBody::Network(connection) => {
+                self.live.idle();
+                self.line(&format!("  [{}]", network_line(connection)));
+            }
             EventBody::State { .. } => self.live.idle(),
             // A retry is shown from its delta, as it starts; the changes by the report.
             EventBody::Message { .. }
@@ -372,5 +376,26 @@ mod tests {
         // One line is never replaced by a line saying so.
         assert_eq!(clip_lines(&lines[..6], 2, 3), lines[..6].to_vec());
         assert_eq!(clip_lines(&[], 2, 3), Vec::<String>::new());
+    }
+}
+
+/// One connection through wright's proxy or by `fetch`, for people.
+pub fn network_line(connection: &wright_protocol::NetConnection) -> String {
+    use wright_protocol::NetVerdict;
+    let via = match connection.via {
+        wright_protocol::NetVia::Proxy => "network",
+        wright_protocol::NetVia::Fetch => "fetch",
+    };
+    let host = wright_protocol::printable(&connection.host);
+    match connection.verdict {
+        NetVerdict::Allowed => format!(
+            "{via}: {host}:{} allowed, {} B sent, {} B received",
+            connection.port, connection.bytes_sent, connection.bytes_received
+        ),
+        NetVerdict::Refused { reason } => format!(
+            "{via}: {host}:{} refused ({})",
+            connection.port,
+            reason.words()
+        ),
     }
 }

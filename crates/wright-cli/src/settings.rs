@@ -74,6 +74,11 @@ pub struct CommonArgs {
     /// Let the model's commands use the network (off by default).
     #[arg(long)]
     pub network: bool,
+    /// A host the model's commands may reach, with the network otherwise off: HOST (ports
+    /// 80 and 443), HOST:PORT, or a glob such as '*.pythonhosted.org' (repeatable). Through
+    /// wright's proxy; needs a network namespace (--sandbox auto or namespaces).
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
+    pub allow_hosts: Vec<String>,
     /// Most processes the model's commands may run at once (default 512).
     #[arg(long, allow_negative_numbers = true)]
     pub max_processes: Option<i64>,
@@ -206,6 +211,19 @@ impl CommonArgs {
                 "sandbox.network",
                 self.network.then_some(Value::Boolean(true)),
                 "--network",
+            ),
+            (
+                "sandbox.allow_hosts",
+                (!self.allow_hosts.is_empty()).then(|| {
+                    Value::Array(
+                        self.allow_hosts
+                            .iter()
+                            .cloned()
+                            .map(Value::String)
+                            .collect(),
+                    )
+                }),
+                "--allow-host",
             ),
             (
                 "sandbox.max_processes",

@@ -119,6 +119,7 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
         (Kind::Names, toml::Value::Array(items)) => items
             .iter()
             .all(|item| item.as_str().is_some_and(crate::secrets::valid_name)),
+        (Kind::Strings, toml::Value::Array(items)) => items.iter().all(|item| item.is_str()),
         _ => false,
     };
     if fits {
@@ -132,6 +133,7 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
         Kind::Float { min, max } => format!("a number from {min} to {max}"),
         Kind::OneOf(words) => format!("one of {}", words.join(", ")),
         Kind::Names => "a list of environment variable names".into(),
+        Kind::Strings => "a list of strings".into(),
     })
 }
 

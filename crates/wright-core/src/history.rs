@@ -327,7 +327,9 @@ fn render_view<'a>(
             | EventBody::Together { .. }
             // The user's answer reaches the model in the call's observation.
             | EventBody::Confirmation { .. }
-            | EventBody::Flagged { .. } => {}
+            | EventBody::Flagged { .. }
+            // A refusal reaches the model in the command's own output.
+            | EventBody::Network(_) => {}
         }
     }
     flush(&mut messages, &mut results);

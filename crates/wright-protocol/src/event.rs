@@ -18,8 +18,9 @@ use std::time::SystemTime;
 /// pending action's `call_id` and a run's `confirm` mode on `state`, and the kinds
 /// `confirmation` (the user's answer about a pending action) and `flagged` (a possible
 /// prompt injection); and `skill` (a skill added to the history) and `hook` (a hook's
-/// run and what it decided).
-pub const LOG_FORMAT_VERSION: u32 = 5;
+/// run and what it decided). Version 6 added `network` (a connection through wright's
+/// proxy or by `fetch`: host, port, verdict, bytes).
+pub const LOG_FORMAT_VERSION: u32 = 6;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,6 +182,9 @@ pub enum EventBody {
     },
     /// A hook ran (version 5 on): what it decided, and what it adds for the model.
     Hook(crate::HookRun),
+    /// A connection to the network through wright's proxy or by `fetch` (version 6 on),
+    /// logged after the call during which it ended: never shown to the model.
+    Network(crate::NetConnection),
 }
 
 /// Where the agent's changes are at the end of a run.
