@@ -354,6 +354,27 @@ pub fn clip(text: &str, max: usize) -> String {
     }
 }
 
+/// One connection through wright's proxy or by `fetch`, for people.
+pub fn network_line(connection: &wright_protocol::NetConnection) -> String {
+    use wright_protocol::NetVerdict;
+    let via = match connection.via {
+        wright_protocol::NetVia::Proxy => "network",
+        wright_protocol::NetVia::Fetch => "fetch",
+    };
+    let host = wright_protocol::printable(&connection.host);
+    match connection.verdict {
+        NetVerdict::Allowed => format!(
+            "{via}: {host}:{} allowed, {} B sent, {} B received",
+            connection.port, connection.bytes_sent, connection.bytes_received
+        ),
+        NetVerdict::Refused { reason } => format!(
+            "{via}: {host}:{} refused ({})",
+            connection.port,
+            reason.words()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,26 +397,5 @@ mod tests {
         // One line is never replaced by a line saying so.
         assert_eq!(clip_lines(&lines[..6], 2, 3), lines[..6].to_vec());
         assert_eq!(clip_lines(&[], 2, 3), Vec::<String>::new());
-    }
-}
-
-/// One connection through wright's proxy or by `fetch`, for people.
-pub fn network_line(connection: &wright_protocol::NetConnection) -> String {
-    use wright_protocol::NetVerdict;
-    let via = match connection.via {
-        wright_protocol::NetVia::Proxy => "network",
-        wright_protocol::NetVia::Fetch => "fetch",
-    };
-    let host = wright_protocol::printable(&connection.host);
-    match connection.verdict {
-        NetVerdict::Allowed => format!(
-            "{via}: {host}:{} allowed, {} B sent, {} B received",
-            connection.port, connection.bytes_sent, connection.bytes_received
-        ),
-        NetVerdict::Refused { reason } => format!(
-            "{via}: {host}:{} refused ({})",
-            connection.port,
-            reason.words()
-        ),
     }
 }

@@ -282,7 +282,7 @@ async fn fetch_reads_an_allowed_page_as_untrusted_text_and_nothing_else() {
         "{page}"
     );
     assert!(
-        page.contains("Install guide") && page.contains("Run make."),
+        page.contains("# Install guide") && page.contains("Run **make**."),
         "{page}"
     );
     assert!(!page.contains("steal()"), "{page}");

@@ -329,6 +329,8 @@ impl Drop for SandboxSetup {
         // Other clones of the sandbox (the terminal's) may still be alive: the container
         // goes now all the same.
         self.sandbox.shutdown();
+        // Before the private directory (its socket is there): its thread ends with it.
+        self.proxy.take();
         if let Some(cgroup) = &self.cgroup {
             cgroup.remove();
         }
