@@ -150,11 +150,10 @@ async fn only_allowed_hosts_are_reached_through_the_proxy() {
         "{}",
         text(4)
     );
-    for n in 5..commands.len() {
+    for (n, command) in commands.iter().enumerate().skip(5) {
         assert!(
             text(n).contains("BLOCKED") && !text(n).contains("ESCAPED"),
-            "{}: {}",
-            commands[n],
+            "{command}: {}",
             text(n)
         );
     }
