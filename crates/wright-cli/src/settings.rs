@@ -74,10 +74,9 @@ pub struct CommonArgs {
     /// Let the model's commands use the network (off by default).
     #[arg(long)]
     pub network: bool,
-    /// A host the model's commands may reach, with the network otherwise off: HOST (ports
-    /// 80 and 443), HOST:PORT, or a glob such as '*.pythonhosted.org' (repeatable). Through
-    /// wright's proxy; needs a network namespace (--sandbox auto or namespaces).
-    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
+    /// `--allow-host` of `run` and `chat` (see `NetArgs`; `serve` has an `--allow-host` of
+    /// its own, for the Host header, and takes these per conversation or from the config).
+    #[arg(skip)]
     pub allow_hosts: Vec<String>,
     /// Most processes the model's commands may run at once (default 512).
     #[arg(long, allow_negative_numbers = true)]
@@ -508,4 +507,14 @@ impl SessionSettings {
     pub fn sandbox_options(&self) -> SandboxOptions {
         SandboxOptions::of(&self.values, self.args.verbose)
     }
+}
+
+/// The network allow-list of `run` and `chat`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct NetArgs {
+    /// A host the model's commands may reach, with the network otherwise off: HOST (ports
+    /// 80 and 443), HOST:PORT, or a glob such as '*.pythonhosted.org' (repeatable). Through
+    /// wright's proxy; needs a network namespace (--sandbox auto or namespaces).
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
+    pub allow_hosts: Vec<String>,
 }
