@@ -261,7 +261,7 @@ mod tests {
         let page = b"<html><head><style>p{}</style><script>alert('x')</script></head><body><h1>Title</h1><p>Some <b>text</b>.</p></body></html>";
         let text = readable("text/html; charset=utf-8", page).unwrap();
         assert!(
-            text.contains("Title") && text.contains("Some text."),
+            text.contains("Title") && text.contains("Some **text**."),
             "{text}"
         );
         assert!(!text.contains("alert") && !text.contains("p{}"), "{text}");
