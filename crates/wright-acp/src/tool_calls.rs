@@ -54,6 +54,7 @@ pub(crate) fn describe(tool: &str, arguments: &Value, source: Source) -> Describ
         Some(ToolName::TaskTracker) => plain("Update the plan".into(), ToolKind::Think),
         Some(ToolName::Think) => plain("Think".into(), ToolKind::Think),
         Some(ToolName::Finish) => plain("Finish".into(), ToolKind::Other),
+        Some(ToolName::Fetch) => plain(clip(&format!("Fetch {}", text("url"))), ToolKind::Fetch),
         None => plain(clip(tool), ToolKind::Other),
     };
     match source {

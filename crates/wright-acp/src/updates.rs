@@ -329,6 +329,8 @@ impl Observer for Updates {
                 switch.reason.describe()
             )),
             EventBody::SideQuestion(_) | EventBody::Route(_) => {}
+            // A refused connection reaches the model in the command's output.
+            EventBody::Network(_) => {}
             // What the model is told, or what counts and times the run: not the editor's.
             EventBody::Start(_)
             | EventBody::Usage(_)

@@ -40,6 +40,8 @@ pub struct ChatArgs {
     place: WorkspaceArgs,
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    net: crate::settings::NetArgs,
 }
 
 const HELP: &str = "Type a task or a question. /diff shows the changes, /undo reverts the agent's last edit, /model NAME switches model, /profile NAME switches to a profile of your configuration, /new starts over, /resume ID goes back to a conversation, /ask QUESTION asks about the work beside it (the answer never enters the conversation's history), /cost shows tokens and time, /exit leaves. Ctrl-C stops the current step.";
@@ -109,7 +111,8 @@ impl Chat {
     }
 }
 
-pub async fn chat(args: ChatArgs) -> Result<u8> {
+pub async fn chat(mut args: ChatArgs) -> Result<u8> {
+    args.common.allow_hosts = std::mem::take(&mut args.net.allow_hosts);
     args.common.check()?;
     let (mut settings, session) =
         crate::drive::prepare(&args.common, &args.place, Replies::MayBeWords).await?;

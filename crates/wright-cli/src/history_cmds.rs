@@ -238,6 +238,9 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 say!("{n}  [{line}]");
             }
             EventBody::Plan { tasks, .. } => say!("{n}  [{}]", crate::progress::plan_line(tasks)),
+            EventBody::Network(connection) => {
+                say!("{n}  [{}]", crate::progress::network_line(connection))
+            }
             EventBody::Together { call_ids, .. } => {
                 say!(
                     "{n}  [{} ran together]",

@@ -221,6 +221,10 @@ impl Observer for Progress {
                     self.line(&format!("  [{line}]"));
                 }
             }
+            EventBody::Network(connection) => {
+                self.live.idle();
+                self.line(&format!("  [{}]", network_line(connection)));
+            }
             EventBody::State { .. } => self.live.idle(),
             EventBody::ModelSwitch(switch) => {
                 self.live.idle();
@@ -364,6 +368,27 @@ pub fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),
+    }
+}
+
+/// One connection through wright's proxy or by `fetch`, for people.
+pub fn network_line(connection: &wright_protocol::NetConnection) -> String {
+    use wright_protocol::NetVerdict;
+    let via = match connection.via {
+        wright_protocol::NetVia::Proxy => "network",
+        wright_protocol::NetVia::Fetch => "fetch",
+    };
+    let host = wright_protocol::printable(&connection.host);
+    match connection.verdict {
+        NetVerdict::Allowed => format!(
+            "{via}: {host}:{} allowed, {} B sent, {} B received",
+            connection.port, connection.bytes_sent, connection.bytes_received
+        ),
+        NetVerdict::Refused { reason } => format!(
+            "{via}: {host}:{} refused ({})",
+            connection.port,
+            reason.words()
+        ),
     }
 }
 

@@ -28,9 +28,12 @@ pub struct RunArgs {
     common: CommonArgs,
     #[command(flatten)]
     parallel: crate::parallel::ParallelArgs,
+    #[command(flatten)]
+    net: crate::settings::NetArgs,
 }
 
-pub async fn run(args: RunArgs) -> Result<u8> {
+pub async fn run(mut args: RunArgs) -> Result<u8> {
+    args.common.allow_hosts = std::mem::take(&mut args.net.allow_hosts);
     let common = &args.common;
     common.check()?;
     crate::settings::check_text(

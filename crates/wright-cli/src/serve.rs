@@ -103,6 +103,9 @@ impl CliStarter {
         text(&settings.tool_calling, &mut args.tool_calling);
         text(&settings.tools, &mut args.tools);
         text(&settings.confirm, &mut args.confirm);
+        if let Some(hosts) = &settings.allow_hosts {
+            args.allow_hosts = hosts.clone();
+        }
         args.max_steps = settings.max_steps.or(args.max_steps);
         args.max_time = settings.max_time.or(args.max_time);
         args.max_tokens = settings.max_tokens.or(args.max_tokens);

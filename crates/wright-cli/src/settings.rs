@@ -79,6 +79,10 @@ pub struct CommonArgs {
     /// Let the model's commands use the network (off by default).
     #[arg(long)]
     pub network: bool,
+    /// `--allow-host` of `run` and `chat` (see `NetArgs`; `serve` has an `--allow-host` of
+    /// its own, for the Host header, and takes these per conversation or from the config).
+    #[arg(skip)]
+    pub allow_hosts: Vec<String>,
     /// Most processes the model's commands may run at once (default 512).
     #[arg(long, allow_negative_numbers = true)]
     pub max_processes: Option<i64>,
@@ -250,6 +254,19 @@ impl CommonArgs {
                 "sandbox.network",
                 self.network.then_some(Value::Boolean(true)),
                 "--network",
+            ),
+            (
+                "sandbox.allow_hosts",
+                (!self.allow_hosts.is_empty()).then(|| {
+                    Value::Array(
+                        self.allow_hosts
+                            .iter()
+                            .cloned()
+                            .map(Value::String)
+                            .collect(),
+                    )
+                }),
+                "--allow-host",
             ),
             (
                 "sandbox.max_processes",
@@ -591,4 +608,14 @@ impl SessionSettings {
     pub fn sandbox_options(&self) -> SandboxOptions {
         SandboxOptions::of(&self.values, self.args.verbose)
     }
+}
+
+/// The network allow-list of `run` and `chat`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct NetArgs {
+    /// A host the model's commands may reach, with the network otherwise off: HOST (ports
+    /// 80 and 443), HOST:PORT, or a glob such as '*.pythonhosted.org' (repeatable). Through
+    /// wright's proxy; needs a network namespace (--sandbox auto or namespaces).
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
+    pub allow_hosts: Vec<String>,
 }

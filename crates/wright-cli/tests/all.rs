@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
 
 mod acp;
+mod allow_host;
 mod apply;
 mod aside;
 mod chat;

@@ -285,11 +285,11 @@ async fn tools_chooses_the_set_and_a_tool_left_out_is_explained() {
 
     // A name it does not know is refused before anything runs.
     let refused = h
-        .run("http://127.0.0.1:9", "x", &["--tools", "terminal,fetch"])
+        .run("http://127.0.0.1:9", "x", &["--tools", "terminal,browse"])
         .await;
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(
-        stderr(&refused).contains("unknown tool 'fetch'"),
+        stderr(&refused).contains("unknown tool 'browse'"),
         "{}",
         stderr(&refused)
     );

@@ -122,6 +122,7 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
         (Kind::List, toml::Value::Array(items)) => items
             .iter()
             .all(|item| item.as_str().is_some_and(|name| !name.trim().is_empty())),
+        (Kind::Strings, toml::Value::Array(items)) => items.iter().all(|item| item.is_str()),
         _ => false,
     };
     if fits {
@@ -136,6 +137,7 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
         Kind::OneOf(words) => format!("one of {}", words.join(", ")),
         Kind::Names => "a list of environment variable names".into(),
         Kind::List => "a list of names".into(),
+        Kind::Strings => "a list of strings".into(),
     })
 }
 

@@ -24,6 +24,8 @@ pub enum Kind {
     Names,
     /// A list of names (profiles), none empty.
     List,
+    /// A list of strings (hosts allowed; each is checked where it is used).
+    Strings,
 }
 
 /// May a repository's `.wright/config.toml` set it on its own?
@@ -94,6 +96,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "route.large_repo", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile a large repository starts on (with route.large_repo_files)" },
     Key { path: "sandbox.level", kind: Kind::OneOf(SANDBOX), repo: RepoRule::NeedsApproval, doc: "confinement of the model's commands (--sandbox); default auto" },
     Key { path: "sandbox.network", kind: Kind::Bool, repo: RepoRule::NeedsApproval, doc: "let the model's commands use the network (--network); default false" },
+    Key { path: "sandbox.allow_hosts", kind: Kind::Strings, repo: RepoRule::NeedsApproval, doc: "hosts the model's commands may reach through wright's proxy, with the network otherwise off (--allow-host, repeatable): HOST (ports 80 and 443), HOST:PORT, or globs such as \"*.pythonhosted.org\"; needs a network namespace (sandbox auto or namespaces); default none" },
     Key { path: "sandbox.docker_image", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "image for the docker level (--docker-image, WRIGHT_DOCKER_IMAGE)" },
     Key { path: "sandbox.max_processes", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "most processes at once (--max-processes); default 512" },
     Key { path: "sandbox.max_memory", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "MiB of memory for all commands (--max-memory); default half the RAM, at most 16 GiB" },

@@ -139,6 +139,8 @@ pub struct Settings {
     pub stream: bool,
     pub sandbox_level: String,
     pub network: bool,
+    /// Hosts the commands may reach through wright's proxy (`sandbox.allow_hosts`).
+    pub allow_hosts: Vec<String>,
     pub docker_image: Option<String>,
     pub max_processes: u64,
     pub max_memory: Option<u64>,
@@ -255,6 +257,13 @@ impl Settings {
                 .unwrap_or(1),
             sandbox_level: string("sandbox.level").unwrap_or_else(|| "auto".into()),
             network: config.bool("sandbox.network").unwrap_or(false),
+            allow_hosts: config
+                .get("sandbox.allow_hosts")
+                .and_then(|sourced| sourced.value.as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|host| host.as_str().map(str::to_string))
+                .collect(),
             docker_image: string("sandbox.docker_image"),
             max_processes: uint("sandbox.max_processes").unwrap_or(512),
             max_memory: uint("sandbox.max_memory"),

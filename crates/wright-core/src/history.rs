@@ -333,7 +333,9 @@ fn render_view<'a>(
             // model gets the same history, and a side question stays aside.
             | EventBody::ModelSwitch(_)
             | EventBody::Route(_)
-            | EventBody::SideQuestion(_) => {}
+            | EventBody::SideQuestion(_)
+            // A refusal reaches the model in the command's own output.
+            | EventBody::Network(_) => {}
         }
     }
     flush(&mut messages, &mut results);

@@ -7,7 +7,8 @@
 //! the caller hands a stdio server's command already wrapped in the sandbox, and checks
 //! a URL against the egress policy before asking for it; every start, listing and call
 //! has a deadline, and whatever a server does (exit, hang, garbage) is an error in one
-//! sentence; results are marked `Provenance::Mcp`, content from outside wright.
+//! sentence; results are marked `Provenance::Mcp` (untrusted: the loop wraps them as content
+//! from outside wright).
 
 pub mod config;
 pub mod render;

@@ -10,7 +10,7 @@ use crate::server::Server;
 use serde_json::json;
 use serde_json::Value;
 use std::sync::Arc;
-use wright_tools::Provenance;
+use wright_protocol::Provenance;
 use wright_tools::Tool;
 use wright_tools::ToolError;
 use wright_tools::ToolOutput;
@@ -160,9 +160,10 @@ impl Tool for McpTool {
         Ok(ToolOutput {
             text,
             is_error,
-            provenance: Provenance::Mcp {
+            untrusted: Some(Provenance::Mcp {
                 server: self.server_name.clone(),
-            },
+                tool: self.tool.clone(),
+            }),
             ..ToolOutput::default()
         })
     }

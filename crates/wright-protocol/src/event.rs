@@ -21,7 +21,8 @@ use std::time::SystemTime;
 /// run and what it decided). Version 6 added `second_look` (a second agent's verdict on
 /// the change, `--review`) and a conversation's `group` on `start` (`--parallel`), `model_switch`
 /// (fallback to the next profile), `route` (how the profile was chosen) and
-/// `side_question` (a question asked beside the task).
+/// `side_question` (a question asked beside the task) and `network` (a connection
+/// through wright's proxy or by `fetch`: host, port, verdict, bytes).
 pub const LOG_FORMAT_VERSION: u32 = 6;
 
 /// One line of the log.
@@ -194,6 +195,9 @@ pub enum EventBody {
     /// A question asked beside the task and its answer (version 6 on): never part of the
     /// history the model is sent.
     SideQuestion(crate::SideQuestion),
+    /// A connection to the network through wright's proxy or by `fetch` (version 6 on),
+    /// logged after the call during which it ended: never shown to the model.
+    Network(crate::NetConnection),
 }
 
 /// Where the agent's changes are at the end of a run.

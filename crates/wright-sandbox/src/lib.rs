@@ -11,6 +11,7 @@
 pub mod confine;
 mod disk;
 pub mod docker;
+pub mod egress;
 mod env;
 pub mod git;
 mod leftovers;

@@ -53,6 +53,10 @@ pub struct Settings {
     pub tools: Option<String>,
     /// `--confirm`: never, risky or always (the server's default: risky).
     pub confirm: Option<String>,
+    /// `--allow-host`, each: hosts the conversation's commands (and `fetch`) may reach
+    /// through wright's proxy, with the network otherwise off.
+    #[serde(default)]
+    pub allow_hosts: Option<Vec<String>>,
 }
 
 /// The answer about the action a conversation waits for.

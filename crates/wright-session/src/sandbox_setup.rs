@@ -15,6 +15,9 @@ use wright_sandbox::confine::Report;
 use wright_sandbox::confined_environment;
 use wright_sandbox::container_environment;
 use wright_sandbox::docker::DockerSettings;
+use wright_sandbox::egress::AllowList;
+use wright_sandbox::egress::Journal;
+use wright_sandbox::egress::Proxy;
 use wright_sandbox::shell_environment;
 use wright_sandbox::PrivateDir;
 use wright_sandbox::Sandbox;
@@ -37,6 +40,11 @@ pub struct SandboxSetup {
     /// Counts this run among the process's live ones (a server's), so that another's end
     /// does not kill its commands (see `wright_sandbox::kill_leftovers`).
     _live: wright_sandbox::LiveRun,
+    /// wright's proxy for the allowed hosts, when there are some (and no `--network`).
+    proxy: Option<Proxy>,
+    /// What `fetch` may reach: every public host with `--network`, the allowed hosts, or
+    /// nothing (no `fetch`).
+    web: Option<AllowList>,
 }
 
 /// Where a conversation's commands may act, as the working copy decides it.
@@ -67,6 +75,8 @@ impl Placement {
 #[derive(Debug, Clone)]
 pub struct SandboxOptions {
     pub network: bool,
+    /// Hosts reachable through wright's proxy with the network otherwise off.
+    pub allow_hosts: Vec<String>,
     pub max_processes: u64,
     pub max_memory_mb: Option<u64>,
     pub max_file_mb: u64,
@@ -81,6 +91,7 @@ impl SandboxOptions {
     pub fn of(settings: &wright_config::Settings, verbose: bool) -> Self {
         Self {
             network: settings.network,
+            allow_hosts: settings.allow_hosts.clone(),
             max_processes: settings.max_processes,
             max_memory_mb: settings.max_memory,
             max_file_mb: settings.max_file_size,
@@ -110,6 +121,12 @@ impl SandboxSetup {
                 listed.join(", ")
             );
         }
+        let allow = allow_list(mode, &options)?;
+        let web = if options.network {
+            Some(AllowList::any_public())
+        } else {
+            allow.clone()
+        };
         let private = PrivateDir::create(&std::env::temp_dir(), conversation)
             .context("cannot create the conversation's private directory")?;
         let max_file_bytes = options.max_file_mb << 20;
@@ -126,6 +143,8 @@ impl SandboxSetup {
                 writable: placement.writable.clone(),
                 verbose: options.verbose,
                 _live: wright_sandbox::LiveRun::start(),
+                proxy: None,
+                web,
             });
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -133,6 +152,18 @@ impl SandboxSetup {
         policy.read_only.extend(placement.read_only.iter().cloned());
         policy.protected = placement.protected.clone();
         policy.network = options.network;
+        let proxy = match allow {
+            Some(allow) => {
+                // Beside tmp, home and out, never bound into the sandbox.
+                let path = private.root().join("proxy.sock");
+                let proxy = Proxy::start(&path, allow).with_context(|| {
+                    format!("cannot start wright's network proxy at {}", path.display())
+                })?;
+                policy.proxy = Some(path);
+                Some(proxy)
+            }
+            None => None,
+        };
         policy.max_processes = options.max_processes;
         policy.max_file_bytes = max_file_bytes;
         let max_memory = options
@@ -177,7 +208,10 @@ impl SandboxSetup {
                 return Err(err.into());
             }
         };
-        let env = confined_environment(std::env::vars(), private.root(), home.as_deref());
+        let mut env = confined_environment(std::env::vars(), private.root(), home.as_deref());
+        if proxy.is_some() {
+            env.extend(wright_sandbox::egress::proxy_environment());
+        }
         let shell_env = if mode == SandboxMode::Docker {
             // The container has them; the docker client the shell starts through needs
             // none.
@@ -196,7 +230,19 @@ impl SandboxSetup {
             writable: placement.writable.clone(),
             verbose: options.verbose,
             _live: wright_sandbox::LiveRun::start(),
+            proxy,
+            web,
         })
+    }
+
+    /// What the `fetch` tool may reach, if anything.
+    pub fn web_allow_list(&self) -> Option<AllowList> {
+        self.web.clone()
+    }
+
+    /// The connections of wright's proxy, when the run has allowed hosts.
+    pub fn network_journal(&self) -> Option<Journal> {
+        self.proxy.as_ref().map(|proxy| proxy.journal().clone())
     }
 
     /// The environment of the terminal's shell: the scrubbed one and the granted secrets.
@@ -250,9 +296,11 @@ impl SandboxSetup {
         }
         let level = report.level.map_or("confined", |level| level.words());
         let network = if report.network_allowed {
-            "allowed"
+            "allowed".to_string()
+        } else if self.proxy.is_some() {
+            "allowed hosts only, through wright's proxy".to_string()
         } else {
-            "off"
+            "off".to_string()
         };
         let writable: Vec<String> = report
             .writable
@@ -281,11 +329,34 @@ impl Drop for SandboxSetup {
         // Other clones of the sandbox (the terminal's) may still be alive: the container
         // goes now all the same.
         self.sandbox.shutdown();
+        // Before the private directory (its socket is there): its thread ends with it.
+        self.proxy.take();
         if let Some(cgroup) = &self.cgroup {
             cgroup.remove();
         }
         wright_sandbox::kill_leftovers();
         // The private directory goes with `self.private`.
+    }
+}
+
+/// The allow-list to enforce: none with `--network` (everything) or without hosts; refused
+/// where nothing could enforce it, rather than approximated.
+fn allow_list(mode: SandboxMode, options: &SandboxOptions) -> Result<Option<AllowList>> {
+    if options.allow_hosts.is_empty() || options.network {
+        return Ok(None);
+    }
+    let allow = AllowList::parse(&options.allow_hosts)?;
+    match mode {
+        SandboxMode::Auto | SandboxMode::Namespaces => Ok(Some(allow)),
+        SandboxMode::Landlock => anyhow::bail!(
+            "--allow-host needs a network namespace of the sandbox's own, and --sandbox landlock has none (Landlock's network rules know ports, not hosts), so the allow-list cannot be enforced; use --sandbox auto or namespaces, or --network to allow everything"
+        ),
+        SandboxMode::Docker => anyhow::bail!(
+            "--allow-host is not supported with --sandbox docker yet; use --sandbox auto or namespaces, or --network to allow everything"
+        ),
+        SandboxMode::None => anyhow::bail!(
+            "--allow-host cannot be enforced with --sandbox none (commands run unconfined, with the whole network); use --sandbox auto or namespaces"
+        ),
     }
 }
 

@@ -77,15 +77,17 @@ impl Tools {
         }
         // Opened once it exists, and never through a link the agent made.
         let workspace = working_copy.open_workspace()?;
-        let terminal = Arc::new(
-            TerminalTool::new(
-                workspace.clone(),
-                setup.shell_env().to_vec(),
-                setup.sandbox.clone(),
-                setup.scratch()?,
-            )
-            .with_masker(sandbox.secrets.masker()),
-        );
+        let mut terminal = TerminalTool::new(
+            workspace.clone(),
+            setup.shell_env().to_vec(),
+            setup.sandbox.clone(),
+            setup.scratch()?,
+        )
+        .with_masker(sandbox.secrets.masker());
+        if let Some(journal) = setup.network_journal() {
+            terminal = terminal.with_network_journal(journal);
+        }
+        let terminal = Arc::new(terminal);
         // The shell starts while the first request is prepared and sent (if the model
         // has it).
         let warm = terminal.clone();
@@ -96,10 +98,11 @@ impl Tools {
             }
         });
         let editor = Arc::new(FileEditorTool::new(workspace.clone()));
+        let web = setup.web_allow_list();
         let mut tools: Vec<Arc<dyn Tool>> = names
             .iter()
-            .map(|name| -> Arc<dyn Tool> {
-                match name {
+            .filter_map(|name| -> Option<Arc<dyn Tool>> {
+                Some(match name {
                     ToolName::Terminal => terminal.clone(),
                     ToolName::FileEditor => editor.clone(),
                     ToolName::Grep => Arc::new(GrepTool::new(workspace.clone())),
@@ -107,7 +110,9 @@ impl Tools {
                     ToolName::TaskTracker => Arc::new(TaskTrackerTool::new()),
                     ToolName::Think => Arc::new(ThinkTool),
                     ToolName::Finish => Arc::new(FinishTool),
-                }
+                    // Only where the run has the network: else the model never sees it.
+                    ToolName::Fetch => Arc::new(wright_tools::FetchTool::new(web.clone()?)),
+                })
             })
             .collect();
         // The skills listed for the model to read come with the tool that reads them.

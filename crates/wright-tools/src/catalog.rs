@@ -14,11 +14,13 @@ pub enum ToolName {
     TaskTracker,
     Think,
     Finish,
+    /// Given only to a run with the network on (`--network` or `--allow-host`).
+    Fetch,
 }
 
 impl ToolName {
     /// Every built-in tool, in the order their schemas are sent.
-    pub const ALL: [ToolName; 7] = [
+    pub const ALL: [ToolName; 8] = [
         ToolName::Terminal,
         ToolName::FileEditor,
         ToolName::Grep,
@@ -26,6 +28,7 @@ impl ToolName {
         ToolName::TaskTracker,
         ToolName::Think,
         ToolName::Finish,
+        ToolName::Fetch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -37,6 +40,7 @@ impl ToolName {
             ToolName::TaskTracker => "task_tracker",
             ToolName::Think => "think",
             ToolName::Finish => "finish",
+            ToolName::Fetch => "fetch",
         }
     }
 
@@ -130,8 +134,8 @@ mod tests {
             vec![ToolName::Terminal, ToolName::Grep, ToolName::Finish]
         );
         assert!(ToolSet::parse(" , ").unwrap_err().contains("empty"));
-        assert!(ToolSet::parse("terminal,fetch")
+        assert!(ToolSet::parse("terminal,browse")
             .unwrap_err()
-            .contains("unknown tool 'fetch'"));
+            .contains("unknown tool 'browse'"));
     }
 }

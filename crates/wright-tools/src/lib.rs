@@ -12,6 +12,7 @@
 mod args;
 mod catalog;
 pub mod failure;
+mod fetch;
 mod file_editor;
 mod finish;
 mod foreign;
@@ -32,6 +33,7 @@ mod workspace;
 
 pub use catalog::ToolName;
 pub use catalog::ToolSet;
+pub use fetch::FetchTool;
 pub use file_editor::FileEditorTool;
 pub use finish::FinishTool;
 pub use mask::MaskError;
@@ -68,26 +70,12 @@ pub struct ToolOutput {
     pub finish: Option<String>,
     /// Set by `task_tracker` when it changed the plan: the whole new plan, to be logged.
     pub plan: Option<Vec<wright_protocol::PlanTask>>,
-    /// Where the text comes from: wright's own tools, or something outside wright whose
-    /// words must not pass for instructions (an MCP server's result).
-    pub provenance: Provenance,
-}
-
-/// Where a tool's output comes from, so what wraps untrusted content knows which to wrap.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Provenance {
-    /// wright's own tools: the workspace, the shell, the plan.
-    #[default]
-    Wright,
-    /// An MCP server's result (the server's name): content from outside wright.
-    Mcp { server: String },
-}
-
-impl Provenance {
-    /// Whether the text is content from outside wright, not to be followed.
-    pub fn is_untrusted(&self) -> bool {
-        !matches!(self, Provenance::Wright)
-    }
+    /// Connections to the network made during the call (through wright's proxy, or by
+    /// `fetch`), to be logged after its observation.
+    pub network: Vec<wright_protocol::NetConnection>,
+    /// The text came from outside (a web page, an MCP tool): the loop wraps it as
+    /// untrusted content before it is logged (see `wright_protocol::wrap_untrusted`).
+    pub untrusted: Option<wright_protocol::Provenance>,
 }
 
 impl ToolOutput {
@@ -120,7 +108,7 @@ pub type OutputSink = dyn Fn(&[u8]) + Send + Sync;
 pub fn may_change_files(tool: &str, arguments: &Value) -> bool {
     match tool {
         "file_editor" | "str_replace_editor" => arguments["command"] != "view",
-        "think" | "finish" | "grep" | "glob" | "task_tracker" | "skill" => false,
+        "think" | "finish" | "grep" | "glob" | "task_tracker" | "skill" | "fetch" => false,
         _ => true,
     }
 }

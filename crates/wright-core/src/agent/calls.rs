@@ -331,7 +331,7 @@ impl Conversation {
                 self.acted = true;
             }
         }
-        let (output, end) = match result {
+        let (mut output, end) = match result {
             None => (
                 ToolOutput {
                     text: format!("This call did not finish: {}.", self.cancel_cause()),
@@ -378,6 +378,10 @@ impl Conversation {
             ),
         };
         let step = self.step;
+        // Decided once, here, before it is logged: the history never changes afterwards.
+        if let Some(from) = &output.untrusted {
+            output.text = wright_protocol::wrap_untrusted(from, &output.text);
+        }
         // What the agent read: text in it that speaks to the agent is remembered, and a
         // risky call after it is flagged.
         let instructions = match name.as_str() {
@@ -411,6 +415,13 @@ impl Conversation {
                     call_id,
                     tasks,
                 },
+            )?;
+        }
+        for connection in output.network {
+            self.append(
+                observer,
+                Source::Environment,
+                EventBody::Network(connection),
             )?;
         }
         Ok(end)

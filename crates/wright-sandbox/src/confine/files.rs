@@ -6,6 +6,7 @@ use landlock::AccessFs;
 use landlock::AccessNet;
 use landlock::CompatLevel;
 use landlock::Compatible;
+use landlock::NetPort;
 use landlock::PathBeneath;
 use landlock::PathFd;
 use landlock::Ruleset;
@@ -37,6 +38,7 @@ pub fn prepare(policy: &Policy, own_root: bool) -> Result<Prepared, String> {
         .map_err(|e| format!("Landlock: {e}"))?;
     let abi_net = AccessNet::from_all(TARGET);
     let handles_net = !policy.network && !abi_net.is_empty();
+    let proxied = policy.proxy.is_some();
     if handles_net {
         ruleset = ruleset
             .handle_access(abi_net)
@@ -46,6 +48,15 @@ pub fn prepare(policy: &Policy, own_root: bool) -> Result<Prepared, String> {
         .scope(Scope::from_all(TARGET))
         .map_err(|e| format!("Landlock: {e}"))?;
     let mut created = ruleset.create().map_err(|e| format!("Landlock: {e}"))?;
+    if handles_net && proxied {
+        // TCP connect to the relay of wright's proxy on the namespace's loopback only.
+        created = created
+            .add_rule(NetPort::new(
+                crate::egress::PROXY_PORT,
+                AccessNet::ConnectTcp,
+            ))
+            .map_err(|e| format!("Landlock rule for the proxy port: {e}"))?;
+    }
     let private_tmpfs: Vec<std::path::PathBuf> = if own_root {
         vec!["/dev/shm".into()]
     } else {
@@ -97,4 +108,16 @@ pub fn enforce(prepared: Prepared) -> Result<(String, bool), String> {
     }
     let tcp_blocked = handles_net && status.ruleset == RulesetStatus::FullyEnforced;
     Ok((words.to_string(), tcp_blocked))
+}
+
+/// The relay's confinement: no file at all, no TCP (best effort on older kernels).
+pub fn deny_all() -> Result<(), String> {
+    Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(TARGET))
+        .and_then(|r| r.handle_access(AccessNet::from_all(TARGET)))
+        .and_then(|r| r.create())
+        .and_then(|r| r.restrict_self())
+        .map(|_| ())
+        .map_err(|e| format!("Landlock: {e}"))
 }

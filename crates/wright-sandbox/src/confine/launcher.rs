@@ -10,6 +10,7 @@ use super::namespaces;
 use super::policy::Level;
 use super::policy::Policy;
 use super::policy::Report;
+use super::relay;
 use super::syscalls;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -56,8 +57,20 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         ));
     }
 
+    // The proxy's socket is on the host: connected before the namespaces hide it.
+    let control = relay::connect(&policy)?;
     cgroup::join(&policy.cgroup_procs)?;
     let isolated = namespaces::isolate(&policy, mark.as_deref(), report_only)?;
+    let proxied = control.is_some();
+    if let Some(control) = control {
+        if !isolated.own_root {
+            return Err(format!(
+                "the allowed hosts need a network namespace of the sandbox's own, and there is none here ({}); without one the allow-list cannot be enforced, so nothing runs: use --network (everything), or no --allow-host (no network)",
+                isolated.words
+            ));
+        }
+        relay::start(control, report_only)?;
+    }
     let limits_words = format!(
         "{}; {}",
         limits::apply_rlimits(&policy)?,
@@ -65,7 +78,7 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
     );
     let prepared = files::prepare(&policy, isolated.own_root)?;
     // Without a root of its own the host's socket paths are there to connect to.
-    let program = syscalls::program(policy.network, !isolated.own_root)?;
+    let program = syscalls::program(policy.network, !isolated.own_root, proxied)?;
     let capabilities = limits::drop_capabilities()?;
     let (landlock, tcp_blocked) = files::enforce(prepared)?;
     syscalls::apply(&program)?;
@@ -84,6 +97,10 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         ),
         network: if policy.network {
             "allowed".into()
+        } else if proxied && tcp_blocked {
+            format!("allowed hosts only, through wright's proxy (own loopback; seccomp: TCP sockets only; Landlock: TCP connect to port {} only)", crate::egress::PROXY_PORT)
+        } else if proxied {
+            "allowed hosts only, through wright's proxy (own loopback; seccomp: TCP sockets only; this kernel's Landlock has no TCP rules)".into()
         } else if tcp_blocked {
             "off (seccomp: no IP sockets; Landlock: no TCP)".into()
         } else {

@@ -16,6 +16,7 @@ mod limits;
 mod namespaces;
 mod pid;
 mod policy;
+mod relay;
 mod root;
 mod syscalls;
 

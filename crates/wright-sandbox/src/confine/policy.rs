@@ -28,6 +28,11 @@ pub struct Policy {
     pub cache_layers: Option<PathBuf>,
     /// Whether TCP/UDP sockets are allowed.
     pub network: bool,
+    /// With the network off: wright's proxy for the allowed hosts (`--allow-host`), the
+    /// Unix socket it listens on outside the sandbox. Needs a network namespace: the
+    /// launcher refuses to run without one.
+    #[serde(default)]
+    pub proxy: Option<PathBuf>,
     /// Limits on the command and everything it starts.
     pub max_processes: u64,
     pub max_file_bytes: u64,
@@ -153,6 +158,7 @@ impl Policy {
             caches,
             cache_layers: Some(private.caches()),
             network: false,
+            proxy: None,
             max_processes: 512,
             max_file_bytes: 4 << 30,
             max_open_files: 4096,

@@ -39,8 +39,11 @@ fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
 
 /// Compiles the filter (done before any restriction; applying it is one system call).
 /// `no_unix_sockets`: `socket(AF_UNIX, …)` is refused too (where the host's socket paths
-/// are visible), while `socketpair` still works.
-pub fn program(network: bool, no_unix_sockets: bool) -> Result<BpfProgram, String> {
+/// are visible), while `socketpair` still works. `proxied` (the network off, an
+/// allow-list through wright's proxy): TCP sockets are allowed besides Unix ones, and no
+/// other IP socket (UDP, raw, packet); the namespace has only its loopback, and Landlock
+/// lets TCP connect only to the proxy's port.
+pub fn program(network: bool, no_unix_sockets: bool, proxied: bool) -> Result<BpfProgram, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     // An empty rule list refuses the call whatever its arguments.
     for syscall in [
@@ -65,6 +68,31 @@ pub fn program(network: bool, no_unix_sockets: bool) -> Result<BpfProgram, Strin
     );
     let not_unix = || condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64);
     match (network, no_unix_sockets) {
+        (false, false) if proxied => {
+            let family = |op, family: i32| condition(0, op, family as u64);
+            let mut refused = vec![rule(vec![
+                family(SeccompCmpOp::Ne, libc::AF_UNIX)?,
+                family(SeccompCmpOp::Ne, libc::AF_INET)?,
+                family(SeccompCmpOp::Ne, libc::AF_INET6)?,
+            ])?];
+            for domain in [libc::AF_INET, libc::AF_INET6] {
+                for kind in [
+                    libc::SOCK_DGRAM,
+                    libc::SOCK_RAW,
+                    libc::SOCK_RDM,
+                    libc::SOCK_SEQPACKET,
+                    // SOCK_PACKET (old AF_INET packet sockets).
+                    10,
+                ] {
+                    refused.push(rule(vec![
+                        family(SeccompCmpOp::Eq, domain)?,
+                        condition(1, SeccompCmpOp::MaskedEq(0xf), kind as u64)?,
+                    ])?);
+                }
+            }
+            rules.insert(libc::SYS_socket, refused);
+            rules.insert(libc::SYS_socketpair, vec![rule(vec![not_unix()?])?]);
+        }
         (true, false) => {}
         (true, true) => {
             let unix = condition(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?;

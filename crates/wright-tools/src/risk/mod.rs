@@ -99,6 +99,8 @@ fn read_call(tool: &str, arguments: &Value, root: &Path) -> Assessment {
             }
         }
         "grep" | "glob" => summarize(vec![Finding::new(Risk::Low, "searches the workspace")]),
+        // The URL itself carries data out, to any host the run allows.
+        "fetch" => summarize(vec![Finding::new(Risk::High, "reaches the network")]),
         "think" | "finish" | "task_tracker" => {
             summarize(vec![Finding::new(Risk::Low, "touches nothing")])
         }

@@ -65,6 +65,8 @@ pub struct TerminalTool {
     /// The secrets granted to the shell, masked out of everything it prints before that
     /// is kept, saved to a file or returned.
     masker: Option<Arc<Masker>>,
+    /// With an allow-list: the connections wright's proxy saw, drained after each command.
+    journal: Option<wright_sandbox::egress::Journal>,
 }
 
 impl TerminalTool {
@@ -86,7 +88,15 @@ impl TerminalTool {
             last_cwd: Mutex::new(Some(root)),
             shown: AtomicUsize::new(MAX_SHOWN),
             masker: None,
+            journal: None,
         }
+    }
+
+    /// The same terminal, reporting the connections of its proxy's `journal` with each
+    /// command's output (a refused one also in words, for the model).
+    pub fn with_network_journal(mut self, journal: wright_sandbox::egress::Journal) -> Self {
+        self.journal = Some(journal);
+        self
     }
 
     /// The same terminal, its output masked by `masker` (the secrets in its `env`).
@@ -320,6 +330,26 @@ impl TerminalTool {
                 *last = Some(cwd);
             }
         }
+        let network = self
+            .journal
+            .as_ref()
+            .map(wright_sandbox::egress::Journal::drain)
+            .unwrap_or_default();
+        notes.extend(
+            network
+                .iter()
+                .filter_map(|connection| match connection.verdict {
+                    wright_protocol::NetVerdict::Refused { reason } => Some(format!(
+                        "[{}]",
+                        wright_sandbox::egress::refusal_words(
+                            &connection.host,
+                            connection.port,
+                            reason
+                        )
+                    )),
+                    wright_protocol::NetVerdict::Allowed => None,
+                }),
+        );
         if shown.is_empty() && notes.is_empty() {
             shown = "(no output)".into();
         }
@@ -333,6 +363,7 @@ impl TerminalTool {
             text: shown,
             is_error: false,
             exit_code,
+            network,
             ..ToolOutput::default()
         })
     }
