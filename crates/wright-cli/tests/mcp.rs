@@ -121,7 +121,8 @@ async fn a_stdio_server_runs_in_the_sandbox_and_its_tools_are_called() {
 
     let outputs = observations(&h.events());
     assert_eq!(
-        outputs[0]["output"], "Echo: hello over stdio",
+        outputs[0]["output"],
+        from_mcp("everything", "echo", "Echo: hello over stdio"),
         "{}",
         outputs[0]
     );
@@ -141,7 +142,11 @@ async fn a_stdio_server_runs_in_the_sandbox_and_its_tools_are_called() {
     let later = requests.last().unwrap().json();
     assert_eq!(later["tools"], first["tools"]);
     let outputs = observations(&h.events());
-    assert_eq!(outputs[4]["output"], "Echo: again", "{outputs:?}");
+    assert_eq!(
+        outputs[4]["output"],
+        from_mcp("everything", "echo", "Echo: again"),
+        "{outputs:?}"
+    );
 }
 
 /// The everything server over streamable HTTP on a free loopback port, until dropped.
@@ -207,7 +212,8 @@ async fn an_http_server_is_called_in_text_mode_too() {
     let outputs = observations(&h.events());
     assert_eq!(outputs[0]["tool"], "web__get-sum");
     assert_eq!(
-        outputs[0]["output"], "The sum of 2 and 3 is 5.",
+        outputs[0]["output"],
+        from_mcp("web", "get-sum", "The sum of 2 and 3 is 5."),
         "{}",
         outputs[0]
     );
@@ -325,7 +331,11 @@ async fn a_repositorys_server_runs_only_with_consent() {
     let output = h.run(&server.url(), "echo", &[]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let outputs = observations(&events_besides(&h, &refused_id));
-    assert_eq!(outputs[0]["output"], "Echo: allowed", "{outputs:?}");
+    assert_eq!(
+        outputs[0]["output"],
+        from_mcp("everything", "echo", "Echo: allowed"),
+        "{outputs:?}"
+    );
 }
 
 /// The events of the conversation that is not `id` (of two).
@@ -338,4 +348,15 @@ fn events_besides(h: &Harness, id: &str) -> Vec<wright_protocol::Event> {
         .unwrap();
     let text = std::fs::read_to_string(other.path().join("events.jsonl")).unwrap();
     wright_protocol::parse_log(&text).unwrap().events
+}
+
+/// What the model is shown of an MCP tool's text: wrapped as content from outside.
+fn from_mcp(server: &str, tool: &str, text: &str) -> String {
+    let from = wright_protocol::Provenance::Mcp {
+        server: server.into(),
+        tool: tool.into(),
+    };
+    let wrapped = wright_protocol::wrap_untrusted(&from, text);
+    assert!(wrapped.contains("<<<untrusted-content from MCP tool") && wrapped.contains(text));
+    wrapped
 }
