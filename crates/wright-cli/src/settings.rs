@@ -7,6 +7,10 @@
 //! terminal. Where the model server is not on this machine, `egress` decides whether the
 //! repository's code may go there.
 
+mod merge;
+pub use merge::merged;
+pub use merge::merged_routed;
+
 use crate::ask;
 use crate::hints::explain;
 use crate::hints::Front;
@@ -342,82 +346,6 @@ pub struct SessionSettings {
     pub fleet: crate::fleet::Fleet,
     /// How the profile was chosen, when routing rules were applied.
     pub route: Option<wright_protocol::Route>,
-}
-
-/// The user's file, the repository's (`source`), the environment and `args`, merged.
-pub fn merged(args: &CommonArgs, source: Option<&RepoConfigSource>) -> Result<Config> {
-    Ok(merged_routed(args, source, None)?.0)
-}
-
-/// `merged`, with the routing rules of `command` applied before the profile is resolved
-/// (the repository's files counted only when the large-repository rule is set), and the
-/// route taken.
-pub fn merged_routed(
-    args: &CommonArgs,
-    source: Option<&RepoConfigSource>,
-    command: Option<wright_config::RouteCommand>,
-) -> Result<(Config, Option<wright_protocol::Route>)> {
-    let mut config = Config::default();
-    if let Some(path) = Config::user_file() {
-        config = config.with_user_file(&path)?;
-    }
-    if let Some(file) = source.map(RepoConfigSource::read).transpose()?.flatten() {
-        // In a directory worked in directly, the agent can have written the file itself:
-        // nothing of it counts before the user approved its content.
-        let agents_to_write = matches!(source, Some(RepoConfigSource::Directory(_)));
-        let asks = Config::repo_file_needs_approval(&file.text, &file.name)?
-            || (agents_to_write && Config::repo_file_sets_anything(&file.text, &file.name)?);
-        let approved = asks && approve(args, source.map(RepoConfigSource::key), &file)?;
-        if asks && !approved && agents_to_write {
-            bail!(
-                "{} is in a directory the agent works in directly, so wright reads it only once you have approved its content: `wright allow repo-config` shows it and approves it, --allow-repo-config takes it for one run",
-                file.name
-            );
-        }
-        config = config.with_repo_file(&file.text, &file.name, approved)?;
-    }
-    config = config.with_environment(|name| std::env::var(name).ok());
-    for (key, value, flag) in args.flags() {
-        config = config.with_flag(key, value, flag)?;
-    }
-    let route = match command {
-        Some(command) => {
-            let files = config
-                .large_repo_files()
-                .and_then(|enough| source.and_then(|s| s.file_count(enough)));
-            config.route(Some(command), files)
-        }
-        None => None,
-    };
-    Ok((config.resolve_profile()?, route))
-}
-
-/// Whether the repository's file that asks for more than the defaults may be taken.
-fn approve(args: &CommonArgs, repo: Option<&Path>, file: &RepoFile) -> Result<bool> {
-    let Some(repo) = repo else {
-        return Ok(false);
-    };
-    let hash = consent::sha256(file.text.as_bytes());
-    let mut record = Consent::open(&Consent::default_path())?;
-    if args.allow_repo_config || record.allows(consent::Kind::RepoConfig, repo, &hash) {
-        return Ok(true);
-    }
-    if !ask::can_ask(args.json) {
-        return Ok(false);
-    }
-    tell!(
-        "{} asks for settings a repository may only set with your approval:\n\n{}\n",
-        file.name,
-        file.text.trim_end()
-    );
-    if !ask::yes("Allow this file, with exactly this content, for this repository?") {
-        bail!(
-            "{} was not approved; remove what it asks for, or approve it later with `wright allow repo-config`",
-            file.name
-        );
-    }
-    record.allow(consent::Kind::RepoConfig, repo, &hash)?;
-    Ok(true)
 }
 
 impl SessionSettings {

@@ -2,11 +2,13 @@
 //! before it runs, its observation after), repeat until `finish`, a reply without tool
 //! calls, a limit, an interruption or an error the model cannot fix.
 
+mod access;
 mod aside;
 mod calls;
 mod confirming;
 mod ending;
 mod fallback;
+mod finish_guard;
 mod first_look;
 mod restore;
 mod reviewing;
@@ -298,74 +300,6 @@ impl Conversation {
         }
     }
 
-    pub(crate) fn client_ref(&self) -> &Client {
-        &self.client
-    }
-
-    pub(crate) fn request_tools_ref(&self) -> &[Value] {
-        &self.request_tools
-    }
-
-    pub(crate) fn estimate(&self, bytes: usize) -> u64 {
-        self.estimate_tokens(bytes)
-    }
-
-    pub(crate) fn append_event(
-        &mut self,
-        observer: &mut dyn Observer,
-        source: Source,
-        body: EventBody,
-    ) -> Result<(), StoreError> {
-        self.append(observer, source, body)
-    }
-
-    /// The token count of a request body of `bytes`, as best known.
-    fn estimate_tokens(&self, bytes: usize) -> u64 {
-        (bytes as f64 * self.tokens_per_byte).ceil() as u64
-    }
-
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    pub fn log_path(&self) -> &Path {
-        self.log.path()
-    }
-
-    pub fn events(&self) -> &[Event] {
-        self.log.events()
-    }
-
-    /// Ends the conversation and gives back its log, for what a front end records after
-    /// the run (where the changes went); the model client and tools are dropped.
-    pub fn into_log(self) -> EventLog {
-        self.log
-    }
-
-    fn append(
-        &mut self,
-        observer: &mut dyn Observer,
-        source: Source,
-        body: EventBody,
-    ) -> Result<(), StoreError> {
-        let event = self.log.append(source, body)?;
-        observer.event(event);
-        Ok(())
-    }
-
-    /// Appends an event no observer needs to see (resume's own bookkeeping).
-    pub(crate) fn append_quietly(
-        &mut self,
-        source: Source,
-        body: EventBody,
-    ) -> Result<(), StoreError> {
-        self.log.append(source, body).map(|_| ())
-    }
-
-    pub fn totals(&self) -> &Totals {
-        &self.totals
-    }
-
     /// Runs a task to its end. Only a failure to write the log is an `Err`: everything
     /// else, model errors included, is logged and reported in the `Outcome`.
     pub async fn run(
@@ -398,13 +332,7 @@ impl Conversation {
         self.append(
             observer,
             Source::Environment,
-            EventBody::State {
-                state: AgentState::Running,
-                reason: None,
-                stop: None,
-                call_id: None,
-                confirm: Some(self.confirm),
-            },
+            EventBody::running(Some(self.confirm)),
         )?;
         if let Some(pending) = pending {
             if let Some(outcome) = self.settle_pending(observer, cancel, pending).await? {

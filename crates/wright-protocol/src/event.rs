@@ -200,6 +200,20 @@ pub enum EventBody {
     Network(crate::NetConnection),
 }
 
+impl EventBody {
+    /// The conversation is running (again): with a run's first one, the confirmation
+    /// mode it runs with.
+    pub fn running(confirm: Option<crate::ConfirmMode>) -> Self {
+        EventBody::State {
+            state: crate::AgentState::Running,
+            reason: None,
+            stop: None,
+            call_id: None,
+            confirm,
+        }
+    }
+}
+
 /// Where the agent's changes are at the end of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Changes {

@@ -186,17 +186,7 @@ impl Conversation {
         if decision == Decision::Always {
             self.always.insert(tool);
         }
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::State {
-                state: AgentState::Running,
-                reason: None,
-                stop: None,
-                call_id: None,
-                confirm: None,
-            },
-        )?;
+        self.append(observer, Source::Environment, EventBody::running(None))?;
         Ok(match decision.runs() {
             true => Asked::Run,
             false => Asked::Rejected(match reason {

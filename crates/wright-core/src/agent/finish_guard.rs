@@ -1,0 +1,79 @@
+//! What stands between the model's `finish` and the run's end: the review of the
+//! changes (tests edited, removed or skipped; files the task never names) and the
+//! reminder when the last command failed — each said to the model once.
+
+use super::*;
+
+impl Conversation {
+    /// Reviews the changes when `finish` is called: the first time suspicious changes are
+    /// found, the call is sent back with them; the review is logged either way.
+    pub(super) fn review_before_finish(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<String>, StoreError> {
+        let Some(inspector) = &self.inspector else {
+            return Ok(None);
+        };
+        let review = crate::review::analyze(&self.task(), &inspector.changes());
+        if review.is_empty() {
+            return Ok(None);
+        }
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Review(review.clone()),
+        )?;
+        self.last_review = Some(review.clone());
+        if review.is_suspicious() && !self.reviewed {
+            self.reviewed = true;
+            return Ok(Some(crate::review::request_justification(&review)));
+        }
+        Ok(None)
+    }
+
+    /// In a run, the first `finish` that comes right after a failing command is sent back
+    /// once, quoting the command: small models "finish" with the tests still failing. A
+    /// second `finish` is taken.
+    pub(super) fn finish_after_failure(&mut self) -> Option<String> {
+        if !self.require_finish || self.asked_after_failure {
+            return None;
+        }
+        let events = self.log.events();
+        let (call_id, code) = events.iter().rev().find_map(|e| match &e.body {
+            EventBody::Observation {
+                tool,
+                call_id,
+                exit_code,
+                ..
+            } if tool != "finish" && tool != "think" => Some((call_id.clone(), *exit_code)),
+            _ => None,
+        })?;
+        let code = code.filter(|c| *c != 0)?;
+        let command = events.iter().rev().find_map(|e| match &e.body {
+            EventBody::Action {
+                call_id: id,
+                arguments,
+                ..
+            } if *id == call_id => arguments["command"].as_str().map(str::to_string),
+            _ => None,
+        })?;
+        self.asked_after_failure = true;
+        let shown: String = command.chars().take(200).collect();
+        Some(format!(
+            "The last command failed (exit {code}): {shown}. If the task needs it to pass, the task is not done: fix the cause and run it again. If the task is done anyway, call finish again."
+        ))
+    }
+
+    /// Reviews the changes as they are now (after the user reverted some, say): the
+    /// earlier review no longer holds. Returns it, `None` when nothing is left to say;
+    /// suspicious changes made from now on are sent back again.
+    pub fn review_again(&mut self) -> Option<Review> {
+        let inspector = self.inspector.as_ref()?;
+        let review = crate::review::analyze(&self.task(), &inspector.changes());
+        self.last_review = Some(review).filter(|r| !r.is_empty());
+        if !self.last_review.as_ref().is_some_and(Review::is_suspicious) {
+            self.reviewed = false;
+        }
+        self.last_review.clone()
+    }
+}
