@@ -24,9 +24,12 @@ pub struct ForkArgs {
     message: Option<String>,
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    net: crate::settings::NetArgs,
 }
 
-pub async fn fork(args: ForkArgs) -> Result<u8> {
+pub async fn fork(mut args: ForkArgs) -> Result<u8> {
+    args.common.allow_hosts = std::mem::take(&mut args.net.allow_hosts);
     args.common.check()?;
     if let Some(message) = &args.message {
         crate::settings::check_text(
@@ -58,10 +61,12 @@ pub async fn fork(args: ForkArgs) -> Result<u8> {
     say!("files: {}", forked.describe_files());
     match args.message {
         Some(message) => {
+            let allow_hosts = std::mem::take(&mut args.common.allow_hosts);
             resume(ResumeArgs {
                 id: forked.id,
                 message: Some(message),
                 common: args.common,
+                net: crate::settings::NetArgs { allow_hosts },
             })
             .await
         }

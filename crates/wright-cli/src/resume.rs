@@ -24,9 +24,12 @@ pub struct ResumeArgs {
     pub message: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub net: crate::settings::NetArgs,
 }
 
-pub async fn resume(args: ResumeArgs) -> Result<u8> {
+pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
+    args.common.allow_hosts = std::mem::take(&mut args.net.allow_hosts);
     args.common.check()?;
     if let Some(message) = &args.message {
         crate::settings::check_text(

@@ -83,7 +83,7 @@ pub struct CommonArgs {
     /// Let the model's commands use the network (off by default).
     #[arg(long)]
     pub network: bool,
-    /// `--allow-host` of `run` and `chat` (see `NetArgs`; `serve` has an `--allow-host` of
+    /// `--allow-host` of `run`, `chat`, `resume` and `fork` (see `NetArgs`; `serve` has an `--allow-host` of
     /// its own, for the Host header, and takes these per conversation or from the config).
     #[arg(skip)]
     pub allow_hosts: Vec<String>,
@@ -538,7 +538,8 @@ impl SessionSettings {
     }
 }
 
-/// The network allow-list of `run` and `chat`.
+/// The network allow-list of `run`, `chat`, `resume` and `fork` (not remembered by a
+/// conversation: a grant is for the invocation that names it, as `--network` is).
 #[derive(Args, Debug, Clone, Default)]
 pub struct NetArgs {
     /// A host the model's commands may reach, with the network otherwise off: HOST (ports

@@ -1,5 +1,5 @@
 //! Content from outside the user's words and the repository — a fetched page, an MCP
-//! tool's result — is data, never instructions. Such an observation is wrapped when it is
+//! tool's result, the output of a command that downloaded through wright's proxy — is data, never instructions. Such an observation is wrapped when it is
 //! logged (so the history stays a byte-identical prefix: the wrapping is never decided
 //! again) between markers that name where it came from, after a fixed reminder; a marker
 //! inside the content is neutralised so the content cannot close the wrapper early.
@@ -15,6 +15,9 @@ pub enum Provenance {
     Web { url: String },
     /// A tool of an MCP server.
     Mcp { server: String, tool: String },
+    /// A shell command that received data through wright's proxy, from these hosts
+    /// (`host:port`, in the order first reached).
+    Network { hosts: Vec<String> },
 }
 
 impl Provenance {
@@ -22,6 +25,9 @@ impl Provenance {
         match self {
             Provenance::Web { url } => format!("web page {url}"),
             Provenance::Mcp { server, tool } => format!("MCP tool {server}__{tool}"),
+            Provenance::Network { hosts } => {
+                format!("a command that received data from {}", hosts.join(", "))
+            }
         }
     }
 }

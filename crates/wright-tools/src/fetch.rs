@@ -4,8 +4,9 @@
 //! hop of a redirect decided anew, names resolved and checked by wright (never a
 //! loopback, link-local or private address unless the user allowed that exact name) and
 //! the connection pinned to the addresses checked. Every connection is logged. The page is
-//! HTML rendered as text (scripts and styles dropped), capped, and marked untrusted: the
-//! loop wraps it as data, not instructions.
+//! its main content rendered as text (`page_text`: navigation, sidebars, footers, forms,
+//! scripts and styles dropped), capped, and marked untrusted: the loop wraps it as data,
+//! not instructions.
 
 use crate::args;
 use crate::Tool;
@@ -224,10 +225,7 @@ fn readable(kind: &str, body: &[u8]) -> Option<String> {
                 .to_ascii_lowercase()
                 .contains("<html"));
     if looks_html {
-        return html2text::config::plain()
-            .string_from_read(body, 100)
-            .ok()
-            .map(|text| text.trim().to_string());
+        return crate::page_text::main_text(body, 100);
     }
     let textual = kind.is_empty()
         || kind.starts_with("text/")

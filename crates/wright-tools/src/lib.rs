@@ -18,6 +18,7 @@ mod finish;
 mod foreign;
 pub mod map;
 mod mask;
+mod page_text;
 mod registry;
 pub mod risk;
 mod scratch;

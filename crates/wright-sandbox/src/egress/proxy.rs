@@ -28,6 +28,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::Condvar;
 use std::sync::Mutex;
 use std::time::Duration;
 use wright_protocol::NetConnection;
@@ -40,23 +41,65 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a program has to send its request's head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The connections made since the journal was last drained.
+/// The connections made since the journal was last drained, and how many are still open.
 #[derive(Debug, Clone, Default)]
-pub struct Journal(Arc<Mutex<Vec<NetConnection>>>);
+pub struct Journal(Arc<(Mutex<JournalState>, Condvar)>);
+
+#[derive(Debug, Default)]
+struct JournalState {
+    ended: Vec<NetConnection>,
+    open: usize,
+}
+
+/// A connection being served: counted as open until dropped.
+pub struct Opened(Journal);
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        let (state, changed) = &*(self.0).0;
+        if let Ok(mut state) = state.lock() {
+            state.open = state.open.saturating_sub(1);
+        }
+        changed.notify_all();
+    }
+}
 
 impl Journal {
-    pub fn record(&self, connection: NetConnection) {
-        if let Ok(mut list) = self.0.lock() {
-            list.push(connection);
+    /// Counts a connection as open until the guard is dropped (after it is recorded).
+    pub fn opened(&self) -> Opened {
+        if let Ok(mut state) = self.0 .0.lock() {
+            state.open += 1;
         }
+        Opened(self.clone())
+    }
+
+    pub fn record(&self, connection: NetConnection) {
+        let (state, changed) = &*self.0;
+        if let Ok(mut state) = state.lock() {
+            state.ended.push(connection);
+        }
+        changed.notify_all();
     }
 
     /// The connections recorded since the last call, oldest first.
     pub fn drain(&self) -> Vec<NetConnection> {
         self.0
+             .0
             .lock()
-            .map(|mut list| std::mem::take(&mut *list))
+            .map(|mut state| std::mem::take(&mut state.ended))
             .unwrap_or_default()
+    }
+
+    /// `drain`, after waiting at most `patience` for the open connections to end: a
+    /// program that has exited may leave its connection to be closed a moment later, and
+    /// the connection belongs to the command that made it. One a program left running
+    /// keeps open is reported with the command during which it ends.
+    pub fn drain_settled(&self, patience: Duration) -> Vec<NetConnection> {
+        let (state, changed) = &*self.0;
+        if let Ok(state) = state.lock() {
+            let _ = changed.wait_timeout_while(state, patience, |state| state.open > 0);
+        }
+        self.drain()
     }
 }
 
@@ -160,6 +203,7 @@ fn receive(control: UnixStream, allow: &Arc<AllowList>, journal: &Journal) {
 
 /// Serves one connection from the sandbox, whole, and journals it.
 pub fn serve(mut client: TcpStream, allow: &AllowList, journal: &Journal) {
+    let _open = journal.opened();
     let mut record = NetConnection {
         via: NetVia::Proxy,
         host: String::new(),

@@ -39,6 +39,10 @@ const MAX_TIMEOUT_SECS: f64 = 3600.0;
 /// Characters of output the model sees at most (on a window of 32k tokens or more): the
 /// head and the tail, where errors usually are, three to five.
 const MAX_SHOWN: usize = 8000;
+/// How long, after a command, its connections through the proxy have to end (a program
+/// that exited may leave its socket to be closed a moment later) so they are reported with
+/// it — and its output marked as received from the network.
+const CONNECTIONS_SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
 /// Characters shown per token of context window: about a tenth of the window (code and
 /// numbers run 2.5 to 4 characters a token).
 const SHOWN_PER_WINDOW_TOKEN: u64 = 4;
@@ -333,7 +337,7 @@ impl TerminalTool {
         let network = self
             .journal
             .as_ref()
-            .map(wright_sandbox::egress::Journal::drain)
+            .map(|journal| journal.drain_settled(CONNECTIONS_SETTLE))
             .unwrap_or_default();
         notes.extend(
             network
@@ -359,14 +363,33 @@ impl TerminalTool {
             }
             shown.push_str(&note);
         }
+        let untrusted = received_from(&network);
         Ok(ToolOutput {
             text: shown,
             is_error: false,
             exit_code,
             network,
+            untrusted,
             ..ToolOutput::default()
         })
     }
+}
+
+/// What a command printed is from outside when it received data from the network: the
+/// hosts it did, each once, in order (`None` when it received nothing).
+fn received_from(
+    network: &[wright_protocol::NetConnection],
+) -> Option<wright_protocol::Provenance> {
+    let mut hosts: Vec<String> = Vec::new();
+    for connection in network {
+        let received = connection.verdict == wright_protocol::NetVerdict::Allowed
+            && connection.bytes_received > 0;
+        let host = format!("{}:{}", connection.host, connection.port);
+        if received && !hosts.contains(&host) {
+            hosts.push(host);
+        }
+    }
+    (!hosts.is_empty()).then_some(wright_protocol::Provenance::Network { hosts })
 }
 
 /// Translates what the model wants typed: `C-c`, `C-d`, `C-z` as those keys; text with
