@@ -371,3 +371,68 @@ async fn a_resumed_run_is_held_as_it_started() {
     assert!(requests[1].json()["response_format"]["json_schema"].is_object());
     assert_prefixes(&requests);
 }
+
+/// The names of the calls a request's schema allows.
+fn allowed_calls(request: &Recorded) -> Vec<String> {
+    request.json()["response_format"]["json_schema"]["schema"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            b["properties"]["name"]["const"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_two_failed_commands_the_next_reply_must_read_or_change_the_code() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("notes.txt"), "hello\n").unwrap();
+    let script = vec![
+        constrained("Run it.", "terminal", json!({"command": "ls missing.txt"})),
+        constrained("Again.", "terminal", json!({"command": "ls missing.txt"})),
+        constrained(
+            "Read.",
+            "file_editor",
+            json!({"command": "view", "path": "notes.txt"}),
+        ),
+        constrained("Now it works.", "terminal", json!({"command": "true"})),
+        constrained("", "finish", json!({"message": "done"})),
+    ];
+    let server = llama_cpp(script, false, Constraints::llama_cpp()).await;
+    let output = h
+        .run(&server.url(), "fix it", &["--first-look", "off"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 5);
+    let all = allowed_calls(&requests[0]);
+    assert!(all.contains(&"terminal".to_string()), "{all:?}");
+    assert_eq!(allowed_calls(&requests[1]), all);
+    // Two failures in a row: this one request may neither run a command nor finish.
+    let narrowed = allowed_calls(&requests[2]);
+    assert!(
+        !narrowed.contains(&"terminal".to_string()) && !narrowed.contains(&"finish".to_string()),
+        "{narrowed:?}"
+    );
+    assert!(
+        narrowed.contains(&"file_editor".to_string()),
+        "{narrowed:?}"
+    );
+    // Then back to every call; the messages still only grow (the prefix cache holds).
+    assert_eq!(allowed_calls(&requests[3]), all);
+    assert_eq!(allowed_calls(&requests[4]), all);
+    for pair in requests.windows(2) {
+        let (before, after) = (pair[0].json(), pair[1].json());
+        let (before, after) = (
+            before["messages"].as_array().unwrap().clone(),
+            after["messages"].as_array().unwrap().clone(),
+        );
+        assert_eq!(before[..], after[..before.len()]);
+    }
+}

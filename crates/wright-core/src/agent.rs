@@ -10,6 +10,7 @@ mod ending;
 mod fallback;
 mod finish_guard;
 mod first_look;
+mod narrow;
 mod restore;
 mod reviewing;
 mod send;
@@ -388,7 +389,14 @@ impl Conversation {
         self.totals.steps = self.step;
         let step = self.step;
         let messages = render_history(self.log.events());
-        let body = self.client.request_body(&messages, &self.request_tools);
+        let body = match self.narrowed_constraint() {
+            Some(narrowed) => {
+                let mut client = self.client.clone();
+                client.set_constraint(Some(narrowed));
+                client.request_body(&messages, &self.request_tools)
+            }
+            None => self.client.request_body(&messages, &self.request_tools),
+        };
         let body = match self.fit_window(observer, step, body).await? {
             Fitted::Send(body) => body,
             Fitted::Ended(end) => return Ok(end),

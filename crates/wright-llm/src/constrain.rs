@@ -218,6 +218,8 @@ pub struct ActiveConstraint {
     pub kind: Constraint,
     schema: Option<Box<RawValue>>,
     reasoning: bool,
+    /// The calls the schema allows, to narrow it for one request (see `without`).
+    shapes: Vec<CallShape>,
 }
 
 impl ActiveConstraint {
@@ -239,7 +241,25 @@ impl ActiveConstraint {
             kind,
             schema,
             reasoning: reasoning && kind != Constraint::ToolChoice,
+            shapes: shapes.to_vec(),
         }
+    }
+
+    /// The same constraint, allowing no call of the tools `left_out`: for one request whose
+    /// reply must be something else. Only a schema can say that without changing the
+    /// prompt (the tools a request lists are part of the cached prefix), so `None` for
+    /// `tool_choice`, and when nothing would be left.
+    pub fn without(&self, left_out: &[&str]) -> Option<Self> {
+        let shapes: Vec<CallShape> = self
+            .shapes
+            .iter()
+            .filter(|shape| !left_out.contains(&shape.name.as_str()))
+            .cloned()
+            .collect();
+        if self.schema.is_none() || shapes.is_empty() || shapes.len() == self.shapes.len() {
+            return None;
+        }
+        Some(Self::of_shapes(self.kind, &shapes, self.reasoning))
     }
 
     /// Whether replies are a bare JSON object (`reasoning`?, `name`, `arguments`) rather
