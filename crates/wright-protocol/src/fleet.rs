@@ -106,7 +106,8 @@ pub struct ModelShare {
 }
 
 /// Each model's share of the conversation, in the order they worked: the model of the
-/// start (or of the route), then each switch's. Requests are counted from `usage` events,
+/// start (or of the route), then each switch's; a profile whose server did not answer at
+/// the start has a share of no step. Requests are counted from `usage` events,
 /// steps from the distinct steps that had one; side questions count for the model in force.
 pub fn by_model(events: &[Event]) -> Vec<ModelShare> {
     let mut shares: Vec<ModelShare> = Vec::new();
@@ -128,8 +129,19 @@ pub fn by_model(events: &[Event]) -> Vec<ModelShare> {
                 }
             }
             EventBody::ModelSwitch(switch) => {
-                if let Some(current) = shares.last_mut().filter(|c| c.profile.is_none()) {
-                    current.profile = switch.from.profile.clone();
+                match shares.last_mut() {
+                    // A switch before the model in force did anything (its server did
+                    // not answer when the run started, whose start event names the model
+                    // it went on with): the share is the profile that was tried.
+                    Some(current) if current.steps == 0 && current.prompt_tokens == 0 => {
+                        current.profile = switch.from.profile.clone();
+                        current.model = switch.from.model.clone();
+                        current.base_url = switch.from.base_url.clone();
+                    }
+                    Some(current) if current.profile.is_none() => {
+                        current.profile = switch.from.profile.clone();
+                    }
+                    Some(_) | None => {}
                 }
                 counted_step = None;
                 shares.push(ModelShare {
