@@ -178,3 +178,54 @@ pub fn by_model(events: &[Event]) -> Vec<ModelShare> {
     }
     shares
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn events(lines: &[&str]) -> Vec<Event> {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(id, line)| {
+                serde_json::from_str(&format!(
+                    r#"{{"id":{id},"ts":"2026-12-02T00:00:00.000Z","source":"environment",{line}}}"#
+                ))
+                .unwrap()
+            })
+            .collect()
+    }
+
+    fn share(profile: &str, model: &str, url: &str, steps: u32, prompt: u64) -> ModelShare {
+        ModelShare {
+            profile: Some(profile.into()),
+            model: model.into(),
+            base_url: url.into(),
+            steps,
+            prompt_tokens: prompt,
+            completion_tokens: 0,
+            cost: None,
+        }
+    }
+
+    #[test]
+    fn a_profile_passed_over_at_the_start_has_a_share_of_no_step() {
+        // The start names the model the run started on; the switch before any step
+        // says which profile did not answer.
+        let log = events(&[
+            r#""kind":"start","version":6,"conversation":"c","workspace":"/w","model":"big","base_url":"http://h/v1","system_prompt":"","tools":[]"#,
+            r#""kind":"route","profile":"local","reason":"default","why":"the profile key""#,
+            r#""kind":"model_switch","step":1,"from":{"profile":"local","model":"small","base_url":"http://l/v1","destination":"loopback"},"to":{"profile":"hosted","model":"big","base_url":"http://h/v1","destination":"loopback"},"reason":"unreachable","detail":"connection refused""#,
+            r#""kind":"usage","step":1,"prompt_tokens":100,"completion_tokens":0"#,
+            r#""kind":"usage","step":2,"prompt_tokens":120,"completion_tokens":0"#,
+        ]);
+        assert_eq!(
+            by_model(&log),
+            vec![
+                share("local", "small", "http://l/v1", 0, 0),
+                share("hosted", "big", "http://h/v1", 2, 220),
+            ]
+        );
+    }
+}
