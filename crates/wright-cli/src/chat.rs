@@ -114,9 +114,8 @@ impl Chat {
 pub async fn chat(mut args: ChatArgs) -> Result<u8> {
     args.common.allow_hosts = std::mem::take(&mut args.net.allow_hosts);
     args.common.check()?;
-    let (mut settings, session) =
+    let (settings, session, profile_lines) =
         crate::drive::prepare(&args.common, &args.place, Replies::MayBeWords).await?;
-    let mut fleet = std::mem::take(&mut settings.fleet);
     // Held for the whole chat: the first conversation's lock (whose sandbox this is) and
     // the checkout's, in the session; a conversation switched to later has its own lock.
     let root = session.tools.workspace.root().display().to_string();
@@ -124,12 +123,8 @@ pub async fn chat(mut args: ChatArgs) -> Result<u8> {
     // Made once, before the agent's first step; a conversation started later in this
     // chat gets the same map.
     let map = session.workspace_map();
+    // The session gives it its fallback profiles.
     let mut conversation = session.start_conversation(map.clone())?;
-    conversation.set_fallback(settings.values.profile.clone(), fleet.alternates);
-    if let Some(route) = settings.route.clone() {
-        fleet.lines.insert(0, crate::fleet::route_line(&route));
-        conversation.log_route(route)?;
-    }
     conversation.set_confirmer(crate::confirm::TerminalConfirmer::for_chat());
     let confirm = conversation.confirm_mode();
     let mut chat = Chat {
@@ -148,7 +143,7 @@ pub async fn chat(mut args: ChatArgs) -> Result<u8> {
         &session.client,
         session.tools.workspace.root(),
         &session.working_copy,
-        &[crate::drive::model_lines(&session), fleet.lines].concat(),
+        &[crate::drive::model_lines(&session), profile_lines].concat(),
         &session.tools.setup,
     );
     tell!("{HELP}\n");

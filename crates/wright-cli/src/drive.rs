@@ -58,32 +58,35 @@ pub fn with_remedy(err: anyhow::Error) -> anyhow::Error {
 
 /// A new session on the workspace `place` names, with the settings of the flags, the
 /// environment and the configuration files (the repository's own read at the commit
-/// the conversation starts from).
+/// the conversation starts from), on the first profile of the chain whose server
+/// answers; with the header's lines about the profiles.
 pub async fn prepare(
     common: &CommonArgs,
     place: &WorkspaceArgs,
     replies: Replies,
-) -> Result<(SessionSettings, Session)> {
+) -> Result<(SessionSettings, Session, Vec<String>)> {
     let front = Terminal { json: common.json };
     let start = Session::locate(&place.workspace, &front)?;
     let command = match replies {
         Replies::AlwaysCalls => wright_config::RouteCommand::Run,
         Replies::MayBeWords => wright_config::RouteCommand::Chat,
     };
-    let mut settings =
+    let settings =
         SessionSettings::resolve_routed(common, Some(&start.config_source()), Some(command))?;
+    // First: a secret that is not stored stops the run before the server is asked.
+    let sandbox = settings.sandbox_choice()?;
+    // The fallback profiles too, before anything is made (each checked for egress).
+    let crate::answering::Connected {
+        mut settings,
+        client,
+        profiles,
+        lines,
+    } = crate::answering::connect(settings, common, None, crate::hints::Front::CommandLine).await?;
     // A chat asks before risky actions unless told otherwise; a run does not.
     settings.values.confirm.get_or_insert(match replies {
         Replies::MayBeWords => wright_protocol::ConfirmMode::Risky,
         Replies::AlwaysCalls => wright_protocol::ConfirmMode::Never,
     });
-    // First: a secret that is not stored stops the run before the server is asked.
-    let sandbox = settings.sandbox_choice()?;
-    let client = settings
-        .client(None, crate::hints::Front::CommandLine)
-        .await?;
-    // The fallback profiles too, before anything is made (each checked for egress).
-    settings.fleet = crate::fleet::Fleet::resolve(&settings, common)?;
     let uncommitted = if place.include_uncommitted {
         working_copy::UncommittedChoice::Include
     } else if crate::ask::can_ask(settings.json) {
@@ -102,11 +105,12 @@ pub async fn prepare(
         },
         sandbox,
         replies,
+        profiles,
     };
     let session = Session::prepare(start, request, &front)
         .await
         .map_err(with_remedy)?;
-    Ok((settings, session))
+    Ok((settings, session, lines))
 }
 
 /// The header's lines about the model.

@@ -1,8 +1,9 @@
 //! The command line's side of fallback between profiles: the profiles of `fallback`
 //! (or `--fallback`) resolved once before the run starts — each checked against the
 //! egress policy as the first profile is, so a profile whose server the repository's code
-//! may not go to is left out before anything is sent, and said so in the header — and the
-//! words for a switch, a route and each model's share in the report and `wright show`.
+//! may not go to is left out before anything is sent, and said so in the header — the
+//! first of the chain whose server answers found (`connect`), and the words for a switch,
+//! a route and each model's share in the report and `wright show`.
 
 use crate::settings::CommonArgs;
 use crate::settings::SessionSettings;
@@ -14,12 +15,20 @@ use wright_protocol::Event;
 use wright_protocol::ModelAt;
 use wright_protocol::ModelSwitch;
 use wright_protocol::Route;
+use wright_protocol::SwitchReason;
 
-/// The profiles to go on with, and the header's lines about them.
+/// The profiles to go on with, each with its own settings, and those left out.
 #[derive(Default)]
 pub struct Fleet {
-    pub alternates: Vec<Alternate>,
-    pub lines: Vec<String>,
+    pub members: Vec<Member>,
+    /// The header's lines about the profiles the egress policy left out.
+    pub left_out: Vec<String>,
+}
+
+/// A fallback profile: its settings (its server, model and prices) and its client.
+pub struct Member {
+    pub settings: SessionSettings,
+    pub alternate: Alternate,
 }
 
 impl Fleet {
@@ -51,7 +60,7 @@ impl Fleet {
             let base_url = wright_llm::normalize_base_url(base_url)?;
             if let Err(refused) = other.check_egress(&base_url) {
                 fleet
-                    .lines
+                    .left_out
                     .push(format!("fallback {name}: left out — {refused}"));
                 continue;
             }
@@ -60,22 +69,32 @@ impl Fleet {
             config.model = model.clone();
             config.api_key = other.values.api_key.clone().filter(|k| !k.is_empty());
             let client = wright_llm::Client::new(config)?;
-            fleet.lines.push(format!(
-                "fallback {name} ({model} on {})",
-                client.config().base_url
-            ));
-            fleet.alternates.push(Alternate {
+            let alternate = Alternate {
                 profile: name.clone(),
                 client,
                 price: other.values.price,
                 context_window: other.values.context_window,
+            };
+            fleet.members.push(Member {
+                settings: other,
+                alternate,
             });
         }
         Ok(fleet)
     }
 }
 
-fn model_words(at: &ModelAt) -> String {
+/// The header's line about a fallback profile.
+pub fn fallback_line(alternate: &Alternate) -> String {
+    format!(
+        "fallback {} ({} on {})",
+        alternate.profile,
+        alternate.client.config().model,
+        alternate.client.config().base_url
+    )
+}
+
+pub fn model_words(at: &ModelAt) -> String {
     match &at.profile {
         Some(profile) => format!("{} ({profile})", at.model),
         None => at.model.clone(),
@@ -86,13 +105,20 @@ fn model_words(at: &ModelAt) -> String {
 /// server stayed overloaded (…)`.
 pub fn switch_line(switch: &ModelSwitch) -> String {
     format!(
-        "model switch at step {}: {} → {} on {}: {} ({})",
+        "model switch at step {}: {}",
         switch.step,
-        model_words(&switch.from),
-        model_words(&switch.to),
-        switch.to.base_url,
-        switch.reason.describe(),
-        switch.detail
+        switch_words(&switch.from, &switch.to, switch.reason, &switch.detail)
+    )
+}
+
+/// `small (local) → big (hosted) on URL: its server could not be reached (…)`.
+pub fn switch_words(from: &ModelAt, to: &ModelAt, reason: SwitchReason, detail: &str) -> String {
+    format!(
+        "{} → {} on {}: {} ({detail})",
+        model_words(from),
+        model_words(to),
+        to.base_url,
+        reason.describe(),
     )
 }
 

@@ -5,6 +5,7 @@
 mod screen;
 
 mod acp;
+mod answering;
 mod ask;
 mod chat;
 mod config_cmds;

@@ -46,32 +46,34 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
     let existing = Existing::open(&dir, &front)?;
     // After a switch to a fallback profile, that profile is the one in force: taken
     // unless a profile, a server or a model is named.
-    let mut common = args.common.clone();
+    let (common, (logged_url, logged_model)) = crate::answering::in_force(&args.common, &existing);
     let in_force = existing.in_force.clone();
-    let named = common.profile.is_some() || common.base_url.is_some() || common.model.is_some();
-    if let Some(profile) = in_force.as_ref().and_then(|at| at.profile.clone()) {
-        if !named {
-            common.profile = Some(profile);
-        }
-    }
     let settings = SessionSettings::resolve(&common, Some(&existing.working_copy.config_source()))?;
     let start = existing.start.clone();
-    let (logged_url, logged_model) = match &in_force {
-        Some(at) => (at.base_url.clone(), at.model.clone()),
-        None => (start.base_url.clone(), start.model.clone()),
-    };
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
-    let client = settings
-        .client(
-            Some((&logged_url, &logged_model)),
-            crate::hints::Front::CommandLine,
-        )
-        .await?;
-    let fleet = crate::fleet::Fleet::resolve(&settings, &common)?;
-    let (session, mut conversation, notes) =
-        Session::reopen(existing, client, settings.values.clone(), &sandbox, &front).await?;
-    conversation.set_fallback(settings.values.profile.clone(), fleet.alternates);
+    // The fallback profiles too: when the model in force does not answer, the next one.
+    let crate::answering::Connected {
+        settings,
+        client,
+        profiles,
+        lines: profile_lines,
+    } = crate::answering::connect(
+        settings,
+        &common,
+        Some((&logged_url, &logged_model)),
+        crate::hints::Front::CommandLine,
+    )
+    .await?;
+    let (session, conversation, notes) = Session::reopen(
+        existing,
+        client,
+        settings.values.clone(),
+        &sandbox,
+        profiles,
+        &front,
+    )
+    .await?;
     if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {
         bail!(
             "conversation {} has finished; give a message to go on: wright resume {} \"what next\"",
@@ -105,7 +107,7 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
                     .unwrap_or_default()
             ));
         }
-        lines.extend(fleet.lines);
+        lines.extend(profile_lines);
         if let Some(torn) = &notes.torn {
             lines.push(format!(
                 "the log ended in a torn line ({} at line {}): cut off, the events before it are intact",

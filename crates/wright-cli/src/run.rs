@@ -57,17 +57,12 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
         };
         return crate::parallel::run(n, &args.parallel, asked).await;
     }
-    let (mut settings, mut session) =
+    let (settings, mut session, profile_lines) =
         crate::drive::prepare(common, &args.place, wright_session::Replies::AlwaysCalls).await?;
     session.group = args.parallel.group.clone();
-    // The map is made before the agent's first step, from what the user gave it.
+    // The map is made before the agent's first step, from what the user gave it; the
+    // session gives the conversation its fallback profiles.
     let mut conversation = session.start_conversation(session.workspace_map())?;
-    let mut fleet = std::mem::take(&mut settings.fleet);
-    conversation.set_fallback(settings.values.profile.clone(), fleet.alternates);
-    if let Some(route) = settings.route.clone() {
-        fleet.lines.insert(0, crate::fleet::route_line(&route));
-        conversation.log_route(route)?;
-    }
     let first_look = args
         .first_look
         .as_deref()
@@ -88,7 +83,7 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
             &session.client,
             session.tools.workspace.root(),
             &session.working_copy,
-            &[crate::drive::model_lines(&session), fleet.lines].concat(),
+            &[crate::drive::model_lines(&session), profile_lines].concat(),
             &session.tools.setup,
         );
         if let Some(line) = &review {

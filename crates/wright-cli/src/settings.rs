@@ -332,6 +332,22 @@ pub fn check_text(text: &str, what: &str, example: &str) -> Result<()> {
     Ok(())
 }
 
+/// A server's failure to answer, worded for `front`; for a resumed conversation (`logged`:
+/// its server and model) with how to name its server again.
+pub fn server_failure(
+    err: &wright_llm::LlmError,
+    logged: Option<(&str, &str)>,
+    front: Front,
+) -> String {
+    match logged {
+        Some((url, model)) => format!(
+            "{}\n  this conversation worked with {model} on {url}; wright does not take a server from a log: pass --base-url {url} to use it again",
+            explain(err, front)
+        ),
+        None => explain(err, front),
+    }
+}
+
 /// What a session runs with, and how it was decided.
 pub struct SessionSettings {
     pub values: Settings,
@@ -342,8 +358,6 @@ pub struct SessionSettings {
     /// What they were resolved from, to resolve them again with another profile.
     args: CommonArgs,
     source: Option<RepoConfigSource>,
-    /// The fallback profiles, once resolved (see `fleet`).
-    pub fleet: crate::fleet::Fleet,
     /// How the profile was chosen, when routing rules were applied.
     pub route: Option<wright_protocol::Route>,
 }
@@ -372,7 +386,6 @@ impl SessionSettings {
             allow_remote: args.allow_remote,
             args: args.clone(),
             source: source.cloned(),
-            fleet: crate::fleet::Fleet::default(),
             route,
         })
     }
@@ -425,6 +438,19 @@ impl SessionSettings {
     /// log's word — the user is told how to name it. The repository's egress setting is
     /// checked before anything of it is sent.
     pub async fn client(&self, logged: Option<(&str, &str)>, front: Front) -> Result<Client> {
+        match self.try_client(logged).await? {
+            Ok(client) => Ok(client),
+            Err(err) => bail!("{}", server_failure(&err, logged, front)),
+        }
+    }
+
+    /// `client`, with the server's own failure kept apart and typed (the outer error is
+    /// a refusal of wright's: egress, a bad URL), for a caller that goes on with another
+    /// profile when the server does not answer.
+    pub async fn try_client(
+        &self,
+        logged: Option<(&str, &str)>,
+    ) -> Result<std::result::Result<Client, wright_llm::LlmError>> {
         let choice = ServerChoice {
             preferred_model: logged.map(|(_, model)| model.to_string()),
             ..self.server_choice()
@@ -433,16 +459,12 @@ impl SessionSettings {
         if let Some(url) = &choice.base_url {
             self.check_egress(&wright_llm::normalize_base_url(url)?)?;
         }
-        let client = match (connect(choice, self.client_config()).await, logged) {
-            (Ok(client), _) => client,
-            (Err(err), Some((url, model))) => bail!(
-                "{}\n  this conversation worked with {model} on {url}; wright does not take a server from a log: pass --base-url {url} to use it again",
-                explain(&err, front)
-            ),
-            (Err(err), None) => bail!("{}", explain(&err, front)),
+        let client = match connect(choice, self.client_config()).await {
+            Ok(client) => client,
+            Err(err) => return Ok(Err(err)),
         };
         self.check_egress(&client.config().base_url)?;
-        Ok(client)
+        Ok(Ok(client))
     }
 
     /// The server and model the settings name.

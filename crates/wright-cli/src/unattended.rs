@@ -4,6 +4,8 @@
 //! repository's own file read at the start commit), and nobody asked anything (a
 //! question is answered no by the program's `Front`).
 
+use crate::answering::connect;
+use crate::answering::Connected;
 use crate::settings::CommonArgs;
 use crate::settings::SessionSettings;
 use anyhow::Result;
@@ -36,13 +38,18 @@ pub async fn prepare(
     front: &dyn Front,
 ) -> Result<Session> {
     let start = Session::locate(workspace, front)?;
-    let mut settings = SessionSettings::resolve(args, Some(&start.config_source()))?;
-    default_confirm(&mut settings, confirm);
+    let settings = SessionSettings::resolve(args, Some(&start.config_source()))?;
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
-    let client = settings
-        .client(None, crate::hints::Front::CommandLine)
-        .await?;
+    // The first profile of the chain that answers, and the rest for the conversation to
+    // go on with (the header's lines are a terminal's: the log has the switches).
+    let Connected {
+        mut settings,
+        client,
+        profiles,
+        ..
+    } = connect(settings, args, None, crate::hints::Front::CommandLine).await?;
+    default_confirm(&mut settings, confirm);
     let request = wright_session::Request {
         client,
         settings: settings.values.clone(),
@@ -54,6 +61,7 @@ pub async fn prepare(
         },
         sandbox,
         replies: wright_session::Replies::AlwaysCalls,
+        profiles,
     };
     Session::prepare_as(id, start, request, front)
         .await
@@ -68,18 +76,32 @@ pub async fn reopen(
     front: &dyn Front,
 ) -> Result<(Session, Conversation, ResumeNotes)> {
     let existing = Existing::open(dir, front)?;
-    let mut settings =
-        SessionSettings::resolve(args, Some(&existing.working_copy.config_source()))?;
-    default_confirm(&mut settings, confirm);
-    let start = existing.start.clone();
+    // After a switch to a fallback profile, the model in force, as `wright resume` does.
+    let (args, (logged_url, logged_model)) = crate::answering::in_force(args, &existing);
+    let settings = SessionSettings::resolve(&args, Some(&existing.working_copy.config_source()))?;
     let sandbox = settings.sandbox_choice()?;
-    let client = settings
-        .client(
-            Some((&start.base_url, &start.model)),
-            crate::hints::Front::CommandLine,
-        )
-        .await?;
-    Session::reopen(existing, client, settings.values.clone(), &sandbox, front).await
+    let Connected {
+        mut settings,
+        client,
+        profiles,
+        ..
+    } = connect(
+        settings,
+        &args,
+        Some((&logged_url, &logged_model)),
+        crate::hints::Front::CommandLine,
+    )
+    .await?;
+    default_confirm(&mut settings, confirm);
+    Session::reopen(
+        existing,
+        client,
+        settings.values.clone(),
+        &sandbox,
+        profiles,
+        front,
+    )
+    .await
 }
 
 /// The program's own default for confirmation (the server asks before risky actions),

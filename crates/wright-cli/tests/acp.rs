@@ -489,3 +489,76 @@ async fn acp_closing_or_a_signal_stops_the_run_after_its_step() {
         assert_eq!(stop, reason, "{leave}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_session_goes_on_with_the_fallback_profile_after_a_503_storm() {
+    let h = Harness::new();
+    crate::config::init_repo(h.repo());
+    let busy = || Reply::Status(503, json!({"error": {"message": "Loading model"}}));
+    let local = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo one"})),
+        busy(),
+        busy(),
+        busy(),
+        busy(),
+    ])
+    .await
+    .unwrap();
+    let hosted = ScriptedServer::start_with_models(
+        vec![
+            reply().call("terminal", json!({"command": "echo two"})),
+            reply().call("finish", json!({"message": "done"})),
+        ],
+        vec!["big-model".to_string()],
+    )
+    .await
+    .unwrap();
+    h.user_config(&format!(
+        "[profiles.hosted]\nbase_url = \"{}\"\nmodel = \"big-model\"\n",
+        hosted.url()
+    ));
+    let url = local.url();
+    let mut editor = Editor::start_with(
+        &h,
+        &[
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "--fallback",
+            "hosted",
+        ],
+    );
+    editor.initialize().await;
+    let session = editor.new_session(h.repo()).await;
+    let answer = editor.prompt(&session, "say one then two").await;
+    assert_eq!(
+        answer.response["result"]["stopReason"],
+        "end_turn",
+        "{}\n{}",
+        answer.response,
+        editor.said()
+    );
+    let switches: Vec<wright_protocol::ModelSwitch> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e.body {
+            wright_protocol::EventBody::ModelSwitch(switch) => Some(switch),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(switches.len(), 1, "{switches:?}");
+    assert_eq!(
+        (
+            switches[0].step,
+            switches[0].reason,
+            switches[0].to.profile.as_deref()
+        ),
+        (2, wright_protocol::SwitchReason::Overloaded, Some("hosted"))
+    );
+    assert_eq!(
+        (local.chat_requests().len(), hosted.chat_requests().len()),
+        (5, 2)
+    );
+    editor.close().await;
+}

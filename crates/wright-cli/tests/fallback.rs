@@ -340,3 +340,100 @@ async fn a_request_too_large_for_the_server_goes_to_the_next_profile() {
         history(&hosted.chat_requests()[0])
     );
 }
+
+/// A model server's address where nothing listens: a port taken, then let go.
+fn nothing_listens() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_profile_down_at_the_start_hands_the_run_to_the_next() {
+    let h = Harness::new();
+    let local = nothing_listens();
+    let hosted =
+        ScriptedServer::start_with_models(vec![terminal("echo two"), finish(), finish()], big())
+            .await
+            .unwrap();
+    two_profiles(&h, &local, &hosted.url(), true);
+    let output = h.wright(&["run", "say two"], &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(
+        said.contains(&format!(
+            "model switch at the start: test-model (local) → big-model (hosted) on {}: its server could not be reached",
+            hosted.url()
+        )),
+        "{said}"
+    );
+    // The run starts on the hosted profile: no fallback left after it.
+    assert!(!said.contains("fallback hosted ("), "{said}");
+    let switches = switches(&h);
+    assert_eq!(switches.len(), 1, "{switches:?}");
+    let switch = &switches[0];
+    assert_eq!(
+        (switch.step, switch.reason),
+        (1, SwitchReason::Unreachable),
+        "{switch:?}"
+    );
+    assert_eq!(
+        (switch.from.profile.as_deref(), switch.from.model.as_str()),
+        (Some("local"), "test-model")
+    );
+    assert_eq!(switch.from.base_url, local);
+    assert_eq!(
+        (switch.to.profile.as_deref(), switch.to.model.as_str()),
+        (Some("hosted"), "big-model")
+    );
+    assert!(
+        switch.detail.contains("connection refused"),
+        "{}",
+        switch.detail
+    );
+    assert_eq!(hosted.chat_requests().len(), 2);
+    assert_eq!(last_state(&h.events()), "state:finished");
+    // The report and `wright show` say it as they say a switch in the run.
+    let out = stdout(&output);
+    let local_line = out
+        .lines()
+        .find(|l| l.contains("test-model (local)"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(local_line.contains("0 steps ·"), "{local_line}");
+    let hosted_line = out
+        .lines()
+        .find(|l| l.contains("big-model (hosted)"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(hosted_line.contains("2 steps ·"), "{hosted_line}");
+    let id = h.conversation_id();
+    let shown = stdout(&h.wright(&["show", &id], &[]).await);
+    assert!(
+        shown.contains("model switch at step 1: test-model (local) → big-model (hosted)"),
+        "{shown}"
+    );
+    assert!(shown.contains("by model:"), "{shown}");
+    // Resumed, it goes on with the model in force, the local profile not asked again.
+    let resumed = h.wright(&["resume", &id, "say three"], &[]).await;
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(hosted.chat_requests().len(), 3);
+    assert_eq!(self::switches(&h).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_no_profile_answers_the_error_names_each_one_tried() {
+    let h = Harness::new();
+    let (local, hosted) = (nothing_listens(), nothing_listens());
+    two_profiles(&h, &local, &hosted, true);
+    let output = h.wright(&["run", "say two"], &[]).await;
+    // The setup's failure, as when the one server named does not answer.
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(said.contains("no profile's server answered"), "{said}");
+    for tried in [
+        format!("test-model (local) on {local}: "),
+        format!("big-model (hosted) on {hosted}: "),
+    ] {
+        assert!(said.contains(&tried), "{said}");
+    }
+}

@@ -106,7 +106,8 @@ pub struct ModelShare {
 }
 
 /// Each model's share of the conversation, in the order they worked: the model of the
-/// start (or of the route), then each switch's. Requests are counted from `usage` events,
+/// start (or of the route), then each switch's; a profile whose server did not answer at
+/// the start has a share of no step. Requests are counted from `usage` events,
 /// steps from the distinct steps that had one; side questions count for the model in force.
 pub fn by_model(events: &[Event]) -> Vec<ModelShare> {
     let mut shares: Vec<ModelShare> = Vec::new();
@@ -128,8 +129,19 @@ pub fn by_model(events: &[Event]) -> Vec<ModelShare> {
                 }
             }
             EventBody::ModelSwitch(switch) => {
-                if let Some(current) = shares.last_mut().filter(|c| c.profile.is_none()) {
-                    current.profile = switch.from.profile.clone();
+                match shares.last_mut() {
+                    // A switch before the model in force did anything (its server did
+                    // not answer when the run started, whose start event names the model
+                    // it went on with): the share is the profile that was tried.
+                    Some(current) if current.steps == 0 && current.prompt_tokens == 0 => {
+                        current.profile = switch.from.profile.clone();
+                        current.model = switch.from.model.clone();
+                        current.base_url = switch.from.base_url.clone();
+                    }
+                    Some(current) if current.profile.is_none() => {
+                        current.profile = switch.from.profile.clone();
+                    }
+                    Some(_) | None => {}
                 }
                 counted_step = None;
                 shares.push(ModelShare {
@@ -165,4 +177,55 @@ pub fn by_model(events: &[Event]) -> Vec<ModelShare> {
         }
     }
     shares
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn events(lines: &[&str]) -> Vec<Event> {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(id, line)| {
+                serde_json::from_str(&format!(
+                    r#"{{"id":{id},"ts":"2026-12-02T00:00:00.000Z","source":"environment",{line}}}"#
+                ))
+                .unwrap()
+            })
+            .collect()
+    }
+
+    fn share(profile: &str, model: &str, url: &str, steps: u32, prompt: u64) -> ModelShare {
+        ModelShare {
+            profile: Some(profile.into()),
+            model: model.into(),
+            base_url: url.into(),
+            steps,
+            prompt_tokens: prompt,
+            completion_tokens: 0,
+            cost: None,
+        }
+    }
+
+    #[test]
+    fn a_profile_passed_over_at_the_start_has_a_share_of_no_step() {
+        // The start names the model the run started on; the switch before any step
+        // says which profile did not answer.
+        let log = events(&[
+            r#""kind":"start","version":6,"conversation":"c","workspace":"/w","model":"big","base_url":"http://h/v1","system_prompt":"","tools":[]"#,
+            r#""kind":"route","profile":"local","reason":"default","why":"the profile key""#,
+            r#""kind":"model_switch","step":1,"from":{"profile":"local","model":"small","base_url":"http://l/v1","destination":"loopback"},"to":{"profile":"hosted","model":"big","base_url":"http://h/v1","destination":"loopback"},"reason":"unreachable","detail":"connection refused""#,
+            r#""kind":"usage","step":1,"prompt_tokens":100,"completion_tokens":0"#,
+            r#""kind":"usage","step":2,"prompt_tokens":120,"completion_tokens":0"#,
+        ]);
+        assert_eq!(
+            by_model(&log),
+            vec![
+                share("local", "small", "http://l/v1", 0, 0),
+                share("hosted", "big", "http://h/v1", 2, 220),
+            ]
+        );
+    }
 }

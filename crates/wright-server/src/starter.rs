@@ -19,7 +19,8 @@ pub trait Starter: Send + Sync + 'static {
     /// Refuses settings the program would refuse, before anything is queued.
     fn check(&self, settings: &api::Settings) -> Result<()>;
     /// A new conversation's session, under `id`, on `workspace` (the request's, or the
-    /// clone of its repository URL).
+    /// clone of its repository URL), with the profiles its conversation falls back to
+    /// (`Session::profiles`, given to the conversation when it starts).
     async fn prepare(
         &self,
         id: String,

@@ -167,6 +167,7 @@ impl Builder {
                 repo_mcp: crate::hooks::RepoHooksChoice::Ask,
             },
             replies: Replies::AlwaysCalls,
+            profiles: crate::Profiles::default(),
         };
         Session::prepare(start, request, front).await
     }

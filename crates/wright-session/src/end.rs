@@ -87,6 +87,7 @@ impl Session {
             self.tool_calling,
         )?;
         self.equip(&mut conversation);
+        self.profiles.attach(&mut conversation)?;
         if let Some((path, script)) = &self.hooks.setup {
             conversation.set_up_first(path.clone(), script.clone());
         }

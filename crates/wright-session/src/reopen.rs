@@ -86,6 +86,7 @@ impl Session {
         mut client: Client,
         mut settings: Settings,
         sandbox: &SandboxChoice,
+        profiles: crate::Profiles,
         front: &dyn Front,
     ) -> Result<(Session, Conversation, ResumeNotes)> {
         let Existing {
@@ -178,8 +179,10 @@ impl Session {
             teaching,
             hooks,
             group: start.group.clone(),
+            profiles,
         };
         session.equip(&mut conversation);
+        session.profiles.attach(&mut conversation)?;
         Ok((session, conversation, notes))
     }
 }

@@ -116,6 +116,7 @@ impl FreshReviewer {
             },
             sandbox: self.sandbox.clone(),
             replies: Replies::AlwaysCalls,
+            profiles: crate::Profiles::default(),
         };
         let session = Session::prepare(start, request, &front).await?;
         let WorkingCopy::Clone(clone) = &session.working_copy else {

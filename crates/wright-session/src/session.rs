@@ -194,6 +194,8 @@ pub struct Request {
     pub place: Place,
     pub sandbox: SandboxChoice,
     pub replies: Replies,
+    /// The profile in use and those to go on with (none: `Profiles::default()`).
+    pub profiles: crate::Profiles,
 }
 
 /// Everything a conversation on a workspace needs before its log is created: the model
@@ -225,6 +227,8 @@ pub struct Session {
     /// The group of conversations started together on one task (`--parallel`), logged
     /// on the start event; the front end sets it before the conversation starts.
     pub group: Option<String>,
+    /// The profiles its conversations use and go on with (given to each one made).
+    pub profiles: crate::Profiles,
 }
 
 /// What a session's replies are: in a run every reply is a tool call (`finish` included),
@@ -278,6 +282,7 @@ impl Session {
             place,
             sandbox,
             replies,
+            profiles,
         } = request;
         let in_place = place.in_place;
         // The window first: on Ollama it decides the wire, which the probe then uses.
@@ -403,6 +408,7 @@ impl Session {
             teaching,
             hooks,
             group: None,
+            profiles,
         })
     }
 }

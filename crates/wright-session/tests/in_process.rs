@@ -20,6 +20,7 @@ use wright_session::sandbox_setup::SandboxOptions;
 use wright_session::Ending;
 use wright_session::Launcher;
 use wright_session::Place;
+use wright_session::Profiles;
 use wright_session::Replies;
 use wright_session::Request;
 use wright_session::SandboxChoice;
@@ -99,6 +100,7 @@ async fn a_run_in_process_fixes_the_test_and_hands_over_its_branch() {
             repo_hooks: wright_session::RepoHooksChoice::Ask,
             repo_mcp: wright_session::RepoHooksChoice::Ask,
         },
+        profiles: Profiles::default(),
         replies: Replies::AlwaysCalls,
     };
     // What an embedding program finds by default: the launcher beside it (a test binary
@@ -208,7 +210,17 @@ fn the_session_futures_are_send(
     };
     let client = session.client.clone();
     let settings = session.settings.clone();
-    send(async move { Session::reopen(existing, client, settings, &sandbox, &Unattended).await });
+    send(async move {
+        Session::reopen(
+            existing,
+            client,
+            settings,
+            &sandbox,
+            Profiles::default(),
+            &Unattended,
+        )
+        .await
+    });
     let ending = Ending {
         title: "",
         summary: None,

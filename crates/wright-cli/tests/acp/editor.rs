@@ -75,7 +75,12 @@ impl Answer {
 
 impl Editor {
     pub fn start(h: &Harness, url: &str) -> Self {
-        let mut child = h.spawn_wright_piped(&["acp", "--base-url", url, "--model", "test-model"]);
+        Self::start_with(h, &["--base-url", url, "--model", "test-model"])
+    }
+
+    /// `wright acp ARGS`.
+    pub fn start_with(h: &Harness, args: &[&str]) -> Self {
+        let mut child = h.spawn_wright_piped(&[&["acp"], args].concat());
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();

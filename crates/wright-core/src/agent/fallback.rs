@@ -16,6 +16,7 @@ use wright_protocol::SwitchReason;
 
 /// A profile the conversation may go on with: its client (not yet asked anything), its
 /// prices and its window when known.
+#[derive(Clone)]
 pub struct Alternate {
     pub profile: String,
     pub client: Client,
@@ -37,6 +38,8 @@ pub(super) struct Chain {
 pub fn switch_reason(err: &LlmError) -> Option<SwitchReason> {
     match err.last() {
         LlmError::Unreachable { .. } => Some(SwitchReason::Unreachable),
+        // Only when connecting: a profile that names no server, and none answers here.
+        LlmError::NoServerFound { .. } => Some(SwitchReason::Unreachable),
         LlmError::IdleTimeout { .. } => Some(SwitchReason::Overloaded),
         LlmError::Http {
             status, message, ..
@@ -92,6 +95,32 @@ impl Conversation {
         self.append_quietly(Source::Environment, EventBody::Route(route))
     }
 
+    /// Where the conversation's model is now: its profile, model and server.
+    pub fn model_at(&self) -> ModelAt {
+        model_at(self.fallback.current.clone(), &self.client)
+    }
+
+    /// Logs a switch made before the conversation's next step, by whoever chose its
+    /// client: the profile `from` did not answer when the session was prepared, so the
+    /// conversation goes on with `to` from that step on. Nothing is sent; the switch is
+    /// in the log (for the report, `wright show` and a resume) as one made in the loop.
+    pub fn log_switch_before_step(
+        &mut self,
+        from: ModelAt,
+        to: ModelAt,
+        reason: SwitchReason,
+        detail: String,
+    ) -> Result<(), StoreError> {
+        let switch = ModelSwitch {
+            step: self.step + 1,
+            from,
+            to,
+            reason,
+            detail,
+        };
+        self.append_quietly(Source::Environment, EventBody::ModelSwitch(switch))
+    }
+
     pub(super) fn can_switch(&self) -> bool {
         !self.fallback.next.is_empty()
     }
@@ -107,14 +136,8 @@ impl Conversation {
         let Some(next) = self.fallback.next.pop_front() else {
             return Ok(false);
         };
-        let at = |profile: Option<String>, client: &Client| ModelAt {
-            profile,
-            model: client.config().model.clone(),
-            base_url: client.config().base_url.clone(),
-            destination: wright_llm::destination(&client.config().base_url),
-        };
-        let from = at(self.fallback.current.take(), &self.client);
-        let to = at(Some(next.profile.clone()), &next.client);
+        let from = model_at(self.fallback.current.take(), &self.client);
+        let to = model_at(Some(next.profile.clone()), &next.client);
         self.client = next.client;
         self.price = next.price;
         self.context_window = next.context_window;
@@ -138,6 +161,16 @@ impl Conversation {
             }),
         )?;
         Ok(true)
+    }
+}
+
+/// `client`'s model and server, under `profile`.
+fn model_at(profile: Option<String>, client: &Client) -> ModelAt {
+    ModelAt {
+        profile,
+        model: client.config().model.clone(),
+        base_url: client.config().base_url.clone(),
+        destination: wright_llm::destination(&client.config().base_url),
     }
 }
 

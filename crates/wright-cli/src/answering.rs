@@ -1,0 +1,180 @@
+//! The model a session starts on: the profile in use when its server answers, else the
+//! first of its fallback profiles whose server does. Each profile that did not answer is
+//! kept, for the conversation to log as a switch before its next step and for the
+//! header to say. The egress policy is checked for every profile when the chain is
+//! resolved (`Fleet::resolve`), before any server is asked anything, and again by the
+//! connection itself.
+
+use crate::fleet::fallback_line;
+use crate::fleet::model_words;
+use crate::fleet::route_line;
+use crate::fleet::switch_words;
+use crate::fleet::Fleet;
+use crate::hints::explain;
+use crate::hints::Front;
+use crate::settings::server_failure;
+use crate::settings::CommonArgs;
+use crate::settings::SessionSettings;
+use anyhow::bail;
+use anyhow::Result;
+use wright_core::switch_reason;
+use wright_llm::Client;
+use wright_llm::LlmError;
+use wright_protocol::ModelAt;
+use wright_session::profiles::Unanswered;
+use wright_session::Existing;
+use wright_session::Profiles;
+
+/// What a session starts with: the settings of the profile whose server answered, its
+/// client, the profiles its conversations use, and the header's lines about them.
+pub struct Connected {
+    pub settings: SessionSettings,
+    pub client: Client,
+    pub profiles: Profiles,
+    pub lines: Vec<String>,
+}
+
+/// Connects to `settings`' server or, when it does not answer (down, or overloaded) and
+/// fallback profiles are configured, to the first of them that does; the profiles after
+/// it stay the conversation's fallbacks. `logged`: a resumed conversation's server and
+/// model (see `SessionSettings::client`). A failure that is the user's to fix (a bad key,
+/// an unknown model) stops here as it did without fallback; when no server answers, the
+/// error names each one tried.
+pub async fn connect(
+    settings: SessionSettings,
+    args: &CommonArgs,
+    logged: Option<(&str, &str)>,
+    front: Front,
+) -> Result<Connected> {
+    let Fleet { members, left_out } = Fleet::resolve(&settings, args)?;
+    let route = settings.route.clone();
+    let mut members = members.into_iter();
+    let (settings, client, unanswered) = match settings.try_client(logged).await? {
+        Ok(client) => (settings, client, Vec::new()),
+        Err(err) => {
+            let Some(reason) = switch_reason(&err).filter(|_| members.len() > 0) else {
+                bail!("{}", server_failure(&err, logged, front));
+            };
+            let first = Unanswered {
+                at: first_at(&settings, logged),
+                reason,
+                detail: err.to_string(),
+            };
+            let mut tried = vec![tried_line(&first.at, &explain(&err, front))];
+            let mut unanswered = vec![first];
+            loop {
+                let Some(member) = members.next() else {
+                    bail!("no profile's server answered:\n  {}", tried.join("\n  "));
+                };
+                let at = ModelAt {
+                    profile: Some(member.alternate.profile.clone()),
+                    ..model_at(&member.alternate.client)
+                };
+                match member.settings.try_client(None).await? {
+                    Ok(client) => break (member.settings, client, unanswered),
+                    Err(err) => {
+                        let Some(reason) = switch_reason(&err) else {
+                            bail!(
+                                "the fallback profile '{}' cannot be used: {}\n  tried before it:\n  {}",
+                                member.alternate.profile,
+                                explain(&err, front),
+                                tried.join("\n  ")
+                            );
+                        };
+                        tried.push(tried_line(&at, &explain(&err, front)));
+                        unanswered.push(Unanswered {
+                            at,
+                            reason,
+                            detail: err.to_string(),
+                        });
+                    }
+                }
+            }
+        }
+    };
+    let in_use = ModelAt {
+        profile: settings.values.profile.clone(),
+        ..model_at(&client)
+    };
+    let mut lines: Vec<String> = route.iter().map(route_line).collect();
+    for (at, gone) in unanswered.iter().enumerate() {
+        let to = unanswered.get(at + 1).map_or(&in_use, |next| &next.at);
+        lines.push(format!(
+            "model switch at the start: {}",
+            switch_words(&gone.at, to, gone.reason, &gone.detail)
+        ));
+    }
+    let alternates: Vec<_> = members.map(|member| member.alternate).collect();
+    lines.extend(alternates.iter().map(fallback_line));
+    lines.extend(left_out);
+    let profiles = Profiles {
+        current: settings.values.profile.clone(),
+        route,
+        alternates,
+        unanswered,
+    };
+    Ok(Connected {
+        settings,
+        client,
+        profiles,
+        lines,
+    })
+}
+
+fn model_at(client: &Client) -> ModelAt {
+    let base_url = client.config().base_url.clone();
+    ModelAt {
+        profile: None,
+        model: client.config().model.clone(),
+        destination: wright_llm::destination(&base_url),
+        base_url,
+    }
+}
+
+/// The first profile's model and server as the settings (or the resumed log) name them:
+/// it never answered, so nothing else is known of it.
+fn first_at(settings: &SessionSettings, logged: Option<(&str, &str)>) -> ModelAt {
+    let named_url = settings.values.base_url.as_deref().map(|url| {
+        wright_llm::normalize_base_url(url).unwrap_or_else(|_: LlmError| url.to_string())
+    });
+    // Without a server named, the local servers were looked for (never the log's).
+    let base_url = named_url.unwrap_or_else(|| "http://127.0.0.1".to_string());
+    let model = settings
+        .values
+        .model
+        .clone()
+        .or_else(|| logged.map(|(_, model)| model.to_string()))
+        .unwrap_or_else(|| "(no model named)".to_string());
+    ModelAt {
+        profile: settings.values.profile.clone(),
+        model,
+        destination: wright_llm::destination(&base_url),
+        base_url,
+    }
+}
+
+fn tried_line(at: &ModelAt, failure: &str) -> String {
+    format!("{} on {}: {failure}", model_words(at), at.base_url)
+}
+
+/// What a reopened conversation goes on with: after a switch to a fallback profile that
+/// profile (the model in force) unless a profile, a server or a model is named; and the
+/// server and model its log last worked with, as `connect`'s `logged`.
+pub fn in_force(args: &CommonArgs, existing: &Existing) -> (CommonArgs, (String, String)) {
+    let mut args = args.clone();
+    let named = args.profile.is_some() || args.base_url.is_some() || args.model.is_some();
+    let in_force = existing.in_force.as_ref();
+    if let Some(profile) = in_force.and_then(|at| at.profile.clone()) {
+        if !named {
+            args.profile = Some(profile);
+        }
+    }
+    let logged = match in_force {
+        Some(at) => (at.base_url.clone(), at.model.clone()),
+        None => (
+            existing.start.base_url.clone(),
+            existing.start.model.clone(),
+        ),
+    };
+    (args, logged)
+}

@@ -1,0 +1,62 @@
+//! Which profiles a session's conversations use: the one in use, how it was chosen, the
+//! profiles to go on with when it cannot serve (each already allowed by the front end's
+//! egress policy), and those whose server did not answer when the session was prepared.
+//! The front end decides all of it; a session hands it to every conversation it makes or
+//! reopens, so no front end (a terminal, the server, an editor) can forget the chain.
+
+use wright_core::Alternate;
+use wright_core::Conversation;
+use wright_core::StoreError;
+use wright_protocol::ModelAt;
+use wright_protocol::Route;
+use wright_protocol::SwitchReason;
+
+/// A session's profiles, as its front end resolved them.
+#[derive(Clone, Default)]
+pub struct Profiles {
+    /// The profile in use, when the model came from one.
+    pub current: Option<String>,
+    /// How the first profile was chosen, when routing rules chose it: logged once, when a
+    /// new conversation starts.
+    pub route: Option<Route>,
+    /// The profiles to go on with, in order.
+    pub alternates: Vec<Alternate>,
+    /// The profiles tried before the one in use, in order, whose server did not answer.
+    pub unanswered: Vec<Unanswered>,
+}
+
+/// A profile whose server did not answer when the session was prepared.
+#[derive(Debug, Clone)]
+pub struct Unanswered {
+    pub at: ModelAt,
+    pub reason: SwitchReason,
+    /// The server's error, in words.
+    pub detail: String,
+}
+
+impl Profiles {
+    /// Gives `conversation` the chain and logs how it came to its model: the route, then a
+    /// switch from each profile that did not answer to the next one tried (the last to the
+    /// model in use), before the conversation's next step — the same events a switch in
+    /// the loop logs, so the report, `wright show` and a resume read them alike.
+    pub fn attach(&self, conversation: &mut Conversation) -> Result<(), StoreError> {
+        conversation.set_fallback(self.current.clone(), self.alternates.clone());
+        if let Some(route) = &self.route {
+            conversation.log_route(route.clone())?;
+        }
+        let in_use = conversation.model_at();
+        for (at, gone) in self.unanswered.iter().enumerate() {
+            let to = match self.unanswered.get(at + 1) {
+                Some(next) => next.at.clone(),
+                None => in_use.clone(),
+            };
+            conversation.log_switch_before_step(
+                gone.at.clone(),
+                to,
+                gone.reason,
+                gone.detail.clone(),
+            )?;
+        }
+        Ok(())
+    }
+}
