@@ -76,6 +76,39 @@ async fn a_tool_written_as_a_shell_command_is_not_run_and_the_call_is_shown() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_look_at_a_file_written_as_a_shell_command_runs_as_the_editor_s_view() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("export.py"), "x = 1\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        // The real 1.5B wrote this six times in one run, told each time it is a tool.
+        reply().call("terminal", json!({"command": "file_editor export.py"})),
+        reply().call(
+            "terminal",
+            json!({"command": "file_editor create export.py"}),
+        ),
+        reply().call("finish", json!({"message": "read it"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "read export.py", &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let seen = observations(&h.events());
+    let read = seen[0]["output"].as_str().unwrap();
+    assert_eq!(seen[0]["is_error"], false, "{read}");
+    assert!(
+        read.starts_with("[`file_editor` is a tool, not a shell command: this ran as the call {\"name\": \"file_editor\", \"arguments\": {\"command\":\"view\",\"path\":\"export.py\"}}.")
+            && read.contains("x = 1"),
+        "{read}"
+    );
+    // What writes is never guessed: it stays an error that shows the call.
+    assert_eq!(seen[1]["is_error"], true, "{}", seen[1]["output"]);
+    assert!(seen[1]["output"]
+        .as_str()
+        .unwrap()
+        .contains("nothing was run"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_str_replace_without_new_str_changes_nothing_and_says_so() {
     let h = Harness::new();
     std::fs::write(h.repo().join("export.py"), "x = [1, 2, 3][:-1]\n").unwrap();

@@ -246,6 +246,23 @@ impl Conversation {
             None
         };
         let mut ready = None;
+        let rerouted = match (&tool, &parsed) {
+            (Some(tool), Ok(arguments)) => self.tools.reroute(tool.name(), arguments),
+            _ => None,
+        };
+        if let Some(rerouted) = rerouted {
+            let settled = Some(self.run_rerouted(observer, &call_id, rerouted).await?);
+            return Ok(Begun {
+                call_id,
+                name,
+                action_id,
+                may_change,
+                tool,
+                ready,
+                settled,
+                risk,
+            });
+        }
         let mut settled: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
             (None, _) => Some(Err(ToolError::Model(self.unknown_tool(&name)))),
             (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
@@ -295,6 +312,33 @@ impl Conversation {
             settled,
             risk,
         })
+    }
+
+    /// Runs a call rerouted to another tool's read-only call (see `wright_tools::Rerouted`),
+    /// after the hooks of the tool that really runs; the note leads its result.
+    async fn run_rerouted(
+        &mut self,
+        observer: &mut dyn Observer,
+        call_id: &str,
+        rerouted: wright_tools::Rerouted,
+    ) -> Result<Result<ToolOutput, ToolError>, StoreError> {
+        let wright_tools::Rerouted {
+            tool,
+            arguments,
+            note,
+        } = rerouted;
+        if let Some(reason) = self
+            .pre_tool_hooks(observer, call_id, tool.name(), &arguments)
+            .await?
+        {
+            return Ok(Err(ToolError::Model(format!(
+                "A hook blocked this call: {reason}"
+            ))));
+        }
+        Ok(tool.run(&arguments).await.map(|mut output| {
+            output.text = format!("{note}\n{}", output.text);
+            output
+        }))
     }
 
     /// What the model is told when it calls a tool this conversation does not have: a

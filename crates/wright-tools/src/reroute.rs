@@ -1,0 +1,109 @@
+//! A shell command that is only another tool's look at a file, run as that look. Told to
+//! read a file, a small model writes `terminal` `{"command": "file_editor test_export.py"}`
+//! and, told that `file_editor` is a tool and not a command, writes it again (the 1.5B did
+//! six times in one run). There is one reading of `file_editor PATH` or
+//! `file_editor view PATH`, and it only reads: it runs as `file_editor` `view`, said in the
+//! result so the model learns the right call. Anything else stays an error (see `foreign`).
+
+use crate::Tool;
+use crate::Toolbox;
+use serde_json::json;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A call to run as another tool's.
+pub struct Rerouted {
+    pub tool: Arc<dyn Tool>,
+    pub arguments: Value,
+    /// Said before the result: what ran instead, and the call to make next time.
+    pub note: String,
+}
+
+impl Toolbox {
+    /// `tool`'s call with `arguments` as another tool's read-only call, when it is one
+    /// written as a command line (see the module).
+    pub fn reroute(&self, tool: &str, arguments: &Value) -> Option<Rerouted> {
+        if tool != "terminal" {
+            return None;
+        }
+        let command = arguments.get("command")?.as_str()?;
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let path = match words.as_slice() {
+            [editor, path] | [editor, "view", path] if is_editor(editor) => *path,
+            _ => return None,
+        };
+        let plain = |c: char| c.is_alphanumeric() || "._-/+@".contains(c);
+        if path.starts_with('-') || !path.chars().all(plain) {
+            return None;
+        }
+        let editor = self.get("file_editor")?.clone();
+        let arguments = json!({"command": "view", "path": path});
+        Some(Rerouted {
+            tool: editor,
+            note: format!(
+                "[`file_editor` is a tool, not a shell command: this ran as the call {{\"name\": \"file_editor\", \"arguments\": {arguments}}}. Call it that way next time.]"
+            ),
+            arguments,
+        })
+    }
+}
+
+fn is_editor(word: &str) -> bool {
+    matches!(word, "file_editor" | "str_replace_editor")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolOutput;
+
+    struct Editor;
+
+    #[async_trait::async_trait]
+    impl Tool for Editor {
+        fn name(&self) -> &'static str {
+            "file_editor"
+        }
+        fn schema(&self) -> Value {
+            json!({})
+        }
+        async fn run(&self, _: &Value) -> Result<ToolOutput, crate::ToolError> {
+            Ok(ToolOutput::default())
+        }
+    }
+
+    #[test]
+    fn only_a_look_at_one_file_is_rerouted() {
+        let toolbox = Toolbox::new(vec![Arc::new(Editor)]);
+        for command in ["file_editor export.py", "file_editor view src/export.py"] {
+            let rerouted = toolbox
+                .reroute("terminal", &json!({ "command": command }))
+                .unwrap();
+            assert_eq!(rerouted.tool.name(), "file_editor");
+            assert_eq!(rerouted.arguments["command"], "view");
+            assert!(
+                rerouted.note.contains("Call it that way"),
+                "{}",
+                rerouted.note
+            );
+        }
+        for command in [
+            "file_editor",
+            "file_editor create x.py",
+            "file_editor x.py; rm -rf /",
+            "file_editor $(cat x)",
+            "file_editor -h",
+            "cat export.py",
+        ] {
+            assert!(
+                toolbox
+                    .reroute("terminal", &json!({ "command": command }))
+                    .is_none(),
+                "{command}"
+            );
+        }
+        assert!(toolbox
+            .reroute("grep", &json!({"command": "file_editor x.py"}))
+            .is_none());
+    }
+}
