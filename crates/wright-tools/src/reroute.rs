@@ -2,7 +2,7 @@
 //! read a file, a small model writes `terminal` `{"command": "file_editor test_export.py"}`
 //! and, told that `file_editor` is a tool and not a command, writes it again (the 1.5B did
 //! six times in one run). There is one reading of `file_editor PATH` or
-//! `file_editor view PATH`, and it only reads: it runs as `file_editor` `view`, said in the
+//! `file_editor view PATH [LINE]`, and it only reads: it runs as `file_editor` `view`, said in the
 //! result so the model learns the right call. Anything else stays an error (see `foreign`).
 
 use crate::Tool;
@@ -28,8 +28,13 @@ impl Toolbox {
         }
         let command = arguments.get("command")?.as_str()?;
         let words: Vec<&str> = command.split_whitespace().collect();
+        // A line number after the path (`file_editor view export.py 6`) asks for no more
+        // than the file: it is shown whole, the line among the rest.
         let path = match words.as_slice() {
             [editor, path] | [editor, "view", path] if is_editor(editor) => *path,
+            [editor, "view", path, line] if is_editor(editor) && line.parse::<u32>().is_ok() => {
+                *path
+            }
             _ => return None,
         };
         let plain = |c: char| c.is_alphanumeric() || "._-/+@".contains(c);
@@ -75,7 +80,11 @@ mod tests {
     #[test]
     fn only_a_look_at_one_file_is_rerouted() {
         let toolbox = Toolbox::new(vec![Arc::new(Editor)]);
-        for command in ["file_editor export.py", "file_editor view src/export.py"] {
+        for command in [
+            "file_editor export.py",
+            "file_editor view src/export.py",
+            "file_editor view export.py 6",
+        ] {
             let rerouted = toolbox
                 .reroute("terminal", &json!({ "command": command }))
                 .unwrap();
@@ -93,6 +102,7 @@ mod tests {
             "file_editor x.py; rm -rf /",
             "file_editor $(cat x)",
             "file_editor -h",
+            "file_editor view export.py six",
             "cat export.py",
         ] {
             assert!(
