@@ -179,7 +179,7 @@ mod tests {
         assert!(!json.contains("<tool_call>"), "{json}");
         // Under a schema the example is a template: nothing in it passes for a call, so a
         // small model cannot copy it as one (the 1.5B ran the example's `ls`, its
-        // reasoning word for word, three times in a row in 3 runs of 5).
+        // reasoning word for word, three or four times in a row in 4 runs of 6).
         assert!(
             json.contains("\n{\"reasoning\": \"<what the last result showed; what you do next>\", \"name\": \"<one of the tools below>\", \"arguments\": {<its arguments>}}\n"),
             "{json}"
