@@ -106,6 +106,20 @@ async fn a_look_at_a_file_written_as_a_shell_command_runs_as_the_editor_s_view()
         .as_str()
         .unwrap()
         .contains("nothing was run"));
+
+    // Rerouted, it is still a call the user is asked about: with nobody to ask, it waits.
+    let h = Harness::new();
+    std::fs::write(h.repo().join("export.py"), "x = 1\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "file_editor export.py"}))
+    ])
+    .await
+    .unwrap();
+    let output = h
+        .run(&server.url(), "read export.py", &["--confirm", "always"])
+        .await;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(observations(&h.events()).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,6 +19,8 @@ pub(super) struct Begun {
     pub(super) settled: Option<Result<ToolOutput, ToolError>>,
     /// How risky it is (logged with its action).
     pub(super) risk: wright_protocol::Risk,
+    /// Said before its result: a call rerouted to another tool says what ran instead.
+    pub(super) note: Option<String>,
 }
 
 impl Begun {
@@ -246,23 +248,20 @@ impl Conversation {
             None
         };
         let mut ready = None;
+        // A shell command that is only another tool's look at a file runs as that look:
+        // asked about, hooked and run as any call of that tool (see `wright_tools::Rerouted`).
         let rerouted = match (&tool, &parsed) {
             (Some(tool), Ok(arguments)) => self.tools.reroute(tool.name(), arguments),
             _ => None,
         };
-        if let Some(rerouted) = rerouted {
-            let settled = Some(self.run_rerouted(observer, &call_id, rerouted).await?);
-            return Ok(Begun {
-                call_id,
-                name,
-                action_id,
-                may_change,
-                tool,
-                ready,
-                settled,
-                risk,
-            });
-        }
+        let (tool, parsed, note) = match rerouted {
+            Some(rerouted) => (
+                Some(rerouted.tool),
+                Ok(rerouted.arguments),
+                Some(rerouted.note),
+            ),
+            None => (tool, parsed, None),
+        };
         let mut settled: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
             (None, _) => Some(Err(ToolError::Model(self.unknown_tool(&name)))),
             (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
@@ -292,8 +291,9 @@ impl Conversation {
         };
         // The hooks may block what is about to run (a `finish` is the Stop hooks').
         if let Some(arguments) = ready.clone().filter(|_| !is_finish) {
+            let runs = tool.as_ref().map_or(name.as_str(), |tool| tool.name());
             if let Some(reason) = self
-                .pre_tool_hooks(observer, &call_id, &name, &arguments)
+                .pre_tool_hooks(observer, &call_id, runs, &arguments)
                 .await?
             {
                 settled = Some(Err(ToolError::Model(format!(
@@ -311,34 +311,8 @@ impl Conversation {
             ready,
             settled,
             risk,
-        })
-    }
-
-    /// Runs a call rerouted to another tool's read-only call (see `wright_tools::Rerouted`),
-    /// after the hooks of the tool that really runs; the note leads its result.
-    async fn run_rerouted(
-        &mut self,
-        observer: &mut dyn Observer,
-        call_id: &str,
-        rerouted: wright_tools::Rerouted,
-    ) -> Result<Result<ToolOutput, ToolError>, StoreError> {
-        let wright_tools::Rerouted {
-            tool,
-            arguments,
             note,
-        } = rerouted;
-        if let Some(reason) = self
-            .pre_tool_hooks(observer, call_id, tool.name(), &arguments)
-            .await?
-        {
-            return Ok(Err(ToolError::Model(format!(
-                "A hook blocked this call: {reason}"
-            ))));
-        }
-        Ok(tool.run(&arguments).await.map(|mut output| {
-            output.text = format!("{note}\n{}", output.text);
-            output
-        }))
+        })
     }
 
     /// What the model is told when it calls a tool this conversation does not have: a
@@ -368,6 +342,7 @@ impl Conversation {
             may_change,
             tool,
             ready,
+            note,
             ..
         } = begun;
         if let (Some(Ok(output)), Some(tool)) = (&result, &tool) {
@@ -385,6 +360,9 @@ impl Conversation {
                 Some((AgentState::Stopped, self.cancel_reason(), None)),
             ),
             Some(Ok(mut output)) => {
+                if let Some(note) = note {
+                    output.text = format!("{note}\n{}", output.text);
+                }
                 let end = output
                     .finish
                     .clone()
