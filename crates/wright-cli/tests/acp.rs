@@ -494,25 +494,7 @@ async fn acp_closing_or_a_signal_stops_the_run_after_its_step() {
 async fn an_editor_session_goes_on_with_the_fallback_profile_after_a_503_storm() {
     let h = Harness::new();
     crate::config::init_repo(h.repo());
-    let busy = || Reply::Status(503, json!({"error": {"message": "Loading model"}}));
-    let local = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": "echo one"})),
-        busy(),
-        busy(),
-        busy(),
-        busy(),
-    ])
-    .await
-    .unwrap();
-    let hosted = ScriptedServer::start_with_models(
-        vec![
-            reply().call("terminal", json!({"command": "echo two"})),
-            reply().call("finish", json!({"message": "done"})),
-        ],
-        vec!["big-model".to_string()],
-    )
-    .await
-    .unwrap();
+    let (local, hosted) = crate::fallback::busy_local_and_hosted().await;
     h.user_config(&format!(
         "[profiles.hosted]\nbase_url = \"{}\"\nmodel = \"big-model\"\n",
         hosted.url()

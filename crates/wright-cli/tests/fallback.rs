@@ -41,6 +41,20 @@ fn two_profiles(h: &Harness, local: &str, hosted: &str, fallback_key: bool) {
 }
 
 /// The request's `messages` and what follows (its last field): the history as sent.
+/// Two servers for an editor's or the server's conversation: "local" runs one command,
+/// then answers 503 until the client gives up; "hosted" (serving `big-model`) runs
+/// another and finishes.
+pub async fn busy_local_and_hosted() -> (ScriptedServer, ScriptedServer) {
+    let busy = || Reply::Status(503, json!({"error": {"message": "Loading model"}}));
+    let local = ScriptedServer::start(vec![terminal("echo one"), busy(), busy(), busy(), busy()])
+        .await
+        .unwrap();
+    let hosted = ScriptedServer::start_with_models(vec![terminal("echo two"), finish()], big())
+        .await
+        .unwrap();
+    (local, hosted)
+}
+
 fn history(request: &Recorded) -> &[u8] {
     let key = b"\"messages\":";
     let at = request

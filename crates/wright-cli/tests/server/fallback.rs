@@ -9,25 +9,7 @@ use crate::config::init_repo;
 async fn a_server_conversation_goes_on_with_the_next_profile_after_a_503_storm() {
     let h = Harness::new();
     init_repo(h.repo());
-    let busy = || Reply::Status(503, json!({"error": {"message": "Loading model"}}));
-    let local = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": "echo one"})),
-        busy(),
-        busy(),
-        busy(),
-        busy(),
-    ])
-    .await
-    .unwrap();
-    let hosted = ScriptedServer::start_with_models(
-        vec![
-            reply().call("terminal", json!({"command": "echo two"})),
-            reply().call("finish", json!({"message": "done"})),
-        ],
-        vec!["big-model".to_string()],
-    )
-    .await
-    .unwrap();
+    let (local, hosted) = crate::fallback::busy_local_and_hosted().await;
     h.user_config(&format!(
         "profile = \"local\"\nfallback = [\"hosted\"]\n[profiles.local]\nbase_url = \"{}\"\nmodel = \"test-model\"\n[profiles.hosted]\nbase_url = \"{}\"\nmodel = \"big-model\"\n",
         local.url(),
