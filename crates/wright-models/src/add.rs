@@ -52,7 +52,8 @@ pub enum AddOutcome {
 impl Store {
     /// Copies the GGUF file at `source` into the store, as `name` (a catalog name stores
     /// it under the catalog's file name; any other name gains `.gguf`) or, without a name,
-    /// under its own file name. Refuses to replace a different stored file.
+    /// under the catalog's file name when it is a catalog file, else under its own file
+    /// name. Refuses to replace a different stored file.
     pub fn add(&self, source: &Path, name: Option<&str>) -> Result<Added, StoreError> {
         self.add_with(source, name, OnConflict::Refuse)
     }
@@ -71,7 +72,17 @@ impl Store {
             });
         }
         gguf::check_file(source)?;
-        let file = self.target_file(source, name)?;
+        let mut file = self.target_file(source, name)?;
+        if name.is_none() {
+            // A catalog model saved under another name (a browser's "(1)", a renamed copy)
+            // goes under the catalog's file name, where its catalog name finds it. Only a
+            // file of a catalog size is read an extra time to find out.
+            if let Some(entry) = self.catalog().iter().find(|e| e.size == meta.len()) {
+                if digest::sha256_file(source)? == entry.sha256 {
+                    file = entry.file.to_string();
+                }
+            }
+        }
         let dest = self.dir().join(&file);
 
         // Importing the stored file onto itself: nothing to copy, only to record.

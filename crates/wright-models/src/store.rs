@@ -117,21 +117,29 @@ impl Store {
         Ok(models)
     }
 
-    /// The file of a model: a catalog name whose file is in the store, a stored file's
-    /// name (with or without `.gguf`), or the path of a GGUF file anywhere. An argument
+    /// The file of a model: a catalog name whose file is in the store (under the
+    /// catalog's file name, or any name with the catalog's recorded digest), a stored
+    /// file's name (with or without `.gguf`), or the path of a GGUF file anywhere. An argument
     /// with a `/` in it is always a path; otherwise the store is asked first.
     pub fn resolve(&self, name_or_path: &str) -> Result<PathBuf, StoreError> {
         let looks_like_path = name_or_path.contains('/') || name_or_path.contains('\\');
         if !looks_like_path {
             if let Some(entry) = catalog::find(self.catalog, name_or_path) {
                 let path = self.dir.join(entry.file);
-                return if path.is_file() {
-                    Ok(path)
-                } else {
-                    Err(StoreError::NotDownloaded {
+                if path.is_file() {
+                    return Ok(path);
+                }
+                // The same file added under a name of the user's choosing.
+                let copy = self
+                    .list()?
+                    .into_iter()
+                    .find(|model| model.catalog == CatalogMatch::Verified(entry));
+                return match copy {
+                    Some(model) => Ok(model.path),
+                    None => Err(StoreError::NotDownloaded {
                         name: entry.name.to_string(),
                         dir: self.dir.clone(),
-                    })
+                    }),
                 };
             }
             if let Ok(file) = stored_file_name(name_or_path) {

@@ -76,26 +76,39 @@ fn a_model_is_added_listed_resolved_and_removed() {
 fn a_catalog_file_added_by_hand_is_listed_as_verified_under_its_catalog_name() {
     let body = fake_gguf(2000);
     let (tmp, store) = store_for(&body);
-    // What the offline message tells the user to do: download by hand, then add.
-    let downloaded = write(tmp.path(), FILE, &body);
+    // What the offline message tells the user to do: download by hand, then add; the
+    // browser may have renamed it.
+    let downloaded = write(tmp.path(), "tiny-q4 (1).gguf", &body);
 
     let added = store.add(&downloaded, None).expect("added");
 
     let entry = &store.catalog()[0];
-    assert_eq!(added.model.catalog, CatalogMatch::Verified(entry));
-    assert_eq!(added.model.name, NAME);
+    assert_eq!(
+        (
+            added.model.file.as_str(),
+            added.model.name.as_str(),
+            added.model.catalog
+        ),
+        (FILE, NAME, CatalogMatch::Verified(entry))
+    );
     assert_eq!(
         store.resolve(NAME).expect("by catalog name"),
         store.dir().join(FILE)
     );
 
-    // The same file under a name of the user's choosing is still recognised by its digest.
+    // Under a name of the user's choosing it is still recognised by its digest, and its
+    // catalog name still finds it.
     let other = store
         .add(&downloaded, Some("my-copy"))
         .expect("added as my-copy");
     assert_eq!(
         (other.model.file.as_str(), other.model.catalog),
         ("my-copy.gguf", CatalogMatch::Verified(entry))
+    );
+    store.remove(NAME).expect("removed");
+    assert_eq!(
+        store.resolve(NAME).expect("by digest"),
+        store.dir().join("my-copy.gguf")
     );
 }
 
