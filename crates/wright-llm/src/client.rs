@@ -100,10 +100,22 @@ pub fn normalize_base_url(raw: &str) -> Result<String, LlmError> {
 /// The one tool of the native tool-calling probe.
 pub const PROBE_TOOL: &str = "wright_probe";
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
     config: ClientConfig,
+    /// The model answers in this process instead of over HTTP (`in_process`).
+    local: Option<std::sync::Arc<dyn crate::in_process::InProcessModel>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.config.base_url)
+            .field("model", &self.config.model)
+            .field("in_process", &self.local.is_some())
+            .finish()
+    }
 }
 
 impl Client {
@@ -119,7 +131,39 @@ impl Client {
             url: config.base_url.clone(),
             reason: err.to_string(),
         })?;
-        Ok(Self { http, config })
+        Ok(Self {
+            http,
+            config,
+            local: None,
+        })
+    }
+
+    /// A client whose model runs in this process: requests are built exactly as for a
+    /// server and handed to `model` instead of being sent.
+    pub fn in_process(
+        mut config: ClientConfig,
+        model: std::sync::Arc<dyn crate::in_process::InProcessModel>,
+    ) -> Self {
+        config.base_url = crate::in_process::engine_url(&config.model);
+        Self {
+            http: reqwest::Client::new(),
+            config,
+            local: Some(model),
+        }
+    }
+
+    /// Whether the model runs in this process (the embedded engine).
+    pub fn is_in_process(&self) -> bool {
+        self.local.is_some()
+    }
+
+    /// The same client with other settings: over HTTP a new connection pool, in process
+    /// the same engine.
+    pub fn reconfigured(&self, config: ClientConfig) -> Result<Client, LlmError> {
+        match &self.local {
+            Some(model) => Ok(Client::in_process(config, model.clone())),
+            None => Client::new(config),
+        }
     }
 
     pub fn config(&self) -> &ClientConfig {
@@ -131,6 +175,7 @@ impl Client {
         Client {
             http: self.http.clone(),
             config,
+            local: self.local.clone(),
         }
     }
 
@@ -193,6 +238,9 @@ impl Client {
 
     /// Names of the models the server offers (`GET /models`).
     pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
+        if let Some(model) = &self.local {
+            return Ok(model.info().models);
+        }
         let url = format!("{}/models", self.config.base_url);
         let mut request = self.http.get(&url).timeout(Duration::from_secs(10));
         if let Some(key) = &self.config.api_key {
@@ -249,6 +297,9 @@ impl Client {
 
     /// What the server is and what it says about the model (context window first).
     pub async fn probe_server(&self) -> crate::probe::ServerInfo {
+        if let Some(model) = &self.local {
+            return model.info();
+        }
         crate::probe::probe_server(
             &self.http,
             &self.config.base_url,
@@ -260,6 +311,9 @@ impl Client {
 
     /// How the server holds a prefix several conversations share (`--parallel`).
     pub async fn prefix_sharing(&self) -> crate::probe::PrefixSharing {
+        if self.local.is_some() {
+            return crate::probe::PrefixSharing::Unknown;
+        }
         crate::probe::prefix_sharing(
             &self.http,
             &self.config.base_url,
@@ -320,6 +374,9 @@ impl Client {
         step_tag: &str,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<Response, LlmError> {
+        if let Some(model) = &self.local {
+            return model.complete(&body, on_delta).await;
+        }
         let body = bytes::Bytes::from(body);
         let started = Instant::now();
         let mut attempt = 0;

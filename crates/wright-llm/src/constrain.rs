@@ -79,6 +79,8 @@ pub fn candidate(kind: ServerKind, native: bool, ollama_api: bool) -> Option<Con
         }
         // An unknown OpenAI-compatible server may honour the OpenAI field; the probe says.
         (ServerKind::Unknown, true) => Some(Constraint::ToolChoice),
+        // The engine holds every reply with tools to a call with its own grammar.
+        (ServerKind::Embedded, _) => Some(Constraint::ToolChoice),
         (ServerKind::LmStudio | ServerKind::Ollama, true) => None,
         (ServerKind::Ollama, false) if ollama_api => Some(Constraint::OllamaFormat),
         (

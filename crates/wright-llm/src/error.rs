@@ -59,6 +59,10 @@ pub enum LlmError {
     #[error("no model server found: nothing answered on {tried}. Start one (`ollama serve`, LM Studio's server, or `llama-server -m MODEL.gguf --port 8080`)")]
     NoServerFound { tried: String },
 
+    /// The embedded engine could not answer (the model, its window, its memory).
+    #[error("the embedded engine ({model}) failed: {message}")]
+    Engine { model: String, message: String },
+
     /// A transient failure that did not pass: the last one, and how long all the tries
     /// took (so "sent nothing for 3 s" is not read as the whole wait).
     #[error("gave up after {attempts} tries in {:.1} s: {last}", .elapsed.as_secs_f64())]
@@ -114,6 +118,7 @@ impl LlmError {
             | LlmError::Malformed { .. }
             | LlmError::BadUrl { .. }
             | LlmError::NoServerFound { .. }
+            | LlmError::Engine { .. }
             | LlmError::GaveUp { .. } => false,
         }
     }
@@ -139,6 +144,7 @@ impl LlmError {
             | LlmError::StreamCut { .. }
             | LlmError::EmptyReply { .. }
             | LlmError::Malformed { .. }
+            | LlmError::Engine { .. }
             | LlmError::BadUrl { .. } => None,
         }
     }

@@ -12,6 +12,7 @@ pub mod constrain;
 mod destination;
 mod discovery;
 mod error;
+pub mod in_process;
 mod names;
 mod ollama_chat;
 pub mod probe;

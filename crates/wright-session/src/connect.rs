@@ -140,7 +140,7 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
     if info.kind == wright_llm::probe::ServerKind::LlamaCpp && !client.config().prompt_progress {
         let mut config = client.config().clone();
         config.prompt_progress = true;
-        if let Ok(asking) = Client::new(config) {
+        if let Ok(asking) = client.reconfigured(config) {
             *client = asking;
         }
     }
@@ -148,7 +148,7 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
     if let Some(ollama) = wright_llm::probe::ollama_window(&info, user_limit) {
         let mut config = client.config().clone();
         config.ollama_num_ctx = Some(ollama.num_ctx);
-        if let Ok(native) = Client::new(config) {
+        if let Ok(native) = client.reconfigured(config) {
             *client = native;
             let warning = (ollama.tokens < 16384).then(|| {
                 format!(

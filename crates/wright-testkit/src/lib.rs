@@ -10,6 +10,7 @@ mod fixtures;
 mod ollama;
 mod reply;
 mod server;
+pub mod tiny_gguf;
 
 pub use constrain::Constraints;
 pub use constrain::Enforce;

@@ -14,7 +14,7 @@ pub(super) async fn measure_speed(client: &Client, report: &mut Report) {
     config.max_tokens = Some(32);
     config.temperature = Some(0.0);
     config.stream = true;
-    let Ok(probe) = Client::new(config) else {
+    let Ok(probe) = client.reconfigured(config) else {
         return;
     };
     let messages = [ChatMessage::User {

@@ -49,6 +49,8 @@ pub enum ServerKind {
     Vllm,
     LmStudio,
     Sglang,
+    /// wright's own engine, in this process (`in_process`).
+    Embedded,
     Unknown,
 }
 
@@ -61,6 +63,7 @@ impl ServerKind {
             ServerKind::Vllm => "vLLM",
             ServerKind::LmStudio => "LM Studio",
             ServerKind::Sglang => "SGLang",
+            ServerKind::Embedded => "wright's embedded engine",
             ServerKind::Unknown => "OpenAI-compatible",
         }
     }
@@ -262,6 +265,8 @@ pub async fn probe_server(
                 .as_ref()
                 .and_then(|body| vllm::parse_context(body, model));
         }
+        // Never probed over HTTP: the client answers from the engine itself.
+        ServerKind::Embedded => {}
         ServerKind::Unknown => {
             info.context = models
                 .as_ref()
@@ -310,6 +315,9 @@ pub fn small_window_advice(kind: ServerKind, context: &ContextWindow) -> Option<
              load settings."
         ),
         ServerKind::Sglang => format!("Restart SGLang with `--context-length {target}`."),
+        ServerKind::Embedded => {
+            format!("Raise the context_window setting to {target} tokens: the engine allocates what it is given.")
+        }
         ServerKind::Unknown => {
             format!("Raise the server's context length to {target} tokens in its settings.")
         }

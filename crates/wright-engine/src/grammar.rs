@@ -1,0 +1,1141 @@
+//! Tool-call grammars for the embedded engine: a llama.cpp GBNF grammar whose `root` accepts
+//! exactly one call of one of the given tools and nothing else, its arguments valid against
+//! that tool's (supported) JSON schema, every string, array and nesting level bounded, and the
+//! JSON spelled byte for byte as Python's `json.dumps(value, ensure_ascii=False)` spells it.
+//!
+//! # Why byte-identical
+//! The chat template re-renders a past call with Python's `json.dumps` (separators `", "` and
+//! `": "`), and the engine reuses its KV cache by token prefix. Any other spelling of the same
+//! value (other whitespace, member order, escapes or number form) would change the prefix and
+//! force a re-evaluation, so the grammar admits the canonical spelling only: members in the
+//! schema's `properties` order, `\"` `\\` `\n` `\r` `\t` `\b` `\f` and lowercase `\u00xx` as the
+//! only escapes, every other character literal, numbers as Python prints them.
+//!
+//! # Bounded repetition
+//! The grammar uses no repetition operator (`*`, `+`, `?`, `{m,n}`). llama.cpp expands `x{0,n}`
+//! into n nested rules, refuses a repetition whose expansion reaches 2000 rules, and silently
+//! turns `x{m,n}` with n > 2000 into the unbounded `x{m,}`, so a 4000-character limit written that
+//! way would not be a limit at all. Every bound is instead spelled out with explicit rules:
+//!
+//! * up to 32 repetitions: a right-recursive chain, `u-c3 ::= u u-c2 | ""`;
+//! * more: chunks of `b = ceil(sqrt(n))` units. `u-le{n} ::= u-c{b-1} | u-x{b} u-le{n-b}` reads
+//!   either a short tail (fewer than b units, then the string ends) or one whole chunk followed by
+//!   at most n-b more. That is about 2·sqrt(n) rules instead of n (4000 characters: 62 chunk
+//!   levels, a 63-rule tail and one 64-unit chunk rule: 129 rules, 4.9 KB; llama-server sets
+//!   such a grammar up in well under a millisecond). The two readings (tail or chunk) differ
+//!   only until a chunk is complete, so the parser follows at most two of them at once,
+//!   whatever n, instead of an ambiguity that grows with the length.
+//!
+//! # What a schema may use
+//! `type` (one or a list), `properties` with `required`, `items` with `minItems`/`maxItems`,
+//! `minLength`/`maxLength`, `enum`, `const`, `anyOf`/`oneOf` (branches shallow-merged with their
+//! parent; `oneOf` is not made exclusive). Anything else — an empty or unknown schema, `$ref`,
+//! `allOf`, `not`, `if` — admits a generic JSON value, still bounded by the limits. Ignored:
+//! `additionalProperties` (only declared properties are produced), `pattern`, `format`, numeric
+//! ranges, `uniqueItems`, `prefixItems`. `enum` and `const` values are emitted verbatim, whatever
+//! the string bound. Generic objects may repeat a key.
+//!
+//! Numbers: an integer has at most 16 digits and no `-0`; a float has at most 15 significant
+//! digits (so Python's shortest repr gives the same digits back), is fixed notation with a
+//! fraction for 1e-4 <= |x| < 1e16 (`0.0001`, `2.5`, `10.0`) and `d.ddde±XX` otherwise, with the
+//! exponent capped at 299. Where a schema says `number`, an integer spelling is allowed too
+//! (`json.loads` keeps it an int).
+//!
+//! A part that cannot be produced within the limits (too deep, `minLength` above the bound, an
+//! empty `enum`) is left to its parent's other choices: an optional property is omitted, an
+//! `anyOf` branch dropped, an array left empty. Only when no choice remains is it an error.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+/// How the call is framed around its JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallFormat {
+    /// Qwen/Hermes style: optional free reasoning text (no '<' in it, at most `reasoning_chars` chars), then
+    /// "<tool_call>\n{\"name\": \"NAME\", \"arguments\": ARGS}\n</tool_call>"
+    Hermes,
+    /// One JSON object: {"reasoning": "...", "name": "NAME", "arguments": ARGS}  (the reasoning member is only present when reasoning_chars > 0)
+    Json,
+}
+
+/// Bounds that keep every reply finite; all lengths count characters (code points), an escape
+/// sequence counting as the one character it stands for, as in JSON Schema's `maxLength`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest reasoning before the call; 0 means no reasoning at all.
+    pub reasoning_chars: u32,
+    /// Longest string anywhere in the arguments (a smaller `maxLength` wins).
+    pub string_chars: u32,
+    /// Most items of any array, and most members of a generic object (a smaller `maxItems` wins).
+    pub array_items: u32,
+    /// Deepest container nesting in the arguments; the arguments object itself is level 1.
+    pub depth: u32,
+}
+
+/// Why no grammar could be built.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum GrammarError {
+    /// The tool list was empty: there would be nothing to call.
+    #[error("no tools: a tool-call grammar needs at least one tool")]
+    NoTools,
+    /// `depth` is 0 or above [`MAX_DEPTH`].
+    #[error("invalid limits: {0}")]
+    InvalidLimits(String),
+    /// Not an OpenAI function tool with a non-empty name (`index` counts from 0).
+    #[error("tool #{index} is malformed: {reason}")]
+    MalformedTool { index: usize, reason: String },
+    /// Two tools share a name, so a call could not say which one it means.
+    #[error("tool {name:?} is defined more than once")]
+    DuplicateTool { name: String },
+    /// A required container of the schema lies deeper than `Limits::depth`.
+    #[error("tool {tool:?}: {path} nests deeper than the depth limit of {depth}")]
+    TooDeep {
+        tool: String,
+        path: String,
+        depth: u32,
+    },
+    /// A required part admits no value within the limits (e.g. `minLength` above the bound).
+    #[error("tool {tool:?}: nothing at {path} satisfies the schema within the limits: {reason}")]
+    Unsatisfiable {
+        tool: String,
+        path: String,
+        reason: String,
+    },
+}
+
+/// Deepest nesting accepted: generic values get a few rules per level, and no tool needs more.
+pub const MAX_DEPTH: u32 = 64;
+/// Up to this many repetitions a plain chain costs less than chunking and keeps one stack.
+const PLAIN_CHAIN_MAX: u64 = 32;
+/// Most digits of an integer.
+const INT_DIGITS: u64 = 16;
+/// Most significant digits of a float: with at most DBL_DIG (15) digits, decimal -> double ->
+/// shortest repr gives back the same digits, so Python re-prints what the model wrote.
+const FLOAT_DIGITS: u64 = 15;
+/// Keywords this module cannot honour; a schema using them admits a generic value.
+const UNSUPPORTED: [&str; 6] = ["$ref", "allOf", "not", "if", "then", "else"];
+/// The schema of a required property that `properties` does not declare.
+static ANY_VALUE: Value = Value::Bool(true);
+
+/// Builds the grammar for one reply: exactly one call of one of `tools`, framed per `format`.
+pub fn tool_call_grammar(
+    tools: &[Value],
+    format: CallFormat,
+    limits: &Limits,
+) -> Result<String, GrammarError> {
+    check_limits(limits)?;
+    if tools.is_empty() {
+        return Err(GrammarError::NoTools);
+    }
+    let mut builder = Builder::new(limits);
+    let mut seen = HashSet::new();
+    let mut calls = Vec::with_capacity(tools.len());
+    for (index, tool) in tools.iter().enumerate() {
+        let (name, parameters) = parse_tool(index, tool)?;
+        if !seen.insert(name) {
+            return Err(GrammarError::DuplicateTool {
+                name: name.to_string(),
+            });
+        }
+        calls.push(builder.call(index, name, parameters)?);
+    }
+    let calls = builder.add("calls", &calls.join(" | "));
+    let root = builder.root(format, &calls);
+    Ok(builder.finish(&root))
+}
+
+fn check_limits(limits: &Limits) -> Result<(), GrammarError> {
+    if limits.depth == 0 {
+        return Err(GrammarError::InvalidLimits(
+            "depth must be at least 1: the arguments object is itself one level".into(),
+        ));
+    }
+    if limits.depth > MAX_DEPTH {
+        return Err(GrammarError::InvalidLimits(format!(
+            "depth {} is above the supported maximum of {MAX_DEPTH}",
+            limits.depth
+        )));
+    }
+    Ok(())
+}
+
+/// Name and parameters schema of an OpenAI tool object.
+fn parse_tool(index: usize, tool: &Value) -> Result<(&str, Option<&Value>), GrammarError> {
+    let malformed = |reason: &str| GrammarError::MalformedTool {
+        index,
+        reason: reason.to_string(),
+    };
+    let tool = tool.as_object().ok_or_else(|| malformed("not an object"))?;
+    if let Some(kind) = tool.get("type") {
+        if kind.as_str() != Some("function") {
+            return Err(malformed("its type is not \"function\""));
+        }
+    }
+    let function = tool
+        .get("function")
+        .and_then(Value::as_object)
+        .ok_or_else(|| malformed("no \"function\" object"))?;
+    let name = function
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|name| !name.is_empty())
+        .ok_or_else(|| malformed("no function name"))?;
+    Ok((name, function.get("parameters")))
+}
+
+/// Where a schema sits: names its rules and locates errors.
+#[derive(Debug, Clone)]
+struct Site {
+    tool: String,
+    /// Human-readable location, e.g. `arguments.view_range[]`.
+    path: String,
+    /// Rule-name prefix that no other site shares.
+    rule: String,
+    /// The nesting level a container here would have (the arguments object is 1).
+    level: u32,
+}
+
+impl Site {
+    fn property(&self, index: usize, name: &str) -> Site {
+        Site {
+            tool: self.tool.clone(),
+            path: format!("{}.{name}", self.path),
+            rule: format!("{}-p{index}", self.rule),
+            level: self.level + 1,
+        }
+    }
+
+    fn items(&self) -> Site {
+        Site {
+            tool: self.tool.clone(),
+            path: format!("{}[]", self.path),
+            rule: format!("{}-i", self.rule),
+            level: self.level + 1,
+        }
+    }
+
+    /// One alternative of the value here (an `anyOf` branch, one of several types).
+    fn variant(&self, tag: char, index: usize) -> Site {
+        Site {
+            tool: self.tool.clone(),
+            path: self.path.clone(),
+            rule: format!("{}-{tag}{index}", self.rule),
+            level: self.level,
+        }
+    }
+
+    fn unsatisfiable(&self, reason: impl Into<String>) -> GrammarError {
+        GrammarError::Unsatisfiable {
+            tool: self.tool.clone(),
+            path: self.path.clone(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// One property of an object, ready to emit: the key literal and its value.
+struct Member {
+    expr: String,
+    required: bool,
+}
+
+/// Accumulates rules; each is added once, after every rule it references, so a rollback after a
+/// failed optional part never leaves a dangling reference.
+struct Builder<'l> {
+    limits: &'l Limits,
+    names: HashSet<String>,
+    rules: Vec<(String, String)>,
+}
+
+impl<'l> Builder<'l> {
+    fn new(limits: &'l Limits) -> Self {
+        Builder {
+            limits,
+            names: HashSet::new(),
+            rules: Vec::new(),
+        }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+
+    /// Adds `name ::= body` unless `name` exists (shared rules are requested many times).
+    fn add(&mut self, name: &str, body: &str) -> String {
+        if self.names.insert(name.to_string()) {
+            self.rules.push((name.to_string(), body.to_string()));
+        }
+        name.to_string()
+    }
+
+    fn checkpoint(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Drops the rules added since `mark`, when the part that needed them was given up.
+    fn rollback(&mut self, mark: usize) {
+        for (name, _) in self.rules.drain(mark..) {
+            self.names.remove(&name);
+        }
+    }
+
+    fn finish(self, root: &str) -> String {
+        let mut out = format!("root ::= {root}\n");
+        for (name, body) in &self.rules {
+            out.push_str(name);
+            out.push_str(" ::= ");
+            out.push_str(body);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The root body: optional reasoning, then the framed call.
+    fn root(&mut self, format: CallFormat, calls: &str) -> String {
+        let reasoning = u64::from(self.limits.reasoning_chars);
+        let mut parts = Vec::new();
+        match format {
+            CallFormat::Hermes => {
+                if reasoning > 0 {
+                    let unit = self.add("think", "[^<]");
+                    parts.extend(self.at_most(&unit, reasoning));
+                }
+                parts.extend([lit("<tool_call>\n{"), calls.into(), lit("}\n</tool_call>")]);
+            }
+            CallFormat::Json if reasoning > 0 => {
+                let text = self.string_rule(0, reasoning);
+                parts.extend([lit("{\"reasoning\": "), text, lit(", "), calls.into()]);
+                parts.push(lit("}"));
+            }
+            CallFormat::Json => parts.extend([lit("{"), calls.into(), lit("}")]),
+        }
+        parts.join(" ")
+    }
+
+    /// `"name": "NAME", "arguments": ARGS` for one tool; the braces come from the frame.
+    fn call(
+        &mut self,
+        index: usize,
+        name: &str,
+        parameters: Option<&Value>,
+    ) -> Result<String, GrammarError> {
+        let hint = rule_hint(name);
+        let site = Site {
+            tool: name.to_string(),
+            path: "arguments".into(),
+            rule: if hint.is_empty() {
+                format!("t{index}")
+            } else {
+                format!("t{index}-{hint}")
+            },
+            level: 1,
+        };
+        let arguments = match parameters {
+            None | Some(Value::Null) => lit("{}"),
+            Some(schema) => self.value(schema, &site, true)?,
+        };
+        let head = format!("\"name\": {}, \"arguments\": ", py_string(name));
+        Ok(format!("{} {arguments}", lit(&head)))
+    }
+
+    /// The expression for a value valid against `schema`; `only_object` restricts it to objects
+    /// (the arguments must be one).
+    fn value(
+        &mut self,
+        schema: &Value,
+        site: &Site,
+        only_object: bool,
+    ) -> Result<String, GrammarError> {
+        match schema {
+            Value::Bool(false) => Err(site.unsatisfiable("the schema is `false`")),
+            Value::Object(schema) => self.schema(schema, site, only_object),
+            // `true`, or something that is no schema at all: any value.
+            _ => self.generic(site, only_object),
+        }
+    }
+
+    fn schema(
+        &mut self,
+        schema: &Map<String, Value>,
+        site: &Site,
+        only_object: bool,
+    ) -> Result<String, GrammarError> {
+        if UNSUPPORTED.iter().any(|key| schema.contains_key(*key)) {
+            return self.generic(site, only_object);
+        }
+        if let Some(value) = schema.get("const") {
+            return self.literals(std::slice::from_ref(value), schema, site, only_object);
+        }
+        if let Some(Value::Array(values)) = schema.get("enum") {
+            return self.literals(values, schema, site, only_object);
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = schema.get(key) {
+                return self.branches(schema, key, branches, site, only_object);
+            }
+        }
+        match schema_types(schema) {
+            Some(types) => self.typed(schema, &types, site, only_object),
+            None => self.generic(site, only_object),
+        }
+    }
+
+    /// `enum` / `const`: the canonical spelling of each value that fits the declared types.
+    fn literals(
+        &mut self,
+        values: &[Value],
+        schema: &Map<String, Value>,
+        site: &Site,
+        only_object: bool,
+    ) -> Result<String, GrammarError> {
+        let types = schema_types(schema);
+        let fits = |value: &&Value| {
+            (!only_object || value.is_object())
+                && types
+                    .as_ref()
+                    .is_none_or(|types| types.iter().any(|ty| has_type(value, ty)))
+        };
+        let alternatives = values
+            .iter()
+            .filter(fits)
+            .map(|value| lit(&py_json(value)))
+            .collect();
+        self.alternatives(alternatives, site)
+            .ok_or_else(|| site.unsatisfiable("no enum/const value fits the schema's type"))
+    }
+
+    /// `anyOf` / `oneOf`: each branch merged over its parent, the ones that can be built.
+    fn branches(
+        &mut self,
+        schema: &Map<String, Value>,
+        key: &str,
+        branches: &[Value],
+        site: &Site,
+        only_object: bool,
+    ) -> Result<String, GrammarError> {
+        let mut parent = schema.clone();
+        parent.shift_remove(key);
+        let mut built = Vec::new();
+        let mut first_error = None;
+        for (index, branch) in branches.iter().enumerate() {
+            let merged = merge_branch(&parent, branch);
+            let mark = self.checkpoint();
+            match self.value(&merged, &site.variant('o', index), only_object) {
+                Ok(expr) => built.push(expr),
+                Err(error) => {
+                    self.rollback(mark);
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        match self.alternatives(built, site) {
+            Some(expr) => Ok(expr),
+            None => Err(first_error.unwrap_or_else(|| site.unsatisfiable(format!("empty {key}")))),
+        }
+    }
+
+    /// A value of one of `types` (already deduplicated, in declared order).
+    fn typed(
+        &mut self,
+        schema: &Map<String, Value>,
+        types: &[String],
+        site: &Site,
+        only_object: bool,
+    ) -> Result<String, GrammarError> {
+        let types: Vec<&str> = types
+            .iter()
+            .map(String::as_str)
+            .filter(|ty| !only_object || *ty == "object")
+            .collect();
+        if let [single] = types.as_slice() {
+            return self.single_type(schema, single, site);
+        }
+        let mut built = Vec::new();
+        let mut first_error = None;
+        for (index, ty) in types.iter().enumerate() {
+            let mark = self.checkpoint();
+            match self.single_type(schema, ty, &site.variant('y', index)) {
+                Ok(expr) => built.push(expr),
+                Err(error) => {
+                    self.rollback(mark);
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        match self.alternatives(built, site) {
+            Some(expr) => Ok(expr),
+            None => {
+                Err(first_error
+                    .unwrap_or_else(|| site.unsatisfiable("the value must be an object")))
+            }
+        }
+    }
+
+    fn single_type(
+        &mut self,
+        schema: &Map<String, Value>,
+        ty: &str,
+        site: &Site,
+    ) -> Result<String, GrammarError> {
+        match ty {
+            "string" => self.string(schema, site),
+            "integer" => Ok(self.integer()),
+            "number" => Ok(self.number()),
+            "boolean" => Ok(self.add("bool", "\"true\" | \"false\"")),
+            "null" => Ok(lit("null")),
+            "object" => self.object(schema, site),
+            "array" => self.array(schema, site),
+            _ => self.generic(site, false),
+        }
+    }
+
+    /// One expression for several alternatives: none, the only one, or a rule at `site`.
+    fn alternatives(&mut self, mut alternatives: Vec<String>, site: &Site) -> Option<String> {
+        let mut seen = HashSet::new();
+        alternatives.retain(|expr| seen.insert(expr.clone()));
+        match alternatives.len() {
+            0 => None,
+            1 => alternatives.pop(),
+            _ => Some(self.add(&site.rule, &alternatives.join(" | "))),
+        }
+    }
+
+    fn check_level(&self, site: &Site) -> Result<(), GrammarError> {
+        if site.level > self.limits.depth {
+            return Err(GrammarError::TooDeep {
+                tool: site.tool.clone(),
+                path: site.path.clone(),
+                depth: self.limits.depth,
+            });
+        }
+        Ok(())
+    }
+
+    fn string(&mut self, schema: &Map<String, Value>, site: &Site) -> Result<String, GrammarError> {
+        let bound = u64::from(self.limits.string_chars);
+        let max = schema
+            .get("maxLength")
+            .and_then(Value::as_u64)
+            .map_or(bound, |max| max.min(bound));
+        let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0);
+        if min > max {
+            return Err(
+                site.unsatisfiable(format!("minLength {min} is above the length bound {max}"))
+            );
+        }
+        Ok(self.string_rule(min, max))
+    }
+
+    /// A JSON string of `min..=max` characters, shared by every string with those bounds.
+    fn string_rule(&mut self, min: u64, max: u64) -> String {
+        let name = if min == 0 {
+            format!("str-{max}")
+        } else {
+            format!("str-{min}-{max}")
+        };
+        if !self.has(&name) {
+            let mut parts = vec![lit("\"")];
+            if max > 0 {
+                let unit = self.json_char();
+                parts.extend(self.exact(&unit, min));
+                parts.extend(self.at_most(&unit, max - min));
+            }
+            parts.push(lit("\""));
+            self.add(&name, &parts.join(" "));
+        }
+        name
+    }
+
+    /// One character inside a JSON string, spelled as Python's encoder spells it.
+    fn json_char(&mut self) -> String {
+        // Only short escapes for the five that have one; \u00xx (lowercase) for the rest of C0.
+        self.add(
+            "jesc",
+            "[\"\\\\bfnrt] | \"u000\" [0-7bef] | \"u001\" [0-9a-f]",
+        );
+        self.add("jc", "[^\"\\\\\\x00-\\x1F] | \"\\\\\" jesc")
+    }
+
+    fn digits(&mut self) -> (String, String) {
+        (self.add("digit", "[0-9]"), self.add("nz", "[1-9]"))
+    }
+
+    /// Python's int: no leading zero, no `-0`, at most [`INT_DIGITS`] digits.
+    fn integer(&mut self) -> String {
+        if !self.has("int") {
+            let (digit, nz) = self.digits();
+            let rest = self.chain(&digit, INT_DIGITS - 1);
+            let body = format!("\"0\" | {nz} {rest} | \"-\" {nz} {rest}");
+            self.add("int", &body);
+        }
+        "int".into()
+    }
+
+    /// What `json.loads` then `json.dumps` gives back unchanged: an int, or a float in
+    /// Python's repr (fixed for 1e-4 <= |x| < 1e16, else `d.ddde+XX`).
+    fn number(&mut self) -> String {
+        if !self.has("num") {
+            let int = self.integer();
+            let float = self.float();
+            self.add("num", &format!("{int} | {float}"));
+        }
+        "num".into()
+    }
+
+    fn float(&mut self) -> String {
+        let (digit, nz) = self.digits();
+        // Significant digits, the last one nonzero (repr never ends a fraction in 0).
+        let inner = self.chain(&digit, FLOAT_DIGITS - 2);
+        let sig = self.add("fsig", &format!("{nz} | {nz} {inner} {nz}"));
+        // 0.xxx: at most three zeros before the first significant digit (0.0001 is fixed
+        // notation, 0.00001 is 1e-05).
+        let zero = format!("\"0\" | {sig} | \"0\" {sig} | \"00\" {sig} | \"000\" {sig}");
+        let zero = self.add("fzero", &zero);
+        let int_part = self.float_int_part(&digit);
+        let exponent = self.exponent(&digit);
+        let mantissa = self.chain(&digit, FLOAT_DIGITS - 2);
+        let sci = format!("{nz} \"e\" {exponent} | {nz} \".\" {mantissa} {nz} \"e\" {exponent}");
+        let sci = self.add("fsci", &sci);
+        let body = format!("\"0.\" {zero} | {nz} {int_part} | {sci}");
+        let unsigned = self.add("funs", &body);
+        self.add("flt", &format!("{unsigned} | \"-\" {unsigned}"))
+    }
+
+    /// After the first nonzero digit of a fixed float: more integer digits then a fraction,
+    /// together at most [`FLOAT_DIGITS`] digits. A trie (`fi{k}` = k integer digits read), so
+    /// the parser never guesses the integer's length.
+    fn float_int_part(&mut self, digit: &str) -> String {
+        let mut next = self.add(&format!("fi{FLOAT_DIGITS}"), "\".0\"");
+        for read in (1..FLOAT_DIGITS).rev() {
+            let fraction = self.fraction(digit, FLOAT_DIGITS - read);
+            let body = format!("\".\" {fraction} | {digit} {next}");
+            next = self.add(&format!("fi{read}"), &body);
+        }
+        next
+    }
+
+    /// `0`, or 1..=`max` digits ending in a nonzero one.
+    fn fraction(&mut self, digit: &str, max: u64) -> String {
+        let name = format!("fr{max}");
+        if !self.has(&name) {
+            let nz = self.add("nz", "[1-9]");
+            let body = match self.at_most(digit, max - 1) {
+                Some(lead) => format!("\"0\" | {lead} {nz}"),
+                None => format!("\"0\" | {nz}"),
+            };
+            self.add(&name, &body);
+        }
+        name
+    }
+
+    /// Python's exponent: signed, two or three digits, used only below 1e-4 or from 1e16 up;
+    /// capped at 299 so the value stays finite and normal.
+    fn exponent(&mut self, digit: &str) -> String {
+        let below = format!("\"0\" [5-9] | [1-9] {digit} | [12] {digit} {digit}");
+        let below = self.add("fexn", &below);
+        let above = format!("\"1\" [6-9] | [2-9] {digit} | [12] {digit} {digit}");
+        let above = self.add("fexp", &above);
+        self.add("fex", &format!("\"-\" {below} | \"+\" {above}"))
+    }
+
+    fn object(&mut self, schema: &Map<String, Value>, site: &Site) -> Result<String, GrammarError> {
+        self.check_level(site)?;
+        let members = self.members(schema, site)?;
+        if members.is_empty() {
+            return Ok(lit("{}"));
+        }
+        let first = self.member_chain(&members, &site.rule);
+        let body = format!("{} {first} {}", lit("{"), lit("}"));
+        Ok(self.add(&site.rule, &body))
+    }
+
+    /// The declared properties in order, then required names that are not declared (any
+    /// value). An optional property that cannot be built is left out.
+    fn members(
+        &mut self,
+        schema: &Map<String, Value>,
+        site: &Site,
+    ) -> Result<Vec<Member>, GrammarError> {
+        let mut required: Vec<&str> = Vec::new();
+        for name in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !required.contains(&name) {
+                required.push(name);
+            }
+        }
+        let properties = schema.get("properties").and_then(Value::as_object);
+        let declared = properties.into_iter().flatten();
+        let undeclared = required
+            .iter()
+            .filter(|name| properties.is_none_or(|props| !props.contains_key(**name)))
+            .map(|name| (*name, &ANY_VALUE));
+        let mut members = Vec::new();
+        let all = declared
+            .map(|(name, sub)| (name.as_str(), sub))
+            .chain(undeclared);
+        for (index, (name, sub)) in all.enumerate() {
+            let is_required = required.contains(&name);
+            let mark = self.checkpoint();
+            match self.value(sub, &site.property(index, name), false) {
+                Ok(value) => members.push(Member {
+                    expr: format!("{} {value}", lit(&format!("{}: ", py_string(name)))),
+                    required: is_required,
+                }),
+                Err(_) if !is_required => self.rollback(mark),
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(members)
+    }
+
+    /// "Ordered subset" of `members` in linear size: `a{j}` emits members j.. after at least
+    /// one was emitted (so each starts with ", "), `f{j}` while none was. A required member
+    /// has one alternative, an optional one may be skipped. Returns the rule for the first.
+    fn member_chain(&mut self, members: &[Member], object: &str) -> String {
+        let count = members.len();
+        let after = |index: usize| (index < count).then(|| format!("{object}-a{index}"));
+        for (index, member) in members.iter().enumerate().skip(1).rev() {
+            let emit = join([Some(lit(", ")), Some(member.expr.clone()), after(index + 1)]);
+            let body = if member.required {
+                emit
+            } else {
+                format!("{emit} | {}", after(index + 1).unwrap_or_else(|| lit("")))
+            };
+            self.add(&format!("{object}-a{index}"), &body);
+        }
+        // Past the first required member "nothing emitted yet" cannot happen.
+        let last = members
+            .iter()
+            .position(|member| member.required)
+            .unwrap_or(count - 1);
+        let mut next_first = lit("");
+        for (index, member) in members.iter().enumerate().take(last + 1).rev() {
+            let emit = join([Some(member.expr.clone()), after(index + 1)]);
+            let body = if member.required {
+                emit
+            } else {
+                format!("{emit} | {next_first}")
+            };
+            next_first = self.add(&format!("{object}-f{index}"), &body);
+        }
+        next_first
+    }
+
+    fn array(&mut self, schema: &Map<String, Value>, site: &Site) -> Result<String, GrammarError> {
+        self.check_level(site)?;
+        let bound = u64::from(self.limits.array_items);
+        let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+        let max = schema
+            .get("maxItems")
+            .and_then(Value::as_u64)
+            .map_or(bound, |max| max.min(bound));
+        if min > max {
+            return Err(site.unsatisfiable(format!("minItems {min} is above the item bound {max}")));
+        }
+        let items = site.items();
+        let mark = self.checkpoint();
+        let item = match schema.get("items") {
+            Some(sub @ (Value::Object(_) | Value::Bool(_))) => self.value(sub, &items, false),
+            _ => self.generic(&items, false),
+        };
+        match item {
+            Ok(item) => Ok(self.sequence(&site.rule, ('[', ']'), &item, min, max)),
+            Err(_) if min == 0 => {
+                self.rollback(mark);
+                Ok(lit("[]"))
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// `open item, item, ... close` with `min..=max` items, named `rule`.
+    fn sequence(
+        &mut self,
+        rule: &str,
+        (open, close): (char, char),
+        item: &str,
+        min: u64,
+        max: u64,
+    ) -> String {
+        let empty = lit(&format!("{open}{close}"));
+        if max == 0 {
+            return empty;
+        }
+        let next = self.add(&format!("{rule}-s"), &format!("{} {item}", lit(", ")));
+        let mut parts = vec![lit(&open.to_string()), item.to_string()];
+        parts.extend(self.exact(&next, min.saturating_sub(1)));
+        parts.extend(self.at_most(&next, max - min.max(1)));
+        parts.push(lit(&close.to_string()));
+        let filled = parts.join(" ");
+        let body = if min == 0 {
+            format!("{empty} | {filled}")
+        } else {
+            filled
+        };
+        self.add(rule, &body)
+    }
+
+    /// Any JSON value at `site`: containers only while the depth limit allows.
+    fn generic(&mut self, site: &Site, only_object: bool) -> Result<String, GrammarError> {
+        let levels = (self.limits.depth + 1).saturating_sub(site.level);
+        if !only_object {
+            return Ok(self.any(levels));
+        }
+        if levels == 0 {
+            self.check_level(site)?;
+        }
+        Ok(self.any_object(levels))
+    }
+
+    /// `any{k}`: a value holding at most `levels` nested containers.
+    fn any(&mut self, levels: u32) -> String {
+        let name = format!("any{levels}");
+        if !self.has(&name) {
+            let string = self.string_rule(0, u64::from(self.limits.string_chars));
+            let number = self.number();
+            let boolean = self.add("bool", "\"true\" | \"false\"");
+            let mut body = format!("{string} | {number} | {boolean} | {}", lit("null"));
+            if levels > 0 {
+                let object = self.any_object(levels);
+                let array = self.any_array(levels);
+                body = format!("{body} | {object} | {array}");
+            }
+            self.add(&name, &body);
+        }
+        name
+    }
+
+    fn any_object(&mut self, levels: u32) -> String {
+        let name = format!("anyo{levels}");
+        if !self.has(&name) {
+            let key = self.string_rule(0, u64::from(self.limits.string_chars));
+            let value = self.any(levels.saturating_sub(1));
+            let member = self.add(
+                &format!("anym{levels}"),
+                &format!("{key} {} {value}", lit(": ")),
+            );
+            let items = u64::from(self.limits.array_items);
+            return self.sequence(&name, ('{', '}'), &member, 0, items);
+        }
+        name
+    }
+
+    fn any_array(&mut self, levels: u32) -> String {
+        let name = format!("anya{levels}");
+        if !self.has(&name) {
+            let item = self.any(levels.saturating_sub(1));
+            let items = u64::from(self.limits.array_items);
+            return self.sequence(&name, ('[', ']'), &item, 0, items);
+        }
+        name
+    }
+
+    /// `count` copies of `unit` as a sequence, in chunks once that gets long.
+    fn exact(&mut self, unit: &str, count: u64) -> Vec<String> {
+        if count <= PLAIN_CHAIN_MAX {
+            return vec![unit.to_string(); usize_of(count)];
+        }
+        let size = ceil_sqrt(count);
+        let chunk = self.chunk(unit, size);
+        let mut parts = vec![chunk; usize_of(count / size)];
+        parts.extend(vec![unit.to_string(); usize_of(count % size)]);
+        parts
+    }
+
+    /// Zero to `max` copies of `unit`; `None` when `max` is 0 (nothing to emit).
+    fn at_most(&mut self, unit: &str, max: u64) -> Option<String> {
+        if max == 0 {
+            return None;
+        }
+        if max <= PLAIN_CHAIN_MAX {
+            return Some(self.chain(unit, max));
+        }
+        Some(self.chunked(unit, max, ceil_sqrt(max)))
+    }
+
+    /// `unit-c{k} ::= unit unit-c{k-1} | ""`: at most k, one rule per step; shared by every
+    /// smaller bound on the same unit.
+    fn chain(&mut self, unit: &str, max: u64) -> String {
+        if max == 0 {
+            return lit("");
+        }
+        let mut below: Option<String> = None;
+        for count in 1..=max {
+            let name = format!("{unit}-c{count}");
+            if !self.has(&name) {
+                let body = format!("{} | {}", join([Some(unit.into()), below]), lit(""));
+                self.add(&name, &body);
+            }
+            below = Some(name);
+        }
+        format!("{unit}-c{max}")
+    }
+
+    /// At most `max` copies as "a tail shorter than one chunk, or a chunk then at most
+    /// `max - size` more" (see the module docs).
+    fn chunked(&mut self, unit: &str, max: u64, size: u64) -> String {
+        let tail = self.chain(unit, size - 1);
+        let chunk = self.chunk(unit, size);
+        let mut below = self.at_most_plain(unit, max % size);
+        for level in 1..=max / size {
+            let name = format!("{unit}-le{}-b{size}", max % size + level * size);
+            let body = format!("{tail} | {}", join([Some(chunk.clone()), below]));
+            below = Some(self.add(&name, &body));
+        }
+        format!("{unit}-le{max}-b{size}")
+    }
+
+    fn at_most_plain(&mut self, unit: &str, max: u64) -> Option<String> {
+        (max > 0).then(|| self.chain(unit, max))
+    }
+
+    /// `unit-x{size} ::= unit unit ...`: exactly `size` copies.
+    fn chunk(&mut self, unit: &str, size: u64) -> String {
+        let name = format!("{unit}-x{size}");
+        if !self.has(&name) {
+            self.add(&name, &vec![unit; usize_of(size)].join(" "));
+        }
+        name
+    }
+}
+
+/// Shallow merge of an `anyOf`/`oneOf` branch over its parent's other keywords.
+fn merge_branch(parent: &Map<String, Value>, branch: &Value) -> Value {
+    match branch {
+        Value::Object(branch) => {
+            let mut merged = parent.clone();
+            for (key, value) in branch {
+                merged.insert(key.clone(), value.clone());
+            }
+            Value::Object(merged)
+        }
+        Value::Bool(true) => Value::Object(parent.clone()),
+        other => other.clone(),
+    }
+}
+
+/// Declared types (deduplicated), else what `properties`/`items`/length keywords imply, else
+/// `None`: unconstrained.
+fn schema_types(schema: &Map<String, Value>) -> Option<Vec<String>> {
+    let mut types: Vec<String> = Vec::new();
+    match schema.get("type") {
+        Some(Value::String(ty)) => types.push(ty.clone()),
+        Some(Value::Array(list)) => {
+            for ty in list.iter().filter_map(Value::as_str) {
+                if !types.iter().any(|seen| seen == ty) {
+                    types.push(ty.to_string());
+                }
+            }
+        }
+        _ => {
+            let implies = |keys: &[&str]| keys.iter().any(|key| schema.contains_key(*key));
+            if implies(&["properties", "required"]) {
+                types.push("object".into());
+            } else if implies(&["items", "minItems", "maxItems"]) {
+                types.push("array".into());
+            } else if implies(&["minLength", "maxLength"]) {
+                types.push("string".into());
+            }
+        }
+    }
+    (!types.is_empty()).then_some(types)
+}
+
+/// Whether `value` is of JSON Schema type `ty` (unknown type names accept everything).
+fn has_type(value: &Value, ty: &str) -> bool {
+    match ty {
+        "string" => value.is_string(),
+        "integer" => {
+            value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        _ => true,
+    }
+}
+
+/// Space-joins the present parts; `""` when none is.
+fn join<const N: usize>(parts: [Option<String>; N]) -> String {
+    let present: Vec<String> = parts.into_iter().flatten().collect();
+    if present.is_empty() {
+        lit("")
+    } else {
+        present.join(" ")
+    }
+}
+
+/// A rule-name fragment from a tool name: lowercase ASCII letters and digits, other runs as '-'.
+fn rule_hint(name: &str) -> String {
+    let mut hint = String::new();
+    for c in name.chars() {
+        if hint.len() >= 24 {
+            break;
+        }
+        if c.is_ascii_alphanumeric() {
+            hint.push(c.to_ascii_lowercase());
+        } else if !hint.is_empty() && !hint.ends_with('-') {
+            hint.push('-');
+        }
+    }
+    hint.trim_end_matches('-').to_string()
+}
+
+fn ceil_sqrt(n: u64) -> u64 {
+    let root = n.isqrt();
+    if root * root < n {
+        root + 1
+    } else {
+        root
+    }
+}
+
+/// Repetition counts come from u32 limits, so they fit a usize on every supported target.
+fn usize_of(count: u64) -> usize {
+    usize::try_from(count).unwrap_or(usize::MAX)
+}
+
+/// A GBNF string literal matching exactly `text`. Printable ASCII stays as is; everything else
+/// is escaped, so a rule body never spans lines and the grammar is plain ASCII.
+fn lit(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(c),
+            c if u32::from(c) <= 0xFF => out.push_str(&format!("\\x{:02X}", u32::from(c))),
+            c if u32::from(c) <= 0xFFFF => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push_str(&format!("\\U{:08X}", u32::from(c))),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `value` as Python's `json.dumps(value, ensure_ascii=False)` prints it.
+fn py_json(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Number(number) => match (number.as_i64(), number.as_u64(), number.as_f64()) {
+            (Some(int), _, _) => int.to_string(),
+            (_, Some(int), _) => int.to_string(),
+            (_, _, Some(float)) => py_float(float),
+            _ => number.to_string(),
+        },
+        Value::String(text) => py_string(text),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(py_json).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(members) => {
+            let members: Vec<String> = members
+                .iter()
+                .map(|(key, value)| format!("{}: {}", py_string(key), py_json(value)))
+                .collect();
+            format!("{{{}}}", members.join(", "))
+        }
+    }
+}
+
+/// A string as Python's JSON encoder writes it with `ensure_ascii=False`.
+fn py_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A float as Python's `repr` prints it: shortest round-trip digits, fixed notation for
+/// 1e-4 <= |x| < 1e16 (always with a fraction), else `d.ddde+XX`.
+fn py_float(value: f64) -> String {
+    if !value.is_finite() {
+        // Python's json module spells these so (not valid JSON; serde_json never holds them).
+        return if value.is_nan() {
+            "NaN"
+        } else if value > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        }
+        .into();
+    }
+    if value == 0.0 {
+        return if value.is_sign_negative() {
+            "-0.0"
+        } else {
+            "0.0"
+        }
+        .into();
+    }
+    // Rust's `{:e}` also prints the shortest digits that round-trip, e.g. "-1.25e-7".
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i64 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let body = if (-4..16).contains(&exponent) {
+        fixed_notation(&digits, exponent)
+    } else {
+        let (first, rest) = digits.split_at(1.min(digits.len()));
+        let fraction = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let exp_sign = if exponent < 0 { '-' } else { '+' };
+        format!("{first}{fraction}e{exp_sign}{:02}", exponent.unsigned_abs())
+    };
+    format!("{sign}{body}")
+}
+
+/// `digits` (d.ddd) times 10^exponent in fixed notation with at least one fraction digit.
+fn fixed_notation(digits: &str, exponent: i64) -> String {
+    match usize::try_from(exponent) {
+        Ok(exponent) => {
+            let point = exponent + 1;
+            if digits.len() <= point {
+                format!("{digits}{}.0", "0".repeat(point - digits.len()))
+            } else {
+                format!("{}.{}", &digits[..point], &digits[point..])
+            }
+        }
+        Err(_) => {
+            let zeros = usize::try_from(-exponent - 1).unwrap_or(0);
+            format!("0.{}{digits}", "0".repeat(zeros))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

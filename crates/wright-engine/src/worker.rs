@@ -1,0 +1,578 @@
+//! The engine's own thread: it owns the loaded model and one llama.cpp context per
+//! conversation slot, and interleaves every running request fairly, one unit of work each
+//! in turn (a batch of prompt tokens, or one generated token).
+//!
+//! The KV cache is wright's: a slot keeps the tokens its cache holds, a request goes to the
+//! idle slot sharing the longest token prefix with its prompt, and only the tokens after
+//! that prefix are evaluated. A request that would cut short another conversation's
+//! cache (a fork) gets a slot of its own, copied from that one, so neither starts from
+//! zero. A slot is added only when its cache fits in the memory free now; else the request
+//! waits for a slot, or, with none at all, is refused with the numbers. A request whose
+//! caller went away (Ctrl-C, a budget) stops before its next token.
+
+use crate::error::EngineError;
+use crate::machine::available_memory;
+use crate::reply::Ending;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use std::collections::VecDeque;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
+use std::time::Instant;
+use tokio::sync::mpsc::UnboundedSender;
+use wright_llm::PromptProgress;
+
+/// One request for the thread.
+pub struct Job {
+    /// The rendered prompt (special tokens spelled out, contents neutralized).
+    pub prompt: String,
+    /// A GBNF grammar every reply is held to, when tools were offered.
+    pub grammar: Option<String>,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    pub seed: u32,
+    /// Where this conversation's cache is saved when the engine stops, and read from when
+    /// no slot shares its prefix (`wright resume`).
+    pub state_file: Option<PathBuf>,
+    pub events: UnboundedSender<Event>,
+}
+
+/// What the thread tells a request's caller.
+pub enum Event {
+    Progress(PromptProgress),
+    /// Newly generated text (whole UTF-8 characters).
+    Text(String),
+    Done(Result<Finished, EngineError>),
+}
+
+/// A finished reply and what it cost.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub text: String,
+    pub ending: Ending,
+    pub prompt_tokens: usize,
+    /// Prompt tokens whose cache was reused.
+    pub cached_tokens: usize,
+    pub generated_tokens: usize,
+    pub prompt_ms: f64,
+    pub predicted_ms: f64,
+}
+
+/// Fixed settings of the thread.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub window: u32,
+    pub threads: u32,
+    pub batch: u32,
+    pub max_slots: usize,
+    /// Cache bytes per token of window (keys and values, all layers).
+    pub cache_bytes_per_token: u64,
+    /// Memory left free beside the caches, for the compute buffers and everything else.
+    pub reserve_bytes: u64,
+}
+
+struct Slot<'m> {
+    ctx: LlamaContext<'m>,
+    /// The tokens whose keys and values the cache holds, in order from position 0.
+    tokens: Vec<LlamaToken>,
+    busy: bool,
+    last_used: u64,
+    /// The conversation whose cache this is, to save when the engine stops.
+    state_file: Option<PathBuf>,
+}
+
+struct Running {
+    slot: usize,
+    job: Job,
+    prompt: Vec<LlamaToken>,
+    next: usize,
+    cached: usize,
+    sampler: LlamaSampler,
+    text: Vec<u8>,
+    sent: usize,
+    generated: usize,
+    prompt_ms: f64,
+    predicted_ms: f64,
+}
+
+enum Admission {
+    Started(Box<Running>),
+    Wait(Job),
+    Refused,
+}
+
+enum Progress {
+    More,
+    Done(Result<Finished, EngineError>),
+}
+
+/// The thread's body: returns when every sender is gone, after saving the caches of the
+/// conversations that asked for it.
+pub fn run(backend: &LlamaBackend, model: &LlamaModel, settings: &Settings, jobs: &Receiver<Job>) {
+    let mut engine = Worker {
+        backend,
+        model,
+        settings,
+        slots: Vec::new(),
+        clock: 0,
+    };
+    let mut waiting: VecDeque<Job> = VecDeque::new();
+    let mut running: VecDeque<Box<Running>> = VecDeque::new();
+    loop {
+        if running.is_empty() && waiting.is_empty() {
+            match jobs.recv() {
+                Ok(job) => waiting.push_back(job),
+                Err(_) => break,
+            }
+        }
+        while let Ok(job) = jobs.try_recv() {
+            waiting.push_back(job);
+        }
+        while let Some(job) = waiting.pop_front() {
+            match engine.admit(job) {
+                Admission::Started(started) => running.push_back(started),
+                Admission::Refused => {}
+                Admission::Wait(job) => {
+                    waiting.push_front(job);
+                    break;
+                }
+            }
+        }
+        if let Some(mut current) = running.pop_front() {
+            if current.job.events.is_closed() {
+                engine.release(current.slot);
+                continue;
+            }
+            match engine.advance(&mut current) {
+                Progress::More => running.push_back(current),
+                Progress::Done(result) => {
+                    engine.release(current.slot);
+                    let _ = current.job.events.send(Event::Done(result));
+                }
+            }
+        }
+    }
+    engine.save_states();
+}
+
+struct Worker<'m> {
+    backend: &'m LlamaBackend,
+    model: &'m LlamaModel,
+    settings: &'m Settings,
+    slots: Vec<Slot<'m>>,
+    clock: u64,
+}
+
+impl<'m> Worker<'m> {
+    fn admit(&mut self, job: Job) -> Admission {
+        let (text, canonical) = match self.tokenize(&job.prompt) {
+            Ok(tokenized) => tokenized,
+            Err(err) => return refuse(job, err),
+        };
+        let sampler = match self.sampler(&job) {
+            Ok(sampler) => sampler,
+            Err(err) => return refuse(job, err),
+        };
+        let (slot, prompt) = match self.choose_slot(&text, canonical, job.state_file.as_ref()) {
+            Ok(Some(chosen)) => chosen,
+            Ok(None) => return Admission::Wait(job),
+            Err(err) => return refuse(job, err),
+        };
+        if prompt.len() + 1 > self.settings.window as usize {
+            let window = self.settings.window;
+            return refuse(
+                job,
+                EngineError::PromptTooLong {
+                    tokens: prompt.len(),
+                    window,
+                },
+            );
+        }
+        let chosen = &mut self.slots[slot];
+        let mut reuse = common_prefix(&chosen.tokens, &prompt);
+        // At least the last prompt token is evaluated: its logits start the reply.
+        if reuse == prompt.len() {
+            reuse -= 1;
+        }
+        if let Err(err) = forget_from(chosen, reuse) {
+            return refuse(job, err);
+        }
+        self.clock += 1;
+        chosen.busy = true;
+        chosen.last_used = self.clock;
+        if job.state_file.is_some() {
+            chosen.state_file.clone_from(&job.state_file);
+        }
+        Admission::Started(Box::new(Running {
+            slot,
+            job,
+            prompt,
+            next: reuse,
+            cached: reuse,
+            sampler,
+            text: Vec::new(),
+            sent: 0,
+            generated: 0,
+            prompt_ms: 0.0,
+            predicted_ms: 0.0,
+        }))
+    }
+
+    /// The prompt as the model reads it (BOS spelled out when the tokenizer adds it) and
+    /// its tokens.
+    fn tokenize(&self, prompt: &str) -> Result<(Vec<u8>, Vec<LlamaToken>), EngineError> {
+        let vocab = self.model.vocab();
+        let bos = vocab.token_to_piece(vocab.bos(), true, None);
+        // A template that spells the BOS token itself gets no second one.
+        let add_bos = vocab.should_add_bos() && !prompt.as_bytes().starts_with(&bos);
+        let tokens = vocab.tokenize(prompt.as_bytes(), add_bos, true);
+        if tokens.is_empty() {
+            return Err(EngineError::Request("the prompt is empty".into()));
+        }
+        let mut text = if add_bos { bos } else { Vec::new() };
+        text.extend_from_slice(prompt.as_bytes());
+        Ok((text, tokens))
+    }
+
+    /// The text `tokens` spell.
+    fn spelled(&self, tokens: &[LlamaToken]) -> Vec<u8> {
+        let vocab = self.model.vocab();
+        let mut text = Vec::new();
+        for &token in tokens {
+            text.extend_from_slice(&vocab.token_to_piece(token, true, None));
+        }
+        text
+    }
+
+    /// The tokens of `text` for a slot: when the slot's cache spells the start of `text`
+    /// (the last reply as the model generated it, which re-tokenizing could split
+    /// otherwise), its tokens then the rest tokenized; else the canonical tokens.
+    fn prompt_for(
+        &self,
+        slot: &Slot<'_>,
+        text: &[u8],
+        canonical: &[LlamaToken],
+    ) -> Vec<LlamaToken> {
+        if !slot.tokens.is_empty() {
+            let cached = self.spelled(&slot.tokens);
+            if let Some(rest) = text.strip_prefix(cached.as_slice()) {
+                let mut prompt = slot.tokens.clone();
+                prompt.extend(self.model.vocab().tokenize(rest, false, true));
+                return prompt;
+            }
+        }
+        canonical.to_vec()
+    }
+
+    fn sampler(&self, job: &Job) -> Result<LlamaSampler, EngineError> {
+        let mut chain = Vec::new();
+        if let Some(grammar) = &job.grammar {
+            chain.push(
+                LlamaSampler::grammar(self.model, grammar, "root")
+                    .map_err(|err| EngineError::Grammar(format!("{err:?}")))?,
+            );
+        }
+        if job.temperature <= 0.0 {
+            chain.push(LlamaSampler::greedy());
+        } else {
+            chain.push(LlamaSampler::top_k(40));
+            chain.push(LlamaSampler::top_p(0.95, 1));
+            chain.push(LlamaSampler::min_p(0.05, 1));
+            chain.push(LlamaSampler::temp(job.temperature));
+            chain.push(LlamaSampler::dist(job.seed));
+        }
+        Ok(LlamaSampler::chain_simple(chain))
+    }
+
+    /// The slot for a prompt and the prompt's tokens for it; None to wait for one.
+    fn choose_slot(
+        &mut self,
+        text: &[u8],
+        canonical: Vec<LlamaToken>,
+        state_file: Option<&PathBuf>,
+    ) -> Result<Option<(usize, Vec<LlamaToken>)>, EngineError> {
+        let mut best: Option<(usize, usize, u64, Vec<LlamaToken>)> = None;
+        for (i, slot) in self.slots.iter().enumerate().filter(|(_, s)| !s.busy) {
+            let prompt = self.prompt_for(slot, text, &canonical);
+            let shared = common_prefix(&slot.tokens, &prompt);
+            if best
+                .as_ref()
+                .is_none_or(|(_, most, used, _)| (shared, slot.last_used) > (*most, *used))
+            {
+                best = Some((i, shared, slot.last_used, prompt));
+            }
+        }
+        if let Some((i, shared, _, _)) = &best {
+            // The conversation's own slot: nothing is lost.
+            if *shared > 0 && *shared == self.slots[*i].tokens.len() {
+                return Ok(best.map(|(i, _, _, prompt)| (i, prompt)));
+            }
+        }
+        if self.slots.len() < self.settings.max_slots && self.fits(1) {
+            let mut slot = self.new_slot()?;
+            let prompt = match best {
+                // A fork: its own copy of the shared cache, the original left whole.
+                Some((i, shared, _, prompt)) if shared > 0 => {
+                    copy_cache(&self.slots[i], &mut slot)?;
+                    prompt
+                }
+                _ => {
+                    if let Some(file) = state_file {
+                        restore(&mut slot, file, self.settings.window);
+                    }
+                    self.prompt_for(&slot, text, &canonical)
+                }
+            };
+            self.slots.push(slot);
+            return Ok(Some((self.slots.len() - 1, prompt)));
+        }
+        match best {
+            Some((i, 0, _, _)) if state_file.is_some() => {
+                // Another conversation's cache goes; this one's may come back.
+                let window = self.settings.window;
+                let slot = &mut self.slots[i];
+                slot.tokens.clear();
+                slot.ctx.clear_kv_cache();
+                if let Some(file) = state_file {
+                    restore(slot, file, window);
+                }
+                let prompt = self.prompt_for(&self.slots[i], text, &canonical);
+                Ok(Some((i, prompt)))
+            }
+            Some((i, _, _, prompt)) => Ok(Some((i, prompt))),
+            None if self.slots.is_empty() => Err(self.out_of_memory()),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether `more` slots' caches fit beside what runs now.
+    fn fits(&self, more: usize) -> bool {
+        let Some(free) = available_memory() else {
+            return true;
+        };
+        let needed = self.slot_bytes() * more as u64 + self.settings.reserve_bytes;
+        needed <= free
+    }
+
+    fn slot_bytes(&self) -> u64 {
+        self.settings.cache_bytes_per_token * u64::from(self.settings.window)
+    }
+
+    fn out_of_memory(&self) -> EngineError {
+        EngineError::OutOfMemory {
+            window: self.settings.window,
+            needed: self.slot_bytes() + self.settings.reserve_bytes,
+            free: available_memory().unwrap_or(0),
+            others: self.slots.len(),
+        }
+    }
+
+    fn new_slot(&self) -> Result<Slot<'m>, EngineError> {
+        let threads = i32::try_from(self.settings.threads).unwrap_or(1);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(self.settings.window))
+            .with_n_batch(self.settings.batch)
+            .with_n_ubatch(self.settings.batch)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let ctx = self
+            .model
+            .new_context(self.backend, params)
+            .map_err(|err| EngineError::Llama(err.to_string()))?;
+        Ok(Slot {
+            ctx,
+            tokens: Vec::new(),
+            busy: false,
+            last_used: 0,
+            state_file: None,
+        })
+    }
+
+    fn release(&mut self, slot: usize) {
+        if let Some(slot) = self.slots.get_mut(slot) {
+            slot.busy = false;
+        }
+    }
+
+    /// One unit of work for `run`.
+    fn advance(&mut self, run: &mut Running) -> Progress {
+        let started = Instant::now();
+        let result = if run.next < run.prompt.len() {
+            let result = self.prefill(run);
+            run.prompt_ms += started.elapsed().as_secs_f64() * 1000.0;
+            result
+        } else {
+            let result = self.generate(run);
+            run.predicted_ms += started.elapsed().as_secs_f64() * 1000.0;
+            result
+        };
+        match result {
+            Ok(None) => Progress::More,
+            Ok(Some(ending)) => Progress::Done(Ok(finished(run, ending))),
+            Err(err) => {
+                // The cache may hold part of a batch: start that slot afresh next time.
+                let slot = &mut self.slots[run.slot];
+                slot.tokens.clear();
+                slot.ctx.clear_kv_cache();
+                Progress::Done(Err(err))
+            }
+        }
+    }
+
+    fn prefill(&mut self, run: &mut Running) -> Result<Option<Ending>, EngineError> {
+        let slot = &mut self.slots[run.slot];
+        let end = (run.next + self.settings.batch as usize).min(run.prompt.len());
+        let chunk = &run.prompt[run.next..end];
+        let mut batch = LlamaBatch::new(chunk.len(), 1);
+        for (offset, &token) in chunk.iter().enumerate() {
+            let at = run.next + offset;
+            let last = at + 1 == run.prompt.len();
+            batch
+                .add(token, position(at)?, &[0], last)
+                .map_err(|err| EngineError::Llama(err.to_string()))?;
+        }
+        slot.ctx
+            .decode(&mut batch)
+            .map_err(|err| EngineError::Llama(err.to_string()))?;
+        slot.tokens.extend_from_slice(chunk);
+        run.next = end;
+        let _ = run.job.events.send(Event::Progress(PromptProgress {
+            total: run.prompt.len() as u64,
+            cached: run.cached as u64,
+            processed: end as u64,
+        }));
+        Ok(None)
+    }
+
+    fn generate(&mut self, run: &mut Running) -> Result<Option<Ending>, EngineError> {
+        let vocab = self.model.vocab();
+        let slot = &mut self.slots[run.slot];
+        let token = run.sampler.sample(&slot.ctx, -1);
+        if vocab.is_eog(token) {
+            return Ok(Some(Ending::Stop));
+        }
+        run.text
+            .extend_from_slice(&vocab.token_to_piece(token, true, None));
+        run.generated += 1;
+        send_text(run);
+        let full = slot.tokens.len() + 1 >= self.settings.window as usize;
+        if run.generated as u32 >= run.job.max_tokens || full {
+            return Ok(Some(Ending::Length));
+        }
+        let mut batch = LlamaBatch::new(1, 1);
+        batch
+            .add(token, position(slot.tokens.len())?, &[0], true)
+            .map_err(|err| EngineError::Llama(err.to_string()))?;
+        slot.ctx
+            .decode(&mut batch)
+            .map_err(|err| EngineError::Llama(err.to_string()))?;
+        slot.tokens.push(token);
+        Ok(None)
+    }
+
+    /// Saves each conversation's cache where it asked, so a resumed run reads no prompt
+    /// twice. A failure costs only that: the next run reads the prompt again.
+    fn save_states(&self) {
+        for slot in &self.slots {
+            if let Some(file) = &slot.state_file {
+                if slot.tokens.is_empty() {
+                    continue;
+                }
+                let temporary = file.with_extension("saving");
+                if slot.ctx.state_save_file(&temporary, &slot.tokens).is_ok() {
+                    let _ = std::fs::rename(&temporary, file);
+                } else {
+                    let _ = std::fs::remove_file(&temporary);
+                }
+            }
+        }
+    }
+}
+
+fn refuse(job: Job, err: EngineError) -> Admission {
+    let _ = job.events.send(Event::Done(Err(err)));
+    Admission::Refused
+}
+
+fn finished(run: &Running, ending: Ending) -> Finished {
+    Finished {
+        text: String::from_utf8_lossy(&run.text).into_owned(),
+        ending,
+        prompt_tokens: run.prompt.len(),
+        cached_tokens: run.cached,
+        generated_tokens: run.generated,
+        prompt_ms: run.prompt_ms,
+        predicted_ms: run.predicted_ms,
+    }
+}
+
+/// Sends the complete UTF-8 characters generated since the last send.
+fn send_text(run: &mut Running) {
+    let pending = &run.text[run.sent..];
+    let complete = match std::str::from_utf8(pending) {
+        Ok(text) => text.len(),
+        Err(err) if err.error_len().is_none() => err.valid_up_to(),
+        // Bytes that will never be UTF-8: passed on as replacement characters.
+        Err(_) => pending.len(),
+    };
+    if complete > 0 {
+        let text = String::from_utf8_lossy(&pending[..complete]).into_owned();
+        run.sent += complete;
+        let _ = run.job.events.send(Event::Text(text));
+    }
+}
+
+fn position(at: usize) -> Result<i32, EngineError> {
+    i32::try_from(at).map_err(|_| EngineError::Llama(format!("position {at} is out of range")))
+}
+
+/// Drops the cache from position `keep` on.
+fn forget_from(slot: &mut Slot<'_>, keep: usize) -> Result<(), EngineError> {
+    if keep < slot.tokens.len() {
+        let from =
+            u32::try_from(keep).map_err(|_| EngineError::Llama("position out of range".into()))?;
+        slot.ctx
+            .clear_kv_cache_seq(Some(0), Some(from), None)
+            .map_err(|err| EngineError::Llama(err.to_string()))?;
+        slot.tokens.truncate(keep);
+    }
+    Ok(())
+}
+
+fn copy_cache(from: &Slot<'_>, to: &mut Slot<'_>) -> Result<(), EngineError> {
+    let state = from
+        .ctx
+        .state_seq_get(0, Default::default())
+        .map_err(|err| EngineError::Llama(err.to_string()))?;
+    to.ctx
+        .state_seq_set(&state, 0)
+        .map_err(|err| EngineError::Llama(err.to_string()))?;
+    to.tokens.clone_from(&from.tokens);
+    Ok(())
+}
+
+/// Reads a saved cache into an empty slot; a missing, stale or foreign file leaves the
+/// slot empty (the prompt is then read in full, as it would be without the file).
+fn restore(slot: &mut Slot<'_>, file: &PathBuf, window: u32) {
+    if !file.is_file() {
+        return;
+    }
+    match slot.ctx.state_load_file(file, window as usize) {
+        Ok(tokens) => slot.tokens = tokens,
+        Err(_) => {
+            slot.ctx.clear_kv_cache();
+            slot.tokens.clear();
+        }
+    }
+}
+
+/// How many leading tokens `a` and `b` share.
+pub fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}

@@ -1,0 +1,90 @@
+//! The engine end to end on a tiny GGUF model with random weights, written by the test:
+//! every reply with tools is a valid call, each step evaluates only the new tokens, a
+//! stopped caller stops generation, and a saved cache is read back.
+
+use serde_json::json;
+use serde_json::Value;
+use std::sync::Arc;
+use wright_engine::Conversation;
+use wright_engine::Engine;
+use wright_engine::EngineConfig;
+use wright_llm::in_process::InProcessModel;
+use wright_testkit::tiny_gguf::write_tiny_gguf;
+use wright_testkit::tiny_gguf::TinyModel;
+
+fn tools() -> Vec<Value> {
+    vec![
+        json!({"type": "function", "function": {"name": "terminal", "description": "Runs a command.",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string", "maxLength": 60}, "timeout": {"type": "integer"}}, "required": ["command"]}}}),
+        json!({"type": "function", "function": {"name": "finish", "description": "Ends.",
+            "parameters": {"type": "object", "properties": {"message": {"type": "string", "maxLength": 60}}, "required": ["message"]}}}),
+    ]
+}
+
+fn body(messages: &[Value], tools: &[Value], seed: u32) -> Vec<u8> {
+    json!({"model": "tiny", "stream": true, "temperature": 1.0, "max_tokens": 200, "seed": seed,
+        "tools": tools, "messages": messages})
+    .to_string()
+    .into_bytes()
+}
+
+fn engine(dir: &std::path::Path, conversations: usize) -> Arc<Engine> {
+    let file = dir.join("tiny.gguf");
+    write_tiny_gguf(&file, &TinyModel::default()).unwrap();
+    let mut config = EngineConfig::new(&file);
+    config.window = Some(4096);
+    config.threads = Some(1);
+    config.conversations = conversations;
+    Engine::load(&config).unwrap()
+}
+
+#[tokio::test]
+async fn every_reply_is_a_valid_call_and_each_step_reads_only_new_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), 1);
+    let model = Conversation {
+        engine: engine.clone(),
+        state_file: None,
+    };
+    let tools = tools();
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a test."}),
+        json!({"role": "user", "content": "Fix the bug."}),
+    ];
+    let mut previous_total = 0u64;
+    for step in 0..12u32 {
+        let mut deltas = 0;
+        let reply = model
+            .complete(&body(&messages, &tools, step), &mut |_| deltas += 1)
+            .await
+            .unwrap();
+        assert_eq!(reply.tool_calls.len(), 1, "step {step}: {reply:?}");
+        let call = &reply.tool_calls[0];
+        let arguments: Value = serde_json::from_str(&call.function.arguments).unwrap();
+        match call.function.name.as_str() {
+            "terminal" => assert!(arguments["command"].is_string(), "{arguments}"),
+            "finish" => assert!(arguments["message"].is_string(), "{arguments}"),
+            other => panic!("not a declared tool: {other}"),
+        }
+        let usage = reply.usage.clone().unwrap();
+        let cached = usage.cached_tokens.unwrap();
+        if step > 0 {
+            // Everything sent and generated before is reused; only the new turn is read.
+            assert_eq!(
+                cached, previous_total,
+                "step {step}: reused {cached} of {} tokens, the last step ended at {previous_total}",
+                usage.prompt_tokens
+            );
+            // The new turn: the end of the reply, the tool result, the next header.
+            assert!(usage.prompt_tokens - cached < 40, "{usage:?}");
+        }
+        previous_total = usage.prompt_tokens + usage.completion_tokens;
+        messages.push(json!({"role": "assistant", "content": reply.text, "tool_calls": [
+            {"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}
+        ]}));
+        messages.push(
+            json!({"role": "tool", "tool_call_id": call.id, "content": format!("output {step}")}),
+        );
+        assert!(deltas > 0);
+    }
+}
