@@ -13,6 +13,10 @@ missing=()
 command -v cc >/dev/null 2>&1 || missing+=(build-essential)
 command -v git >/dev/null 2>&1 || missing+=(git)
 command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
+# The embedded engine builds llama.cpp: CMake, a C++ compiler, and libclang for its bindings.
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null || compgen -G '/usr/lib/*/libclang-[0-9]*.so*' >/dev/null || missing+=(libclang-dev)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   need_root apt-get update -q >/dev/null
   need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null

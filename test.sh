@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs wright's whole test suite. Installs what the tests need when it is missing
-# (Rust via rustup; git, python3 and a C compiler via apt). No model and no network needed.
+# (Rust via rustup; git, python3, a C/C++ compiler, CMake and libclang via apt). No model and no network needed.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -11,6 +11,10 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v bash >/dev/null 2>&1 || missing+=(bash)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+# The embedded engine builds llama.cpp: CMake, a C++ compiler, and libclang for its bindings.
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null || compgen -G '/usr/lib/*/libclang-[0-9]*.so*' >/dev/null || missing+=(libclang-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   need_root apt-get update -q >/dev/null
   need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null

@@ -21,6 +21,7 @@ mod housekeeping;
 mod listing;
 mod live;
 mod mcp_cmd;
+mod model_cmd;
 mod parallel;
 mod parallel_table;
 mod progress;
@@ -103,6 +104,12 @@ enum Command {
     Secrets {
         #[command(subcommand)]
         command: secrets_cmd::SecretsCommand,
+    },
+    /// The embedded engine's GGUF models: `ls`, `add PATH`, `rm NAME`, `pull NAME|URL`
+    /// (run one with --model-file NAME).
+    Model {
+        #[command(subcommand)]
+        command: model_cmd::ModelCommand,
     },
     /// Take back what `wright allow` allowed.
     Deny {
@@ -203,6 +210,7 @@ fn main() -> ExitCode {
             Command::Deny { what } => config_cmds::deny(what).map(|()| 0),
             Command::Mcp { command } => mcp_cmd::mcp(command).await,
             Command::Secrets { command } => secrets_cmd::secrets(command).map(|()| 0),
+            Command::Model { command } => model_cmd::model(command).await.map(|()| 0),
             Command::Diff { id } => history_cmds::diff(id.as_deref()).map(|()| 0),
             Command::Rm(args) => housekeeping::rm(args),
             Command::Gc(args) => housekeeping::gc(args).map(|()| 0),

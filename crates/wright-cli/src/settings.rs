@@ -50,6 +50,11 @@ pub struct CommonArgs {
     /// base_url, else the local servers that answer).
     #[arg(long)]
     pub base_url: Option<String>,
+    /// Run this GGUF model file (or a model from `wright model ls`) in wright's embedded
+    /// engine: no server needed (default: $WRIGHT_MODEL_FILE, the configuration's
+    /// model_file).
+    #[arg(long, value_name = "PATH")]
+    pub model_file: Option<String>,
     /// Model name (default: $OPENAI_MODEL, the configuration's model, else the server's
     /// only model).
     #[arg(long)]
@@ -242,6 +247,7 @@ impl CommonArgs {
                 "--fallback",
             ),
             ("base_url", text(&self.base_url), "--base-url"),
+            ("model_file", text(&self.model_file), "--model-file"),
             ("model", text(&self.model), "--model"),
             ("api_key", text(&self.api_key), "--api-key"),
             ("run.max_steps", int(self.max_steps), "--max-steps"),
@@ -471,6 +477,7 @@ impl SessionSettings {
     pub fn server_choice(&self) -> ServerChoice {
         ServerChoice {
             base_url: self.values.base_url.clone(),
+            model_file: self.values.model_file.clone(),
             model: self.values.model.clone(),
             preferred_model: None,
             api_key: self.values.api_key.clone(),
@@ -482,6 +489,7 @@ impl SessionSettings {
     pub async fn client_for(&self, base_url: &str, model: &str) -> Result<Client> {
         let choice = ServerChoice {
             base_url: Some(base_url.to_string()),
+            model_file: None,
             model: Some(model.to_string()),
             preferred_model: None,
             api_key: self.values.api_key.clone(),

@@ -20,6 +20,7 @@ mod docker;
 mod doctor;
 mod e2e_fix;
 mod egress;
+mod engine;
 mod eval;
 mod failures;
 mod fallback;

@@ -10,6 +10,7 @@ use crate::Origin;
 pub const VARIABLES: &[(&str, &str)] = &[
     ("OPENAI_BASE_URL", "base_url"),
     ("OPENAI_MODEL", "model"),
+    ("WRIGHT_MODEL_FILE", "model_file"),
     ("OPENAI_API_KEY", "api_key"),
     ("WRIGHT_PROFILE", "profile"),
     ("WRIGHT_DOCKER_IMAGE", "sandbox.docker_image"),

@@ -140,6 +140,7 @@ pub struct Sourced {
 /// What the server keys of a chosen profile become, in the flat key space.
 const PROFILE_KEYS: &[&str] = &[
     "base_url",
+    "model_file",
     "model",
     "api_key_env",
     "context_window",

@@ -109,6 +109,8 @@ pub struct Settings {
     /// The profiles to go on with when the one in use cannot, in order.
     pub fallback: Vec<String>,
     pub base_url: Option<String>,
+    /// A GGUF file (or a stored model's name) for the embedded engine.
+    pub model_file: Option<String>,
     pub model: Option<String>,
     pub api_key: Option<String>,
     pub context_window: Option<u64>,
@@ -228,6 +230,7 @@ impl Settings {
                 .filter_map(|name| name.as_str().map(|n| n.trim().to_string()))
                 .collect(),
             base_url: string("base_url"),
+            model_file: string("model_file"),
             model: string("model"),
             api_key: api_key(&config, env)?,
             context_window: uint("context_window"),

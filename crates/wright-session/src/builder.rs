@@ -80,6 +80,7 @@ impl Builder {
             workspace: workspace.into(),
             server: ServerChoice {
                 base_url: None,
+                model_file: None,
                 model: None,
                 preferred_model: None,
                 api_key: None,

@@ -12,6 +12,8 @@ use wright_llm::LlmError;
 #[derive(Clone)]
 pub struct ServerChoice {
     pub base_url: Option<String>,
+    /// A GGUF file (or a stored model's name) run by the embedded engine: no server.
+    pub model_file: Option<String>,
     pub model: Option<String>,
     /// Taken when no model is named and the server has it (a resumed conversation's).
     pub preferred_model: Option<String>,
@@ -20,6 +22,9 @@ pub struct ServerChoice {
 
 /// Returns a client for a model that exists on a server that answers.
 pub async fn connect(choice: ServerChoice, mut config: ClientConfig) -> Result<Client, LlmError> {
+    if let Some(file) = &choice.model_file {
+        return crate::embedded::client(file, config);
+    }
     let explicit = choice.base_url;
     config.api_key = choice.api_key.filter(|k| !k.is_empty());
     match explicit {

@@ -20,6 +20,7 @@
 mod builder;
 pub mod connect;
 pub mod constrain_mode;
+pub mod embedded;
 mod end;
 mod first_look;
 pub mod fork;

@@ -1,0 +1,66 @@
+//! The embedded engine as a model choice: a GGUF file (or the name of a model in wright's
+//! store) loaded once per process and shared by every conversation on it, wrapped in a
+//! `Client` like any server's.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::OnceLock;
+use std::sync::Weak;
+use wright_engine::Conversation;
+use wright_engine::Engine;
+use wright_engine::EngineConfig;
+use wright_llm::Client;
+use wright_llm::ClientConfig;
+use wright_llm::LlmError;
+
+/// The engines loaded in this process, by model file: one model is loaded once.
+fn loaded() -> &'static Mutex<HashMap<PathBuf, Weak<Engine>>> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Weak<Engine>>>> = OnceLock::new();
+    LOADED.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The engine for `file` (a path, or a stored model's name), loaded on first use.
+pub fn engine(file: &str, window: Option<u64>) -> Result<Arc<Engine>, LlmError> {
+    let path = resolve(file)?;
+    let failed = |message: String| LlmError::Engine {
+        model: file.to_string(),
+        message,
+    };
+    let mut loaded = loaded()
+        .lock()
+        .map_err(|_| failed("the engine registry is poisoned".into()))?;
+    if let Some(engine) = loaded.get(&path).and_then(Weak::upgrade) {
+        return Ok(engine);
+    }
+    let mut config = EngineConfig::new(&path);
+    config.window = window.and_then(|w| u32::try_from(w).ok());
+    let engine = Engine::load(&config).map_err(|err| failed(err.to_string()))?;
+    loaded.insert(path, Arc::downgrade(&engine));
+    Ok(engine)
+}
+
+fn resolve(file: &str) -> Result<PathBuf, LlmError> {
+    let direct = PathBuf::from(file);
+    if direct.is_file() {
+        return Ok(direct);
+    }
+    wright_models::Store::default_location()
+        .and_then(|store| store.resolve(file))
+        .map_err(|err| LlmError::Engine {
+            model: file.to_string(),
+            message: err.to_string(),
+        })
+}
+
+/// A client whose model is `file`, run in this process.
+pub fn client(file: &str, mut config: ClientConfig) -> Result<Client, LlmError> {
+    let engine = engine(file, None)?;
+    config.model = engine.info().name.clone();
+    let conversation = Conversation {
+        engine,
+        state_file: None,
+    };
+    Ok(Client::in_process(config, Arc::new(conversation)))
+}
