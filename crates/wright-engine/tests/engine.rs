@@ -2,6 +2,9 @@
 //! every reply with tools is a valid call, each step evaluates only the new tokens, a
 //! stopped caller stops generation, and a saved cache is read back.
 
+// Test helpers outside #[test] functions panic on purpose, as the tests do.
+#![allow(clippy::unwrap_used)]
+
 use serde_json::json;
 use serde_json::Value;
 use std::sync::Arc;
