@@ -1026,51 +1026,15 @@ fn lit(text: &str) -> String {
     out
 }
 
-/// `value` as Python's `json.dumps(value, ensure_ascii=False)` prints it.
+/// A value as Python's `json.dumps(value, ensure_ascii=False)` writes it (the template's
+/// own spelling, so a re-rendered call is the same text).
 fn py_json(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(flag) => flag.to_string(),
-        Value::Number(number) => match (number.as_i64(), number.as_u64(), number.as_f64()) {
-            (Some(int), _, _) => int.to_string(),
-            (_, Some(int), _) => int.to_string(),
-            (_, _, Some(float)) => py_float(float),
-            _ => number.to_string(),
-        },
-        Value::String(text) => py_string(text),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(py_json).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Object(members) => {
-            let members: Vec<String> = members
-                .iter()
-                .map(|(key, value)| format!("{}: {}", py_string(key), py_json(value)))
-                .collect();
-            format!("{{{}}}", members.join(", "))
-        }
-    }
+    crate::template::to_python_json(value)
 }
 
-/// A string as Python's JSON encoder writes it with `ensure_ascii=False`.
+/// A string as Python's JSON encoder writes it.
 fn py_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    py_json(&Value::String(text.to_string()))
 }
 
 /// A float as Python's `repr` prints it: shortest round-trip digits, fixed notation for
