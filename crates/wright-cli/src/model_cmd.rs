@@ -7,7 +7,6 @@ use anyhow::Context;
 use anyhow::Result;
 use clap::Subcommand;
 use std::io::IsTerminal;
-use std::io::Write;
 use std::path::PathBuf;
 use wright_models::CatalogMatch;
 use wright_models::Checksum;
@@ -45,12 +44,12 @@ pub async fn model(command: ModelCommand) -> Result<()> {
         ModelCommand::Ls => list(&store),
         ModelCommand::Add { path, name } => {
             let added = store.add(&path, name.as_deref())?;
-            println!("{}  {}", added.model.name, added.model.path.display());
+            say!("{}  {}", added.model.name, added.model.path.display());
             Ok(())
         }
         ModelCommand::Rm { name } => {
             let removed = store.remove(&name)?;
-            println!(
+            say!(
                 "removed {} ({})",
                 removed.file,
                 wright_engine::gib(removed.freed)
@@ -64,13 +63,13 @@ pub async fn model(command: ModelCommand) -> Result<()> {
             })
             .await?;
             if live {
-                eprintln!();
+                tell!();
             }
             let checked = match pulled.checksum {
                 Checksum::MatchesCatalog => "sha256 checked against the catalog",
                 Checksum::NoneToCompare => "no checksum to compare (not a catalog model)",
             };
-            println!("{}  {}", pulled.model.path.display(), checked);
+            say!("{}  {}", pulled.model.path.display(), checked);
             Ok(())
         }
     }
@@ -79,7 +78,7 @@ pub async fn model(command: ModelCommand) -> Result<()> {
 fn list(store: &Store) -> Result<()> {
     let stored = store.list()?;
     if stored.is_empty() {
-        println!("no models stored in {}", store.dir().display());
+        say!("no models stored in {}", store.dir().display());
     }
     for model in &stored {
         let how = match model.catalog {
@@ -88,16 +87,16 @@ fn list(store: &Store) -> Result<()> {
             CatalogMatch::Unchecked(_) => "  (catalog, not checked)",
             CatalogMatch::Differs(_) => "  (differs from the catalog's file)",
         };
-        println!(
+        say!(
             "{:<28} {:>9}  {}{how}",
             model.name,
             wright_engine::gib(model.size),
             model.path.display()
         );
     }
-    println!("\ncatalog (wright model pull NAME):");
+    say!("\ncatalog (wright model pull NAME):");
     for entry in CATALOG {
-        println!(
+        say!(
             "  {:<26} {:>9}  {}",
             entry.name,
             wright_engine::gib(entry.size),
@@ -121,9 +120,8 @@ fn draw(progress: &Progress, live: bool) {
         progress.bytes_per_second / 1e6
     );
     if live {
-        eprint!("\r\x1b[2K{line}");
-        let _ = std::io::stderr().flush();
+        crate::screen::err_live("\r\x1b[2K", &line, "");
     } else {
-        eprintln!("{line}");
+        tell!("{line}");
     }
 }

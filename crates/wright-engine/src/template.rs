@@ -17,6 +17,8 @@ use serde_json::Value;
 
 mod python_json;
 
+#[cfg(test)]
+pub(crate) use python_json::py_float;
 pub use python_json::to_python_json;
 
 /// A compiled chat template and the special tokens it may name.

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use serde_json::{json, Value};
 
 use super::*;
+use crate::template::py_float;
 
 const LIMITS: Limits = Limits {
     reasoning_chars: 0,

@@ -24,7 +24,12 @@ fn write(out: &mut String, value: &Value, indent: Option<usize>, level: usize) {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => out.push_str(&n.to_string()),
+        // Integers as they are; a float as Python's `repr` (`1e+16`, `1e-05`, `100.0`),
+        // which is not how Rust or serde spell it.
+        Value::Number(n) => match n.as_f64().filter(|_| n.is_f64()) {
+            Some(float) => out.push_str(&py_float(float)),
+            None => out.push_str(&n.to_string()),
+        },
         Value::String(s) => string(out, s),
         Value::Array(items) => {
             if items.is_empty() {
@@ -94,4 +99,68 @@ fn string(out: &mut String, text: &str) {
         }
     }
     out.push('"');
+}
+
+/// A float as Python's `repr` prints it: shortest round-trip digits, fixed notation for
+/// 1e-4 <= |x| < 1e16 (always with a fraction), else `d.ddde+XX`.
+pub(crate) fn py_float(value: f64) -> String {
+    if !value.is_finite() {
+        // Python's json module spells these so (not valid JSON; serde_json never holds them).
+        return if value.is_nan() {
+            "NaN"
+        } else if value > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        }
+        .into();
+    }
+    if value == 0.0 {
+        return if value.is_sign_negative() {
+            "-0.0"
+        } else {
+            "0.0"
+        }
+        .into();
+    }
+    // Rust's `{:e}` also prints the shortest digits that round-trip, e.g. "-1.25e-7".
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i64 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let body = if (-4..16).contains(&exponent) {
+        fixed_notation(&digits, exponent)
+    } else {
+        let (first, rest) = digits.split_at(1.min(digits.len()));
+        let fraction = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let exp_sign = if exponent < 0 { '-' } else { '+' };
+        format!("{first}{fraction}e{exp_sign}{:02}", exponent.unsigned_abs())
+    };
+    format!("{sign}{body}")
+}
+
+/// `digits` (d.ddd) times 10^exponent in fixed notation with at least one fraction digit.
+fn fixed_notation(digits: &str, exponent: i64) -> String {
+    match usize::try_from(exponent) {
+        Ok(exponent) => {
+            let point = exponent + 1;
+            if digits.len() <= point {
+                format!("{digits}{}.0", "0".repeat(point - digits.len()))
+            } else {
+                format!("{}.{}", &digits[..point], &digits[point..])
+            }
+        }
+        Err(_) => {
+            let zeros = usize::try_from(-exponent - 1).unwrap_or(0);
+            format!("0.{}{digits}", "0".repeat(zeros))
+        }
+    }
 }

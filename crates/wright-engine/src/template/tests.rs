@@ -47,3 +47,14 @@ fn dates_are_civil() {
     assert_eq!(civil_from_days(20_454), (2026, 1, 1));
     assert_eq!(civil_from_days(19_782), (2024, 2, 29));
 }
+
+#[test]
+fn floats_are_spelled_as_python_spells_them() {
+    // The grammar makes the model write floats this way; re-rendering its call must give
+    // the same text, or the next step's prompt would not start with the cached tokens.
+    let value = serde_json::json!({"x": 1e16, "y": 0.00001, "z": 100.0, "n": 7, "m": -0.5});
+    assert_eq!(
+        to_python_json(&value),
+        r#"{"x": 1e+16, "y": 1e-05, "z": 100.0, "n": 7, "m": -0.5}"#
+    );
+}

@@ -1,10 +1,7 @@
 //! Fuzz-ish tests without a fuzzing crate: every vector cut at every char boundary,
 //! byte-level mutations from a fixed-seed xorshift generator, random strings built from
-//! marker fragments, and large adversarial inputs that would expose quadratic scanning.
+//! marker fragments, and large adversarial inputs (their speed is `cargo bench -p wright-llm --bench textcall`).
 //! Each asserts that parsing returns (no panic) and that its guarantees hold.
-
-use std::time::Duration;
-use std::time::Instant;
 
 use super::parse_text_calls;
 use super::vectors::all;
@@ -215,7 +212,7 @@ fn random_strings_of_marker_fragments() {
 }
 
 #[test]
-fn large_adversarial_inputs_stay_fast() {
+fn large_adversarial_inputs_parse_sanely() {
     let repeated = [
         "<tool_call>",
         "<tool_call>{\"a\":\"",
@@ -256,16 +253,9 @@ fn large_adversarial_inputs_stay_fast() {
         "```json\n{\"name\": \"run_shell\", \"arguments\": {\"c\": 1,",
         "{\"name\": \"run_shell\", \"x\": \"",
     ];
-    let started = Instant::now();
+    // Speed is measured by `cargo bench -p wright-llm --bench textcall` (linear growth);
+    // this only checks that every such input parses to something sane.
     for piece in repeated {
-        let text = piece.repeat(200_000 / piece.len());
-        let one = Instant::now();
-        check_sane(&text);
-        assert!(
-            one.elapsed() < Duration::from_secs(10),
-            "{piece:?} repeated took {:?}",
-            one.elapsed()
-        );
+        check_sane(&piece.repeat(200_000 / piece.len()));
     }
-    assert!(started.elapsed() < Duration::from_secs(60));
 }

@@ -5,14 +5,19 @@
 //! `str::get` and answer "" rather than panic if one ever does not. Searches remember their
 //! last answer per needle, so a scanner that walks forward over many markers stays linear.
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+
 /// The reply text plus the search memo.
 pub(crate) struct Src<'t> {
     pub text: &'t str,
-    memo: Vec<Memo>,
+    /// One entry per needle, keyed by the needle's address and length: the scanner asks
+    /// for dozens of needles at every marker, so a list searched by text would make each
+    /// marker cost needles² comparisons.
+    memo: HashMap<(usize, usize), Memo>,
 }
 
 struct Memo {
-    needle: &'static str,
     /// The answer is valid for every start in `from..=found` (or `from..` when none).
     from: usize,
     found: Option<usize>,
@@ -22,7 +27,7 @@ impl<'t> Src<'t> {
     pub fn new(text: &'t str) -> Self {
         Src {
             text,
-            memo: Vec::new(),
+            memo: HashMap::new(),
         }
     }
 
@@ -38,21 +43,26 @@ impl<'t> Src<'t> {
                 .and_then(|rest| rest.find(needle))
                 .map(|at| at + from)
         };
-        if let Some(memo) = self.memo.iter_mut().find(|memo| memo.needle == needle) {
-            let still_valid = from >= memo.from && memo.found.is_none_or(|found| from <= found);
-            if !still_valid {
-                memo.from = from;
-                memo.found = search(from);
+        let key = (needle.as_ptr() as usize, needle.len());
+        match self.memo.entry(key) {
+            Entry::Occupied(mut entry) => {
+                let memo = entry.get_mut();
+                let still_valid = from >= memo.from && memo.found.is_none_or(|found| from <= found);
+                if !still_valid {
+                    memo.from = from;
+                    memo.found = search(from);
+                }
+                memo.found
             }
-            return memo.found;
+            Entry::Vacant(entry) => {
+                entry
+                    .insert(Memo {
+                        from,
+                        found: search(from),
+                    })
+                    .found
+            }
         }
-        let found = search(from);
-        self.memo.push(Memo {
-            needle,
-            from,
-            found,
-        });
-        found
     }
 
     /// The earliest occurrence of any of `needles` at or after `from`; on a tie the longest.
