@@ -30,6 +30,18 @@ pub fn hint(remedy: Remedy, front: Front) -> &'static str {
         (Remedy::NameServer, Front::Chat) => {
             "Once it runs, type your message again, or switch with /profile NAME"
         }
+        (Remedy::GetModel, Front::CommandLine) => {
+            "Let wright run a model itself: rerun with --pull to download qwen2.5-coder-1.5b, or `wright model pull NAME` (`wright model ls` lists them); offline, import a GGUF file with `wright model add FILE.gguf`. Or start a server (`ollama serve`, LM Studio's server, or `llama-server -m MODEL.gguf --port 8080`), or name one with --base-url URL (and --model NAME)"
+        }
+        (Remedy::GetModel, Front::Chat) => {
+            "Get a model with `wright model pull qwen2.5-coder-1.5b` (or `wright model add FILE.gguf` offline) or start a server, then type your message again"
+        }
+        (Remedy::ChooseModelFile, Front::CommandLine) => {
+            "Choose one with --model-file NAME (or set model_file in your configuration)"
+        }
+        (Remedy::ChooseModelFile, Front::Chat) => {
+            "Leave and start again with --model-file NAME (or set model_file in your configuration)"
+        }
         (Remedy::ChooseModel, Front::CommandLine) => "Choose one with --model NAME",
         (Remedy::ChooseModel, Front::Chat) => "Choose one with /model NAME",
         (Remedy::GiveApiKey, Front::CommandLine) => {
@@ -93,4 +105,19 @@ pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &
         | StopReason::Other { .. } => fact,
     };
     with_remedy(&words, remedy, front)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hints_name_the_default_model_wright_pulls() {
+        for front in [Front::CommandLine, Front::Chat] {
+            assert!(
+                hint(Remedy::GetModel, front).contains(wright_models::DEFAULT_MODEL),
+                "{front:?}"
+            );
+        }
+    }
 }

@@ -13,6 +13,7 @@ use wright_models::Checksum;
 use wright_models::Progress;
 use wright_models::Store;
 use wright_models::CATALOG;
+use wright_models::DEFAULT_MODEL;
 
 #[derive(Subcommand)]
 pub enum ModelCommand {
@@ -57,22 +58,53 @@ pub async fn model(command: ModelCommand) -> Result<()> {
             Ok(())
         }
         ModelCommand::Pull { name } => {
-            let live = std::io::stderr().is_terminal();
-            let pulled = wright_models::pull(&name, &store, |progress: &Progress| {
-                draw(progress, live);
-            })
-            .await?;
-            if live {
-                tell!();
-            }
-            let checked = match pulled.checksum {
-                Checksum::MatchesCatalog => "sha256 checked against the catalog",
-                Checksum::NoneToCompare => "no checksum to compare (not a catalog model)",
-            };
-            say!("{}  {}", pulled.model.path.display(), checked);
+            pull(&name, &store).await?;
             Ok(())
         }
     }
+}
+
+/// Downloads `name` (a catalog name or an https URL) into `store`, drawing the progress
+/// on stderr, and says where it is.
+async fn pull(name: &str, store: &Store) -> Result<()> {
+    let live = std::io::stderr().is_terminal();
+    let pulled = wright_models::pull(name, store, |progress: &Progress| {
+        draw(progress, live);
+    })
+    .await?;
+    if live {
+        tell!();
+    }
+    let checked = match pulled.checksum {
+        Checksum::MatchesCatalog => "sha256 checked against the catalog",
+        Checksum::NoneToCompare => "no checksum to compare (not a catalog model)",
+    };
+    say!("{}  {}", pulled.model.path.display(), checked);
+    Ok(())
+}
+
+/// The catalog's default model, for a run that found no server and no stored model.
+pub async fn pull_default() -> Result<()> {
+    let store = Store::default_location().context("cannot open the model store")?;
+    tell!(
+        "downloading {} into {} (`wright model rm {}` deletes it)",
+        DEFAULT_MODEL,
+        store.dir().display(),
+        DEFAULT_MODEL
+    );
+    pull(DEFAULT_MODEL, &store).await
+}
+
+/// The question asked before [`pull_default`], with the size and source of the download.
+pub fn pull_question() -> String {
+    let size = wright_models::catalog::find(CATALOG, DEFAULT_MODEL)
+        .map_or_else(String::new, |entry| {
+            format!(" ({}, {})", wright_engine::gib(entry.size), entry.license)
+        });
+    format!(
+        "No model server answers here and no model is stored. Download {DEFAULT_MODEL}{size} from {} and run it inside wright?",
+        wright_models::location::base_url()
+    )
 }
 
 fn list(store: &Store) -> Result<()> {

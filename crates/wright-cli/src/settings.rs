@@ -169,6 +169,10 @@ pub struct CommonArgs {
     /// machine, where egress is `ask` (`wright allow egress HOST` allows it for good).
     #[arg(long)]
     pub allow_remote: bool,
+    /// When no server answers and no model is stored, download the default model for
+    /// wright's embedded engine without asking (`wright model ls` shows it).
+    #[arg(long)]
+    pub pull: bool,
     /// When to ask before an action runs: never, risky (high or unknown risk: pushes,
     /// installs, the network, deleting many files, writing outside the workspace, …) or
     /// always (default: risky for chat and serve, never for run; resume and fork: as the
@@ -221,6 +225,7 @@ impl CommonArgs {
             (self.allow_repo_config, "--allow-repo-config"),
             (self.allow_repo_hooks, "--allow-repo-hooks"),
             (self.allow_remote, "--allow-remote"),
+            (self.pull, "--pull"),
         ] {
             if given {
                 words.push(flag.to_string());
@@ -465,12 +470,27 @@ impl SessionSettings {
         if let Some(url) = &choice.base_url {
             self.check_egress(&wright_llm::normalize_base_url(url)?)?;
         }
-        let client = match connect(choice, self.client_config()).await {
+        let client = match connect(choice.clone(), self.client_config()).await {
             Ok(client) => client,
+            Err(wright_llm::LlmError::NothingToRun { .. }) if self.may_pull() => {
+                crate::model_cmd::pull_default().await?;
+                match connect(choice, self.client_config()).await {
+                    Ok(client) => client,
+                    Err(err) => return Ok(Err(err)),
+                }
+            }
             Err(err) => return Ok(Err(err)),
         };
         self.check_egress(&client.config().base_url)?;
         Ok(Ok(client))
+    }
+
+    /// Whether the default model may be downloaded now that nothing else can run: `--pull`,
+    /// or the user's yes when someone is there to answer.
+    fn may_pull(&self) -> bool {
+        self.args.pull
+            || (crate::ask::can_ask(self.json)
+                && crate::ask::yes(&crate::model_cmd::pull_question()))
     }
 
     /// The server and model the settings name.

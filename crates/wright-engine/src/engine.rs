@@ -24,6 +24,7 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::OnceLock;
 use std::thread::JoinHandle;
 use wright_llm::in_process::InProcessModel;
 use wright_llm::in_process::Reply;
@@ -152,7 +153,7 @@ impl Engine {
                     Ok((backend, model, loaded)) => {
                         let settings = loaded.settings.clone();
                         let _ = ready_tx.send(Ok(loaded));
-                        worker::run(&backend, &model, &settings, &jobs_rx);
+                        worker::run(backend, &model, &settings, &jobs_rx);
                     }
                 }
             })
@@ -360,26 +361,32 @@ pub fn gpu_backends() -> Vec<&'static str> {
     backends
 }
 
-/// One llama.cpp backend per process: it may be initialised only once.
-fn backend() -> Result<LlamaBackend, EngineError> {
-    let mut backend =
-        LlamaBackend::init().map_err(|err| EngineError::Llama(format!("cannot start: {err}")))?;
-    if std::env::var_os("WRIGHT_ENGINE_LOG").is_none() {
-        backend.void_logs();
-    }
-    Ok(backend)
+/// One llama.cpp backend per process, shared by every engine in it and never freed:
+/// llama.cpp may be initialised only once at a time, and a server runs several models.
+fn backend() -> Result<&'static LlamaBackend, EngineError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    let started = BACKEND.get_or_init(|| {
+        let mut backend = LlamaBackend::init().map_err(|err| err.to_string())?;
+        if std::env::var_os("WRIGHT_ENGINE_LOG").is_none() {
+            backend.void_logs();
+        }
+        Ok(backend)
+    });
+    started
+        .as_ref()
+        .map_err(|err| EngineError::Llama(format!("cannot start: {err}")))
 }
 
 fn load_model(
     config: &EngineConfig,
     threads: u32,
     file_bytes: u64,
-) -> Result<(LlamaBackend, LlamaModel, Loaded), EngineError> {
+) -> Result<(&'static LlamaBackend, LlamaModel, Loaded), EngineError> {
     let backend = backend()?;
     let path = &config.model_file;
     check_magic(path)?;
     let params = LlamaModelParams::default().with_n_gpu_layers(config.gpu_layers);
-    let model = LlamaModel::load_from_file(&backend, path, &params)
+    let model = LlamaModel::load_from_file(backend, path, &params)
         .map_err(|_| EngineError::Load { path: path.clone() })?;
     let template = model
         .meta_val_str("tokenizer.chat_template")

@@ -14,6 +14,7 @@ mod error;
 pub mod grammar;
 mod machine;
 mod neutralize;
+mod parking;
 mod reply;
 mod request;
 pub mod template;

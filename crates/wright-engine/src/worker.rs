@@ -6,14 +6,19 @@
 //! idle slot sharing the longest token prefix with its prompt, and only the tokens after
 //! that prefix are evaluated. A request that would cut short another conversation's
 //! cache (a fork) gets a slot of its own, copied from that one, so neither starts from
-//! zero. A slot is added only when its cache fits in the memory free now; else the request
+//! zero; with no slot free, the cache it would cut short is parked in memory first
+//! (`parking`) and comes back when its conversation does. A slot is added only when its cache fits in the memory free now; else the request
 //! waits for a slot, or, with none at all, is refused with the numbers. A request whose
 //! caller went away (Ctrl-C, a budget) stops before its next token.
 
 use crate::error::EngineError;
 use crate::machine::available_memory;
+use crate::parking::Parked;
+use crate::parking::Parking;
+use crate::parking::WORTH_PARKING;
 use crate::reply::Ending;
 use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::session::SeqState;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -121,6 +126,7 @@ pub fn run(backend: &LlamaBackend, model: &LlamaModel, settings: &Settings, jobs
         settings,
         slots: Vec::new(),
         clock: 0,
+        parking: Parking::default(),
     };
     let mut waiting: VecDeque<Job> = VecDeque::new();
     let mut running: VecDeque<Box<Running>> = VecDeque::new();
@@ -167,6 +173,8 @@ struct Worker<'m> {
     settings: &'m Settings,
     slots: Vec<Slot<'m>>,
     clock: u64,
+    /// Caches copied out of slots that a request had to cut short.
+    parking: Parking<SeqState>,
 }
 
 impl<'m> Worker<'m> {
@@ -179,7 +187,7 @@ impl<'m> Worker<'m> {
             Ok(sampler) => sampler,
             Err(err) => return refuse(job, err),
         };
-        let (slot, prompt) = match self.choose_slot(&text, canonical, job.state_file.as_ref()) {
+        let (slot, prompt) = match self.choose_slot(&text, &canonical, job.state_file.as_ref()) {
             Ok(Some(chosen)) => chosen,
             Ok(None) => return Admission::Wait(job),
             Err(err) => return refuse(job, err),
@@ -194,8 +202,11 @@ impl<'m> Worker<'m> {
                 },
             );
         }
+        let (prompt, mut reuse) = match self.swap_in_parked(slot, &text, &canonical, prompt) {
+            Ok(swapped) => swapped,
+            Err(err) => return refuse(job, err),
+        };
         let chosen = &mut self.slots[slot];
-        let mut reuse = common_prefix(&chosen.tokens, &prompt);
         // At least the last prompt token is evaluated: its logits start the reply.
         if reuse == prompt.len() {
             reuse -= 1;
@@ -259,15 +270,83 @@ impl<'m> Worker<'m> {
         text: &[u8],
         canonical: &[LlamaToken],
     ) -> Vec<LlamaToken> {
-        if !slot.tokens.is_empty() {
-            let cached = self.spelled(&slot.tokens);
-            if let Some(rest) = text.strip_prefix(cached.as_slice()) {
-                let mut prompt = slot.tokens.clone();
+        self.prompt_after(&slot.tokens, text, canonical)
+    }
+
+    /// The prompt's tokens for a cache holding `cached`: those tokens kept as they are
+    /// when they spell the prompt's start, the rest tokenized; else the canonical tokens.
+    fn prompt_after(
+        &self,
+        cached: &[LlamaToken],
+        text: &[u8],
+        canonical: &[LlamaToken],
+    ) -> Vec<LlamaToken> {
+        if !cached.is_empty() {
+            let spelled = self.spelled(cached);
+            if let Some(rest) = text.strip_prefix(spelled.as_slice()) {
+                let mut prompt = cached.to_vec();
                 prompt.extend(self.model.vocab().tokenize(rest, false, true));
                 return prompt;
             }
         }
         canonical.to_vec()
+    }
+
+    /// Before `slot`'s cache is cut down to what `prompt` shares with it: a parked cache
+    /// that shares more comes back into the slot, and a cache that would lose much is
+    /// parked first. Returns the prompt's tokens and how many of them the slot holds.
+    fn swap_in_parked(
+        &mut self,
+        slot: usize,
+        text: &[u8],
+        canonical: &[LlamaToken],
+        prompt: Vec<LlamaToken>,
+    ) -> Result<(Vec<LlamaToken>, usize), EngineError> {
+        let held = self.slots[slot].tokens.len();
+        let reuse = common_prefix(&self.slots[slot].tokens, &prompt);
+        let mut parking = std::mem::take(&mut self.parking);
+        let better = parking.take_better(reuse, |tokens| {
+            common_prefix(tokens, &self.prompt_after(tokens, text, canonical))
+        });
+        self.parking = parking;
+        if held - reuse >= WORTH_PARKING || better.is_some() {
+            self.park(slot);
+        }
+        let Some(parked) = better else {
+            return Ok((prompt, reuse));
+        };
+        let chosen = &mut self.slots[slot];
+        chosen
+            .ctx
+            .state_seq_set(&parked.state, 0)
+            .map_err(|err| EngineError::Llama(err.to_string()))?;
+        chosen.tokens = parked.tokens;
+        let prompt = self.prompt_for(&self.slots[slot], text, canonical);
+        let reuse = common_prefix(&self.slots[slot].tokens, &prompt);
+        Ok((prompt, reuse))
+    }
+
+    /// Copies `slot`'s cache out, when it is worth keeping and fits in free memory; a
+    /// failure to copy only loses the chance to take it back.
+    fn park(&mut self, slot: usize) {
+        let chosen = &self.slots[slot];
+        if chosen.tokens.len() < WORTH_PARKING {
+            return;
+        }
+        let Ok(state) = chosen.ctx.state_seq_get(0, Default::default()) else {
+            return;
+        };
+        let budget = available_memory().map_or(u64::MAX, |free| {
+            free.saturating_sub(self.settings.reserve_bytes)
+        }) + self.parking.bytes();
+        self.parking.park(
+            Parked {
+                tokens: chosen.tokens.clone(),
+                bytes: state.byte_len() as u64,
+                state,
+            },
+            budget,
+        );
     }
 
     fn sampler(&self, job: &Job) -> Result<LlamaSampler, EngineError> {
@@ -294,12 +373,12 @@ impl<'m> Worker<'m> {
     fn choose_slot(
         &mut self,
         text: &[u8],
-        canonical: Vec<LlamaToken>,
+        canonical: &[LlamaToken],
         state_file: Option<&PathBuf>,
     ) -> Result<Option<(usize, Vec<LlamaToken>)>, EngineError> {
         let mut best: Option<(usize, usize, u64, Vec<LlamaToken>)> = None;
         for (i, slot) in self.slots.iter().enumerate().filter(|(_, s)| !s.busy) {
-            let prompt = self.prompt_for(slot, text, &canonical);
+            let prompt = self.prompt_for(slot, text, canonical);
             let shared = common_prefix(&slot.tokens, &prompt);
             if best
                 .as_ref()
@@ -326,7 +405,7 @@ impl<'m> Worker<'m> {
                     if let Some(file) = state_file {
                         restore(&mut slot, file, self.settings.window);
                     }
-                    self.prompt_for(&slot, text, &canonical)
+                    self.prompt_for(&slot, text, canonical)
                 }
             };
             self.slots.push(slot);
@@ -342,7 +421,7 @@ impl<'m> Worker<'m> {
                 if let Some(file) = state_file {
                     restore(slot, file, window);
                 }
-                let prompt = self.prompt_for(&self.slots[i], text, &canonical);
+                let prompt = self.prompt_for(&self.slots[i], text, canonical);
                 Ok(Some((i, prompt)))
             }
             Some((i, _, _, prompt)) => Ok(Some((i, prompt))),

@@ -59,6 +59,16 @@ pub enum LlmError {
     #[error("no model server found: nothing answered on {tried}. Start one (`ollama serve`, LM Studio's server, or `llama-server -m MODEL.gguf --port 8080`)")]
     NoServerFound { tried: String },
 
+    /// Nothing was configured, no local server answered, and wright's model store has
+    /// nothing to run in the embedded engine.
+    #[error("no model server found: nothing answered on {tried}, and wright's model store ({store}) holds no model to run itself")]
+    NothingToRun { tried: String, store: String },
+
+    /// Nothing was configured, no local server answered, and the store holds several
+    /// models, none of them the default: which one is the user's choice.
+    #[error("no model server found: nothing answered on {tried}, and wright's model store holds several models to run itself ({}), none of them the default", .models.join(", "))]
+    SeveralStoredModels { tried: String, models: Vec<String> },
+
     /// The embedded engine could not answer (the model, its window, its memory).
     #[error("the embedded engine ({model}) failed: {message}")]
     Engine { model: String, message: String },
@@ -100,6 +110,10 @@ pub enum Remedy {
     GiveApiKey,
     /// Allow the server a longer silence (a CPU prefilling a long prompt is slow).
     AllowLongerSilence,
+    /// Get a model for the embedded engine (download or import one), or start a server.
+    GetModel,
+    /// Choose which stored model the embedded engine runs.
+    ChooseModelFile,
 }
 
 impl LlmError {
@@ -118,6 +132,8 @@ impl LlmError {
             | LlmError::Malformed { .. }
             | LlmError::BadUrl { .. }
             | LlmError::NoServerFound { .. }
+            | LlmError::NothingToRun { .. }
+            | LlmError::SeveralStoredModels { .. }
             | LlmError::Engine { .. }
             | LlmError::GaveUp { .. } => false,
         }
@@ -133,6 +149,8 @@ impl LlmError {
                 Unreachable::Closed | Unreachable::Other(_) => None,
             },
             LlmError::NoServerFound { .. } => Some(Remedy::NameServer),
+            LlmError::NothingToRun { .. } => Some(Remedy::GetModel),
+            LlmError::SeveralStoredModels { .. } => Some(Remedy::ChooseModelFile),
             LlmError::ModelNotFound { .. } | LlmError::ModelRequired { .. } => {
                 Some(Remedy::ChooseModel)
             }

@@ -19,6 +19,7 @@ pub mod location;
 pub mod pull;
 
 mod add;
+mod default_model;
 mod store;
 
 pub use add::AddOutcome;
@@ -26,6 +27,8 @@ pub use add::Added;
 pub use add::OnConflict;
 pub use catalog::CatalogEntry;
 pub use catalog::CATALOG;
+pub use default_model::DefaultModel;
+pub use default_model::DEFAULT_MODEL;
 pub use error::NotGguf;
 pub use error::StoreError;
 pub use pull::error::PullError;

@@ -273,3 +273,41 @@ fn removing_a_model_also_drops_its_unfinished_download() {
         Err(StoreError::NotFound { .. })
     ));
 }
+
+#[test]
+fn the_default_model_is_the_catalogs_when_stored_else_the_only_one() {
+    use wright_models::DefaultModel;
+    let body = fake_gguf(1000);
+    let (tmp, store) = store_for(&body);
+    assert_eq!(
+        store.default_model(NAME).expect("empty"),
+        DefaultModel::Empty
+    );
+
+    let other = write(tmp.path(), "other.gguf", &fake_gguf(3000));
+    store.add(&other, None).expect("add other");
+    let only = store.list().expect("list");
+    assert_eq!(
+        store.default_model(NAME).expect("one"),
+        DefaultModel::Found(only[0].clone())
+    );
+
+    let third = write(tmp.path(), "third.gguf", &fake_gguf(4000));
+    store.add(&third, None).expect("add third");
+    assert!(matches!(
+        store.default_model(NAME).expect("several"),
+        DefaultModel::Several(models) if models.len() == 2
+    ));
+
+    // The catalog's model, added under a name of the user's: recognised by its digest.
+    let catalog_copy = write(tmp.path(), "mine.gguf", &body);
+    store
+        .add(&catalog_copy, Some("my-name"))
+        .expect("add the catalog's file");
+    match store.default_model(NAME).expect("default") {
+        DefaultModel::Found(model) => {
+            assert_eq!(std::fs::read(&model.path).expect("read"), body, "{model:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

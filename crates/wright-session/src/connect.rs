@@ -1,5 +1,6 @@
 //! Choosing the model server and model: the one the settings name (flags, variables,
-//! files), else the local servers that answer. Every dead end ends in a sentence that says what to do.
+//! files), else the local servers that answer, else a model in wright's store run by the
+//! embedded engine. Every dead end ends in a sentence that says what to do.
 
 use anyhow::Result;
 use wright_llm::discover_local_server;
@@ -47,7 +48,16 @@ pub async fn connect(choice: ServerChoice, mut config: ClientConfig) -> Result<C
             }
         }
         None => {
-            let found = discover_local_server("127.0.0.1").await?;
+            let found = match discover_local_server("127.0.0.1").await {
+                Ok(found) => found,
+                // Nothing named and no server here: the embedded engine, when a model
+                // is stored (a named model is a server's: nothing to run it with here).
+                Err(LlmError::NoServerFound { tried }) if choice.model.is_none() => {
+                    let file = crate::embedded::stored_default(tried)?;
+                    return crate::embedded::client(&file, config);
+                }
+                Err(err) => return Err(err),
+            };
             config.base_url = found.base_url.clone();
             config.model = match choice.model {
                 Some(model) if found.models.is_empty() || found.models.contains(&model) => model,

@@ -14,6 +14,7 @@ use wright_engine::EngineConfig;
 use wright_llm::Client;
 use wright_llm::ClientConfig;
 use wright_llm::LlmError;
+use wright_models::DefaultModel;
 
 /// The engines loaded in this process, by model file: one model is loaded once.
 fn loaded() -> &'static Mutex<HashMap<PathBuf, Weak<Engine>>> {
@@ -52,6 +53,35 @@ fn resolve(file: &str) -> Result<PathBuf, LlmError> {
             model: file.to_string(),
             message: err.to_string(),
         })
+}
+
+/// The stored model to run when nothing is configured and no server answered (`tried`:
+/// where discovery looked): the catalog's default, else the only one stored.
+pub fn stored_default(tried: String) -> Result<String, LlmError> {
+    let failed = |message: String| LlmError::Engine {
+        model: wright_models::DEFAULT_MODEL.to_string(),
+        message,
+    };
+    let dir = wright_models::location::models_dir()
+        .ok_or_else(|| failed(wright_models::StoreError::NoLocation.to_string()))?;
+    let nothing = || LlmError::NothingToRun {
+        tried: tried.clone(),
+        store: dir.display().to_string(),
+    };
+    // Only looked at: a run that finds nothing does not leave an empty store behind.
+    if !dir.is_dir() {
+        return Err(nothing());
+    }
+    let store = wright_models::Store::open(&dir).map_err(|err| failed(err.to_string()))?;
+    match store.default_model(wright_models::DEFAULT_MODEL) {
+        Ok(DefaultModel::Found(model)) => Ok(model.path.display().to_string()),
+        Ok(DefaultModel::Several(models)) => Err(LlmError::SeveralStoredModels {
+            tried,
+            models: models.into_iter().map(|model| model.name).collect(),
+        }),
+        Ok(DefaultModel::Empty) => Err(nothing()),
+        Err(err) => Err(failed(err.to_string())),
+    }
 }
 
 /// A client whose model is `file`, run in this process.

@@ -39,7 +39,9 @@ pub fn switch_reason(err: &LlmError) -> Option<SwitchReason> {
     match err.last() {
         LlmError::Unreachable { .. } => Some(SwitchReason::Unreachable),
         // Only when connecting: a profile that names no server, and none answers here.
-        LlmError::NoServerFound { .. } => Some(SwitchReason::Unreachable),
+        LlmError::NoServerFound { .. }
+        | LlmError::NothingToRun { .. }
+        | LlmError::SeveralStoredModels { .. } => Some(SwitchReason::Unreachable),
         LlmError::IdleTimeout { .. } => Some(SwitchReason::Overloaded),
         LlmError::Http {
             status, message, ..
