@@ -47,6 +47,10 @@ pub struct DoctorArgs {
     /// Model name (default: as `wright run` would choose it).
     #[arg(long)]
     model: Option<String>,
+    /// A GGUF file (or a model from `wright model ls`) for the embedded engine, as
+    /// `wright run --model-file` (default: as `wright run` would choose it).
+    #[arg(long, value_name = "PATH")]
+    model_file: Option<String>,
     /// API key, if the server wants one (default: $OPENAI_API_KEY, or the profile's
     /// api_key_env).
     #[arg(long)]
@@ -103,6 +107,7 @@ impl DoctorArgs {
             profile,
             base_url: self.base_url.clone().filter(|v| !v.is_empty()),
             model: self.model.clone().filter(|v| !v.is_empty()),
+            model_file: self.model_file.clone().filter(|v| !v.is_empty()),
             api_key: self.api_key.clone(),
             context_window: self.context_window,
             sandbox: self.sandbox.clone(),
@@ -131,6 +136,10 @@ impl DoctorArgs {
             self.base_url.clone().filter(|v| !v.is_empty()),
         );
         flag("--model", self.model.clone().filter(|v| !v.is_empty()));
+        flag(
+            "--model-file",
+            self.model_file.clone().filter(|v| !v.is_empty()),
+        );
         // Never the key itself on the screen.
         flag(
             "--api-key",
@@ -255,6 +264,7 @@ pub async fn json_report(common: &CommonArgs) -> Value {
         workspace: None,
         base_url: common.base_url.clone(),
         model: common.model.clone(),
+        model_file: common.model_file.clone(),
         api_key: common.api_key.clone(),
         context_window: common.context_window,
         sandbox: common.sandbox.clone(),
@@ -354,6 +364,9 @@ async fn check_model_server(
 ) {
     let info = client.probe_server().await;
     server_lines(&info, &client.config().base_url.clone(), report);
+    if let Some(engine) = wright_session::embedded::loaded_engine(&client.config().model) {
+        engine_lines(engine.info(), report);
+    }
     report.set(
         "model",
         json!(client.config().model),
@@ -456,6 +469,55 @@ async fn check_model_server(
                 "Ollama allocated fewer tokens than asked ({asked}); it may lack the memory for that window: ask for less with context_window"
             ));
         }
+    }
+}
+
+/// The embedded engine: what it was built with, the model file, and whether the model and
+/// one conversation's cache fit in the memory free now.
+fn engine_lines(info: &wright_engine::EngineInfo, report: &mut Report) {
+    let built = if info.gpu_backends.is_empty() {
+        "CPU only (GPU back ends are the cargo features cuda, metal and vulkan)".to_string()
+    } else {
+        format!("{} built in", info.gpu_backends.join(", "))
+    };
+    report.set(
+        "engine",
+        json!({"gpu_backends": info.gpu_backends, "threads": info.threads, "window": info.window}),
+        format!(
+            "engine     llama.cpp inside wright: {built}, {} threads, a window of {} tokens",
+            info.threads, info.window
+        ),
+    );
+    report.set(
+        "model_file",
+        json!({"path": info.model_file, "bytes": info.file_bytes, "parameters": info.parameters, "trained_window": info.trained_window}),
+        format!(
+            "model file {} ({}, {:.1} B parameters, trained for {} tokens)",
+            info.model_file.display(),
+            wright_engine::gib(info.file_bytes),
+            info.parameters as f64 / 1e9,
+            info.trained_window
+        ),
+    );
+    let needed = info.file_bytes + info.cache_bytes();
+    let free = wright_engine::available_memory();
+    report.set(
+        "engine_memory",
+        json!({"model": info.file_bytes, "cache": info.cache_bytes(), "free": free}),
+        format!(
+            "memory     {} for the model + {} for a conversation's cache = {}; {} free now",
+            wright_engine::gib(info.file_bytes),
+            wright_engine::gib(info.cache_bytes()),
+            wright_engine::gib(needed),
+            free.map_or_else(|| "unknown".to_string(), wright_engine::gib)
+        ),
+    );
+    if free.is_some_and(|free| needed > free) {
+        report.problems.push(format!(
+            "the model and one conversation's cache need {} of memory and {} is free: choose a smaller window with --context-window N, or a smaller model (`wright model ls`)",
+            wright_engine::gib(needed),
+            free.map_or_else(String::new, wright_engine::gib)
+        ));
     }
 }
 

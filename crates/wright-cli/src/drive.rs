@@ -278,10 +278,14 @@ pub fn print_header(
         WorkingCopy::InPlace(_) => " (in place; .git is read-only to the agent)".to_string(),
         WorkingCopy::Direct { .. } => String::new(),
     };
+    let place = if client.is_in_process() {
+        "in wright's embedded engine (no server)".to_string()
+    } else {
+        format!("on {}", client.config().base_url)
+    };
     tell!(
-        "wright · conversation {id} · model {} on {}\n  workspace {}{clone}",
+        "wright · conversation {id} · model {} {place}\n  workspace {}{clone}",
         client.config().model,
-        client.config().base_url,
         workspace.display(),
     );
     for line in lines {

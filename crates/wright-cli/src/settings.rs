@@ -498,6 +498,7 @@ impl SessionSettings {
         ServerChoice {
             base_url: self.values.base_url.clone(),
             model_file: self.values.model_file.clone(),
+            window: self.values.context_window,
             model: self.values.model.clone(),
             preferred_model: None,
             api_key: self.values.api_key.clone(),
@@ -510,6 +511,7 @@ impl SessionSettings {
         let choice = ServerChoice {
             base_url: Some(base_url.to_string()),
             model_file: None,
+            window: None,
             model: Some(model.to_string()),
             preferred_model: None,
             api_key: self.values.api_key.clone(),

@@ -226,3 +226,49 @@ async fn with_no_server_and_no_model_the_user_is_told_how_to_get_one_and_pull_tr
     let started = std::fs::read_dir(&conversations).map_or(0, |dir| dir.count());
     assert_eq!(started, 0, "a run started without a model: {said}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_reports_the_engine_its_model_file_and_the_memory_it_needs() {
+    let h = Harness::new();
+    repo(&h);
+    let models = tempfile::tempdir().unwrap();
+    let file = models.path().join("wright-tiny.gguf");
+    write_tiny_gguf(&file, &TinyModel::default()).unwrap();
+    let output = h
+        .wright(
+            &[
+                "doctor",
+                "--model-file",
+                file.to_str().unwrap(),
+                "--context-window",
+                "2048",
+                "--json",
+            ],
+            &[],
+        )
+        .await;
+    let said = stderr(&output);
+    let report: serde_json::Value = serde_json::from_str(&crate::common::stdout(&output))
+        .unwrap_or_else(|err| panic!("{err}: {}\n{said}", crate::common::stdout(&output)));
+    assert_eq!(
+        report["server"]["kind"], "wright's embedded engine",
+        "{report}"
+    );
+    assert_eq!(report["engine"]["window"], 2048, "{report}");
+    assert!(
+        report["engine"]["threads"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
+    assert_eq!(
+        report["model_file"]["path"].as_str(),
+        file.to_str(),
+        "{report}"
+    );
+    let memory = &report["engine_memory"];
+    assert_eq!(
+        memory["model"].as_u64(),
+        Some(std::fs::metadata(&file).unwrap().len()),
+        "{report}"
+    );
+    assert!(memory["cache"].as_u64().unwrap() > 0, "{report}");
+}

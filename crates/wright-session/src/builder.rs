@@ -81,6 +81,7 @@ impl Builder {
             server: ServerChoice {
                 base_url: None,
                 model_file: None,
+                window: None,
                 model: None,
                 preferred_model: None,
                 api_key: None,

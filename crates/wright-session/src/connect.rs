@@ -15,6 +15,9 @@ pub struct ServerChoice {
     pub base_url: Option<String>,
     /// A GGUF file (or a stored model's name) run by the embedded engine: no server.
     pub model_file: Option<String>,
+    /// The user's window (`context_window`): the embedded engine sizes its cache for this
+    /// many tokens (at most what the model was trained for) instead of its default.
+    pub window: Option<u64>,
     pub model: Option<String>,
     /// Taken when no model is named and the server has it (a resumed conversation's).
     pub preferred_model: Option<String>,
@@ -24,7 +27,7 @@ pub struct ServerChoice {
 /// Returns a client for a model that exists on a server that answers.
 pub async fn connect(choice: ServerChoice, mut config: ClientConfig) -> Result<Client, LlmError> {
     if let Some(file) = &choice.model_file {
-        return crate::embedded::client(file, config);
+        return crate::embedded::client(file, choice.window, config);
     }
     let explicit = choice.base_url;
     config.api_key = choice.api_key.filter(|k| !k.is_empty());
@@ -54,7 +57,7 @@ pub async fn connect(choice: ServerChoice, mut config: ClientConfig) -> Result<C
                 // is stored (a named model is a server's: nothing to run it with here).
                 Err(LlmError::NoServerFound { tried }) if choice.model.is_none() => {
                     let file = crate::embedded::stored_default(tried)?;
-                    return crate::embedded::client(&file, config);
+                    return crate::embedded::client(&file, choice.window, config);
                 }
                 Err(err) => return Err(err),
             };

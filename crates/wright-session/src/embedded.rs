@@ -42,6 +42,16 @@ pub fn engine(file: &str, window: Option<u64>) -> Result<Arc<Engine>, LlmError> 
     Ok(engine)
 }
 
+/// The engine loaded in this process whose model is called `name` (`wright doctor`
+/// reports on it).
+pub fn loaded_engine(name: &str) -> Option<Arc<Engine>> {
+    let loaded = loaded().lock().ok()?;
+    loaded
+        .values()
+        .filter_map(Weak::upgrade)
+        .find(|engine| engine.info().name == name)
+}
+
 fn resolve(file: &str) -> Result<PathBuf, LlmError> {
     let direct = PathBuf::from(file);
     if direct.is_file() {
@@ -85,8 +95,12 @@ pub fn stored_default(tried: String) -> Result<String, LlmError> {
 }
 
 /// A client whose model is `file`, run in this process.
-pub fn client(file: &str, mut config: ClientConfig) -> Result<Client, LlmError> {
-    let engine = engine(file, None)?;
+pub fn client(
+    file: &str,
+    window: Option<u64>,
+    mut config: ClientConfig,
+) -> Result<Client, LlmError> {
+    let engine = engine(file, window)?;
     config.model = engine.info().name.clone();
     let conversation = Conversation {
         engine,

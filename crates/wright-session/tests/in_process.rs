@@ -78,6 +78,7 @@ async fn a_run_in_process_fixes_the_test_and_hands_over_its_branch() {
     let choice = ServerChoice {
         base_url: Some(server.url()),
         model_file: None,
+        window: None,
         model: Some("test-model".into()),
         preferred_model: None,
         api_key: None,

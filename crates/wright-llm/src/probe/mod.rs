@@ -284,8 +284,8 @@ pub fn small_window_advice(kind: ServerKind, context: &ContextWindow) -> Option<
         return None;
     }
     let found = format!(
-        "The {} context window for this model is only {have} tokens ({}); agent work needs at \
-         least {ENOUGH_TOKENS}.",
+        "The context window for this model on {} is only {have} tokens ({}); agent work needs \
+         at least {ENOUGH_TOKENS}.",
         kind.name(),
         context.source
     );
