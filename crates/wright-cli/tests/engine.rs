@@ -272,3 +272,71 @@ async fn doctor_reports_the_engine_its_model_file_and_the_memory_it_needs() {
     );
     assert!(memory["cache"].as_u64().unwrap() > 0, "{report}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_run_reads_the_cache_it_saved_instead_of_its_whole_history() {
+    let h = Harness::new();
+    repo(&h);
+    let models = tempfile::tempdir().unwrap();
+    let file = models.path().join("wright-tiny.gguf");
+    write_tiny_gguf(&file, &TinyModel::default()).unwrap();
+    let file = file.to_str().unwrap();
+    let common = [
+        "--model-file",
+        file,
+        "--context-window",
+        "8192",
+        "--max-reply-tokens",
+        "120",
+        "--max-steps",
+        "2",
+    ];
+    let mut first = vec!["run"];
+    first.extend(common);
+    first.push("look at notes.txt");
+    let output = h.wright(&first, &[]).await;
+    let said = stderr(&output);
+    let id = h.conversation_id();
+    let dir = h.data.path().join("wright/conversations").join(&id);
+    let saved = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("engine-cache-"));
+    assert!(saved, "no cache saved in {}: {said}", dir.display());
+    let usage = |events: &[serde_json::Value]| -> Vec<(u64, u64, u64)> {
+        events
+            .iter()
+            .filter(|v| v["kind"] == "usage")
+            .map(|v| {
+                (
+                    v["prompt_tokens"].as_u64().unwrap(),
+                    v["completion_tokens"].as_u64().unwrap(),
+                    v["cached_tokens"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let values = |h: &Harness| -> Vec<serde_json::Value> {
+        h.events()
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect()
+    };
+    let before = usage(&values(&h));
+    // A message, whether the tiny model called finish (which needs one) or was stopped.
+    let mut again = vec!["resume", id.as_str()];
+    again.extend(common);
+    again.push("go on");
+    let resumed = h.wright(&again, &[]).await;
+    let said = stderr(&resumed);
+    let after = usage(&values(&h));
+    assert!(after.len() > before.len(), "{said}");
+    let (prompt, completion, _) = *before.last().unwrap();
+    let (new_prompt, _, cached) = after[before.len()];
+    assert!(
+        cached + 2 >= prompt + completion,
+        "resumed, the first step read {} of its {new_prompt} prompt tokens again (the cache held {}): {said}",
+        new_prompt - cached,
+        prompt + completion
+    );
+}

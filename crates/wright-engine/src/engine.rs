@@ -298,9 +298,42 @@ impl InProcessModel for Conversation {
     fn info(&self) -> ServerInfo {
         self.engine.server_info()
     }
+
+    fn for_conversation(&self, dir: &Path) -> Option<Arc<dyn InProcessModel>> {
+        Some(Arc::new(Conversation {
+            engine: self.engine.clone(),
+            state_file: Some(dir.join(self.engine.state_file_name())),
+        }))
+    }
 }
 
 impl Engine {
+    /// The name of a conversation's saved cache for this model file: its name, size and
+    /// modification time, so a cache is never read into another model (or a changed file).
+    pub fn state_file_name(&self) -> String {
+        let modified = std::fs::metadata(&self.info.model_file)
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |since| since.as_secs());
+        let stem: String = self
+            .info
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!(
+            "engine-cache-{stem}-{}-{modified}.bin",
+            self.info.file_bytes
+        )
+    }
+
     /// What a probe of a server would learn.
     pub fn server_info(&self) -> ServerInfo {
         ServerInfo {

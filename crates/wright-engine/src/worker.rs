@@ -25,6 +25,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use std::collections::HashSet;
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -127,6 +128,7 @@ pub fn run(backend: &LlamaBackend, model: &LlamaModel, settings: &Settings, jobs
         slots: Vec::new(),
         clock: 0,
         parking: Parking::default(),
+        consulted: HashSet::new(),
     };
     let mut waiting: VecDeque<Job> = VecDeque::new();
     let mut running: VecDeque<Box<Running>> = VecDeque::new();
@@ -175,6 +177,8 @@ struct Worker<'m> {
     clock: u64,
     /// Caches copied out of slots that a request had to cut short.
     parking: Parking<SeqState>,
+    /// The saved caches already looked at: a file is read at most once per engine.
+    consulted: HashSet<PathBuf>,
 }
 
 impl<'m> Worker<'m> {
@@ -202,6 +206,8 @@ impl<'m> Worker<'m> {
                 },
             );
         }
+        let prompt =
+            self.consult_state_file(slot, job.state_file.as_ref(), &text, &canonical, prompt);
         let (prompt, mut reuse) = match self.swap_in_parked(slot, &text, &canonical, prompt) {
             Ok(swapped) => swapped,
             Err(err) => return refuse(job, err),
@@ -251,16 +257,6 @@ impl<'m> Worker<'m> {
         Ok((text, tokens))
     }
 
-    /// The text `tokens` spell.
-    fn spelled(&self, tokens: &[LlamaToken]) -> Vec<u8> {
-        let vocab = self.model.vocab();
-        let mut text = Vec::new();
-        for &token in tokens {
-            text.extend_from_slice(&vocab.token_to_piece(token, true, None));
-        }
-        text
-    }
-
     /// The tokens of `text` for a slot: when the slot's cache spells the start of `text`
     /// (the last reply as the model generated it, which re-tokenizing could split
     /// otherwise), its tokens then the rest tokenized; else the canonical tokens.
@@ -273,23 +269,65 @@ impl<'m> Worker<'m> {
         self.prompt_after(&slot.tokens, text, canonical)
     }
 
-    /// The prompt's tokens for a cache holding `cached`: those tokens kept as they are
-    /// when they spell the prompt's start, the rest tokenized; else the canonical tokens.
+    /// The prompt's tokens for a cache holding `cached`: the cached tokens kept as they
+    /// are for as long as they spell the prompt's start (the last reply as the model
+    /// generated it, which re-tokenizing could split otherwise; a fork's history up to
+    /// its point), the rest tokenized; with none of them kept, the canonical tokens.
     fn prompt_after(
         &self,
         cached: &[LlamaToken],
         text: &[u8],
         canonical: &[LlamaToken],
     ) -> Vec<LlamaToken> {
-        if !cached.is_empty() {
-            let spelled = self.spelled(cached);
-            if let Some(rest) = text.strip_prefix(spelled.as_slice()) {
-                let mut prompt = cached.to_vec();
-                prompt.extend(self.model.vocab().tokenize(rest, false, true));
-                return prompt;
+        let vocab = self.model.vocab();
+        let mut offset = 0;
+        let mut kept = 0;
+        for &token in cached {
+            let piece = vocab.token_to_piece(token, true, None);
+            match text.get(offset..) {
+                Some(rest) if !piece.is_empty() && rest.starts_with(&piece) => {
+                    offset += piece.len();
+                    kept += 1;
+                }
+                _ => break,
             }
         }
-        canonical.to_vec()
+        if kept == 0 || kept <= common_prefix(cached, canonical) {
+            return canonical.to_vec();
+        }
+        let mut prompt = cached[..kept].to_vec();
+        prompt.extend(vocab.tokenize(&text[offset..], false, true));
+        prompt
+    }
+
+    /// The first time a conversation with a saved cache comes to this engine (`wright
+    /// resume`), and its slot holds little of its prompt: the saved cache is read into
+    /// the slot (what the slot held is parked first). Returns the prompt's tokens for the
+    /// slot as it is then.
+    fn consult_state_file(
+        &mut self,
+        slot: usize,
+        file: Option<&PathBuf>,
+        text: &[u8],
+        canonical: &[LlamaToken],
+        prompt: Vec<LlamaToken>,
+    ) -> Vec<LlamaToken> {
+        let Some(file) = file else {
+            return prompt;
+        };
+        if !self.consulted.insert(file.clone()) || !file.is_file() {
+            return prompt;
+        }
+        if common_prefix(&self.slots[slot].tokens, &prompt) * 2 >= prompt.len() {
+            return prompt;
+        }
+        self.park(slot);
+        let window = self.settings.window;
+        let chosen = &mut self.slots[slot];
+        chosen.tokens.clear();
+        chosen.ctx.clear_kv_cache();
+        restore(chosen, file, window);
+        self.prompt_for(&self.slots[slot], text, canonical)
     }
 
     /// Before `slot`'s cache is cut down to what `prompt` shares with it: a parked cache

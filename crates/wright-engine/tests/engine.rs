@@ -33,7 +33,11 @@ fn body(messages: &[Value], tools: &[Value], seed: u32) -> Vec<u8> {
 
 fn engine(dir: &std::path::Path, conversations: usize) -> Arc<Engine> {
     let file = dir.join("tiny.gguf");
-    write_tiny_gguf(&file, &TinyModel::default()).unwrap();
+    // Written once: a second engine on the same file must find the same file (its saved
+    // caches are named after the file's size and modification time).
+    if !file.exists() {
+        write_tiny_gguf(&file, &TinyModel::default()).unwrap();
+    }
     let mut config = EngineConfig::new(&file);
     config.window = Some(4096);
     config.threads = Some(1);
@@ -151,5 +155,118 @@ async fn a_side_request_on_the_only_slot_does_not_cost_the_conversation_its_cach
         "the conversation read again {} of its {} tokens after the aside",
         usage.prompt_tokens - cached,
         usage.prompt_tokens
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_conversation_reads_its_saved_cache_instead_of_its_whole_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("conversation");
+    std::fs::create_dir_all(&state).unwrap();
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a test."}),
+        json!({"role": "user", "content": "Fix the bug."}),
+    ];
+    let before = {
+        let engine = engine(dir.path(), 1);
+        let model = Conversation {
+            engine: engine.clone(),
+            state_file: None,
+        };
+        let bound = model.for_conversation(&state).unwrap();
+        let mut last = None;
+        let tools = tools();
+        for step in 0..3 {
+            let reply = bound
+                .complete(&body(&messages, &tools, step), &mut |_| {})
+                .await
+                .unwrap();
+            let call = &reply.tool_calls[0];
+            messages.push(json!({"role": "assistant", "content": reply.text, "tool_calls": [
+                {"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}
+            ]}));
+            messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": "ok"}));
+            last = reply.usage;
+        }
+        last.unwrap()
+        // The engine stops here (its last reference goes) and saves the cache.
+    };
+    let saved: Vec<_> = std::fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        saved.iter().any(|name| name.starts_with("engine-cache-")),
+        "{saved:?}"
+    );
+
+    let engine = engine(dir.path(), 1);
+    let model = Conversation {
+        engine,
+        state_file: None,
+    };
+    // A probe first, as a run makes, on the same (only) slot.
+    model
+        .complete(
+            &body(&[json!({"role": "user", "content": "hi"})], &tools(), 7),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+    let bound = model.for_conversation(&state).unwrap();
+    let reply = bound
+        .complete(&body(&messages, &tools(), 9), &mut |_| {})
+        .await
+        .unwrap();
+    let usage = reply.usage.unwrap();
+    let cached = usage.cached_tokens.unwrap();
+    assert!(
+        cached + 2 >= before.prompt_tokens + before.completion_tokens,
+        "resumed, it read {} of its {} prompt tokens again",
+        usage.prompt_tokens - cached,
+        usage.prompt_tokens
+    );
+}
+
+#[tokio::test]
+async fn a_fork_reads_only_from_the_fork_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), 1);
+    let model = Conversation {
+        engine,
+        state_file: None,
+    };
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a test."}),
+        json!({"role": "user", "content": "Fix the bug."}),
+    ];
+    let at_fork = steps(&model, &mut messages, 2).await;
+    let fork_point = messages.clone();
+    let original = steps(&model, &mut messages, 2).await;
+    // The fork: the history up to the point, then another message.
+    let mut fork = fork_point;
+    fork.push(json!({"role": "user", "content": "Try another way."}));
+    let reply = model
+        .complete(&body(&fork, &tools(), 5), &mut |_| {})
+        .await
+        .unwrap();
+    let usage = reply.usage.unwrap();
+    let cached = usage.cached_tokens.unwrap();
+    let shared = at_fork.prompt_tokens + at_fork.completion_tokens;
+    assert!(
+        cached + 2 >= shared && usage.prompt_tokens - cached < 100,
+        "the fork reused {cached} tokens of the {shared} before its point, and read {}",
+        usage.prompt_tokens - cached
+    );
+    // And the original goes on from its own cache (parked while the fork ran).
+    let reply = model
+        .complete(&body(&messages, &tools(), 6), &mut |_| {})
+        .await
+        .unwrap();
+    let usage = reply.usage.unwrap();
+    assert!(
+        usage.cached_tokens.unwrap() + 2 >= original.prompt_tokens + original.completion_tokens,
+        "the original lost its cache to the fork: {usage:?}"
     );
 }

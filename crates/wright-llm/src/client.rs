@@ -152,6 +152,18 @@ impl Client {
         }
     }
 
+    /// Binds an in-process model to the conversation stored in `dir` (its cache is kept
+    /// there, for resume); a server's client is unchanged.
+    pub fn keep_state_in(&mut self, dir: &std::path::Path) {
+        if let Some(bound) = self
+            .local
+            .as_ref()
+            .and_then(|model| model.for_conversation(dir))
+        {
+            self.local = Some(bound);
+        }
+    }
+
     /// Whether the model runs in this process (the embedded engine).
     pub fn is_in_process(&self) -> bool {
         self.local.is_some()

@@ -29,6 +29,17 @@ pub trait InProcessModel: Send + Sync {
 
     /// What a probe of a server would learn: the kind, the model, its window.
     fn info(&self) -> ServerInfo;
+
+    /// The same model for the conversation stored in `dir`, keeping there what lets it
+    /// go on later without starting over (the engine's cache); None when it keeps
+    /// nothing per conversation.
+    fn for_conversation(
+        &self,
+        dir: &std::path::Path,
+    ) -> Option<std::sync::Arc<dyn InProcessModel>> {
+        let _ = dir;
+        None
+    }
 }
 
 /// The base URL of an in-process model named `model`.

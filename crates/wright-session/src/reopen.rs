@@ -96,6 +96,8 @@ impl Session {
             locks,
             ..
         } = existing;
+        // The engine's cache saved when the conversation last ran comes back from here.
+        client.keep_state_in(&dir);
         let window = crate::connect::context_window(&mut client, settings.context_window).await;
         // The tools its start offered, whatever the settings say now: their schemas are
         // part of the prefix every request extends.

@@ -320,6 +320,8 @@ impl Session {
         std::fs::create_dir_all(&conversation_dir)
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
         locks.push(wright_core::RunLock::conversation(&conversation_dir, &id)?);
+        // An embedded engine keeps this conversation's cache beside its log, for resume.
+        client.keep_state_in(&conversation_dir);
         crate::sandbox_setup::reap_dead_runs(&id);
         let options = crate::working_copy::Options {
             in_place,
