@@ -68,8 +68,21 @@ pub async fn model(command: ModelCommand) -> Result<()> {
 /// on stderr, and says where it is.
 async fn pull(name: &str, store: &Store) -> Result<()> {
     let live = std::io::stderr().is_terminal();
+    // Off a terminal (a log, CI) a line per tenth of the file, not ten a second.
+    let mut shown_tenth = None;
     let pulled = wright_models::pull(name, store, |progress: &Progress| {
-        draw(progress, live);
+        if live {
+            draw(progress, true);
+            return;
+        }
+        let tenth = progress
+            .total
+            .filter(|total| *total > 0)
+            .map(|total| progress.done.saturating_mul(10) / total);
+        if tenth != shown_tenth {
+            shown_tenth = tenth;
+            draw(progress, false);
+        }
     })
     .await?;
     if live {
