@@ -1,8 +1,10 @@
 //! Opt-in: a real small model fixes the failing `unittest` repository.
 //!
-//! `WRIGHT_REAL_MODEL=1 OPENAI_BASE_URL=… OPENAI_MODEL=… cargo test -p wright-cli real_model -- --nocapture`
-//! (start one with `../shared/tools/local-model.sh 1.5b`). Not part of the default run:
-//! without `WRIGHT_REAL_MODEL=1` it says so and returns.
+//! On a server: `WRIGHT_REAL_MODEL=1 OPENAI_BASE_URL=… OPENAI_MODEL=… cargo test -p
+//! wright-cli real_model -- --nocapture` (start one with `../shared/tools/local-model.sh
+//! 1.5b`). In the embedded engine: `WRIGHT_REAL_MODEL=1 WRIGHT_MODEL_FILE=FILE.gguf …`
+//! (`../shared/tools/local-model.sh fetch 1.5b` prints the file's path). Not part of the
+//! default run: without `WRIGHT_REAL_MODEL=1` it says so and returns.
 
 use crate::common::stderr;
 use crate::common::stdout;
@@ -15,17 +17,38 @@ use wright_testkit::FIX;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_model_fixes_the_failing_test() {
     if std::env::var("WRIGHT_REAL_MODEL").as_deref() != Ok("1") {
-        eprintln!("skipped: set WRIGHT_REAL_MODEL=1 (with OPENAI_BASE_URL and OPENAI_MODEL) to run against a real model");
+        eprintln!("skipped: set WRIGHT_REAL_MODEL=1 (with OPENAI_BASE_URL and OPENAI_MODEL, or WRIGHT_MODEL_FILE) to run against a real model");
         return;
     }
-    let url = std::env::var("OPENAI_BASE_URL").expect("OPENAI_BASE_URL");
-    let model = std::env::var("OPENAI_MODEL").expect("OPENAI_MODEL");
+    let (choice, label) = match (
+        std::env::var("OPENAI_BASE_URL"),
+        std::env::var("OPENAI_MODEL"),
+    ) {
+        (Ok(url), Ok(model)) => (
+            vec![
+                "--base-url".to_string(),
+                url.clone(),
+                "--model".into(),
+                model.clone(),
+            ],
+            format!("{model} at {url}"),
+        ),
+        _ => {
+            let file = std::env::var("WRIGHT_MODEL_FILE")
+                .expect("OPENAI_BASE_URL and OPENAI_MODEL, or WRIGHT_MODEL_FILE");
+            (
+                vec!["--model-file".to_string(), file.clone()],
+                format!("{file} in the embedded engine"),
+            )
+        }
+    };
     let h = Harness::new();
     failing_python_repo(h.repo());
     let started = Instant::now();
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"));
     command
-        .args(["run", "--in-place", "--base-url", &url, "--model", &model, "--max-steps", "25"])
+        .args(["run", "--in-place", "--max-steps", "25"])
+        .args(&choice)
         .arg("The test test_export_csv in test_export.py fails. Find the bug in export.py and fix it, then run the tests with: python3 -m unittest")
         .current_dir(h.repo())
         .env("XDG_DATA_HOME", h.data.path())
@@ -44,7 +67,7 @@ async fn a_real_model_fixes_the_failing_test() {
         .filter(|v| v["kind"] == "usage")
         .collect();
     eprintln!("{}\n{}", stderr(&output), stdout(&output));
-    eprintln!("real model: {model} at {url}");
+    eprintln!("real model: {label}");
     eprintln!(
         "steps: {}, wall time: {:.0} s, exit: {:?}",
         usage.len(),

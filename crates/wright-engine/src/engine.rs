@@ -103,6 +103,8 @@ pub struct Engine {
     jobs: Mutex<Option<Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     calls: AtomicU64,
+    /// Tokens generated since the engine started, every request together.
+    generated: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -142,10 +144,12 @@ impl Engine {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (jobs_tx, jobs_rx) = std::sync::mpsc::channel::<Job>();
         let requested = config.clone();
+        let generated = Arc::new(AtomicU64::new(0));
+        let counted = generated.clone();
         let thread = std::thread::Builder::new()
             .name("wright-engine".into())
             .spawn(move || {
-                let loaded = load_model(&requested, threads, file_bytes);
+                let loaded = load_model(&requested, threads, file_bytes, counted);
                 match loaded {
                     Err(err) => {
                         let _ = ready_tx.send(Err(err));
@@ -169,7 +173,14 @@ impl Engine {
             jobs: Mutex::new(Some(jobs_tx)),
             thread: Mutex::new(Some(thread)),
             calls: AtomicU64::new(0),
+            generated,
         }))
+    }
+
+    /// Tokens generated since the engine started, every request together (a cancelled
+    /// request's count stops growing within a token).
+    pub fn generated_tokens(&self) -> u64 {
+        self.generated.load(Ordering::Relaxed)
     }
 
     pub fn info(&self) -> &EngineInfo {
@@ -414,6 +425,7 @@ fn load_model(
     config: &EngineConfig,
     threads: u32,
     file_bytes: u64,
+    generated: Arc<AtomicU64>,
 ) -> Result<(&'static LlamaBackend, LlamaModel, Loaded), EngineError> {
     let backend = backend()?;
     let path = &config.model_file;
@@ -475,6 +487,7 @@ fn load_model(
         max_slots: config.conversations.max(1),
         cache_bytes_per_token,
         reserve_bytes: 256 << 20,
+        generated,
     };
     Ok((
         backend,

@@ -81,6 +81,8 @@ pub struct Settings {
     pub cache_bytes_per_token: u64,
     /// Memory left free beside the caches, for the compute buffers and everything else.
     pub reserve_bytes: u64,
+    /// Tokens generated, every request together (the engine's counter).
+    pub generated: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 struct Slot<'m> {
@@ -577,6 +579,9 @@ impl<'m> Worker<'m> {
         run.text
             .extend_from_slice(&vocab.token_to_piece(token, true, None));
         run.generated += 1;
+        self.settings
+            .generated
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         send_text(run);
         let full = slot.tokens.len() + 1 >= self.settings.window as usize;
         if run.generated as u32 >= run.job.max_tokens || full {

@@ -270,3 +270,56 @@ async fn a_fork_reads_only_from_the_fork_point() {
         "the original lost its cache to the fork: {usage:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_that_goes_away_stops_generation_within_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), 1);
+    let model = Conversation {
+        engine: engine.clone(),
+        state_file: None,
+    };
+    // No tools: free text, up to 3000 tokens, which random weights rarely end early.
+    let long = json!({"model": "tiny", "stream": true, "temperature": 1.0, "max_tokens": 3000,
+        "seed": 3, "messages": [{"role": "user", "content": "Write."}]})
+    .to_string()
+    .into_bytes();
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
+    let mut first_tx = Some(first_tx);
+    let request = async {
+        model
+            .complete(&long, &mut |_| {
+                if let Some(tx) = first_tx.take() {
+                    let _ = tx.send(());
+                }
+            })
+            .await
+    };
+    // Ctrl-C, a budget: the caller drops the request after its first piece.
+    tokio::select! {
+        _ = request => panic!("the reply ended before it could be cancelled"),
+        _ = first_rx => {}
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let after_cancel = engine.generated_tokens();
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let later = engine.generated_tokens();
+    assert_eq!(
+        after_cancel, later,
+        "generation went on after its caller went away"
+    );
+    assert!(after_cancel < 3000, "{after_cancel}");
+    // The engine is free for the next request.
+    let reply = model
+        .complete(
+            &body(
+                &[json!({"role": "user", "content": "Fix it."})],
+                &tools(),
+                4,
+            ),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.tool_calls.len(), 1);
+}
