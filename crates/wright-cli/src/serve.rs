@@ -48,6 +48,9 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
     // Nobody is at a terminal for the conversations: nothing is asked.
     defaults.json = true;
     defaults.check()?;
+    // An embedded engine gives each run at once a cache of its own, and one more for
+    // side requests (summaries, questions asked aside).
+    wright_session::embedded::set_conversations(args.max_runs + 1);
     let key = std::env::var("WRIGHT_SERVER_KEY")
         .ok()
         .filter(|k| !k.is_empty());

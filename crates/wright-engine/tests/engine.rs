@@ -323,3 +323,56 @@ async fn a_caller_that_goes_away_stops_generation_within_a_token() {
         .unwrap();
     assert_eq!(reply.tool_calls.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_conversations_at_once_each_keep_their_own_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), 2);
+    let run = |task: &'static str| {
+        let model = Conversation {
+            engine: engine.clone(),
+            state_file: None,
+        };
+        async move {
+            let tools = tools();
+            let mut messages = vec![
+                json!({"role": "system", "content": "You are a test."}),
+                json!({"role": "user", "content": task}),
+            ];
+            let mut totals = Vec::new();
+            for step in 0..4u32 {
+                let reply = model
+                    .complete(&body(&messages, &tools, step), &mut |_| {})
+                    .await
+                    .unwrap();
+                let usage = reply.usage.clone().unwrap();
+                totals.push((
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    usage.cached_tokens.unwrap(),
+                ));
+                let call = &reply.tool_calls[0];
+                messages.push(json!({"role": "assistant", "content": reply.text, "tool_calls": [
+                    {"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}
+                ]}));
+                messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": format!("{task} {step}")}));
+            }
+            totals
+        }
+    };
+    let (first, second) = tokio::join!(
+        run("Fix the bug in the parser."),
+        run("Write the missing tests for the exporter, please.")
+    );
+    for (name, totals) in [("first", first), ("second", second)] {
+        for pair in totals.windows(2) {
+            let (prompt, completion, _) = pair[0];
+            let (_, _, cached) = pair[1];
+            assert_eq!(
+                cached,
+                prompt + completion,
+                "the {name} conversation read again what it had read: {totals:?}"
+            );
+        }
+    }
+}

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::OnceLock;
@@ -22,6 +24,16 @@ fn loaded() -> &'static Mutex<HashMap<PathBuf, Weak<Engine>>> {
     LOADED.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// Conversations an engine loaded from now on runs side by side (its slots): 1 for a
+/// run (a side request parks the conversation's cache), more for a server.
+static CONVERSATIONS: AtomicUsize = AtomicUsize::new(1);
+
+/// Sets how many conversations an engine loaded after this runs side by side, each
+/// with a cache of its own (the server: its runs at once, plus one for side requests).
+pub fn set_conversations(count: usize) {
+    CONVERSATIONS.store(count.max(1), Ordering::Relaxed);
+}
+
 /// The engine for `file` (a path, or a stored model's name), loaded on first use.
 pub fn engine(file: &str, window: Option<u64>) -> Result<Arc<Engine>, LlmError> {
     let path = resolve(file)?;
@@ -37,6 +49,7 @@ pub fn engine(file: &str, window: Option<u64>) -> Result<Arc<Engine>, LlmError> 
     }
     let mut config = EngineConfig::new(&path);
     config.window = window.and_then(|w| u32::try_from(w).ok());
+    config.conversations = CONVERSATIONS.load(Ordering::Relaxed);
     let engine = Engine::load(&config).map_err(|err| failed(err.to_string()))?;
     loaded.insert(path, Arc::downgrade(&engine));
     Ok(engine)
