@@ -20,8 +20,10 @@ async fn a_side_question_is_answered_while_running_and_after() {
     failing_python_repo(h.repo());
     let model = ScriptedServer::start(vec![
         reply().call("terminal", json!({"command": "echo one"})),
+        // Room for the question to arrive while the run is still going, on a loaded
+        // machine too (2 s was not always enough there).
         Reply::Delayed(
-            Duration::from_secs(2),
+            Duration::from_secs(6),
             Box::new(reply().call("terminal", json!({"command": "echo two"}))),
         ),
         reply().text("It is printing numbers."),
