@@ -20,7 +20,6 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use std::collections::HashSet;
 use std::collections::VecDeque;
@@ -30,7 +29,10 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use wright_llm::PromptProgress;
 
+mod sampler;
 mod slots;
+
+use sampler::Sampler;
 
 use slots::forget_from;
 
@@ -101,7 +103,7 @@ struct Running {
     prompt: Vec<LlamaToken>,
     next: usize,
     cached: usize,
-    sampler: LlamaSampler,
+    sampler: Sampler,
     text: Vec<u8>,
     sent: usize,
     generated: usize,
@@ -189,7 +191,7 @@ impl<'m> Worker<'m> {
             Ok(tokenized) => tokenized,
             Err(err) => return refuse(job, err),
         };
-        let sampler = match self.sampler(&job) {
+        let sampler = match Sampler::new(self.model, &job) {
             Ok(sampler) => sampler,
             Err(err) => return refuse(job, err),
         };
@@ -259,26 +261,6 @@ impl<'m> Worker<'m> {
         Ok((text, tokens))
     }
 
-    fn sampler(&self, job: &Job) -> Result<LlamaSampler, EngineError> {
-        let mut chain = Vec::new();
-        if let Some(grammar) = &job.grammar {
-            chain.push(
-                LlamaSampler::grammar(self.model, grammar, "root")
-                    .map_err(|err| EngineError::Grammar(format!("{err:?}")))?,
-            );
-        }
-        if job.temperature <= 0.0 {
-            chain.push(LlamaSampler::greedy());
-        } else {
-            chain.push(LlamaSampler::top_k(40));
-            chain.push(LlamaSampler::top_p(0.95, 1));
-            chain.push(LlamaSampler::min_p(0.05, 1));
-            chain.push(LlamaSampler::temp(job.temperature));
-            chain.push(LlamaSampler::dist(job.seed));
-        }
-        Ok(LlamaSampler::chain_simple(chain))
-    }
-
     fn release(&mut self, slot: usize) {
         if let Some(slot) = self.slots.get_mut(slot) {
             slot.busy = false;
@@ -338,7 +320,7 @@ impl<'m> Worker<'m> {
     fn generate(&mut self, run: &mut Running) -> Result<Option<Ending>, EngineError> {
         let vocab = self.model.vocab();
         let slot = &mut self.slots[run.slot];
-        let token = run.sampler.sample(&slot.ctx, -1);
+        let token = run.sampler.sample(&slot.ctx);
         if vocab.is_eog(token) {
             return Ok(Some(Ending::Stop));
         }
