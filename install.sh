@@ -29,7 +29,10 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 echo "building wright (release)..." >&2
-cargo install --quiet --locked --force --path "$here/crates/wright-cli" --root "$prefix" >&2
+# Built on the machine it runs on: for its CPU, which also compiles the embedded engine's
+# llama.cpp with the SIMD it has (AVX2, FMA…) instead of the baseline x86-64 set.
+RUSTFLAGS="${RUSTFLAGS:--C target-cpu=native}" \
+  cargo install --quiet --locked --force --path "$here/crates/wright-cli" --root "$prefix" >&2
 echo "installed $prefix/bin/wright" >&2
 case ":$PATH:" in *":$prefix/bin:"*) ;; *) echo "add $prefix/bin to your PATH to call wright directly" >&2 ;; esac
 
