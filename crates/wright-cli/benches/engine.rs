@@ -30,10 +30,8 @@ use wright_llm::Client;
 use wright_llm::ClientConfig;
 use wright_llm::StreamDelta;
 use wright_testkit::failing_python_repo;
-use wright_testkit::reply;
+use wright_testkit::fix_a_test_script;
 use wright_testkit::ScriptedServer;
-use wright_testkit::BUG;
-use wright_testkit::FIX;
 
 const WRIGHT: &str = env!("CARGO_BIN_EXE_wright");
 /// The window both back ends get.
@@ -55,17 +53,7 @@ async fn recorded_prompts() -> Vec<Value> {
     let repo = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     failing_python_repo(repo.path());
-    let script =
-        vec![
-        reply().call("terminal", json!({"command": "python3 -m unittest"})),
-        reply().call("file_editor", json!({"command": "view", "path": "export.py"})),
-        reply().call(
-            "file_editor",
-            json!({"command": "str_replace", "path": "export.py", "old_str": BUG, "new_str": FIX}),
-        ),
-        reply().call("terminal", json!({"command": "python3 -m unittest"})),
-        reply().call("finish", json!({"message": "fixed"})),
-    ];
+    let script = fix_a_test_script();
     let server = ScriptedServer::start(script).await.unwrap();
     let status = tokio::process::Command::new(WRIGHT)
         .args(["run", "--base-url", &server.url(), "--model", "test-model"])

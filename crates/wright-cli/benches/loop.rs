@@ -15,11 +15,10 @@ use std::process::Stdio;
 use std::time::Duration;
 use std::time::Instant;
 use wright_testkit::failing_python_repo;
+use wright_testkit::fix_a_test_script;
 use wright_testkit::reply;
 use wright_testkit::Reply;
 use wright_testkit::ScriptedServer;
-use wright_testkit::BUG;
-use wright_testkit::FIX;
 use wright_tools::TerminalTool;
 use wright_tools::Tool;
 use wright_tools::Workspace;
@@ -181,17 +180,7 @@ async fn main() {
     // 2. The fix-a-test run: peak RSS, and the prompt's fixed size.
     let repo = tempfile::tempdir().unwrap();
     failing_python_repo(repo.path());
-    let script =
-        vec![
-        reply().call("terminal", json!({"command": "python3 -m unittest"})),
-        reply().call("file_editor", json!({"command": "view", "path": "export.py"})),
-        reply().call(
-            "file_editor",
-            json!({"command": "str_replace", "path": "export.py", "old_str": BUG, "new_str": FIX}),
-        ),
-        reply().call("terminal", json!({"command": "python3 -m unittest"})),
-        reply().call("finish", json!({"message": "fixed"})),
-    ];
+    let script = fix_a_test_script();
     let (fix, server) = run_wright(repo.path(), data.path(), "auto", script).await;
     let first = server.chat_requests()[0].json();
     let system_chars = first["messages"][0]["content"]

@@ -51,3 +51,24 @@ pub fn failing_python_repo(dir: &Path) {
     git(dir, &["add", "."]);
     git(dir, &["commit", "-q", "-m", "CSV export"]);
 }
+
+/// The scripted model's plain fix of [`failing_python_repo`]: run the tests, view
+/// `export.py`, replace [`BUG`] with [`FIX`], run the tests again, finish. The benches
+/// drive the binary with it.
+pub fn fix_a_test_script() -> Vec<crate::reply::Reply> {
+    use crate::reply::reply;
+    use serde_json::json;
+    vec![
+        reply().call("terminal", json!({"command": "python3 -m unittest"})),
+        reply().call(
+            "file_editor",
+            json!({"command": "view", "path": "export.py"}),
+        ),
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": BUG, "new_str": FIX}),
+        ),
+        reply().call("terminal", json!({"command": "python3 -m unittest"})),
+        reply().call("finish", json!({"message": "fixed"})),
+    ]
+}

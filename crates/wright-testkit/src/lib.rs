@@ -15,6 +15,7 @@ pub mod tiny_gguf;
 pub use constrain::Constraints;
 pub use constrain::Enforce;
 pub use fixtures::failing_python_repo;
+pub use fixtures::fix_a_test_script;
 pub use fixtures::git;
 pub use fixtures::BUG;
 pub use fixtures::FIX;
