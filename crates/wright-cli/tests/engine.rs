@@ -9,6 +9,14 @@ use wright_testkit::git;
 use wright_testkit::tiny_gguf::write_tiny_gguf;
 use wright_testkit::tiny_gguf::TinyModel;
 
+/// The tests' tiny GGUF model in a directory of its own (kept while the directory is).
+fn tiny_model() -> (tempfile::TempDir, std::path::PathBuf) {
+    let models = tempfile::tempdir().unwrap();
+    let file = models.path().join("wright-tiny.gguf");
+    write_tiny_gguf(&file, &TinyModel::default()).unwrap();
+    (models, file)
+}
+
 fn repo(h: &Harness) {
     std::fs::write(h.repo().join("notes.txt"), "hello\n").unwrap();
     git(h.repo(), &["init", "-q"]);
@@ -20,9 +28,7 @@ fn repo(h: &Harness) {
 async fn a_run_on_the_embedded_engine_makes_only_valid_calls_and_reads_only_new_tokens() {
     let h = Harness::new();
     repo(&h);
-    let models = tempfile::tempdir().unwrap();
-    let file = models.path().join("wright-tiny.gguf");
-    write_tiny_gguf(&file, &TinyModel::default()).unwrap();
+    let (_models, file) = tiny_model();
     let output = h
         .wright(
             &[
@@ -237,9 +243,7 @@ async fn with_no_server_and_no_model_the_user_is_told_how_to_get_one_and_pull_tr
 async fn doctor_reports_the_engine_its_model_file_and_the_memory_it_needs() {
     let h = Harness::new();
     repo(&h);
-    let models = tempfile::tempdir().unwrap();
-    let file = models.path().join("wright-tiny.gguf");
-    write_tiny_gguf(&file, &TinyModel::default()).unwrap();
+    let (_models, file) = tiny_model();
     let output = h
         .wright(
             &[
@@ -283,9 +287,7 @@ async fn doctor_reports_the_engine_its_model_file_and_the_memory_it_needs() {
 async fn a_resumed_run_reads_the_cache_it_saved_instead_of_its_whole_history() {
     let h = Harness::new();
     repo(&h);
-    let models = tempfile::tempdir().unwrap();
-    let file = models.path().join("wright-tiny.gguf");
-    write_tiny_gguf(&file, &TinyModel::default()).unwrap();
+    let (_models, file) = tiny_model();
     let file = file.to_str().unwrap();
     let common = [
         "--model-file",
