@@ -7,7 +7,9 @@
 //! outputs), sent step by step to both back ends, interleaved, greedy, each reply capped.
 //! The histories are the recorded ones, so both read exactly the same prompts. Prints per
 //! step the prompt tokens each had to process (prompt minus cached), time to first token
-//! and wall time, the totals, and each one's peak resident memory.
+//! and wall time, each back end's own prompt-evaluation time and milliseconds per generated
+//! token (llama.cpp's timings: where the time went), the totals, and each one's peak
+//! resident memory.
 //!
 //! Without `WRIGHT_BENCH_MODEL` it says how to run it and stops (the default bench run
 //! needs no model). Without `WRIGHT_BENCH_LLAMA_SERVER` it measures the engine alone.
@@ -46,6 +48,10 @@ struct Step {
     processed: u64,
     first_token_ms: f64,
     wall_ms: f64,
+    /// The backend's own timings: prompt evaluation, and generation per token.
+    prefill_ms: f64,
+    generated: u64,
+    generating_ms: f64,
 }
 
 /// The request bodies of a fix-a-test run of the real binary.
@@ -125,6 +131,9 @@ where
         processed: usage.prompt_tokens - usage.cached_tokens.unwrap_or(0),
         first_token_ms: first_token.as_secs_f64() * 1e3,
         wall_ms: wall.as_secs_f64() * 1e3,
+        prefill_ms: usage.prompt_ms.unwrap_or(0.0),
+        generated: usage.completion_tokens,
+        generating_ms: usage.predicted_ms.unwrap_or(0.0),
     }
 }
 
@@ -197,8 +206,13 @@ impl Drop for LlamaServer {
 
 fn print_row(label: &str, step: &Step) {
     println!(
-        "  {label:<8} {:>7} {:>10} {:>12.0} {:>10.0}",
-        step.prompt, step.processed, step.first_token_ms, step.wall_ms
+        "  {label:<8} {:>7} {:>10} {:>12.0} {:>10.0} {:>12.0} {:>10.1}",
+        step.prompt,
+        step.processed,
+        step.first_token_ms,
+        step.wall_ms,
+        step.prefill_ms,
+        step.generating_ms / step.generated.max(1) as f64
     );
 }
 
@@ -208,6 +222,9 @@ fn total(steps: &[Step]) -> Step {
         processed: sum.processed + s.processed,
         first_token_ms: sum.first_token_ms + s.first_token_ms,
         wall_ms: sum.wall_ms + s.wall_ms,
+        prefill_ms: sum.prefill_ms + s.prefill_ms,
+        generated: sum.generated + s.generated,
+        generating_ms: sum.generating_ms + s.generating_ms,
     })
 }
 
@@ -264,8 +281,8 @@ async fn main() {
         ))
     );
     println!(
-        "  {:<8} {:>7} {:>10} {:>12} {:>10}",
-        "", "prompt", "processed", "first token", "wall (ms)"
+        "  {:<8} {:>7} {:>10} {:>12} {:>10} {:>12} {:>10}",
+        "", "prompt", "processed", "first token", "wall (ms)", "prefill", "ms/token"
     );
     let mut engine_steps = Vec::new();
     let mut server_steps = Vec::new();

@@ -10,14 +10,55 @@ use wright_testkit::tiny_gguf::write_tiny_gguf;
 use wright_testkit::tiny_gguf::TinyModel;
 
 /// The tests' tiny GGUF model in a directory of its own (kept while the directory is).
-fn tiny_model() -> (tempfile::TempDir, std::path::PathBuf) {
+pub(crate) fn tiny_model() -> (tempfile::TempDir, std::path::PathBuf) {
     let models = tempfile::tempdir().unwrap();
     let file = models.path().join("wright-tiny.gguf");
     write_tiny_gguf(&file, &TinyModel::default()).unwrap();
     (models, file)
 }
 
-fn repo(h: &Harness) {
+/// Each step of a conversation's log reads only the tokens added since the step before:
+/// its cached tokens are the last step's prompt and reply. Allowed for: a condensation
+/// between them (the condenser's own request went between: the conversation's cache was
+/// parked, and its shared start comes back) and a reply cut at `cap` tokens (not in the
+/// history as generated: all before it is reused).
+pub(crate) fn assert_each_step_reads_only_new_tokens(
+    values: &[serde_json::Value],
+    cap: u64,
+    said: &str,
+) {
+    let mut usages: Vec<(&serde_json::Value, bool)> = Vec::new();
+    let mut condensed = false;
+    for value in values {
+        match value["kind"].as_str() {
+            Some("condensation") => condensed = true,
+            Some("usage") => {
+                usages.push((value, condensed));
+                condensed = false;
+            }
+            _ => {}
+        }
+    }
+    assert!(usages.len() >= 2, "{said}");
+    for pair in usages.windows(2) {
+        let ((first, _), (second, condensed)) = (pair[0], pair[1]);
+        let prompt = first["prompt_tokens"].as_u64().unwrap();
+        let before = prompt + first["completion_tokens"].as_u64().unwrap();
+        let cached = second["cached_tokens"].as_u64().unwrap();
+        if condensed {
+            assert!(cached >= 1000, "{pair:?}");
+        } else if first["completion_tokens"].as_u64() == Some(cap) {
+            assert!(cached >= prompt, "{pair:?}");
+        } else {
+            assert_eq!(
+                cached, before,
+                "a step read again what the last one had read: {pair:?}"
+            );
+        }
+    }
+}
+
+pub(crate) fn repo(h: &Harness) {
     std::fs::write(h.repo().join("notes.txt"), "hello\n").unwrap();
     git(h.repo(), &["init", "-q"]);
     git(h.repo(), &["add", "-A"]);
@@ -78,42 +119,7 @@ async fn a_run_on_the_embedded_engine_makes_only_valid_calls_and_reads_only_new_
         !values.iter().any(|v| v.to_string().contains("malformed")),
         "a reply was not a valid call: {said}"
     );
-    // Each usage, and whether the history was condensed since the one before (after a
-    // condensation only the system prompt and the task are still shared).
-    let mut usages: Vec<(&serde_json::Value, bool)> = Vec::new();
-    let mut condensed = false;
-    for value in &values {
-        match value["kind"].as_str() {
-            Some("condensation") => condensed = true,
-            Some("usage") => {
-                usages.push((value, condensed));
-                condensed = false;
-            }
-            _ => {}
-        }
-    }
-    assert!(usages.len() >= 2, "{said}");
-    for pair in usages.windows(2) {
-        let ((first, _), (second, condensed)) = (pair[0], pair[1]);
-        let before =
-            first["prompt_tokens"].as_u64().unwrap() + first["completion_tokens"].as_u64().unwrap();
-        let cached = second["cached_tokens"].as_u64().unwrap();
-        let prompt = first["prompt_tokens"].as_u64().unwrap();
-        if condensed {
-            // The condenser's own request went between: the conversation's cache was
-            // parked, and its shared start (system prompt, task) comes back.
-            assert!(cached >= 1000, "{pair:?}");
-        } else if first["completion_tokens"].as_u64() == Some(300) {
-            // A reply cut at the cap is not in the history as generated: all before it
-            // is reused.
-            assert!(cached >= prompt, "{pair:?}");
-        } else {
-            assert_eq!(
-                cached, before,
-                "a step read again what the last one had read: {pair:?}"
-            );
-        }
-    }
+    assert_each_step_reads_only_new_tokens(&values, 300, &said);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

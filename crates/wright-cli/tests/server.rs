@@ -7,6 +7,7 @@
 mod actions;
 mod aside;
 mod confirm;
+mod engine;
 mod fallback;
 mod openai;
 mod runs;
