@@ -212,12 +212,13 @@ impl Engine {
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<Response, EngineError> {
         let request = crate::request::parse(body)?;
+        let callable = request.callable_tools();
         let messages = self.neutralizer.messages(request.messages);
         let prompt = self.template.render(&messages, &request.tools)?;
         let format = (!request.tools.is_empty()).then_some(self.info.call_format);
         let grammar = match format {
             Some(format) => Some(
-                tool_call_grammar(&request.tools, format, &limits(format))
+                tool_call_grammar(&callable, format, &limits(format))
                     .map_err(|err| EngineError::Grammar(err.to_string()))?,
             ),
             None => None,

@@ -376,3 +376,49 @@ async fn two_conversations_at_once_each_keep_their_own_cache() {
         }
     }
 }
+
+/// A request whose `tool_choice` names some of its tools (a step held away from the
+/// shell): every reply calls one of those, and the prompt, which still lists every tool,
+/// is read from the cache like any other step's.
+#[tokio::test]
+async fn a_tool_choice_naming_some_tools_holds_replies_to_them_and_keeps_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), 1);
+    let model = Conversation {
+        engine: engine.clone(),
+        state_file: None,
+    };
+    let tools = tools();
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a test."}),
+        json!({"role": "user", "content": "Fix the bug."}),
+    ];
+    let held_away = json!({"type": "allowed_tools", "allowed_tools": {"mode": "required",
+        "tools": [{"type": "function", "function": {"name": "finish"}}]}});
+    let mut previous_total = 0u64;
+    for step in 0..8u32 {
+        let mut request: Value = serde_json::from_slice(&body(&messages, &tools, step)).unwrap();
+        let held = step % 2 == 1;
+        if held {
+            request["tool_choice"] = held_away.clone();
+        }
+        let reply = model
+            .complete(request.to_string().as_bytes(), &mut |_| {})
+            .await
+            .unwrap();
+        assert_eq!(reply.tool_calls.len(), 1, "step {step}: {reply:?}");
+        let call = &reply.tool_calls[0];
+        if held {
+            assert_eq!(call.function.name, "finish", "step {step}: {reply:?}");
+        }
+        let usage = reply.usage.clone().unwrap();
+        if step > 0 {
+            assert_eq!(usage.cached_tokens, Some(previous_total), "step {step}");
+        }
+        previous_total = usage.prompt_tokens + usage.completion_tokens;
+        messages.push(json!({"role": "assistant", "content": reply.text, "tool_calls": [
+            {"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}
+        ]}));
+        messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": "ok"}));
+    }
+}

@@ -164,6 +164,22 @@ impl Client {
         }
     }
 
+    /// This client's constraint for one request that may call none of the tools
+    /// `left_out`, when it can say that without changing the prompt: a JSON schema
+    /// without their branches, or on the embedded engine `tool_choice` naming the
+    /// others. `None` otherwise: the request goes as usual.
+    pub fn narrowed_constraint(
+        &self,
+        left_out: &[&str],
+    ) -> Option<crate::constrain::ActiveConstraint> {
+        let constraint = self.config.constraint.as_ref()?;
+        constraint.without(left_out).or_else(|| {
+            self.is_in_process()
+                .then(|| constraint.only_tools(left_out))
+                .flatten()
+        })
+    }
+
     /// Whether the model runs in this process (the embedded engine).
     pub fn is_in_process(&self) -> bool {
         self.local.is_some()
@@ -234,7 +250,7 @@ impl Client {
             return_progress: self.config.stream && self.config.prompt_progress,
             tool_choice: constraint
                 .filter(|c| c.kind == Constraint::ToolChoice && !tools.is_empty())
-                .map(|_| "required"),
+                .map(ActiveConstraint::tool_choice),
             response_format: constraint
                 .filter(|c| c.kind == Constraint::JsonSchema)
                 .and_then(ActiveConstraint::schema)

@@ -222,6 +222,8 @@ pub struct ActiveConstraint {
     reasoning: bool,
     /// The calls the schema allows, to narrow it for one request (see `without`).
     shapes: Vec<CallShape>,
+    /// `tool_choice` narrowed to these tools for one request (see `only_tools`).
+    allowed: Option<Vec<String>>,
 }
 
 impl ActiveConstraint {
@@ -244,6 +246,7 @@ impl ActiveConstraint {
             schema,
             reasoning: reasoning && kind != Constraint::ToolChoice,
             shapes: shapes.to_vec(),
+            allowed: None,
         }
     }
 
@@ -262,6 +265,53 @@ impl ActiveConstraint {
             return None;
         }
         Some(Self::of_shapes(self.kind, &shapes, self.reasoning))
+    }
+
+    /// `tool_choice` allowing no call of the tools `left_out`, by naming the others
+    /// (OpenAI's `allowed_tools`): the prompt keeps every tool. Only for a back end known
+    /// to honour it without re-reading the prompt — wright's embedded engine, which
+    /// narrows only its grammar; a server might refuse the field, or treat it as another
+    /// prompt. `None` unless this is `tool_choice`, or when nothing would be left.
+    pub fn only_tools(&self, left_out: &[&str]) -> Option<Self> {
+        if self.kind != Constraint::ToolChoice {
+            return None;
+        }
+        let mut names: Vec<String> = Vec::new();
+        for shape in &self.shapes {
+            if !left_out.contains(&shape.name.as_str()) && !names.contains(&shape.name) {
+                names.push(shape.name.clone());
+            }
+        }
+        let all = self
+            .shapes
+            .iter()
+            .filter(|s| !names.contains(&s.name))
+            .count()
+            == 0;
+        if names.is_empty() || all {
+            return None;
+        }
+        Some(Self {
+            allowed: Some(names),
+            ..self.clone()
+        })
+    }
+
+    /// The `tool_choice` field: `"required"`, or the tools this request may call.
+    pub(crate) fn tool_choice(&self) -> Value {
+        match &self.allowed {
+            None => Value::String("required".into()),
+            Some(names) => {
+                let tools: Vec<Value> = names
+                    .iter()
+                    .map(|name| serde_json::json!({"type": "function", "function": {"name": name}}))
+                    .collect();
+                serde_json::json!({
+                    "type": "allowed_tools",
+                    "allowed_tools": {"mode": "required", "tools": tools}
+                })
+            }
+        }
     }
 
     /// Whether replies are a bare JSON object (`reasoning`?, `name`, `arguments`) rather

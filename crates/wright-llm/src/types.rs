@@ -23,9 +23,10 @@ pub struct ChatRequest<'a> {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub return_progress: bool,
     /// `"required"` when native calls are constrained (`constrain`): the same on every
-    /// request of a conversation, so the prefix holds.
+    /// request of a conversation, so the prefix holds; for one request on the embedded
+    /// engine, the tools it may call (`ActiveConstraint::only_tools`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_choice: Option<&'static str>,
+    pub tool_choice: Option<Value>,
     /// The JSON schema over the calls, when text-mode calls are constrained.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_format: Option<crate::constrain::ResponseFormat<'a>>,

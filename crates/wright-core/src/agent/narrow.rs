@@ -3,8 +3,9 @@
 //! it has just read; small models do exactly that (the 1.5B re-ran a failing test it had
 //! been shown, code and traceback, until its time ran out). So for the next request alone,
 //! where a schema holds the reply (text mode under `--constrain`), the schema allows every
-//! call but `terminal` and `finish`: the model must read, search or change the code. The
-//! prompt is untouched — the schema is not part of the cached prefix — and nothing is
+//! call but `terminal` and `finish`, and on the embedded engine `tool_choice` names the
+//! other tools (its grammar allows only them): the model must read, search or change the
+//! code. The prompt is untouched — neither is part of the cached prefix — and nothing is
 //! logged: the decision is a function of the log, made again the same way on resume.
 
 use super::*;
@@ -18,7 +19,7 @@ impl Conversation {
         if !after_repeated_failures(self.log.events()) {
             return None;
         }
-        self.client.config().constraint.as_ref()?.without(HELD_BACK)
+        self.client.narrowed_constraint(HELD_BACK)
     }
 }
 

@@ -236,3 +236,78 @@ fn the_constraint_is_in_every_request_and_the_prefix_holds() {
     let body: Value = serde_json::from_slice(&client.request_body(&[], &[])).expect("JSON");
     assert_eq!(body.get("tool_choice"), None);
 }
+
+/// An in-process model that is never asked anything: the requests are only built.
+struct Unasked;
+
+impl crate::in_process::InProcessModel for Unasked {
+    fn complete<'a>(
+        &'a self,
+        _body: &'a [u8],
+        _on_delta: &'a mut (dyn FnMut(crate::StreamDelta) + Send),
+    ) -> crate::in_process::Reply<'a> {
+        Box::pin(async {
+            Err(crate::LlmError::Engine {
+                model: "m".into(),
+                message: "not asked".into(),
+            })
+        })
+    }
+
+    fn info(&self) -> crate::probe::ServerInfo {
+        crate::probe::ServerInfo {
+            kind: ServerKind::Embedded,
+            version: None,
+            models: vec!["m".into()],
+            context: None,
+            processor: None,
+            allocated_context: None,
+        }
+    }
+}
+
+#[test]
+fn a_request_held_away_from_tools_names_the_others_only_on_the_embedded_engine() {
+    use crate::ChatMessage;
+    let messages = [ChatMessage::User {
+        content: "task".into(),
+    }];
+    let constrained = |mut config: crate::ClientConfig| {
+        config.constraint = Some(ActiveConstraint::new(
+            Constraint::ToolChoice,
+            &tools(),
+            false,
+        ));
+        config
+    };
+    let engine = crate::Client::in_process(
+        constrained(crate::ClientConfig::new("http://127.0.0.1:1/v1", "m")),
+        std::sync::Arc::new(Unasked),
+    );
+    let narrowed = engine
+        .narrowed_constraint(&["terminal"])
+        .expect("the engine narrows tool_choice");
+    let mut held = engine.clone();
+    held.set_constraint(Some(narrowed));
+    let body: Value = serde_json::from_slice(&held.request_body(&messages, &tools())).unwrap();
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "allowed_tools", "allowed_tools": {"mode": "required",
+            "tools": [{"type": "function", "function": {"name": "finish"}}]}})
+    );
+    // The prompt is the same: every tool is still listed.
+    let usual: Value = serde_json::from_slice(&engine.request_body(&messages, &tools())).unwrap();
+    assert_eq!(body["tools"], usual["tools"]);
+    assert_eq!(usual["tool_choice"], json!("required"));
+    // Nothing is left: no narrowing.
+    assert!(engine
+        .narrowed_constraint(&["terminal", "finish"])
+        .is_none());
+    // A server is never sent the field: it might refuse it or read it as another prompt.
+    let server = crate::Client::new(constrained(crate::ClientConfig::new(
+        "http://127.0.0.1:1/v1",
+        "m",
+    )))
+    .unwrap();
+    assert!(server.narrowed_constraint(&["terminal"]).is_none());
+}
