@@ -242,7 +242,7 @@ impl Client {
             return_progress: self.config.stream && self.config.prompt_progress,
             tool_choice: constraint
                 .filter(|c| c.kind == Constraint::ToolChoice && !tools.is_empty())
-                .map(ActiveConstraint::tool_choice),
+                .map(|c| c.tool_choice(tools)),
             response_format: constraint
                 .filter(|c| c.kind == Constraint::JsonSchema)
                 .and_then(ActiveConstraint::schema)

@@ -297,21 +297,33 @@ impl ActiveConstraint {
         })
     }
 
-    /// The `tool_choice` field: `"required"`, or the tools this request may call.
-    pub(crate) fn tool_choice(&self) -> Value {
-        match &self.allowed {
-            None => Value::String("required".into()),
-            Some(names) => {
-                let tools: Vec<Value> = names
-                    .iter()
-                    .map(|name| serde_json::json!({"type": "function", "function": {"name": name}}))
-                    .collect();
-                serde_json::json!({
-                    "type": "allowed_tools",
-                    "allowed_tools": {"mode": "required", "tools": tools}
-                })
-            }
+    /// The `tool_choice` field of a request offering `tools`: `"required"`, or the tools
+    /// this request may call among those offered. A name the request does not offer (a
+    /// resumed conversation's tools may differ from today's toolbox) is left out, and
+    /// when that leaves none, or all, the field is plain `"required"`.
+    pub(crate) fn tool_choice(&self, tools: &[Value]) -> Value {
+        let offered = |name: &String| {
+            tools
+                .iter()
+                .any(|tool| tool.pointer("/function/name").and_then(Value::as_str) == Some(name))
+        };
+        let allowed: Vec<&String> = self
+            .allowed
+            .iter()
+            .flatten()
+            .filter(|name| offered(name))
+            .collect();
+        if allowed.is_empty() || allowed.len() == tools.len() {
+            return Value::String("required".into());
         }
+        let named: Vec<Value> = allowed
+            .iter()
+            .map(|name| serde_json::json!({"type": "function", "function": {"name": name}}))
+            .collect();
+        serde_json::json!({
+            "type": "allowed_tools",
+            "allowed_tools": {"mode": "required", "tools": named}
+        })
     }
 
     /// Whether replies are a bare JSON object (`reasoning`?, `name`, `arguments`) rather

@@ -303,6 +303,12 @@ fn a_request_held_away_from_tools_names_the_others_only_on_the_embedded_engine()
     assert!(engine
         .narrowed_constraint(&["terminal", "finish"])
         .is_none());
+    // A request that does not offer the allowed tool (a resumed conversation's tools)
+    // names nothing it does not offer: plain "required".
+    let only_terminal = [tools()[0].clone()];
+    let body: Value =
+        serde_json::from_slice(&held.request_body(&messages, &only_terminal)).unwrap();
+    assert_eq!(body["tool_choice"], json!("required"));
     // A server is never sent the field: it might refuse it or read it as another prompt.
     let server = crate::Client::new(constrained(crate::ClientConfig::new(
         "http://127.0.0.1:1/v1",
