@@ -31,6 +31,14 @@ fn body(messages: &[Value], tools: &[Value], seed: u32) -> Vec<u8> {
     .into_bytes()
 }
 
+/// The start of every test conversation: a system prompt and a task.
+fn opening() -> Vec<Value> {
+    vec![
+        json!({"role": "system", "content": "You are a test."}),
+        json!({"role": "user", "content": "Fix the bug."}),
+    ]
+}
+
 fn engine(dir: &std::path::Path, conversations: usize) -> Arc<Engine> {
     let file = dir.join("tiny.gguf");
     // Written once: a second engine on the same file must find the same file (its saved
@@ -54,10 +62,7 @@ async fn every_reply_is_a_valid_call_and_each_step_reads_only_new_tokens() {
         state_file: None,
     };
     let tools = tools();
-    let mut messages = vec![
-        json!({"role": "system", "content": "You are a test."}),
-        json!({"role": "user", "content": "Fix the bug."}),
-    ];
+    let mut messages = opening();
     let mut previous_total = 0u64;
     for step in 0..12u32 {
         let mut deltas = 0;
@@ -128,10 +133,7 @@ async fn a_side_request_on_the_only_slot_does_not_cost_the_conversation_its_cach
         engine: engine.clone(),
         state_file: None,
     };
-    let mut messages = vec![
-        json!({"role": "system", "content": "You are a test."}),
-        json!({"role": "user", "content": "Fix the bug."}),
-    ];
+    let mut messages = opening();
     let before = steps(&model, &mut messages, 3).await;
     // A summary of the work so far, asked with another system prompt (as the condenser
     // does): it shares almost nothing with the conversation, and there is one slot.
@@ -163,10 +165,7 @@ async fn a_resumed_conversation_reads_its_saved_cache_instead_of_its_whole_promp
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("conversation");
     std::fs::create_dir_all(&state).unwrap();
-    let mut messages = vec![
-        json!({"role": "system", "content": "You are a test."}),
-        json!({"role": "user", "content": "Fix the bug."}),
-    ];
+    let mut messages = opening();
     let before = {
         let engine = engine(dir.path(), 1);
         let model = Conversation {
@@ -237,10 +236,7 @@ async fn a_fork_reads_only_from_the_fork_point() {
         engine,
         state_file: None,
     };
-    let mut messages = vec![
-        json!({"role": "system", "content": "You are a test."}),
-        json!({"role": "user", "content": "Fix the bug."}),
-    ];
+    let mut messages = opening();
     let at_fork = steps(&model, &mut messages, 2).await;
     let fork_point = messages.clone();
     let original = steps(&model, &mut messages, 2).await;
@@ -389,10 +385,7 @@ async fn a_tool_choice_naming_some_tools_holds_replies_to_them_and_keeps_the_cac
         state_file: None,
     };
     let tools = tools();
-    let mut messages = vec![
-        json!({"role": "system", "content": "You are a test."}),
-        json!({"role": "user", "content": "Fix the bug."}),
-    ];
+    let mut messages = opening();
     let held_away = json!({"type": "allowed_tools", "allowed_tools": {"mode": "required",
         "tools": [{"type": "function", "function": {"name": "finish"}}]}});
     let mut previous_total = 0u64;
