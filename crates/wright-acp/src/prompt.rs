@@ -115,9 +115,11 @@ async fn open(
         .prepare(id.to_string(), workspace, front)
         .await?;
     let mut conversation = session.start_conversation(session.workspace_map())?;
-    if let Some(command) = session.first_look_command(&session.settings.first_look) {
-        conversation.look_first(command);
-    }
+    session.begin_with_first_look(
+        &mut conversation,
+        &session.settings.first_look,
+        &session.settings.reading,
+    );
     Ok((session, conversation))
 }
 

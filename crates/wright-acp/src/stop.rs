@@ -32,6 +32,7 @@ pub(crate) fn answer(stop: &StopReason) -> Answer {
         | StopReason::MaxDisk { .. }
         | StopReason::NoToolCall
         | StopReason::Stuck { .. }
+        | StopReason::ChecksFail { .. }
         // Only where nobody can be asked (never from an editor, which answers permission
         // requests): the words say which action waits.
         | StopReason::NobodyToConfirm { .. }

@@ -329,6 +329,15 @@ impl Observer for Updates {
                 switch.reason.describe()
             )),
             EventBody::SideQuestion(_) | EventBody::Route(_) => {}
+            // The model's own words about the failure, asked apart: a thought of the agent.
+            EventBody::Reading(reading) if reading.failed.is_none() => self.notifier.think(
+                format!("which line of {} fails: {}", reading.path, reading.answer),
+            ),
+            EventBody::Reading(_) => {}
+            // wright's own check of the work: said, as a run's notes are.
+            EventBody::Check(check) => self
+                .notifier
+                .say(format!("\n\nwright: {}", check.summary())),
             // A refused connection reaches the model in the command's output.
             EventBody::Network(_) => {}
             // What the model is told, or what counts and times the run: not the editor's.

@@ -325,6 +325,15 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 say!("\n{n}user (aside): {}", side.question.trim());
                 say!("{n}agent (aside): {}", side.answer.trim());
             }
+            EventBody::Reading(reading) => match &reading.failed {
+                None => say!(
+                    "{n}reading (asked apart which line of {} fails): {}",
+                    reading.path,
+                    reading.answer.trim()
+                ),
+                Some(why) => say!("{n}reading of {}: not answered ({why})", reading.path),
+            },
+            EventBody::Check(check) => say!("{n}  [{}]", check.summary()),
         }
     }
     for line in crate::fleet::share_lines(&parsed.events) {

@@ -234,6 +234,24 @@ impl Observer for Progress {
                 self.live.idle();
                 self.line(&format!("  [aside] {}", side.answer.trim()));
             }
+            EventBody::Reading(reading) => {
+                self.live.idle();
+                match &reading.failed {
+                    None => self.line(&format!(
+                        "  → wright asks the model apart which line of {} fails:\n    {}",
+                        reading.path,
+                        reading.answer.trim()
+                    )),
+                    Some(why) => self.line(&format!(
+                        "  → wright asked the model apart which line of {} fails; no answer: {why}",
+                        reading.path
+                    )),
+                }
+            }
+            EventBody::Check(check) => {
+                self.live.idle();
+                self.line(&format!("  → {}", check.summary()));
+            }
             // The route is in the header.
             EventBody::Route(_) => {}
             // A retry is shown from its delta, as it starts; the changes by the report.

@@ -17,6 +17,12 @@ pub struct RunArgs {
     /// says 8B or less), on, off.
     #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
     first_look: Option<String>,
+    /// When the first look fails and its failing line calls code in another file, ask
+    /// the model apart (no tools, greedy, a short answer) which line of that file causes
+    /// it, and show the answer after the failure: auto (for models whose name says 8B or
+    /// less), on, off.
+    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
+    reading: Option<String>,
     /// Before `finish` is taken, a second agent on this profile reviews the change in a
     /// clone of its own, seeing only the task, the repository and the diff; its findings
     /// go back to the agent (`review.rounds` times, default once).
@@ -49,6 +55,9 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
         if let Some(first_look) = &args.first_look {
             run_words.extend(["--first-look".to_string(), first_look.clone()]);
         }
+        if let Some(reading) = &args.reading {
+            run_words.extend(["--reading".to_string(), reading.clone()]);
+        }
         let asked = crate::parallel::Asked {
             task: &args.task,
             place: &args.place,
@@ -67,9 +76,8 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
         .first_look
         .as_deref()
         .unwrap_or(&session.settings.first_look);
-    if let Some(command) = session.first_look_command(first_look) {
-        conversation.look_first(command);
-    }
+    let reading = args.reading.as_deref().unwrap_or(&session.settings.reading);
+    session.begin_with_first_look(&mut conversation, first_look, reading);
     let review = crate::second_look::attach(
         &settings,
         &session,

@@ -436,3 +436,38 @@ async fn after_two_failed_commands_the_next_reply_must_read_or_change_the_code()
         assert_eq!(before[..], after[..before.len()]);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_call_failing_twice_holds_its_tool_back_for_one_request() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("notes.txt"), "hello\n").unwrap();
+    let edit =
+        json!({"command": "str_replace", "path": "notes.txt", "old_str": "bye", "new_str": "hi"});
+    let script = vec![
+        constrained("Edit.", "file_editor", edit.clone()),
+        constrained("Again.", "file_editor", edit),
+        constrained("Check.", "terminal", json!({"command": "cat notes.txt"})),
+        constrained("", "finish", json!({"message": "done"})),
+    ];
+    let server = llama_cpp(script, false, Constraints::llama_cpp()).await;
+    let output = h
+        .run(&server.url(), "fix it", &["--first-look", "off"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let all = allowed_calls(&requests[0]);
+    assert!(all.contains(&"file_editor".to_string()), "{all:?}");
+    assert_eq!(allowed_calls(&requests[1]), all);
+    // The same edit failed twice: this one request may call anything but file_editor.
+    let narrowed = allowed_calls(&requests[2]);
+    assert!(
+        !narrowed.contains(&"file_editor".to_string()),
+        "{narrowed:?}"
+    );
+    assert!(
+        narrowed.contains(&"terminal".to_string()) && narrowed.contains(&"finish".to_string()),
+        "{narrowed:?}"
+    );
+    assert_eq!(allowed_calls(&requests[3]), all);
+}

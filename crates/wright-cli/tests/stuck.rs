@@ -67,6 +67,28 @@ async fn alternating_between_two_actions() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cycle_of_three_actions() {
+    run_loop(
+        (0..7)
+            .map(|n| terminal(["echo a", "echo b", "echo c"][n % 3]))
+            .collect(),
+        "the last steps repeat the same 3 actions in the same order: terminal",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cycle_of_four_with_an_action_twice() {
+    run_loop(
+        (0..9)
+            .map(|n| terminal(["echo a", "echo b", "echo b", "echo c"][n % 4]))
+            .collect(),
+        "the last steps repeat the same 4 actions in the same order: terminal",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replies_without_a_readable_call() {
     run_loop(
         (0..4)

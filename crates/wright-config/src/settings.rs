@@ -36,6 +36,8 @@ const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("run.idle_timeout", DefaultValue::Int(600)),
     ("run.stream", DefaultValue::Bool(true)),
     ("run.first_look", DefaultValue::Str("auto")),
+    ("run.reading", DefaultValue::Str("auto")),
+    ("run.retest", DefaultValue::Str("on")),
     ("review.rounds", DefaultValue::Int(1)),
     ("sandbox.level", DefaultValue::Str("auto")),
     ("sandbox.network", DefaultValue::Bool(false)),
@@ -130,6 +132,11 @@ pub struct Settings {
     pub max_steps: u32,
     /// `auto`, `on` or `off`: run the detected test command before the first step.
     pub first_look: String,
+    /// `auto`, `on` or `off`: ask the model apart which line causes the first look's
+    /// failure.
+    pub reading: String,
+    /// Run the first look's failing command again after edits and before `finish`.
+    pub retest: bool,
     /// The profile of the second agent that reviews the change before `finish`.
     pub review_profile: Option<String>,
     /// How many times the reviewer's findings go back to the working agent.
@@ -254,6 +261,8 @@ impl Settings {
             idle_timeout: uint("run.idle_timeout").unwrap_or(600),
             stream: config.bool("run.stream").unwrap_or(true),
             first_look: string("run.first_look").unwrap_or_else(|| "auto".into()),
+            reading: string("run.reading").unwrap_or_else(|| "auto".into()),
+            retest: config.str("run.retest") != Some("off"),
             review_profile: string("review.profile"),
             review_rounds: uint("review.rounds")
                 .and_then(|n| u32::try_from(n).ok())

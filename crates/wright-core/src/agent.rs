@@ -11,7 +11,9 @@ mod fallback;
 mod finish_guard;
 mod first_look;
 mod narrow;
+mod reading;
 mod restore;
+mod retest;
 mod reviewing;
 mod send;
 mod settings;
@@ -118,6 +120,13 @@ pub struct Conversation {
     snapshots: snapshot::Snapshots,
     /// The command to run before the first step (see `first_look`).
     first_look: Option<String>,
+    /// Whether the first look's failure is read apart by the model (see `reading`).
+    read_first_failure: bool,
+    /// Whether the first look's failing command is run again after edits and before
+    /// `finish` (see `retest`).
+    retest: bool,
+    /// This run's `finish` calls sent back or refused because the check still failed.
+    failed_finishes: u32,
     /// Whether the model was told, after editing a test, to fix the code instead.
     told_about_test_edits: bool,
     /// The granted secrets, masked out of what commands print as it is shown.
@@ -283,6 +292,9 @@ impl Conversation {
             workspace: None,
             snapshots: snapshot::Snapshots::default(),
             first_look: None,
+            read_first_failure: false,
+            retest: true,
+            failed_finishes: 0,
             told_about_test_edits: false,
             masker: None,
             confirm: wright_protocol::ConfirmMode::Never,
@@ -346,6 +358,7 @@ impl Conversation {
         }
         self.run_setup(observer).await?;
         self.run_first_look(observer, cancel).await?;
+        self.failed_finishes = 0;
         let first_step = self.step;
         let started = std::time::Instant::now();
         // The time budget cancels whatever is in flight, as Ctrl-C does.

@@ -11,6 +11,7 @@ use wright_llm::ChatMessage;
 use wright_llm::ToolCall;
 use wright_protocol::count;
 use wright_protocol::render_plan;
+use wright_protocol::CheckMoment;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
@@ -244,6 +245,20 @@ fn render_view<'a>(
                     _ => messages.push(ChatMessage::User { content: text }),
                 }
             }
+            // The model's own reading of the first look's failure, asked apart: right after
+            // that failure, in the same user message.
+            EventBody::Reading(reading)
+                if reading.failed.is_none()
+                    && !reading.answer.is_empty()
+                    && environment_calls.iter().any(|(id, _)| *id == reading.call_id) =>
+            {
+                if let Some(ChatMessage::User { content }) = messages.last_mut() {
+                    content.push_str(&format!(
+                        "\n\n[Asked apart which line of {} causes this failure, the model answered: {}]",
+                        reading.path, reading.answer
+                    ));
+                }
+            }
             EventBody::Action {
                 step,
                 call_id,
@@ -310,6 +325,11 @@ fn render_view<'a>(
                     ),
                 }
             }
+            // wright's check after an edit: its verdict follows the edit's result. One
+            // before a `finish` is in the finish's own result.
+            EventBody::Check(check) if check.moment == CheckMoment::AfterEdit => {
+                attach(&mut messages, &mut results, mode, &check.shown);
+            }
             EventBody::Skill { .. } | EventBody::Hook(_) => {
                 if let Some(text) = shown(&event.body) {
                     attach(&mut messages, &mut results, mode, &text);
@@ -334,6 +354,9 @@ fn render_view<'a>(
             | EventBody::ModelSwitch(_)
             | EventBody::Route(_)
             | EventBody::SideQuestion(_)
+            // A reading of anything but wright's own first look is not shown (none is made).
+            | EventBody::Reading(_)
+            | EventBody::Check(_)
             // A refusal reaches the model in the command's own output.
             | EventBody::Network(_) => {}
         }

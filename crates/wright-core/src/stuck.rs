@@ -1,6 +1,6 @@
 //! Stuck detection over the recent steps of a conversation: the same action with the
 //! same result again and again, the same action failing again and again, two actions in
-//! alternation, or reply after reply with no readable tool call. Weak models loop; the
+//! alternation, three or four in a cycle, or reply after reply with no readable tool call. Weak models loop; the
 //! first time wright tells the model what it is repeating, the second time it stops the
 //! run as `stuck` (resumable).
 
@@ -10,12 +10,25 @@ use wright_protocol::Source;
 
 /// How many times a pattern must repeat before it counts.
 const REPEATS: usize = 3;
+/// The lengths of the cycles looked for beyond an alternation (each seen twice over).
+const CYCLES: [usize; 2] = [3, 4];
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pattern {
-    SameActionSameResult { action: String },
-    SameActionFailing { action: String },
-    Alternating { first: String, second: String },
+    SameActionSameResult {
+        action: String,
+    },
+    SameActionFailing {
+        action: String,
+    },
+    Alternating {
+        first: String,
+        second: String,
+    },
+    /// Three actions, again in the same order (an edit that fails, a look, a `finish`).
+    Cycle {
+        actions: Vec<String>,
+    },
     NoReadableCall,
 }
 
@@ -31,6 +44,11 @@ impl Pattern {
             Pattern::Alternating { first, second } => {
                 format!("the last steps alternate between two actions: {first} and {second}")
             }
+            Pattern::Cycle { actions } => format!(
+                "the last steps repeat the same {} actions in the same order: {}",
+                actions.len(),
+                actions.join(", then ")
+            ),
             Pattern::NoReadableCall => {
                 format!("{REPEATS} replies in a row had no tool call that could be read")
             }
@@ -137,7 +155,28 @@ pub fn detect(events: &[Event]) -> Option<Pattern> {
             second: clip(&b.join("; ")),
         });
     }
-    None
+    cycle(&steps)
+}
+
+/// Whether the last steps are one cycle of `CYCLES` steps (not all the same action), twice
+/// over: an edit that fails, a `finish` sent back, a look, again in that order.
+fn cycle(steps: &[Step]) -> Option<Pattern> {
+    CYCLES.iter().find_map(|&period| {
+        let window = steps.get(steps.len().checked_sub(2 * period)?..)?;
+        let cycle: Vec<&Vec<String>> = window.iter().take(period).map(|s| &s.actions).collect();
+        let varied = cycle.iter().all(|actions| !actions.is_empty())
+            && cycle.iter().any(|actions| *actions != cycle[0]);
+        let repeated = window
+            .iter()
+            .enumerate()
+            .all(|(n, s)| &s.actions == cycle[n % period]);
+        (varied && repeated).then(|| Pattern::Cycle {
+            actions: cycle
+                .iter()
+                .map(|actions| clip(&actions.join("; ")))
+                .collect(),
+        })
+    })
 }
 
 /// Steps looked back at for the failure a nudge points at.
@@ -159,7 +198,10 @@ pub fn next_step(events: &[Event], workspace: &wright_tools::Workspace) -> Optio
     let (_, place) = observations
         .take(FAILURE_LOOKBACK)
         .filter(|(_, failed)| *failed)
-        .find_map(|(output, _)| wright_tools::failure::places(output, workspace).pop())?;
+        .find_map(|(output, _)| {
+            let places = wright_tools::failure::places(output, workspace);
+            wright_tools::failure::failing_place(output, &places)
+        })?;
     let quoted = wright_tools::failure::quote(workspace, &place, 2)?;
     // A test's failing line calls the code under test: that is what to open next.
     let next = wright_tools::failure::called_definitions(workspace, &place)

@@ -212,6 +212,16 @@ impl Client {
         self.with_config(config)
     }
 
+    /// This client for a short answer in words: no constraint, greedy (the model's most
+    /// likely words, the same each time), at most `max_tokens`.
+    pub fn for_words(&self, max_tokens: u32) -> Client {
+        let mut config = self.config.clone();
+        config.constraint = None;
+        config.temperature = Some(0.0);
+        config.max_tokens = Some(max_tokens);
+        self.with_config(config)
+    }
+
     /// The request body exactly as `complete` sends it.
     pub fn request_body(&self, messages: &[ChatMessage], tools: &[Value]) -> Vec<u8> {
         if let Some(num_ctx) = self.config.ollama_num_ctx {

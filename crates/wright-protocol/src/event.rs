@@ -22,8 +22,10 @@ use std::time::SystemTime;
 /// the change, `--review`) and a conversation's `group` on `start` (`--parallel`), `model_switch`
 /// (fallback to the next profile), `route` (how the profile was chosen) and
 /// `side_question` (a question asked beside the task) and `network` (a connection
-/// through wright's proxy or by `fetch`: host, port, verdict, bytes).
-pub const LOG_FORMAT_VERSION: u32 = 6;
+/// through wright's proxy or by `fetch`: host, port, verdict, bytes) and `reading` (the
+/// model's answer, asked apart, about a failure). Version 7 added `check` (the first
+/// look's failing command run again by wright, after an edit and before a `finish`).
+pub const LOG_FORMAT_VERSION: u32 = 7;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -151,7 +153,7 @@ pub enum EventBody {
     },
     /// What the run left, once the working copy was handed over (version 3 on): the last
     /// event of a run.
-    Changes(Changes),
+    Changes(crate::Changes),
     /// The agent's plan after the `task_tracker` call of `call_id` changed it, whole
     /// (version 4 on): the last one is the current plan.
     Plan {
@@ -195,6 +197,12 @@ pub enum EventBody {
     /// A question asked beside the task and its answer (version 6 on): never part of the
     /// history the model is sent.
     SideQuestion(crate::SideQuestion),
+    /// The model's answer, asked apart, about which line causes a failure (version 6 on):
+    /// shown to it after the observation it reads.
+    Reading(crate::Reading),
+    /// The first look's failing command, run again by wright after an edit or before a
+    /// `finish` (version 7 on).
+    Check(crate::Check),
     /// A connection to the network through wright's proxy or by `fetch` (version 6 on),
     /// logged after the call during which it ended: never shown to the model.
     Network(crate::NetConnection),
@@ -210,60 +218,6 @@ impl EventBody {
             stop: None,
             call_id: None,
             confirm,
-        }
-    }
-}
-
-/// Where the agent's changes are at the end of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Changes {
-    pub outcome: ChangesOutcome,
-    /// The branch holding them, in the user's repository (`branch`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    /// The commit wright made on the user's current branch (`committed`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// The changes as a git diff (`branch`, `committed`, `uncommitted`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
-    /// Changed files that configure git, git-lfs or wright (`wright apply` asks first).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub configuring: Vec<String>,
-    /// Why they could not be handed over (`failed`), and where they are kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kept: Option<String>,
-}
-
-/// What became of the agent's changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangesOutcome {
-    /// On a branch of the user's repository (`wright apply` takes them).
-    Branch,
-    /// In place, committed by wright on the user's current branch.
-    Committed,
-    /// In place, left uncommitted beside the user's own changes (`--force`).
-    Uncommitted,
-    /// Nothing changed.
-    None,
-    /// The workspace is not a git repository: nothing to show as a diff.
-    NotGit,
-    /// The hand-over failed; the agent's clone keeps them.
-    Failed,
-}
-
-impl ChangesOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangesOutcome::Branch => "branch",
-            ChangesOutcome::Committed => "committed",
-            ChangesOutcome::Uncommitted => "uncommitted",
-            ChangesOutcome::None => "none",
-            ChangesOutcome::NotGit => "not_git",
-            ChangesOutcome::Failed => "failed",
         }
     }
 }

@@ -6,6 +6,8 @@
 //! can always be replayed into exactly the history the model saw. This crate only knows
 //! serde: no I/O policy, no model, no tools.
 
+mod changes;
+mod check;
 mod event;
 mod fleet;
 mod log;
@@ -15,15 +17,18 @@ mod notice;
 mod plan;
 mod plural;
 mod printable;
+mod reading;
 mod risk;
 mod second_look;
 mod stop;
 mod teach;
 mod untrusted;
 
+pub use changes::Changes;
+pub use changes::ChangesOutcome;
+pub use check::Check;
+pub use check::CheckMoment;
 pub use event::AgentState;
-pub use event::Changes;
-pub use event::ChangesOutcome;
 pub use event::Condensation;
 pub use event::Destination;
 pub use event::Event;
@@ -64,6 +69,7 @@ pub use plural::count;
 pub use plural::count_as;
 pub use printable::escape_for_json_line;
 pub use printable::printable;
+pub use reading::Reading;
 pub use risk::ConfirmMode;
 pub use risk::Decision;
 pub use risk::Flag;

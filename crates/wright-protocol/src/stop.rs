@@ -51,6 +51,10 @@ pub enum StopReason {
     NobodyToConfirm { tool: String, risk: crate::Risk },
     /// A hook refused the user's message (`UserPromptSubmit`): the model never saw it.
     PromptRefused { reason: String },
+    /// The model called `finish` again and again while the command the first look found
+    /// failing still failed (`command`, run by wright before each `finish`): the work is
+    /// kept, the task not done.
+    ChecksFail { command: String, finishes: u32 },
     /// A reason in words only: from a log written before reasons were typed.
     Other { text: String },
 }
@@ -114,6 +118,10 @@ impl fmt::Display for StopReason {
             StopReason::PromptRefused { reason } => {
                 write!(f, "a hook refused the message: {reason}")
             }
+            StopReason::ChecksFail { command, finishes } => write!(
+                f,
+                "the model called finish {finishes} times while `{command}` still failed; the task is not done"
+            ),
             StopReason::Other { text } => write!(f, "{text}"),
         }
     }
@@ -140,6 +148,10 @@ mod tests {
             StopReason::MaxTime { secs: None },
             StopReason::Interrupted { why: None },
             StopReason::WindowTooSmall { what: "x".into() },
+            StopReason::ChecksFail {
+                command: "pytest".into(),
+                finishes: 3,
+            },
         ];
         for reason in reasons {
             let json = serde_json::to_string(&reason).unwrap();

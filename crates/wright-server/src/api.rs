@@ -68,6 +68,11 @@ pub struct Confirm {
     /// never approves another.
     #[serde(default)]
     pub call_id: Option<String>,
+    /// The action answered, by its event (`pending.action`): when given and another
+    /// action waits, the answer is refused (409). Safer than `call_id`, which some
+    /// model servers repeat from one step to the next.
+    #[serde(default)]
+    pub action: Option<u64>,
     /// Run it (`true`), or not (`false`: the model is told, with `reason`).
     pub approve: bool,
     /// Why, told to the model when it is not run.
@@ -82,7 +87,10 @@ pub struct Confirm {
 /// An action waiting for the user's answer.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PendingAction {
+    /// The model's id for the call (some servers repeat it from step to step).
     pub call_id: String,
+    /// The id of the call's `action` event: unique in the conversation; answer with it.
+    pub action: u64,
     pub tool: String,
     /// The arguments as the model wrote them (secrets masked).
     #[schema(value_type = Object)]

@@ -126,6 +126,7 @@ impl From<&api::Confirm> for Answer {
 pub fn pending_view(pending: &Pending) -> api::PendingAction {
     api::PendingAction {
         call_id: pending.call_id.clone(),
+        action: pending.action_event,
         tool: pending.tool.clone(),
         arguments: pending.arguments.clone(),
         risk: pending.risk.as_str().to_string(),
@@ -160,13 +161,8 @@ impl Runs {
     pub fn confirm(self: &Arc<Self>, id: &str, body: api::Confirm) -> Result<(), ApiError> {
         let mut jobs = self.jobs();
         let pending = Self::pending_of(id);
-        if let (Some(asked), Some(pending)) = (&body.call_id, &pending) {
-            if *asked != pending.call_id {
-                return Err(ApiError::conflict(format!(
-                    "conversation {id} waits for another action ({}) than the one answered ({asked})",
-                    pending.call_id
-                )));
-            }
+        if let Some(pending) = &pending {
+            answers_another(id, &body, pending)?;
         }
         if let Some(job) = jobs.get(id).filter(|job| job.active()) {
             return match (&pending, job.phase) {
@@ -213,4 +209,23 @@ impl Runs {
         let parsed = wright_protocol::read_log(&log).ok()?;
         wright_core::confirm::pending_in(&parsed.events)
     }
+}
+
+/// Refuses an answer that names another action than the one `id` waits for: an answer
+/// to what a page showed a moment ago never approves the next one.
+fn answers_another(id: &str, body: &api::Confirm, pending: &Pending) -> Result<(), ApiError> {
+    let other_call = body
+        .call_id
+        .as_ref()
+        .filter(|asked| **asked != pending.call_id);
+    let other_event = body.action.filter(|asked| *asked != pending.action_event);
+    let answered = match (other_event, other_call) {
+        (Some(event), _) => format!("event #{event}"),
+        (None, Some(call)) => call.clone(),
+        (None, None) => return Ok(()),
+    };
+    Err(ApiError::conflict(format!(
+        "conversation {id} waits for another action ({}, event #{}) than the one answered ({answered})",
+        pending.call_id, pending.action_event
+    )))
 }

@@ -370,9 +370,11 @@ impl Runs {
                 // It has a log now: a restarted server finds it there.
                 crate::queue::take(id);
                 let mut conversation = session.start_conversation(session.workspace_map())?;
-                if let Some(command) = session.first_look_command(&session.settings.first_look) {
-                    conversation.look_first(command);
-                }
+                session.begin_with_first_look(
+                    &mut conversation,
+                    &session.settings.first_look,
+                    &session.settings.reading,
+                );
                 let task = request.task.as_str();
                 self.drive(id, session, conversation, Some(task), cancel)
                     .await

@@ -2,10 +2,12 @@
 // `awaiting_confirmation` with that action logged and not run: this area, at the top of
 // the conversation, shows the action (the server's `pending`: tool, arguments, risk, why,
 // any flag) and the user's three answers — approve, approve always for this tool, reject
-// with a reason — each sent to the server's confirm route with the call's id, so an
-// answer can never approve another action than the one shown.
+// with a reason — each sent to the server's confirm route with the action's event id, so
+// an answer can never approve another action than the one shown. (Not the model's call
+// id alone: servers repeat it from step to step, and the next question would look like
+// the one just answered.)
 // Whatever goes in here is the agent's text: as text. The buttons are the page's own;
-// their handlers take nothing from the agent's content but the call id the server gave.
+// their handlers take nothing from the agent's content but the ids the server gave.
 
 import { h, fill } from "./dom.js";
 import { api } from "./api.js";
@@ -26,15 +28,16 @@ export function showConfirmation(area, id, info, answered) {
     return;
   }
   // The same question: leave what the user is typing alone.
-  if (area.dataset.call === pending.call_id && !area.hidden) return;
-  area.dataset.call = pending.call_id;
+  const asked = String(pending.action);
+  if (area.dataset.call === asked && !area.hidden) return;
+  area.dataset.call = asked;
   area.hidden = false;
   const reason = h("input", { type: "text", id: "confirm-reason", placeholder: "why not (told to the model)", maxlength: "2000" });
   const said = h("p", { class: "muted", id: "confirm-said" });
   const answer = async (approve, always) => {
     for (const b of area.querySelectorAll("button")) b.disabled = true;
     try {
-      const body = { call_id: pending.call_id, approve, always };
+      const body = { call_id: pending.call_id, action: pending.action, approve, always };
       if (!approve && reason.value.trim()) body.reason = reason.value.trim();
       await api.confirm(id, body);
       said.textContent = approve ? "Approved." : "Rejected.";

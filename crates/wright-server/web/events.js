@@ -127,6 +127,17 @@ export function createRenderer(ctx) {
     return row(ev, "changes", "changes", h("div", { class: "text" }, says, " ", link), configuring);
   }
 
+  // wright's own run of the first look's failing command, after an edit or before a
+  // finish: the verdict in a line, what it printed folded.
+  function check(ev) {
+    const when = ev.moment === "before_finish" ? "before taking a finish" : "after the edit";
+    const exit = ev.exit_code;
+    const verdict = exit === 0 ? "passes" : typeof exit === "number" ? `still fails (exit ${exit})` : "did not finish";
+    const output = lazy(["what it printed"], () => outputView(ev), "output").details;
+    return row(ev, `check ${exit === 0 ? "check-passed" : "check-failed"}`, "check",
+      h("div", { class: "text" }, `wright ran `, h("code", {}, ev.command), ` ${when}: ${verdict}`), output);
+  }
+
   return function render(ev) {
     switch (ev.kind) {
       case "start":
@@ -160,6 +171,8 @@ export function createRenderer(ctx) {
         return row(ev, "together", "together", h("div", { class: "muted" }, `${(ev.call_ids || []).length} read-only calls ran at the same time`));
       case "changes":
         return changes(ev);
+      case "check":
+        return check(ev);
       default:
         return row(ev, "other", String(ev.kind), h("pre", { class: "json" }, JSON.stringify(ev, null, 2)));
     }

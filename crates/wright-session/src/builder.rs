@@ -179,9 +179,11 @@ impl Builder {
     pub async fn run(self, task: &str, observer: &mut dyn Observer) -> Result<Ran> {
         let session = self.prepare(&Unattended).await?;
         let mut conversation = session.start_conversation(session.workspace_map())?;
-        if let Some(command) = session.first_look_command(&session.settings.first_look) {
-            conversation.look_first(command);
-        }
+        session.begin_with_first_look(
+            &mut conversation,
+            &session.settings.first_look,
+            &session.settings.reading,
+        );
         let limits = crate::limits(&session.settings);
         let (outcome, finished) = session
             .run_to_end(

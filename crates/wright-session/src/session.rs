@@ -526,6 +526,7 @@ pub fn configure(
     }
     conversation.set_condense_at(settings.condense_at);
     conversation.set_price(settings.price);
+    conversation.retest(settings.retest);
     if let Some(inspector) = inspector {
         conversation.set_inspector(Box::new(inspector.clone()));
     }

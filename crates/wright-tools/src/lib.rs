@@ -55,6 +55,7 @@ pub use snapshot::Restored;
 pub use snapshot::Snapshot;
 pub use snapshot::SnapshotError;
 pub use task_tracker::TaskTrackerTool;
+pub use terminal::shell_quote;
 pub use terminal::TerminalTool;
 pub use text::clean_terminal_output;
 pub use think::ThinkTool;

@@ -27,12 +27,22 @@ impl Toolbox {
             return None;
         }
         let command = arguments.get("command")?.as_str()?;
-        let words: Vec<&str> = command.split_whitespace().collect();
-        // A line number after the path (`file_editor view export.py 6`) asks for no more
-        // than the file: it is shown whole, the line among the rest.
+        // Words apart by spaces or commas: the 1.5B wrote `file_editor view,export.py`
+        // four times in a row, told each time how to call the tool.
+        let words: Vec<&str> = command
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|word| !word.is_empty())
+            .collect();
+        let number = |word: &str| word.parse::<u32>().is_ok();
+        // A line number after the path (`file_editor view export.py 6`, `… at line 6`)
+        // asks for no more than the file: it is shown whole, the line among the rest.
         let path = match words.as_slice() {
             [editor, path] | [editor, "view", path] if is_editor(editor) => *path,
-            [editor, "view", path, line] if is_editor(editor) && line.parse::<u32>().is_ok() => {
+            [editor, "view", path, line] if is_editor(editor) && number(line) => *path,
+            [editor, "view", path, "line", line] if is_editor(editor) && number(line) => *path,
+            [editor, "view", path, "at" | "around", "line", line]
+                if is_editor(editor) && number(line) =>
+            {
                 *path
             }
             _ => return None,
@@ -84,6 +94,8 @@ mod tests {
             "file_editor export.py",
             "file_editor view src/export.py",
             "file_editor view export.py 6",
+            "file_editor view,export.py",
+            "file_editor view export.py around line 6",
         ] {
             let rerouted = toolbox
                 .reroute("terminal", &json!({ "command": command }))
@@ -103,6 +115,8 @@ mod tests {
             "file_editor $(cat x)",
             "file_editor -h",
             "file_editor view export.py six",
+            "file_editor view export.py around line six",
+            "file_editor view,export.py,test.py",
             "cat export.py",
         ] {
             assert!(

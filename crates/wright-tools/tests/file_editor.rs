@@ -94,6 +94,18 @@ async fn str_replace_needs_exactly_one_match() {
         done.starts_with("Edited a.py. Lines 2-2 with context:\n     1\tx = 1\n     2\ty = 3\n"),
         "{done}"
     );
+    // The same replacement again: said to be done, not only "not found".
+    let again = s.model_error(json!({"command": "str_replace", "path": "a.py", "old_str": "y = 2", "new_str": "y = 3"})).await;
+    assert!(
+        again.starts_with("old_str was not found in a.py because your last edit of it made this same replacement already (lines 2-2)"),
+        "{again}"
+    );
+    let other = s.model_error(json!({"command": "str_replace", "path": "a.py", "old_str": "y = 2", "new_str": "y = 4"})).await;
+    assert!(
+        other.starts_with("old_str was not found in a.py. View the file"),
+        "{other}"
+    );
+    assert_eq!(s.read("a.py"), b"x = 1\ny = 3\nx = 1\n");
 }
 
 #[tokio::test]

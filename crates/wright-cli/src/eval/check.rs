@@ -19,6 +19,7 @@ use wright_sandbox::git::UserRepo;
 use wright_sandbox::RunLimits;
 use wright_session::sandbox_setup::Placement;
 use wright_session::sandbox_setup::SandboxSetup;
+use wright_tools::shell_quote;
 
 /// What to check, given on stdin as JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -134,10 +135,6 @@ fn script(spec: &CheckSpec) -> String {
     script.push_str(&spec.check);
     script.push('\n');
     script
-}
-
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 #[cfg(test)]

@@ -35,6 +35,8 @@ const COMPARABLE: &[&str] = &[
     "constrain",
     "map",
     "first-look",
+    "reading",
+    "retest",
     "model",
     "profile",
     "base-url",
@@ -83,6 +85,10 @@ pub struct EvalArgs {
     /// on or off.
     #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
     first_look: Option<String>,
+    /// The model's reading of the first look's failure, asked apart, in every run: auto,
+    /// on or off.
+    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
+    reading: Option<String>,
     /// Let the runs send the tasks' code to a model server that is not on this machine.
     #[arg(long)]
     allow_remote: bool,
@@ -92,7 +98,7 @@ pub struct EvalArgs {
     run_args: Vec<String>,
     /// Run every task under each value of a `wright run` flag, side by side:
     /// `--compare tool-calling=native,text`, `--compare constrain=auto,off`,
-    /// `--compare map=on,off`, `--compare first-look=on,off` (several: every combination).
+    /// `--compare map=on,off`, `--compare first-look=on,off`, `--compare reading=on,off`, `--compare retest=on,off` (several: every combination).
     #[arg(long, value_name = "KEY=A,B")]
     compare: Vec<String>,
     /// Attempts per task and setting.
@@ -187,6 +193,7 @@ impl EvalArgs {
         put("constrain", self.constrain.clone());
         put("map", self.map.clone());
         put("first-look", self.first_look.clone());
+        put("reading", self.reading.clone());
         if self.allow_remote {
             words.push("--allow-remote".into());
         }

@@ -50,10 +50,24 @@ async fn a_risky_action_waits_for_the_answer_through_the_route() {
         body["pending"]["reason"], "chmod: changes permissions",
         "{body}"
     );
+    let first = body["pending"].clone();
     let (status, body) = served.post(&route, json!({"approve": true})).await;
     assert_eq!(status, 202, "{body}");
 
-    waiting_for(&served, &id, rejected).await;
+    // The scripted server gives both calls the same id, as some model servers do: an
+    // answer to the first, late (a second tab), names its event and is refused.
+    let body = waiting_for(&served, &id, rejected).await;
+    assert_eq!(body["pending"]["call_id"], first["call_id"], "{body}");
+    assert_ne!(body["pending"]["action"], first["action"], "{body}");
+    let stale = json!({"call_id": first["call_id"], "action": first["action"], "approve": true});
+    let (status, refused) = served.post(&route, stale).await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("waits for another action")),
+        "{refused}"
+    );
     let (status, body) = served
         .post(
             &route,

@@ -94,12 +94,7 @@ impl Conversation {
             answer = masker.mask(&answer);
         }
         let usage = response.usage.unwrap_or_default();
-        self.totals.prompt_tokens += usage.prompt_tokens;
-        self.totals.completion_tokens += usage.completion_tokens;
-        self.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
-        if let Some(price) = self.price {
-            self.totals.cost += price.of(usage.prompt_tokens, usage.completion_tokens);
-        }
+        self.add_to_totals(&usage);
         self.append(
             observer,
             Source::Environment,

@@ -2,6 +2,7 @@
 //! guarded (nothing done yet, or changes to review), the observation logged after; and
 //! the check for loops after each step.
 
+use super::retest::FinishCheck;
 use super::*;
 use std::sync::Arc;
 
@@ -21,6 +22,19 @@ pub(super) struct Begun {
     pub(super) risk: wright_protocol::Risk,
     /// Said before its result: a call rerouted to another tool says what ran instead.
     pub(super) note: Option<String>,
+    /// Why the run ends with this call, not finished (a `finish` while the check fails).
+    pub(super) ends: Option<StopReason>,
+}
+
+/// A call whose action is logged, as `prepare_call` takes it.
+pub(super) struct Logged {
+    pub(super) name: String,
+    /// Its arguments, or why they could not be read.
+    pub(super) parsed: Result<Value, String>,
+    pub(super) call_id: String,
+    /// The id of its `action` event.
+    pub(super) action_id: u64,
+    pub(super) risk: wright_protocol::Risk,
 }
 
 impl Begun {
@@ -43,7 +57,7 @@ impl Conversation {
         step: u32,
         call: &ToolCall,
     ) -> Result<Option<Outcome>, StoreError> {
-        let mut begun = self.begin_call(observer, step, call).await?;
+        let mut begun = self.begin_call(observer, cancel, step, call).await?;
         if let Some(outcome) = self.confirm_call(observer, cancel, &mut begun).await? {
             return Ok(Some(outcome));
         }
@@ -55,10 +69,15 @@ impl Conversation {
             _ => begun.settled.clone(),
         };
         let ran = begun.ran();
+        let succeeded = matches!(&result, Some(Ok(output)) if !output.is_error);
         let end = self.end_call(observer, begun, result)?;
         if let (Some((name, arguments)), None) = (ran, &end) {
             self.post_tool_hooks(observer, &call.id, &name, &arguments)
                 .await?;
+            if succeeded {
+                self.check_after_edit(observer, cancel, &call.id, &name, &arguments)
+                    .await?;
+            }
         }
         match end {
             None => Ok(None),
@@ -96,7 +115,7 @@ impl Conversation {
     ) -> Result<Option<Outcome>, StoreError> {
         let mut begun = Vec::new();
         for call in calls {
-            begun.push(self.begin_call(observer, step, call).await?);
+            begun.push(self.begin_call(observer, cancel, step, call).await?);
         }
         // Those that run: a call already answered (bad arguments) did not run at all.
         let call_ids: Vec<String> = begun
@@ -162,6 +181,7 @@ impl Conversation {
     async fn begin_call(
         &mut self,
         observer: &mut dyn Observer,
+        cancel: &CancellationToken,
         step: u32,
         call: &ToolCall,
     ) -> Result<Begun, StoreError> {
@@ -201,15 +221,14 @@ impl Conversation {
                 self.flags.push(flag);
             }
         }
-        self.prepare_call(
-            observer,
+        let logged = Logged {
             name,
             parsed,
-            call.id.clone(),
+            call_id: call.id.clone(),
             action_id,
-            assessment.risk,
-        )
-        .await
+            risk: assessment.risk,
+        };
+        self.prepare_call(observer, cancel, logged).await
     }
 
     /// Decides what a logged call comes to before it runs: the tool and its checked
@@ -217,12 +236,16 @@ impl Conversation {
     pub(super) async fn prepare_call(
         &mut self,
         observer: &mut dyn Observer,
-        name: String,
-        parsed: Result<Value, String>,
-        call_id: String,
-        action_id: u64,
-        risk: wright_protocol::Risk,
+        cancel: &CancellationToken,
+        logged: Logged,
     ) -> Result<Begun, StoreError> {
+        let Logged {
+            name,
+            parsed,
+            call_id,
+            action_id,
+            risk,
+        } = logged;
         let logged_arguments = match &parsed {
             Ok(value) => value.clone(),
             Err(text) => Value::String(text.clone()),
@@ -233,16 +256,16 @@ impl Conversation {
         let tool = self.tools.get(&name).cloned();
         let is_finish = tool.as_ref().is_some_and(|t| t.name() == "finish");
         let premature_finish = is_finish && !self.acted;
+        let mut ends = None;
         let sent_back = if is_finish && !premature_finish && parsed.is_ok() {
-            match self.review_before_finish(observer)? {
-                Some(review) => Some(review),
-                None => match self.finish_after_failure() {
-                    Some(failure) => Some(failure),
-                    None => match self.stop_hooks(observer, Some(&call_id)).await? {
-                        Some(reason) => Some(format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")),
-                        None => self.second_look(observer).await?,
-                    },
-                },
+            match self.check_before_finish(observer, cancel, &call_id).await? {
+                FinishCheck::SentBack(failure) => Some(failure),
+                FinishCheck::Ends(failure, stop) => {
+                    ends = Some(stop);
+                    Some(failure)
+                }
+                FinishCheck::Passed => self.guard_finish(observer, &call_id, true).await?,
+                FinishCheck::Unchecked => self.guard_finish(observer, &call_id, false).await?,
             }
         } else {
             None
@@ -312,6 +335,7 @@ impl Conversation {
             settled,
             risk,
             note,
+            ends,
         })
     }
 
@@ -343,6 +367,7 @@ impl Conversation {
             tool,
             ready,
             note,
+            ends,
             ..
         } = begun;
         if let (Some(Ok(output)), Some(tool)) = (&result, &tool) {
@@ -381,7 +406,7 @@ impl Conversation {
                     is_error: true,
                     ..ToolOutput::default()
                 },
-                None,
+                ends.map(|stop| (AgentState::Stopped, stop, None)),
             ),
             Some(Err(ToolError::Fatal(message))) => (
                 ToolOutput {

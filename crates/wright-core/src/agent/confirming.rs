@@ -109,11 +109,14 @@ impl Conversation {
         let mut begun = self
             .prepare_call(
                 observer,
-                pending.tool.clone(),
-                parsed,
-                pending.call_id.clone(),
-                pending.action_event,
-                pending.risk,
+                cancel,
+                super::calls::Logged {
+                    name: pending.tool.clone(),
+                    parsed,
+                    call_id: pending.call_id.clone(),
+                    action_id: pending.action_event,
+                    risk: pending.risk,
+                },
             )
             .await?;
         match self.ask(observer, cancel, &pending).await? {

@@ -1,10 +1,35 @@
-//! What stands between the model's `finish` and the run's end: the review of the
-//! changes (tests edited, removed or skipped; files the task never names) and the
-//! reminder when the last command failed — each said to the model once.
+//! What stands between the model's `finish` and the run's end, after the check of the
+//! work (see `retest`): the review of the changes (tests edited, removed or skipped;
+//! files the task never names) and the reminder when the last command failed — each said
+//! to the model once — then the Stop hooks and the second look.
 
 use super::*;
 
 impl Conversation {
+    /// What else stands between a `finish` and the run's end, once the check (if any)
+    /// passed: the review of the changes, a command that just failed (unless the check
+    /// `passed`: the command that matters passes), the Stop hooks, the second look. The
+    /// words it is sent back with, if it is.
+    pub(super) async fn guard_finish(
+        &mut self,
+        observer: &mut dyn Observer,
+        call_id: &str,
+        passed: bool,
+    ) -> Result<Option<String>, StoreError> {
+        if let Some(review) = self.review_before_finish(observer)? {
+            return Ok(Some(review));
+        }
+        if !passed {
+            if let Some(failure) = self.finish_after_failure() {
+                return Ok(Some(failure));
+            }
+        }
+        if let Some(reason) = self.stop_hooks(observer, Some(call_id)).await? {
+            return Ok(Some(format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")));
+        }
+        self.second_look(observer).await
+    }
+
     /// Reviews the changes when `finish` is called: the first time suspicious changes are
     /// found, the call is sent back with them; the review is logged either way.
     pub(super) fn review_before_finish(

@@ -9,14 +9,19 @@ use super::calls::run_watched;
 use super::*;
 
 /// The call id of the first look, distinct from every id a model or wright gives a call.
-const FIRST_LOOK_CALL: &str = "first-look";
+pub(super) const FIRST_LOOK_CALL: &str = "first-look";
 /// The first look gets at most this long: a slow suite must not eat the run's time.
-const FIRST_LOOK_TIMEOUT_SECS: u64 = 60;
+pub(super) const FIRST_LOOK_TIMEOUT_SECS: u64 = 60;
 
 impl Conversation {
     /// Runs `command` in the terminal before the first step of the next `run`.
     pub fn look_first(&mut self, command: String) {
         self.first_look = Some(command);
+    }
+
+    /// Whether the model is asked apart which line causes the first look's failure.
+    pub fn read_first_failure(&mut self, on: bool) {
+        self.read_first_failure = on;
     }
 
     /// Runs the first look, if one is asked for and the terminal is there. A cancelled
@@ -68,17 +73,22 @@ impl Conversation {
                 None,
             ),
         };
+        let failed = exit_code.is_some_and(|code| code != 0);
         self.append(
             observer,
             Source::Environment,
             EventBody::Observation {
                 call_id: FIRST_LOOK_CALL.to_string(),
                 tool: terminal.name().to_string(),
-                output,
+                output: output.clone(),
                 is_error,
                 exit_code,
             },
         )?;
+        if failed && self.read_first_failure {
+            self.read_failure(FIRST_LOOK_CALL, &output, &command, observer, cancel)
+                .await?;
+        }
         Ok(())
     }
 }

@@ -4,6 +4,19 @@
 use super::*;
 
 impl Conversation {
+    /// Adds one request's tokens, and their price when known, to the conversation's
+    /// totals; the price added, if any.
+    pub(super) fn add_to_totals(&mut self, usage: &wright_llm::TokenUsage) -> Option<f64> {
+        self.totals.prompt_tokens += usage.prompt_tokens;
+        self.totals.completion_tokens += usage.completion_tokens;
+        self.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
+        let cost = self
+            .price
+            .map(|price| price.of(usage.prompt_tokens, usage.completion_tokens));
+        self.totals.cost += cost.unwrap_or(0.0);
+        cost
+    }
+
     pub(super) fn record_usage(
         &mut self,
         observer: &mut dyn Observer,
@@ -11,18 +24,12 @@ impl Conversation {
         response: &Response,
     ) -> Result<(), StoreError> {
         let usage = response.usage.clone().unwrap_or_default();
-        self.totals.prompt_tokens += usage.prompt_tokens;
-        self.totals.completion_tokens += usage.completion_tokens;
-        self.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);
+        let cost = self.add_to_totals(&usage);
         self.totals.model_ms += response.first_byte_ms + response.generation_ms;
         let prefill_ms = usage.prompt_ms.unwrap_or(response.first_byte_ms);
         let generation_ms = usage.predicted_ms.unwrap_or(response.generation_ms);
         self.totals.prefill_ms += prefill_ms;
         self.totals.generation_ms += generation_ms;
-        let cost = self
-            .price
-            .map(|price| price.of(usage.prompt_tokens, usage.completion_tokens));
-        self.totals.cost += cost.unwrap_or(0.0);
         self.append(
             observer,
             Source::Environment,

@@ -7,6 +7,13 @@
 //! Files are opened beneath the workspace's descriptor, never blocking, read bounded.
 
 mod definitions;
+mod excerpt;
+mod question;
+
+pub use excerpt::excerpt;
+pub use excerpt::last_line;
+pub use question::question;
+pub use question::Question;
 
 use crate::Workspace;
 use cap_std::fs::OpenOptions;
@@ -32,6 +39,8 @@ const MAX_READ: u64 = 1 << 20;
 /// A file of the code under test this short is shown whole; a longer one, the
 /// definition's own lines.
 const WHOLE_FILE_LINES: usize = 30;
+/// A failing statement's lines read at most, for the names it calls.
+const STATEMENT_LINES: usize = 8;
 /// A definition's lines shown at most, and their characters.
 const DEFINITION_LINES: usize = 15;
 const DEFINITION_CHARS: usize = 1500;
@@ -148,6 +157,27 @@ fn file_lines(workspace: &Workspace, place: &Place) -> Option<(Vec<String>, usiz
     (at != 0 && at <= lines.len()).then_some((lines, at))
 }
 
+/// The statement that begins on line `at` (1-based): that line, and the next ones while
+/// its brackets are open, at most `STATEMENT_LINES` in all.
+fn statement_at(lines: &[String], at: usize) -> String {
+    let mut depth = 0i32;
+    let mut statement = Vec::new();
+    for line in lines.iter().skip(at - 1).take(STATEMENT_LINES) {
+        statement.push(line.as_str());
+        for c in line.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth <= 0 {
+            break;
+        }
+    }
+    statement.join(" ")
+}
+
 /// Lines `first..=last` (1-based) numbered, `at` marked, each made printable and cut at
 /// 200 characters.
 fn numbered(lines: &[String], first: usize, last: usize, at: usize) -> Vec<String> {
@@ -173,35 +203,38 @@ pub fn quote(workspace: &Workspace, place: &Place, around: u32) -> Option<String
     Some(numbered(&lines, first, last, at).join("\n"))
 }
 
-/// The code of the definition at `place`: its whole file when that is short, else the
-/// definition's own lines (the line at `place`, then those indented deeper or blank, and
-/// the closing line at its own depth), numbered, the definition's line marked, bounded.
-pub fn quote_definition(workspace: &Workspace, place: &Place) -> Option<String> {
-    let (lines, at) = file_lines(workspace, place)?;
-    let (first, last, what) = if lines.len() <= WHOLE_FILE_LINES {
-        (1, lines.len(), format!("{}, whole", place.path))
-    } else {
-        let depth = |line: &str| line.len() - line.trim_start().len();
-        let own = depth(&lines[at - 1]);
-        let mut last = at;
-        for (n, line) in lines.iter().enumerate().skip(at) {
-            if line.trim().is_empty() || depth(line) > own {
-                last = n + 1;
-                continue;
-            }
-            // `}` or `end` closing it at its own depth belongs to it.
-            if line.trim_start().starts_with('}') || line.trim() == "end" {
-                last = n + 1;
-            }
-            break;
+/// The lines (1-based, inclusive) of the definition at `at`: the whole file when it is
+/// short, else the definition's own lines (the line at `at`, then those indented deeper or
+/// blank, and the closing line at its own depth), bounded; and whether that is the whole.
+fn definition_span(lines: &[String], at: usize) -> (usize, usize, bool) {
+    if lines.len() <= WHOLE_FILE_LINES {
+        return (1, lines.len(), true);
+    }
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    let own = depth(&lines[at - 1]);
+    let mut last = at;
+    for (n, line) in lines.iter().enumerate().skip(at) {
+        if line.trim().is_empty() || depth(line) > own {
+            last = n + 1;
+            continue;
         }
-        while last > at && lines[last - 1].trim().is_empty() {
-            last -= 1;
+        // `}` or `end` closing it at its own depth belongs to it.
+        if line.trim_start().starts_with('}') || line.trim() == "end" {
+            last = n + 1;
         }
-        (at, last.min(at + DEFINITION_LINES - 1), place.path.clone())
-    };
-    let mut quoted = String::new();
-    for line in numbered(&lines, first, last, at) {
+        break;
+    }
+    while last > at && lines[last - 1].trim().is_empty() {
+        last -= 1;
+    }
+    (at, last.min(at + DEFINITION_LINES - 1), false)
+}
+
+/// `lines` joined after `start`, each on a line of its own, stopped with `…` before
+/// `DEFINITION_CHARS`.
+fn bounded(start: String, lines: impl IntoIterator<Item = String>) -> String {
+    let mut quoted = start;
+    for line in lines {
         if quoted.len() + line.len() + 1 > DEFINITION_CHARS {
             quoted.push_str("\n…");
             break;
@@ -209,35 +242,90 @@ pub fn quote_definition(workspace: &Workspace, place: &Place) -> Option<String> 
         quoted.push('\n');
         quoted.push_str(&line);
     }
-    Some(format!("{what}:{quoted}"))
+    quoted
 }
 
-/// What the line at `place` calls and where each is defined elsewhere in the workspace
-/// (name, place, the defining line): the code to read next when a test's line failed.
+/// The code of the definition at `place` (see `definition_span`), numbered, the
+/// definition's line marked, bounded.
+pub fn quote_definition(workspace: &Workspace, place: &Place) -> Option<String> {
+    let (lines, at) = file_lines(workspace, place)?;
+    let (first, last, whole) = definition_span(&lines, at);
+    let what = if whole {
+        format!("{}, whole", place.path)
+    } else {
+        place.path.clone()
+    };
+    Some(bounded(
+        format!("{what}:"),
+        numbered(&lines, first, last, at),
+    ))
+}
+
+/// The code of the definition at `place` as it is written (see `definition_span`): no
+/// numbers, each line made printable and cut at 200 characters, bounded; and whether it
+/// is the whole file.
+fn plain_definition(workspace: &Workspace, place: &Place) -> Option<(String, bool)> {
+    let (lines, at) = file_lines(workspace, place)?;
+    let (first, last, whole) = definition_span(&lines, at);
+    let code = bounded(
+        String::new(),
+        lines[first - 1..last]
+            .iter()
+            .map(|line| wright_protocol::printable(line).chars().take(200).collect()),
+    );
+    Some((code.trim_start_matches('\n').to_string(), whole))
+}
+
+/// What the statement at `place` calls and where each is defined elsewhere in the
+/// workspace (name, place, the defining line): the code to read next when a test's line
+/// failed. The statement, not only its line: a traceback names the first line of a call
+/// written over several (`self.assertEqual(` with `export_csv(...)` on the next).
 pub fn called_definitions(workspace: &Workspace, place: &Place) -> Vec<(String, Place, String)> {
-    let failing_line = quote(workspace, place, 0).unwrap_or_default();
-    let names = definitions::called(failing_line.split_once(" | ").map_or("", |(_, l)| l));
+    let Some((lines, at)) = file_lines(workspace, place) else {
+        return Vec::new();
+    };
+    let names = definitions::called(&statement_at(&lines, at));
     definitions::find(workspace, &names, &place.path)
         .into_iter()
         .filter(|(_, at, _)| at != place)
         .collect()
 }
 
-/// A failing command's output read for the model: where it failed in the workspace (the
-/// last place named: a traceback's innermost frame) with that line quoted, first; then
-/// the output with every line naming a workspace place marked. `None` when the output
-/// names no place in the workspace.
+/// Where `output` says it failed, of its `places`: the first failure's own place. A
+/// Python traceback lists its frames outermost first, so there it is the last place of
+/// the first traceback (its innermost frame in the workspace); compilers, panics and the
+/// stacks of JavaScript, Go or Rust list the innermost or most important first, so
+/// elsewhere it is the first place named. The first failure, because later ones are often
+/// its consequences, and it is the one a person reads first.
+pub fn failing_place(output: &str, places: &[(usize, Place)]) -> Option<(usize, Place)> {
+    let mut tracebacks = output
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim() == "Traceback (most recent call last):")
+        .map(|(n, _)| n);
+    if let Some(start) = tracebacks.next() {
+        let end = tracebacks.next().unwrap_or(usize::MAX);
+        if let Some(found) = places.iter().rfind(|(n, _)| *n > start && *n < end) {
+            return Some(found.clone());
+        }
+    }
+    places.first().cloned()
+}
+
+/// A failing command's output read for the model: where it failed in the workspace (see
+/// `failing_place`) with that line quoted, first; then the output with every line naming
+/// a workspace place marked. `None` when the output names no place in the workspace.
 pub fn read(output: &str, workspace: &Workspace) -> Option<(String, String)> {
     let places = places(output, workspace);
-    let (_, last) = places.last()?;
-    let quoted = quote(workspace, last, 0)
+    let (_, failed) = failing_place(output, &places)?;
+    let quoted = quote(workspace, &failed, 0)
         .map(|q| format!(":\n{q}"))
         .unwrap_or_default();
     let mut header = format!(
         "[It failed at {}:{} (in the workspace){quoted}]",
-        last.path, last.line
+        failed.path, failed.line
     );
-    let definitions = called_definitions(workspace, last);
+    let definitions = called_definitions(workspace, &failed);
     for (name, place, line) in &definitions {
         header.push_str(&format!(
             "\n[{name} is defined at {}:{}: {line}]",
@@ -246,7 +334,7 @@ pub fn read(output: &str, workspace: &Workspace) -> Option<(String, String)> {
     }
     // The code under test, where the bug most often is: a small model that reads the
     // failure then edits the test (or guesses) has it in front of it instead.
-    if let Some((name, place, _)) = definitions.iter().find(|(_, p, _)| p.path != last.path) {
+    if let Some((name, place, _)) = definitions.iter().find(|(_, p, _)| p.path != failed.path) {
         if let Some(code) = quote_definition(workspace, place) {
             header.push_str(&format!("\n[{name} in {code}]"));
         }

@@ -105,7 +105,7 @@ fn an_output_naming_many_places_is_read_whole_each_path_looked_up_once() {
     }
     let (header, body) = read(&output, &workspace).unwrap();
     assert!(
-        header.starts_with("[It failed at pkg/report.py:5"),
+        header.starts_with("[It failed at pkg/report.py:1"),
         "{header}"
     );
     assert_eq!(body.lines().filter(|l| l.starts_with(MARK)).count(), 20_000);
@@ -151,4 +151,114 @@ fn the_code_under_test_is_quoted_whole_when_short_else_its_definition() {
         "stats.py:\n>4 | def mean(xs):\n 5 |     total = sum(xs)\n 6 | \n 7 |     return total // len(xs)"
     );
     assert_eq!(quote_definition(&workspace, &at("stats.py", 999)), None);
+}
+
+/// A unittest run with two failing tests, as the terminal shows it (header, then the
+/// marked output), in a workspace holding the code under test and its tests.
+fn two_failures() -> (tempfile::TempDir, Workspace, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("shop.py"),
+        "def total(prices):\n    return sum(prices[1:])\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("test_shop.py"),
+        "import unittest\nfrom shop import total\n\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(total([1, 2]), 3)\n\n    def test_one(self):\n        self.assertEqual(total([5]), 5)\n",
+    )
+    .unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let root = workspace.root().display().to_string();
+    let output = format!(
+        "FF\n======================================================================\nFAIL: test_one (test_shop.T.test_one)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"{root}/test_shop.py\", line 10, in test_one\n    self.assertEqual(total([5]), 5)\nAssertionError: 0 != 5\n\n======================================================================\nFAIL: test_total (test_shop.T.test_total)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"{root}/test_shop.py\", line 7, in test_total\n    self.assertEqual(total([1, 2]), 3)\nAssertionError: 2 != 3\n\n----------------------------------------------------------------------\nRan 2 tests in 0.001s\n\nFAILED (failures=2)"
+    );
+    let (header, body) = read(&output, &workspace).unwrap();
+    (dir, workspace, format!("{header}\n{body}"))
+}
+
+#[test]
+fn the_first_failure_is_the_one_read_innermost_frame_of_the_first_traceback() {
+    let (_dir, _workspace, shown) = two_failures();
+    assert!(
+        shown.starts_with("[It failed at test_shop.py:10 (in the workspace):\n>10 |         self.assertEqual(total([5]), 5)]\n[total is defined at shop.py:1"),
+        "{shown}"
+    );
+    // Elsewhere the first place named: a compiler's first error, a stack's innermost frame.
+    let (_dir, workspace) = self::workspace();
+    let output =
+        "error: literal out of range\n --> main.rs:2:17\nerror: unused\n --> pkg/report.py:4:1";
+    let (header, _) = read(output, &workspace).unwrap();
+    assert!(header.starts_with("[It failed at main.rs:2 "), "{header}");
+}
+
+#[test]
+fn the_question_shows_the_code_under_test_and_the_first_failure_alone() {
+    let (_dir, workspace, shown) = two_failures();
+    let asked = question(&shown, &workspace, "python3 -m unittest").unwrap();
+    assert_eq!(asked.path, "shop.py");
+    assert_eq!(
+        asked.text,
+        "shop.py:\n```python\ndef total(prices):\n    return sum(prices[1:])\n```\n\n`python3 -m unittest` failed:\n```\nFAIL: test_one (test_shop.T.test_one)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"test_shop.py\", line 10, in test_one\n    self.assertEqual(total([5]), 5)\nAssertionError: 0 != 5\n```\n\nWhich line of shop.py causes this failure? Quote that line, then say in one sentence what is wrong with it."
+    );
+    // No code under test in another file, or no failure in the workspace: nothing to ask.
+    let (_dir, workspace) = self::workspace();
+    let root = workspace.root().display().to_string();
+    let output = format!(
+        "Traceback (most recent call last):\n  File \"{root}/pkg/report.py\", line 4, in total\n    s += r['amount']\nKeyError: 'amount'"
+    );
+    let (header, body) = read(&output, &workspace).unwrap();
+    assert_eq!(
+        question(&format!("{header}\n{body}"), &workspace, "python3 x.py"),
+        None
+    );
+    assert_eq!(question("exit 1", &workspace, "make test"), None);
+}
+
+#[test]
+fn an_excerpt_is_the_first_failure_and_the_count() {
+    let (_dir, workspace) = workspace();
+    let output = "_____ test_total _____\nTraceback (most recent call last):\n  File \"pkg/report.py\", line 4, in total\n    s += r['amount']\nKeyError: 'amount'\n\n\n".to_string()
+        + &"noise\n".repeat(40)
+        + "1 failed, 2 passed in 0.01s\n";
+    let (header, body) = read(&output, &workspace).unwrap();
+    let shown = format!("{header}\n{body}");
+    let first = excerpt(&shown, &workspace);
+    assert_eq!(
+        first,
+        "Traceback (most recent call last):\n  File \"pkg/report.py\", line 4, in total\n    s += r['amount']\nKeyError: 'amount'\n…\n1 failed, 2 passed in 0.01s"
+    );
+    // No place of the workspace: the last lines.
+    let plain = "x\n".repeat(30) + "make: *** [all] Error 1";
+    let tail = excerpt(&plain, &workspace);
+    assert_eq!(tail.lines().count(), 15);
+    assert!(tail.ends_with("make: *** [all] Error 1"), "{tail}");
+    assert_eq!(last_line("a\nb\n\n  \n"), Some("b"));
+}
+
+#[test]
+fn a_call_written_over_several_lines_is_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("export.py"),
+        "def export_csv(records, columns):\n    return ''\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("test_export.py"),
+        "from export import export_csv\n\n\ndef test_it(self):\n    self.assertEqual(\n        export_csv([], [\"name\"]),\n        \"name\\n\",\n    )\n    print(total())\n",
+    )
+    .unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let at = Place {
+        path: "test_export.py".into(),
+        line: 5,
+    };
+    let found: Vec<(String, String)> = called_definitions(&workspace, &at)
+        .into_iter()
+        .map(|(name, place, _)| (name, format!("{}:{}", place.path, place.line)))
+        .collect();
+    assert_eq!(
+        found,
+        vec![("export_csv".to_string(), "export.py:1".to_string())]
+    );
 }

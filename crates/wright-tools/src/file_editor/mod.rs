@@ -170,7 +170,15 @@ impl Tool for FileEditorTool {
                 let (before, mut file) = self.load_for_edit(&path, &shown)?;
                 // Models copy text as they saw it: LF, even when the file has CRLF.
                 let (old, new) = (old.replace("\r\n", "\n"), new.replace("\r\n", "\n"));
-                let edited = edit::str_replace(&file.text, &old, &new, &shown)?;
+                let edited = match edit::str_replace(&file.text, &old, &new, &shown) {
+                    Ok(edited) => edited,
+                    Err(err) => {
+                        return Err(self
+                            .made_already(&path, &file.text, &old, &new, &shown)
+                            .await
+                            .unwrap_or(err))
+                    }
+                };
                 file.text = edited.text;
                 files::overwrite(ws, &path, &file.to_bytes())?;
                 self.remember(&path, Some(before)).await;
@@ -205,6 +213,30 @@ impl FileEditorTool {
         let bytes = files::read(&self.workspace, path)?;
         let file = TextFile::from_bytes(bytes.clone(), shown)?;
         Ok((bytes, file))
+    }
+
+    /// The error for a `str_replace` of `old` by `new` that the last edit of `path` already
+    /// made (its text before that edit, so replaced, is `text`): a small model that made
+    /// the right edit then made it again, told only "not found", viewed the file and tried
+    /// once more until its run was stuck (the 1.5B, three times in one run).
+    async fn made_already(
+        &self,
+        path: &Path,
+        text: &str,
+        old: &str,
+        new: &str,
+        shown: &str,
+    ) -> Option<ToolError> {
+        let history = self.history.lock().await;
+        let before = history.get(path)?.last()?.as_ref()?;
+        let before = TextFile::from_bytes(before.clone(), shown).ok()?;
+        let redone = edit::str_replace(&before.text, old, new, shown).ok()?;
+        (redone.text == text).then(|| {
+            ToolError::Model(format!(
+                "old_str was not found in {shown} because your last edit of it made this same replacement already (lines {}-{}): it is done, nothing was changed. Do not make it again; run the tests to check it",
+                redone.first_line, redone.last_line
+            ))
+        })
     }
 
     async fn undo(&self, path: &Path, shown: &str) -> Result<String, ToolError> {

@@ -417,3 +417,8 @@ fn keys(input: &str) -> Vec<u8> {
         }
     }
 }
+
+/// `text` as one word of a bash command line, whatever it holds.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}

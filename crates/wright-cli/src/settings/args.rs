@@ -1,0 +1,324 @@
+//! The flags `run`, `chat`, `resume`, `fork` and the server share (`CommonArgs`): each is
+//! a configuration key given for one invocation, checked as the configuration checks
+//! that key; and the network allow-list (`NetArgs`), which is never remembered.
+
+use anyhow::bail;
+use anyhow::Result;
+use clap::Args;
+use wright_config::Config;
+
+#[derive(Args, Clone, Default)]
+pub struct CommonArgs {
+    /// Use this profile of your configuration (a [profiles.NAME] table; default: the
+    /// `profile` key, or $WRIGHT_PROFILE).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Go on with these profiles, in order, when the one in use cannot (its server down
+    /// or overloaded, the request too large for it, the model stuck); default: the
+    /// `fallback` key.
+    #[arg(long, value_name = "PROFILE,…", value_delimiter = ',')]
+    pub fallback: Vec<String>,
+    /// Model server URL (default: $OPENAI_BASE_URL, $OLLAMA_HOST, the configuration's
+    /// base_url, else the local servers that answer).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Run this GGUF model file (or a model from `wright model ls`) in wright's embedded
+    /// engine: no server needed (default: $WRIGHT_MODEL_FILE, the configuration's
+    /// model_file).
+    #[arg(long, value_name = "PATH")]
+    pub model_file: Option<String>,
+    /// Model name (default: $OPENAI_MODEL, the configuration's model, else the server's
+    /// only model).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// API key, if the server wants one (default: $OPENAI_API_KEY, or the variable the
+    /// profile's api_key_env names).
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// Stop after this many model steps (default 50).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_steps: Option<i64>,
+    /// Stop once the conversation has used this many tokens (prompt + completion).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_tokens: Option<i64>,
+    /// Stop after this many seconds.
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_time: Option<i64>,
+    /// Stop once the conversation has cost this much, at the profile's price_in and
+    /// price_out (per million tokens).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_cost: Option<f64>,
+    /// Confinement of the model's commands: auto, landlock, namespaces, docker or none
+    /// (default auto).
+    #[arg(long)]
+    pub sandbox: Option<String>,
+    /// Image for --sandbox docker: any image with bash (default: $WRIGHT_DOCKER_IMAGE, else
+    /// debian:bookworm-slim; an image with the project's toolchain is better, e.g. rust:1
+    /// or python:3.12).
+    #[arg(long)]
+    pub docker_image: Option<String>,
+    /// Let the model's commands use the network (off by default).
+    #[arg(long)]
+    pub network: bool,
+    /// `--allow-host` of `run`, `chat`, `resume` and `fork` (see `NetArgs`; `serve` has an `--allow-host` of
+    /// its own, for the Host header, and takes these per conversation or from the config).
+    #[arg(skip)]
+    pub allow_hosts: Vec<String>,
+    /// Most processes the model's commands may run at once (default 512).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_processes: Option<i64>,
+    /// Memory limit for all the model's commands together, in MiB (default: half the RAM,
+    /// at most 16 GiB).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_memory: Option<i64>,
+    /// Largest file a command may write, in MiB (default 4096).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_file_size: Option<i64>,
+    /// Stop when the agent's files (workspace, private tmp and home) have grown by this
+    /// many MiB (default: half the free space at the start).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_disk: Option<i64>,
+    /// How tool calls travel: auto (probe the server once, remember), native, or text
+    /// (tools described in the prompt, calls read from the reply).
+    #[arg(long)]
+    pub tool_calling: Option<String>,
+    /// Hold every reply of a run to a tool call where the server enforces it (auto: probe
+    /// the server once, remember; off: never).
+    #[arg(long)]
+    pub constrain: Option<String>,
+    /// A map of the workspace (its files, languages, test and build commands, recent
+    /// commits) at the head of a new conversation's first message: on or off (default on).
+    #[arg(long, value_name = "on|off")]
+    pub map: Option<String>,
+    /// When the first look failed, run its command again after each edit of the code and
+    /// when the model calls finish (a finish while it still fails is sent back twice, then
+    /// the run stops, not finished): on or off (default on).
+    #[arg(long, value_name = "on|off")]
+    pub retest: Option<String>,
+    /// The model's tools: auto (small for a model whose name says 8B or less, else full),
+    /// small, full, or names separated by commas (terminal,file_editor,grep,glob,
+    /// task_tracker,think,finish; finish is always there).
+    #[arg(long, value_name = "SET")]
+    pub tools: Option<String>,
+    /// Never send more than this many tokens, even if the server's window is larger.
+    #[arg(long, allow_negative_numbers = true)]
+    pub context_window: Option<i64>,
+    /// Condense the history when a request would pass this share of the window (default
+    /// 0.75).
+    #[arg(long, allow_negative_numbers = true)]
+    pub condense_at: Option<f64>,
+    /// Print the event log's lines on stdout instead of progress on stderr.
+    #[arg(long)]
+    pub json: bool,
+    /// Say everything in the header: the sandbox's whole description (by default one
+    /// short line: its level, the network, what the agent may write).
+    #[arg(long)]
+    pub verbose: bool,
+    /// Ask for whole replies instead of streamed ones.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Sampling temperature sent to the server (default: the server's).
+    #[arg(long, allow_negative_numbers = true)]
+    pub temperature: Option<f64>,
+    /// Seconds of silence from the server before a request is given up (default 600).
+    #[arg(long, allow_negative_numbers = true)]
+    pub idle_timeout: Option<i64>,
+    /// Most tokens one reply may generate (a small model can ramble until its window is
+    /// full; 0 leaves it to the server; default 4096).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_reply_tokens: Option<i64>,
+    /// Take the repository's .wright/config.toml for this run although it asks for more
+    /// than the defaults and you have not approved it (`wright allow repo-config` approves
+    /// it for good).
+    #[arg(long)]
+    pub allow_repo_config: bool,
+    /// Let the repository's hooks and setup script run (in the sandbox) for this run
+    /// although you have not approved their content (`wright allow repo-hooks` approves
+    /// it for good).
+    #[arg(long)]
+    pub allow_repo_hooks: bool,
+    /// Let the repository's MCP servers (.wright/mcp.json, .mcp.json) start (in the
+    /// sandbox) for this run although you have not approved their content (`wright allow
+    /// repo-mcp` approves it for good).
+    #[arg(long)]
+    pub allow_repo_mcp: bool,
+    /// Let this run send the repository's code to a model server that is not on this
+    /// machine, where egress is `ask` (`wright allow egress HOST` allows it for good).
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// When no server answers and no model is stored, download the default model for
+    /// wright's embedded engine without asking (`wright model ls` shows it).
+    #[arg(long)]
+    pub pull: bool,
+    /// When to ask before an action runs: never, risky (high or unknown risk: pushes,
+    /// installs, the network, deleting many files, writing outside the workspace, …) or
+    /// always (default: risky for chat and serve, never for run; resume and fork: as the
+    /// conversation last ran).
+    #[arg(long, value_name = "never|risky|always")]
+    pub confirm: Option<String>,
+    /// Give the shell this secret (stored with `wright secrets set NAME`) as the
+    /// environment variable NAME, masked in everything logged, shown or sent; repeatable.
+    #[arg(long = "secret", value_name = "NAME")]
+    pub secrets: Vec<String>,
+}
+
+impl CommonArgs {
+    /// Checks every flag given against its key's type and range (the configuration's
+    /// own check, so a flag and a file accept the same values); called first, before
+    /// anything is read or made.
+    pub fn check(&self) -> Result<()> {
+        for (key, value, flag) in self.flags() {
+            Config::check_flag(key, &value, flag)?;
+        }
+        if let Some(tools) = &self.tools {
+            wright_tools::ToolSet::parse(tools).map_err(|err| anyhow::anyhow!("--tools: {err}"))?;
+        }
+        if let Some(name) = self
+            .secrets
+            .iter()
+            .find(|name| !wright_config::secrets::valid_name(name))
+        {
+            bail!(
+                "--secret: {}",
+                wright_config::secrets::SecretError::InvalidName(name.clone())
+            );
+        }
+        Ok(())
+    }
+
+    /// The flags given, as command-line words again (for the runs `--parallel` starts),
+    /// `--profile` and `--json` left out: the caller gives those.
+    pub fn words(&self) -> Vec<String> {
+        let mut words = Vec::new();
+        for (_, value, flag) in self.flags() {
+            match value {
+                _ if flag == "--profile" => {}
+                toml::Value::Boolean(_) => words.push(flag.to_string()),
+                toml::Value::String(text) => words.extend([flag.to_string(), text]),
+                other => words.extend([flag.to_string(), other.to_string()]),
+            }
+        }
+        for (given, flag) in [
+            (self.allow_repo_config, "--allow-repo-config"),
+            (self.allow_repo_hooks, "--allow-repo-hooks"),
+            (self.allow_remote, "--allow-remote"),
+            (self.pull, "--pull"),
+        ] {
+            if given {
+                words.push(flag.to_string());
+            }
+        }
+        for name in &self.secrets {
+            words.extend(["--secret".to_string(), name.clone()]);
+        }
+        words
+    }
+
+    /// The flags given, as configuration values with their flag's name.
+    pub(super) fn flags(&self) -> Vec<(&'static str, toml::Value, &'static str)> {
+        use toml::Value;
+        let text = |v: &Option<String>| v.clone().map(Value::String);
+        let int = |v: Option<i64>| v.map(Value::Integer);
+        let mut flags = vec![
+            ("profile", text(&self.profile), "--profile"),
+            (
+                "fallback",
+                (!self.fallback.is_empty()).then(|| {
+                    Value::Array(self.fallback.iter().cloned().map(Value::String).collect())
+                }),
+                "--fallback",
+            ),
+            ("base_url", text(&self.base_url), "--base-url"),
+            ("model_file", text(&self.model_file), "--model-file"),
+            ("model", text(&self.model), "--model"),
+            ("api_key", text(&self.api_key), "--api-key"),
+            ("run.max_steps", int(self.max_steps), "--max-steps"),
+            ("run.max_tokens", int(self.max_tokens), "--max-tokens"),
+            ("run.max_time", int(self.max_time), "--max-time"),
+            ("max_cost", self.max_cost.map(Value::Float), "--max-cost"),
+            ("sandbox.level", text(&self.sandbox), "--sandbox"),
+            (
+                "sandbox.docker_image",
+                text(&self.docker_image),
+                "--docker-image",
+            ),
+            (
+                "sandbox.network",
+                self.network.then_some(Value::Boolean(true)),
+                "--network",
+            ),
+            (
+                "sandbox.allow_hosts",
+                (!self.allow_hosts.is_empty()).then(|| {
+                    Value::Array(
+                        self.allow_hosts
+                            .iter()
+                            .cloned()
+                            .map(Value::String)
+                            .collect(),
+                    )
+                }),
+                "--allow-host",
+            ),
+            (
+                "sandbox.max_processes",
+                int(self.max_processes),
+                "--max-processes",
+            ),
+            ("sandbox.max_memory", int(self.max_memory), "--max-memory"),
+            (
+                "sandbox.max_file_size",
+                int(self.max_file_size),
+                "--max-file-size",
+            ),
+            ("sandbox.max_disk", int(self.max_disk), "--max-disk"),
+            ("tool_calling", text(&self.tool_calling), "--tool-calling"),
+            ("constrain", text(&self.constrain), "--constrain"),
+            ("map", text(&self.map), "--map"),
+            ("run.retest", text(&self.retest), "--retest"),
+            ("tools", text(&self.tools), "--tools"),
+            ("confirm", text(&self.confirm), "--confirm"),
+            (
+                "context_window",
+                int(self.context_window),
+                "--context-window",
+            ),
+            (
+                "run.condense_at",
+                self.condense_at.map(Value::Float),
+                "--condense-at",
+            ),
+            (
+                "run.stream",
+                self.no_stream.then_some(Value::Boolean(false)),
+                "--no-stream",
+            ),
+            (
+                "temperature",
+                self.temperature.map(Value::Float),
+                "--temperature",
+            ),
+            ("run.idle_timeout", int(self.idle_timeout), "--idle-timeout"),
+            (
+                "max_reply_tokens",
+                int(self.max_reply_tokens),
+                "--max-reply-tokens",
+            ),
+        ];
+        flags
+            .drain(..)
+            .filter_map(|(key, value, flag)| value.map(|value| (key, value, flag)))
+            .collect()
+    }
+}
+
+/// The network allow-list of `run`, `chat`, `resume` and `fork` (not remembered by a
+/// conversation: a grant is for the invocation that names it, as `--network` is).
+#[derive(Args, Debug, Clone, Default)]
+pub struct NetArgs {
+    /// A host the model's commands may reach, with the network otherwise off: HOST (ports
+    /// 80 and 443), HOST:PORT, or a glob such as '*.pythonhosted.org' (repeatable). Through
+    /// wright's proxy; needs a network namespace (--sandbox auto or namespaces).
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
+    pub allow_hosts: Vec<String>,
+}

@@ -1,0 +1,301 @@
+//! The work checked by wright, not taken on the model's word (`--retest`, key
+//! `run.retest`): when the first look's command failed, wright runs it again in the
+//! sandbox after each edit of the code (a file the model edited that is not a test) and
+//! when the model calls `finish`. After an edit, the verdict follows the edit's result —
+//! it passes now, or still fails with its first failure — so a small model that made the
+//! fix learns it without a step of its own, and one that did not sees what is left. A
+//! `finish` while it still fails is sent back with the failure (`FINISHES_SENT_BACK`
+//! times in a run); the next one ends the run as stopped (`ChecksFail`), never as
+//! finished. Each run is logged as a `check` event, so a resumed run renders the same
+//! history; a resumed run checks again (the command is found in the log), and its user's
+//! new words earn the model as many tries again.
+
+use super::calls::run_watched;
+use super::first_look::FIRST_LOOK_CALL;
+use super::first_look::FIRST_LOOK_TIMEOUT_SECS;
+use super::*;
+use wright_protocol::Check;
+use wright_protocol::CheckMoment;
+
+/// How many `finish` calls are sent back while the check fails; the one after ends the
+/// run. Two, because a model that was told once often "finishes" again unchanged, and a
+/// second telling with the failure quoted is where it fixes it, if ever.
+const FINISHES_SENT_BACK: u32 = 2;
+
+/// What a `finish` comes to once the check ran.
+pub(super) enum FinishCheck {
+    /// Nothing to check: no failing first look, or retest off.
+    Unchecked,
+    /// It passes now.
+    Passed,
+    /// It still fails: the finish is sent back with these words.
+    SentBack(String),
+    /// It still fails after `FINISHES_SENT_BACK` finishes: the run ends, not finished.
+    Ends(String, StopReason),
+}
+
+impl Conversation {
+    /// Whether the first look's failing command is run again after edits and before
+    /// `finish` (on unless turned off).
+    pub fn retest(&mut self, on: bool) {
+        self.retest = on;
+    }
+
+    /// The command checked, when one is: the first look's, when it failed.
+    pub(super) fn check_command(&self) -> Option<String> {
+        if !self.retest {
+            return None;
+        }
+        failed_first_look(self.log.events())
+    }
+
+    /// After a call that changed a file of the code (not a test) without error: the
+    /// check, its verdict logged for the model to read after the call's result.
+    pub(super) async fn check_after_edit(
+        &mut self,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+        call_id: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<(), StoreError> {
+        if !edits_code(tool, arguments) {
+            return Ok(());
+        }
+        self.run_check(observer, cancel, call_id, CheckMoment::AfterEdit)
+            .await
+            .map(|_| ())
+    }
+
+    /// When `finish` is called: the check, and whether the finish is taken.
+    pub(super) async fn check_before_finish(
+        &mut self,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+        call_id: &str,
+    ) -> Result<FinishCheck, StoreError> {
+        let Some(check) = self
+            .run_check(observer, cancel, call_id, CheckMoment::BeforeFinish)
+            .await?
+        else {
+            return Ok(FinishCheck::Unchecked);
+        };
+        if check.passed() {
+            return Ok(FinishCheck::Passed);
+        }
+        self.failed_finishes += 1;
+        let finishes = self.failed_finishes;
+        if finishes > FINISHES_SENT_BACK {
+            let stop = StopReason::ChecksFail {
+                command: check.command.clone(),
+                finishes,
+            };
+            return Ok(FinishCheck::Ends(
+                format!(
+                    "{}\nThe run stops here, not finished: the work so far is kept.",
+                    check.shown
+                ),
+                stop,
+            ));
+        }
+        Ok(FinishCheck::SentBack(format!(
+            "{}\nThe task is not done: fix the code so that it passes (do not weaken the tests), then call finish.",
+            check.shown
+        )))
+    }
+
+    /// Runs the check and logs it; `None` when there is none to run, or it was cancelled
+    /// (the run is ending: nothing is logged).
+    async fn run_check(
+        &mut self,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+        call_id: &str,
+        moment: CheckMoment,
+    ) -> Result<Option<Check>, StoreError> {
+        let Some(command) = self.check_command() else {
+            return Ok(None);
+        };
+        let Some(terminal) = self.tools.get("terminal").cloned() else {
+            return Ok(None);
+        };
+        let arguments = serde_json::json!({
+            "command": in_root(&command, &self.workspace_root()),
+            "timeout": FIRST_LOOK_TIMEOUT_SECS,
+        });
+        let ran = run_watched(
+            terminal.as_ref(),
+            &arguments,
+            cancel,
+            observer,
+            self.masker.clone(),
+        )
+        .await;
+        let (output, exit_code) = match ran {
+            None => return Ok(None),
+            Some(Ok(output)) => (
+                without_exit_note(&output.text, output.exit_code),
+                output.exit_code,
+            ),
+            Some(Err(ToolError::Model(message) | ToolError::Fatal(message))) => (message, None),
+        };
+        let shown = self.verdict(&command, moment, exit_code, &output);
+        let check = Check {
+            call_id: call_id.to_string(),
+            moment,
+            command,
+            exit_code,
+            output,
+            shown,
+        };
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Check(check.clone()),
+        )?;
+        Ok(Some(check))
+    }
+
+    /// What the model is shown of a check.
+    fn verdict(
+        &self,
+        command: &str,
+        moment: CheckMoment,
+        exit_code: Option<i32>,
+        output: &str,
+    ) -> String {
+        let when = match moment {
+            CheckMoment::AfterEdit => "again after this edit",
+            CheckMoment::BeforeFinish => "before taking this finish",
+        };
+        match exit_code {
+            Some(0) => {
+                let count = wright_tools::failure::last_line(output)
+                    .map(|line| format!(" ({})", clip(line, 200)))
+                    .unwrap_or_default();
+                format!("[wright ran `{command}` {when}: it passes now{count}. If the task asked for nothing more, call finish.]")
+            }
+            Some(code) => {
+                let excerpt = match &self.workspace {
+                    Some(workspace) => wright_tools::failure::excerpt(output, workspace),
+                    None => clip(output, 2000),
+                };
+                format!("[wright ran `{command}` {when}: it still fails (exit {code}):]\n{excerpt}")
+            }
+            None => format!(
+                "[wright ran `{command}` {when}: it did not finish:]\n{}",
+                clip(output, 500)
+            ),
+        }
+    }
+}
+
+/// The first look's command, when it ran and failed (exit code not 0).
+fn failed_first_look(events: &[Event]) -> Option<String> {
+    let command = events.iter().find_map(|e| match &e.body {
+        EventBody::Action {
+            call_id, arguments, ..
+        } if e.source == Source::Environment && call_id == FIRST_LOOK_CALL => {
+            arguments["command"].as_str().map(str::to_string)
+        }
+        _ => None,
+    })?;
+    let failed = events.iter().any(|e| {
+        matches!(&e.body, EventBody::Observation { call_id, exit_code: Some(code), .. }
+            if call_id == FIRST_LOOK_CALL && *code != 0)
+    });
+    failed.then_some(command)
+}
+
+/// `output` without the terminal's note of a non-zero exit code at its end: the exit code
+/// is logged apart, and the runner's own last line ("FAILED (failures=1)") is what says
+/// most.
+fn without_exit_note(output: &str, exit_code: Option<i32>) -> String {
+    let text = output.trim_end();
+    exit_code
+        .and_then(|code| text.strip_suffix(&format!("[exit code {code}]")))
+        .unwrap_or(text)
+        .trim_end()
+        .to_string()
+}
+
+/// The check as the terminal runs it: in a bash of its own, so the aliases and functions
+/// of the model's shell do not apply (its exported variables, a virtualenv's, do), and in
+/// the workspace's root, whatever directory the model's shell is in — where the first look
+/// ran it.
+fn in_root(command: &str, root: &std::path::Path) -> String {
+    let script = format!(
+        "cd -- {} && {command}",
+        wright_tools::shell_quote(&root.display().to_string())
+    );
+    format!(
+        "bash --noprofile --norc -c {}",
+        wright_tools::shell_quote(&script)
+    )
+}
+
+/// Whether a call of `tool` with `arguments` changes a file of the code: an edit (not a
+/// view) of a file that is not a test.
+fn edits_code(tool: &str, arguments: &Value) -> bool {
+    let edits = matches!(tool, "file_editor" | "str_replace_editor")
+        && matches!(
+            arguments["command"].as_str(),
+            Some("str_replace" | "insert" | "create" | "undo_edit")
+        );
+    edits
+        && arguments["path"]
+            .as_str()
+            .is_some_and(|path| !crate::review::is_test_file(path))
+}
+
+/// `text` cut to `chars` characters.
+fn clip(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_edits_of_the_code_are_checked() {
+        let edit = |command: &str, path: &str| json!({"command": command, "path": path});
+        assert!(edits_code("file_editor", &edit("str_replace", "export.py")));
+        assert!(edits_code("file_editor", &edit("undo_edit", "src/lib.rs")));
+        assert!(!edits_code("file_editor", &edit("view", "export.py")));
+        assert!(!edits_code(
+            "file_editor",
+            &edit("str_replace", "test_export.py")
+        ));
+        assert!(!edits_code(
+            "terminal",
+            &json!({"command": "sed -i s/a/b/ x.py"})
+        ));
+    }
+
+    #[test]
+    fn the_check_runs_in_the_root_in_a_shell_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("it's a \"root\"");
+        std::fs::create_dir(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        let ran = std::process::Command::new("bash")
+            .args([
+                "-c",
+                &format!(
+                    "shopt -s expand_aliases; alias pwd='echo fake'; cd /; {}",
+                    in_root("pwd", &root)
+                ),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ran.stdout).trim_end(),
+            root.display().to_string()
+        );
+    }
+}
