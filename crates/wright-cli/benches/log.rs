@@ -36,6 +36,7 @@ async fn main() {
             tool_calling: ToolCalling::Native,
             forked_from: None,
             workspace_map: None,
+            last_change: None,
             destination: None,
             instructions: Vec::new(),
             skills: Vec::new(),

@@ -83,6 +83,7 @@ impl Chat {
             wright_core::Opening {
                 system_prompt: chat_system_prompt(&root) + &session.teaching.prompt_section(),
                 workspace_map: self.map.clone(),
+                last_change: None,
                 secrets: tools.secrets.names().to_vec(),
                 instructions: session.teaching.instruction_files(),
                 skills: session.teaching.skills.clone(),

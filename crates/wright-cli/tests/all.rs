@@ -32,6 +32,7 @@ mod hooks;
 mod host_attacks;
 mod housekeeping;
 mod input;
+mod last_change;
 mod life;
 mod lifecycle;
 mod map;

@@ -38,6 +38,7 @@ const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("run.first_look", DefaultValue::Str("auto")),
     ("run.reading", DefaultValue::Str("auto")),
     ("run.retest", DefaultValue::Str("on")),
+    ("run.last_change", DefaultValue::Str("on")),
     ("review.rounds", DefaultValue::Int(1)),
     ("sandbox.level", DefaultValue::Str("auto")),
     ("sandbox.network", DefaultValue::Bool(false)),
@@ -137,6 +138,8 @@ pub struct Settings {
     pub reading: String,
     /// Run the first look's failing command again after edits and before `finish`.
     pub retest: bool,
+    /// Show what the start commit changed after a failing first look.
+    pub last_change: bool,
     /// The profile of the second agent that reviews the change before `finish`.
     pub review_profile: Option<String>,
     /// How many times the reviewer's findings go back to the working agent.
@@ -263,6 +266,7 @@ impl Settings {
             first_look: string("run.first_look").unwrap_or_else(|| "auto".into()),
             reading: string("run.reading").unwrap_or_else(|| "auto".into()),
             retest: config.str("run.retest") != Some("off"),
+            last_change: config.str("run.last_change") != Some("off"),
             review_profile: string("review.profile"),
             review_rounds: uint("review.rounds")
                 .and_then(|n| u32::try_from(n).ok())

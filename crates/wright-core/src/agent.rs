@@ -201,6 +201,7 @@ impl Conversation {
         let Opening {
             system_prompt,
             workspace_map,
+            last_change,
             secrets,
             instructions,
             skills,
@@ -238,6 +239,7 @@ impl Conversation {
                 forked_from: None,
                 destination: Some(wright_llm::destination(&client.config().base_url)),
                 workspace_map,
+                last_change,
                 secrets,
                 instructions,
                 skills,

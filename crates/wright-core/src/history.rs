@@ -144,6 +144,11 @@ fn render_view<'a>(
         EventBody::Start(start) => start.workspace_map.clone(),
         _ => None,
     });
+    // What the start commit changed: shown once, after the first look, when it failed.
+    let mut last_change = events.clone().find_map(|e| match &e.body {
+        EventBody::Start(start) => start.last_change.clone(),
+        _ => None,
+    });
     let mut messages = Vec::new();
     // Commands wright ran itself (the first look), by call id: shown to the model as
     // part of the user's message, not as calls it made.
@@ -234,9 +239,15 @@ fn render_view<'a>(
                     Some(code) => format!("; it exited with code {code}"),
                     None => String::new(),
                 };
-                let text = format!(
+                let mut text = format!(
                     "[Before your first step, wright ran the tests with `{command}`{exit}:]\n{shown}"
                 );
+                if exit_code.is_some_and(|code| code != 0) {
+                    if let Some(change) = last_change.take() {
+                        text.push_str("\n\n");
+                        text.push_str(&change);
+                    }
+                }
                 match messages.last_mut() {
                     Some(ChatMessage::User { content }) => {
                         content.push_str("\n\n");

@@ -118,6 +118,7 @@ mod tests {
                     forked_from: None,
                     destination: None,
                     workspace_map: None,
+                    last_change: None,
                     secrets: vec![],
                     instructions: vec![],
                     skills: vec![],

@@ -25,7 +25,9 @@ use std::time::SystemTime;
 /// through wright's proxy or by `fetch`: host, port, verdict, bytes) and `reading` (the
 /// model's answer, asked apart, about a failure). Version 7 added `check` (the first
 /// look's failing command run again by wright, after an edit and before a `finish`).
-pub const LOG_FORMAT_VERSION: u32 = 7;
+/// Version 8 added `last_change` on `start` (what the start commit changed, shown after
+/// a failing first look).
+pub const LOG_FORMAT_VERSION: u32 = 8;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -322,6 +324,11 @@ pub struct Start {
     /// message (absent with `--map off`, and in logs before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_map: Option<String>,
+    /// What the start commit changed, shown right after wright's first look at the tests
+    /// when it fails (absent with `--last-change off`, outside git, for a first commit,
+    /// and before version 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_change: Option<String>,
     /// The names of the secrets the conversation's shell was given (never their values).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<String>,

@@ -79,6 +79,11 @@ impl Session {
             wright_core::Opening {
                 system_prompt,
                 workspace_map: map,
+                last_change: self
+                    .settings
+                    .last_change
+                    .then(|| self.working_copy.last_change())
+                    .flatten(),
                 secrets: self.tools.secrets.names().to_vec(),
                 instructions: self.teaching.instruction_files(),
                 skills: self.teaching.skills.clone(),

@@ -164,6 +164,7 @@ impl FreshReviewer {
             wright_core::Opening {
                 system_prompt: system_prompt(&root) + &teaching.prompt_section(),
                 workspace_map: None,
+                last_change: None,
                 secrets: tools.secrets.names().to_vec(),
                 instructions: teaching.instruction_files(),
                 skills: Vec::new(),

@@ -37,6 +37,7 @@ const COMPARABLE: &[&str] = &[
     "first-look",
     "reading",
     "retest",
+    "last-change",
     "model",
     "profile",
     "base-url",
@@ -98,7 +99,7 @@ pub struct EvalArgs {
     run_args: Vec<String>,
     /// Run every task under each value of a `wright run` flag, side by side:
     /// `--compare tool-calling=native,text`, `--compare constrain=auto,off`,
-    /// `--compare map=on,off`, `--compare first-look=on,off`, `--compare reading=on,off`, `--compare retest=on,off` (several: every combination).
+    /// `--compare map=on,off`, `--compare first-look=on,off`, `--compare reading=on,off`, `--compare retest=on,off`, `--compare last-change=on,off` (several: every combination).
     #[arg(long, value_name = "KEY=A,B")]
     compare: Vec<String>,
     /// Attempts per task and setting.

@@ -95,6 +95,10 @@ pub struct CommonArgs {
     /// the run stops, not finished): on or off (default on).
     #[arg(long, value_name = "on|off")]
     pub retest: Option<String>,
+    /// When the first look fails, show the model what the start commit changed (its
+    /// diff, bounded): on or off (default on).
+    #[arg(long, value_name = "on|off")]
+    pub last_change: Option<String>,
     /// The model's tools: auto (small for a model whose name says 8B or less, else full),
     /// small, full, or names separated by commas (terminal,file_editor,grep,glob,
     /// task_tracker,think,finish; finish is always there).
@@ -276,6 +280,7 @@ impl CommonArgs {
             ("constrain", text(&self.constrain), "--constrain"),
             ("map", text(&self.map), "--map"),
             ("run.retest", text(&self.retest), "--retest"),
+            ("run.last_change", text(&self.last_change), "--last-change"),
             ("tools", text(&self.tools), "--tools"),
             ("confirm", text(&self.confirm), "--confirm"),
             (

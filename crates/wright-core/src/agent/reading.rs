@@ -33,7 +33,12 @@ impl Conversation {
         let Some(workspace) = &self.workspace else {
             return Ok(());
         };
-        let Some(question) = wright_tools::failure::question(output, workspace, command) else {
+        let last_change = self
+            .start_event()
+            .and_then(|start| start.last_change.clone());
+        let Some(question) =
+            wright_tools::failure::question(output, workspace, command, last_change.as_deref())
+        else {
             return Ok(());
         };
         let client = self.client.for_words(READING_TOKENS);

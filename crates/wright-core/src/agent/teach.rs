@@ -54,7 +54,7 @@ impl Conversation {
             .unwrap_or_default()
     }
 
-    fn start_event(&self) -> Option<&Start> {
+    pub(super) fn start_event(&self) -> Option<&Start> {
         self.log.events().iter().find_map(|e| match &e.body {
             EventBody::Start(start) => Some(start),
             _ => None,

@@ -99,6 +99,8 @@ pub struct Outcome {
 pub struct Opening {
     pub system_prompt: String,
     pub workspace_map: Option<String>,
+    /// What the start commit changed, shown after a failing first look.
+    pub last_change: Option<String>,
     /// The names of the secrets granted to the shell, for the log's start.
     pub secrets: Vec<String>,
     /// The repository's instructions in the system prompt (its text holds them).

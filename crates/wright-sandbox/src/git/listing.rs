@@ -1,7 +1,7 @@
-//! What a commit of the user's repository holds, for the workspace map: its tracked
-//! paths and the commits before it. Both are read from the object store (`ls-tree`,
-//! `log`), never from a work tree, and both are bounded: a listing past `max_bytes` is
-//! cut there and says so.
+//! What a commit of the user's repository holds, for the workspace map and the first
+//! look: its tracked paths, the commits before it, and what it changed. All are read from
+//! the object store (`ls-tree`, `log`, `diff` of two commits), never from a work tree,
+//! and all are bounded: a listing or diff past `max_bytes` is cut there and says so.
 
 use super::command::failed;
 use super::GitError;
@@ -105,5 +105,80 @@ impl UserRepo {
                 None => (line.to_string(), String::new()),
             })
             .collect())
+    }
+}
+
+/// What the commit before the start changed: the start commit's own diff against its
+/// first parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastChange {
+    /// Its short id and subject, as stored (not yet made printable).
+    pub id: String,
+    pub subject: String,
+    /// The unified diff (two lines of context), paths relative to the workspace's
+    /// directory; cut at the bound when `cut`.
+    pub diff: String,
+    pub cut: bool,
+}
+
+impl UserRepo {
+    /// The change `commit` made to its first parent under `sub` (relative to the top, `""`
+    /// for all), its diff read up to `max_bytes`; `None` for a first commit, or one that
+    /// changed nothing there. No textconv, no external diff, no renames followed.
+    pub fn last_change(
+        &self,
+        commit: &Oid,
+        sub: &str,
+        max_bytes: usize,
+    ) -> Result<Option<LastChange>, GitError> {
+        let parent = format!("{commit}^");
+        if self
+            .run(&[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{parent}^{{commit}}"),
+            ])
+            .is_err()
+        {
+            return Ok(None);
+        }
+        let relative = format!("--relative={sub}");
+        let mut args = vec![
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--unified=2",
+        ];
+        if !sub.is_empty() {
+            args.push(&relative);
+        }
+        args.extend([parent.as_str(), commit.as_str(), "--"]);
+        let child = self.spawn(&args, Stdio::null())?;
+        let limits = RunLimits {
+            max_stdout: max_bytes,
+            ..RunLimits::default()
+        };
+        let captured = finish(child, Vec::new(), limits)?;
+        if !captured.success() && !captured.stdout_cut {
+            return Err(failed(&args, &captured.said()));
+        }
+        let diff = String::from_utf8_lossy(&captured.stdout).into_owned();
+        if diff.trim().is_empty() {
+            return Ok(None);
+        }
+        let (id, subject) = self
+            .recent_commits(commit, 1)?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        Ok(Some(LastChange {
+            id,
+            subject,
+            diff,
+            cut: captured.stdout_cut,
+        }))
     }
 }

@@ -23,6 +23,7 @@ mod user;
 pub use agent::AgentRepo;
 pub use agent::AsideCommit;
 pub use agent::StepCommit;
+pub use listing::LastChange;
 pub use listing::Listing;
 pub use remote::RemoteUrl;
 pub use remote::UrlError;

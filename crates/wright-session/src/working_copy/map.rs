@@ -1,7 +1,8 @@
 //! The workspace map of a new conversation, made before the agent's first step: from the
 //! user's own repository at the commit the agent starts from (its object store, never
 //! the agent's clone or a work tree), or from a plain directory walked without following
-//! links. See `wright_tools::map`.
+//! links. See `wright_tools::map`. Also what the start commit itself changed, shown after
+//! a failing first look (see `wright_tools::map::render_last_change`).
 
 use super::WorkingCopy;
 use std::path::Path;
@@ -43,5 +44,40 @@ impl WorkingCopy {
         }
         let input = self.map_input(workspace);
         (!input.files.is_empty()).then(|| wright_tools::map::render(&input).text)
+    }
+
+    /// What the start commit changed, as shown after a failing first look: read from the
+    /// user's own repository (never the agent's clone); `None` outside git, for a first
+    /// commit, or when it cannot be read (a help, not a condition of the run).
+    pub fn last_change(&self) -> Option<String> {
+        let (repo, base, inner, top) = match self {
+            WorkingCopy::Direct { .. } => return None,
+            WorkingCopy::InPlace(in_place) => (
+                &in_place.repo,
+                &in_place.base,
+                &in_place.workspace,
+                in_place.repo.top(),
+            ),
+            WorkingCopy::Clone(clone) => (
+                &clone.repo,
+                &clone.base,
+                &clone.workspace,
+                clone.clone_root.as_path(),
+            ),
+        };
+        let sub = inner
+            .strip_prefix(top)
+            .unwrap_or(Path::new(""))
+            .to_string_lossy()
+            .into_owned();
+        let sub = if sub.is_empty() {
+            sub
+        } else {
+            format!("{sub}/")
+        };
+        let change = repo
+            .last_change(base, &sub, wright_tools::map::MAX_DIFF_BYTES)
+            .ok()??;
+        Some(wright_tools::map::render_last_change(&change))
     }
 }

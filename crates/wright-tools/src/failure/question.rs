@@ -31,8 +31,14 @@ pub struct Question {
 
 /// The question about the failure `shown` (a failing `command`'s output as the model read
 /// it), when its first failure's line calls code defined in another file of the
-/// workspace.
-pub fn question(shown: &str, workspace: &Workspace, command: &str) -> Option<Question> {
+/// workspace. `last_change`, what the start commit changed as the model is shown it,
+/// goes before the question: a regression's line is most often in it.
+pub fn question(
+    shown: &str,
+    workspace: &Workspace,
+    command: &str,
+    last_change: Option<&str>,
+) -> Option<Question> {
     let lines: Vec<&str> = shown.lines().collect();
     // Only the output's own lines: the header above them quotes code, not the output.
     let marked: Vec<_> = places(shown, workspace)
@@ -52,8 +58,11 @@ pub fn question(shown: &str, workspace: &Workspace, command: &str) -> Option<Que
         format!("{path}, from line {}:", defined.line)
     };
     let fence = fence_language(&path);
+    let change = last_change
+        .map(|change| format!("{change}\n\n"))
+        .unwrap_or_default();
     let text = format!(
-        "{what}\n```{fence}\n{code}\n```\n\n`{command}` failed:\n```\n{block}\n```\n\nWhich line of {path} causes this failure? Quote that line, then say in one sentence what is wrong with it."
+        "{what}\n```{fence}\n{code}\n```\n\n`{command}` failed:\n```\n{block}\n```\n\n{change}Which line of {path} causes this failure? Quote that line, then say in one sentence what is wrong with it."
     );
     Some(Question { path, text })
 }

@@ -194,7 +194,7 @@ fn the_first_failure_is_the_one_read_innermost_frame_of_the_first_traceback() {
 #[test]
 fn the_question_shows_the_code_under_test_and_the_first_failure_alone() {
     let (_dir, workspace, shown) = two_failures();
-    let asked = question(&shown, &workspace, "python3 -m unittest").unwrap();
+    let asked = question(&shown, &workspace, "python3 -m unittest", None).unwrap();
     assert_eq!(asked.path, "shop.py");
     assert_eq!(
         asked.text,
@@ -208,10 +208,27 @@ fn the_question_shows_the_code_under_test_and_the_first_failure_alone() {
     );
     let (header, body) = read(&output, &workspace).unwrap();
     assert_eq!(
-        question(&format!("{header}\n{body}"), &workspace, "python3 x.py"),
+        question(
+            &format!("{header}\n{body}"),
+            &workspace,
+            "python3 x.py",
+            None
+        ),
         None
     );
-    assert_eq!(question("exit 1", &workspace, "make test"), None);
+    assert_eq!(question("exit 1", &workspace, "make test", None), None);
+}
+
+#[test]
+fn the_last_change_comes_right_before_the_question() {
+    let (_dir, workspace, shown) = two_failures();
+    let change = "[The last commit, `abc1234 Skip the first`, changed:]\n```diff\n-    return sum(prices)\n+    return sum(prices[1:])\n```";
+    let asked = question(&shown, &workspace, "python3 -m unittest", Some(change)).unwrap();
+    assert!(
+        asked.text.ends_with(&format!("AssertionError: 0 != 5\n```\n\n{change}\n\nWhich line of shop.py causes this failure? Quote that line, then say in one sentence what is wrong with it.")),
+        "{}",
+        asked.text
+    );
 }
 
 #[test]

@@ -11,10 +11,13 @@
 //! or walks a plain directory beneath its descriptor without following links; project
 //! files are read as bounded data and never run.
 
+mod change;
 mod detect;
 mod gather;
 mod tree;
 
+pub use change::render_last_change;
+pub use change::MAX_DIFF_BYTES;
 pub use detect::Command;
 pub use detect::CommandKind;
 pub use gather::from_directory;
