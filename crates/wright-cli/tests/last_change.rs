@@ -65,7 +65,7 @@ async fn a_failing_first_look_is_followed_by_what_the_last_commit_changed() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 
     let change = format!(
-        "[The last commit, `{id} Leave the total column out`, changed:]\n```diff\n--- a/export.py\n+++ b/export.py\n@@ -1,2 +1,2 @@\n def row(r):\n-    return \",\".join(str(v) for v in r)\n+    return \",\".join(str(v) for v in r[:-1])\n```"
+        "[The last commit, `{id} Leave the total column out`, changed export.py:]\nexport.py, line 2, now reads:\n```\n    return \",\".join(str(v) for v in r[:-1])\n```\nBefore that commit it read:\n```\n    return \",\".join(str(v) for v in r)\n```\nIf that change is what makes the tests fail, this call puts those lines back as they were:\n{{\"name\":\"file_editor\",\"arguments\":{{\"command\":\"str_replace\",\"path\":\"export.py\",\"old_str\":\"    return \\\",\\\".join(str(v) for v in r[:-1])\",\"new_str\":\"    return \\\",\\\".join(str(v) for v in r)\"}}}}"
     );
     assert_eq!(logged_last_change(&h).as_deref(), Some(change.as_str()));
     let requests = server.chat_requests();

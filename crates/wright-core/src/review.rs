@@ -19,33 +19,7 @@ pub trait Inspector: Send + Sync {
     fn changes(&self) -> Vec<FileChange>;
 }
 
-pub fn is_test_file(path: &str) -> bool {
-    let lower = path.to_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
-    lower
-        .split('/')
-        .any(|part| matches!(part, "test" | "tests" | "spec" | "specs" | "__tests__"))
-        || name.starts_with("test_")
-        || name.starts_with("test.")
-        || [
-            "_test.py",
-            "_test.go",
-            "_test.rs",
-            "_spec.rb",
-            ".test.js",
-            ".test.ts",
-            ".test.tsx",
-            ".spec.js",
-            ".spec.ts",
-            "test.java",
-            "tests.java",
-            "_test.c",
-            "_test.cc",
-            "_test.cpp",
-        ]
-        .iter()
-        .any(|suffix| name.ends_with(suffix))
-}
+pub use wright_tools::is_test_file;
 
 const TEST_OR_ASSERTION: &[&str] = &[
     "def test",
