@@ -105,6 +105,12 @@ async fn str_replace_needs_exactly_one_match() {
         other.starts_with("old_str was not found in a.py. View the file"),
         "{other}"
     );
+    // A line replaced by itself changes nothing, and says so.
+    let same = s.model_error(json!({"command": "str_replace", "path": "a.py", "old_str": "y = 3", "new_str": "y = 3"})).await;
+    assert!(
+        same.starts_with("old_str and new_str are the same: this edit would change nothing in a.py. If the work is done, call finish"),
+        "{same}"
+    );
     assert_eq!(s.read("a.py"), b"x = 1\ny = 3\nx = 1\n");
 }
 

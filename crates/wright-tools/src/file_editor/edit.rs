@@ -26,6 +26,13 @@ pub fn str_replace(text: &str, old: &str, new: &str, shown: &str) -> Result<Edit
         ));
     }
     let hits: Vec<usize> = text.match_indices(old).map(|(at, _)| at).collect();
+    // A small model that believes it is done sometimes "edits" a line into itself, over
+    // and over; each such call must say so instead of counting as a change.
+    if old == new && !hits.is_empty() {
+        return Err(ToolError::Model(format!(
+            "old_str and new_str are the same: this edit would change nothing in {shown}. If the work is done, call finish; otherwise put the new text in new_str"
+        )));
+    }
     match hits.as_slice() {
         [] => Err(no_match(text, old, shown)),
         [at] => {
