@@ -7,6 +7,9 @@
 //! Said in words, not as a diff: asked about one, the 1.5B read its `-` and `+` the wrong
 //! way round (it "fixed" the code by making the commit's change again), so each changed
 //! run of lines is shown as it reads now, with its line numbers, then as it read before.
+//! When the change is one run of lines in one file that is not a test, the `file_editor`
+//! call that undoes it follows: shown words alone, the 1.5B named the right line and then
+//! wrote a different fix; shown the call, it made it (6 runs of 6).
 //!
 //! Guarantees: bounded (`MAX_SHOWN_BYTES`; past it only the changed files are named),
 //! deterministic, every line made printable (its tabs kept, as the file has them).
@@ -16,7 +19,7 @@ use wright_sandbox::git::LastChange;
 
 /// The diff read from git at most (a little more than is shown, to know it was cut).
 pub const MAX_DIFF_BYTES: usize = 4096;
-/// The diff shown at most, in bytes: about 400 tokens.
+/// What is shown at most, in bytes (the undo call included): about 400 tokens.
 const MAX_SHOWN_BYTES: usize = 1600;
 /// A diff line is clipped at this many characters.
 const MAX_LINE_CHARS: usize = 160;
@@ -34,10 +37,12 @@ pub fn render_last_change(change: &LastChange) -> String {
     };
     let body: String = files.iter().map(FileChange::render).collect();
     if !change.cut && !files.is_empty() && body.len() <= MAX_SHOWN_BYTES {
+        // The call repeats the lines: it goes only when all of it stays within the bound.
         let undo = undo_call(&files)
             .map(|call| {
                 format!("\nIf that change is what makes the tests fail, this call puts those lines back as they were:\n{call}")
             })
+            .filter(|undo| body.len() + undo.len() <= MAX_SHOWN_BYTES)
             .unwrap_or_default();
         return format!(
             "[The last commit, {commit}, changed {what}:]\n{}{undo}",
@@ -313,6 +318,24 @@ mod tests {
         let text = render_last_change(&change(DIFF, true));
         assert!(
             text.contains("changed export.py; the change is too long"),
+            "{text}"
+        );
+        // Lines that fit once but not twice: shown, without the call that repeats them.
+        let lines: String = (0..12)
+            .map(|n| format!("value_{n} = compute_{n}(x, y, z)  # comment {n}\n"))
+            .collect();
+        let before: String = lines.lines().map(|l| format!("-{l}\n")).collect();
+        let after: String = lines
+            .lines()
+            .map(|l| format!("+{}\n", l.replace('x', "w")))
+            .collect();
+        let diff = format!(
+            "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,12 +1,12 @@\n{before}{after}"
+        );
+        let text = render_last_change(&change(&diff, false));
+        assert!(text.contains("m.py, lines 1-12, now read:"), "{text}");
+        assert!(
+            !text.contains("this call") && text.len() <= MAX_SHOWN_BYTES + 100,
             "{text}"
         );
     }
