@@ -9,7 +9,7 @@
 //! run of lines is shown as it reads now, with its line numbers, then as it read before.
 //! When the change is one run of lines in one file that is not a test, the `file_editor`
 //! call that undoes it follows: shown words alone, the 1.5B named the right line and then
-//! wrote a different fix; shown the call, it made it (6 runs of 6).
+//! wrote a different fix; shown the call, it made it (9 runs of 9).
 //!
 //! Guarantees: bounded (`MAX_SHOWN_BYTES`; past it only the changed files are named),
 //! deterministic, every line made printable (its tabs kept, as the file has them).
