@@ -157,15 +157,15 @@ async fn the_first_look_follows_the_setting_and_the_model_size() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bad_first_look_value_is_refused_with_the_choices() {
+async fn a_bad_first_look_or_last_change_value_is_refused_with_the_choices() {
     let h = Harness::new();
-    let output = h
-        .wright(&["run", "--first-look", "sometimes", "fix it"], &[])
-        .await;
-    assert_eq!(output.status.code(), Some(2));
-    let said = stderr(&output);
-    assert!(
-        said.contains("auto") && said.contains("on") && said.contains("off"),
-        "{said}"
-    );
+    for (flag, value, named) in [
+        ("--first-look", "sometimes", &["auto", "on", "off"][..]),
+        ("--last-change", "maybe", &["--last-change"][..]),
+    ] {
+        let output = h.wright(&["run", flag, value, "fix it"], &[]).await;
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        let said = stderr(&output);
+        assert!(named.iter().all(|word| said.contains(word)), "{said}");
+    }
 }

@@ -140,14 +140,3 @@ async fn the_last_change_follows_its_setting_a_first_commit_and_a_passing_look()
         "{first}"
     );
 }
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bad_last_change_value_is_refused_with_the_choices() {
-    let h = Harness::new();
-    let output = h
-        .wright(&["run", "--last-change", "maybe", "fix it"], &[])
-        .await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    let said = stderr(&output);
-    assert!(said.contains("--last-change"), "{said}");
-}
