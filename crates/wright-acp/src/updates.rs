@@ -334,6 +334,10 @@ impl Observer for Updates {
                 format!("which line of {} fails: {}", reading.path, reading.answer),
             ),
             EventBody::Reading(_) => {}
+            // A version tried by wright before the first step: said, as a check is.
+            EventBody::Candidate(candidate) => self
+                .notifier
+                .say(format!("\n\nwright: {}", candidate.summary())),
             // wright's own check of the work: said, as a run's notes are.
             EventBody::Check(check) => self
                 .notifier

@@ -334,6 +334,7 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 Some(why) => say!("{n}reading of {}: not answered ({why})", reading.path),
             },
             EventBody::Check(check) => say!("{n}  [{}]", check.summary()),
+            EventBody::Candidate(candidate) => say!("{n}  [{}]", candidate.summary()),
         }
     }
     for line in crate::fleet::share_lines(&parsed.events) {

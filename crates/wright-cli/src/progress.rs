@@ -248,6 +248,10 @@ impl Observer for Progress {
                     )),
                 }
             }
+            EventBody::Candidate(candidate) => {
+                self.live.idle();
+                self.line(&format!("  → {}", candidate.summary()));
+            }
             EventBody::Check(check) => {
                 self.live.idle();
                 self.line(&format!("  → {}", check.summary()));

@@ -37,6 +37,7 @@ const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("run.stream", DefaultValue::Bool(true)),
     ("run.first_look", DefaultValue::Str("auto")),
     ("run.reading", DefaultValue::Str("auto")),
+    ("run.candidates", DefaultValue::Str("auto")),
     ("run.retest", DefaultValue::Str("on")),
     ("run.last_change", DefaultValue::Str("on")),
     ("review.rounds", DefaultValue::Int(1)),
@@ -136,6 +137,9 @@ pub struct Settings {
     /// `auto`, `on` or `off`: ask the model apart which line causes the first look's
     /// failure.
     pub reading: String,
+    /// `auto`, `on` or `off`: ask the model apart for versions of the first look's
+    /// failing function, and try each.
+    pub candidates: String,
     /// Run the first look's failing command again after edits and before `finish`.
     pub retest: bool,
     /// Show what the start commit changed after a failing first look.
@@ -265,6 +269,7 @@ impl Settings {
             stream: config.bool("run.stream").unwrap_or(true),
             first_look: string("run.first_look").unwrap_or_else(|| "auto".into()),
             reading: string("run.reading").unwrap_or_else(|| "auto".into()),
+            candidates: string("run.candidates").unwrap_or_else(|| "auto".into()),
             retest: config.str("run.retest") != Some("off"),
             last_change: config.str("run.last_change") != Some("off"),
             review_profile: string("review.profile"),

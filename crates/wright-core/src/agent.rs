@@ -5,6 +5,7 @@
 mod access;
 mod aside;
 mod calls;
+mod candidates;
 mod confirming;
 mod ending;
 mod fallback;
@@ -122,6 +123,9 @@ pub struct Conversation {
     first_look: Option<String>,
     /// Whether the first look's failure is read apart by the model (see `reading`).
     read_first_failure: bool,
+    /// Whether versions of the first look's failing code are asked for and tried (see
+    /// `candidates`).
+    try_candidates: bool,
     /// Whether the first look's failing command is run again after edits and before
     /// `finish` (see `retest`).
     retest: bool,
@@ -295,6 +299,7 @@ impl Conversation {
             snapshots: snapshot::Snapshots::default(),
             first_look: None,
             read_first_failure: false,
+            try_candidates: false,
             retest: true,
             failed_finishes: 0,
             told_about_test_edits: false,

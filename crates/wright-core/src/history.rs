@@ -256,6 +256,19 @@ fn render_view<'a>(
                     _ => messages.push(ChatMessage::User { content: text }),
                 }
             }
+            // The version of the failing function that passed, asked apart, tried and kept:
+            // right after the failure.
+            EventBody::Candidate(candidate)
+                if candidate.outcome == wright_protocol::CandidateOutcome::Passed
+                    && environment_calls.iter().any(|(id, _)| *id == candidate.call_id) =>
+            {
+                if let (Some(ChatMessage::User { content }), Some(offer)) =
+                    (messages.last_mut(), offered_version(candidate))
+                {
+                    content.push_str("\n\n");
+                    content.push_str(&offer);
+                }
+            }
             // The model's own reading of the first look's failure, asked apart: right after
             // that failure, in the same user message.
             EventBody::Reading(reading)
@@ -367,6 +380,8 @@ fn render_view<'a>(
             | EventBody::SideQuestion(_)
             // A reading of anything but wright's own first look is not shown (none is made).
             | EventBody::Reading(_)
+            // Versions that did not pass are not shown: the failure already says it fails.
+            | EventBody::Candidate(_)
             | EventBody::Check(_)
             // A refusal reaches the model in the command's own output.
             | EventBody::Network(_) => {}
@@ -374,6 +389,19 @@ fn render_view<'a>(
     }
     flush(&mut messages, &mut results);
     messages
+}
+
+/// What the model is told of the version that passed and was kept: what wright did, and
+/// the function as it reads now.
+fn offered_version(candidate: &wright_protocol::Candidate) -> Option<String> {
+    let new = candidate.new_str.as_ref()?;
+    let fence = if new.contains("```") { "````" } else { "```" };
+    Some(format!(
+        "[Asked apart, you wrote `{name}` in {path} anew; wright put that version in place, and `{command}` passes now. {path} now has:\n{fence}\n{new}\n{fence}\nThe failure above is fixed: do not edit {path} again. If the task asks for nothing more, call finish now.]",
+        name = candidate.name,
+        path = candidate.path,
+        command = candidate.command,
+    ))
 }
 
 pub(crate) fn append_result(results: &mut Option<String>, text: &str) {

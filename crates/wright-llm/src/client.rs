@@ -222,6 +222,16 @@ impl Client {
         self.with_config(config)
     }
 
+    /// This client for answers in words sampled at `temperature` (each request may
+    /// answer otherwise): no constraint, at most `max_tokens`.
+    pub fn for_samples(&self, max_tokens: u32, temperature: f32) -> Client {
+        let mut config = self.config.clone();
+        config.constraint = None;
+        config.temperature = Some(temperature);
+        config.max_tokens = Some(max_tokens);
+        self.with_config(config)
+    }
+
     /// The request body exactly as `complete` sends it.
     pub fn request_body(&self, messages: &[ChatMessage], tools: &[Value]) -> Vec<u8> {
         if let Some(num_ctx) = self.config.ollama_num_ctx {

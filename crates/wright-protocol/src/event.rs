@@ -26,8 +26,9 @@ use std::time::SystemTime;
 /// model's answer, asked apart, about a failure). Version 7 added `check` (the first
 /// look's failing command run again by wright, after an edit and before a `finish`).
 /// Version 8 added `last_change` on `start` (what the start commit changed, shown after
-/// a failing first look).
-pub const LOG_FORMAT_VERSION: u32 = 8;
+/// a failing first look). Version 9 added `candidate` (a version of the failing code's
+/// function the model wrote, asked apart, and whether the failing command passed with it).
+pub const LOG_FORMAT_VERSION: u32 = 9;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,6 +206,9 @@ pub enum EventBody {
     /// The first look's failing command, run again by wright after an edit or before a
     /// `finish` (version 7 on).
     Check(crate::Check),
+    /// A version of the failing code's function the model wrote, asked apart, tried by
+    /// wright with the first look's command (version 9 on).
+    Candidate(crate::Candidate),
     /// A connection to the network through wright's proxy or by `fetch` (version 6 on),
     /// logged after the call during which it ended: never shown to the model.
     Network(crate::NetConnection),

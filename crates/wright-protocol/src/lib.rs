@@ -6,6 +6,7 @@
 //! can always be replayed into exactly the history the model saw. This crate only knows
 //! serde: no I/O policy, no model, no tools.
 
+mod candidate;
 mod changes;
 mod check;
 mod event;
@@ -24,6 +25,8 @@ mod stop;
 mod teach;
 mod untrusted;
 
+pub use candidate::Candidate;
+pub use candidate::CandidateOutcome;
 pub use changes::Changes;
 pub use changes::ChangesOutcome;
 pub use check::Check;

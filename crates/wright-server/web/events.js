@@ -138,6 +138,23 @@ export function createRenderer(ctx) {
       h("div", { class: "text" }, `wright ran `, h("code", {}, ev.command), ` ${when}: ${verdict}`), output);
   }
 
+  // A version of the failing function the model wrote, asked apart, tried by wright
+  // before the first step: what came of it in a line, the answer folded.
+  function candidate(ev) {
+    const o = ev.outcome || {};
+    const verdict = {
+      passed: "passes with it",
+      failed: typeof o.exit_code === "number" ? `still fails with it (exit ${o.exit_code})` : "did not finish with it",
+      no_code: "not run: the answer wrote no such function",
+      unchanged: "not run: the answer left it as it is",
+      repeated: "not run: the same as an earlier one",
+      not_tried: `not tried: ${o.why || ""}`,
+    }[o.kind] || String(o.kind);
+    const answer = h("details", {}, h("summary", {}, "the answer"), h("pre", { class: "output" }, ev.answer || ""));
+    return row(ev, `check ${o.kind === "passed" ? "check-passed" : "check-failed"}`, "candidate",
+      h("div", { class: "text" }, `a version of ${ev.name} in ${ev.path}, asked apart: `, h("code", {}, ev.command), ` ${verdict}`), answer);
+  }
+
   return function render(ev) {
     switch (ev.kind) {
       case "start":
@@ -173,6 +190,8 @@ export function createRenderer(ctx) {
         return changes(ev);
       case "check":
         return check(ev);
+      case "candidate":
+        return candidate(ev);
       default:
         return row(ev, "other", String(ev.kind), h("pre", { class: "json" }, JSON.stringify(ev, null, 2)));
     }

@@ -21,7 +21,8 @@ impl Session {
     }
 
     /// Sets `conversation` to begin with the first look under `look`, and to have the
-    /// model read that look's failure apart under `reading` (each `auto`, `on`, `off`).
+    /// model read that look's failure apart under `reading` (each `auto`, `on`, `off`), and
+    /// to try versions of its failing function under the setting `run.candidates`.
     pub fn begin_with_first_look(
         &self,
         conversation: &mut Conversation,
@@ -31,6 +32,7 @@ impl Session {
         if let Some(command) = self.first_look_command(look) {
             conversation.look_first(command);
             conversation.read_first_failure(self.wanted(reading));
+            conversation.try_candidates(self.wanted(&self.settings.candidates));
         }
     }
 

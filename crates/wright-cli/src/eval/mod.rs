@@ -36,6 +36,7 @@ const COMPARABLE: &[&str] = &[
     "map",
     "first-look",
     "reading",
+    "candidates",
     "retest",
     "last-change",
     "model",
@@ -99,7 +100,7 @@ pub struct EvalArgs {
     run_args: Vec<String>,
     /// Run every task under each value of a `wright run` flag, side by side:
     /// `--compare tool-calling=native,text`, `--compare constrain=auto,off`,
-    /// `--compare map=on,off`, `--compare first-look=on,off`, `--compare reading=on,off`, `--compare retest=on,off`, `--compare last-change=on,off` (several: every combination).
+    /// `--compare map=on,off`, `--compare first-look=on,off`, `--compare reading=on,off`, `--compare candidates=on,off`, `--compare retest=on,off`, `--compare last-change=on,off` (several: every combination).
     #[arg(long, value_name = "KEY=A,B")]
     compare: Vec<String>,
     /// Attempts per task and setting.

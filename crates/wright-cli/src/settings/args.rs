@@ -99,6 +99,13 @@ pub struct CommonArgs {
     /// diff, bounded): on or off (default on).
     #[arg(long, value_name = "on|off")]
     pub last_change: Option<String>,
+    /// When the first look fails and its failing line calls a function in another file,
+    /// ask the model apart up to 4 times for that function corrected, run the failing
+    /// command with each version in place, put the file back unless it passes, and keep
+    /// the first that passes, shown to the model: auto (for models whose name says 8B or
+    /// less), on, off.
+    #[arg(long, value_name = "auto|on|off")]
+    pub candidates: Option<String>,
     /// The model's tools: auto (small for a model whose name says 8B or less, else full),
     /// small, full, or names separated by commas (terminal,file_editor,grep,glob,
     /// task_tracker,think,finish; finish is always there).
@@ -281,6 +288,7 @@ impl CommonArgs {
             ("map", text(&self.map), "--map"),
             ("run.retest", text(&self.retest), "--retest"),
             ("run.last_change", text(&self.last_change), "--last-change"),
+            ("run.candidates", text(&self.candidates), "--candidates"),
             ("tools", text(&self.tools), "--tools"),
             ("confirm", text(&self.confirm), "--confirm"),
             (

@@ -85,7 +85,13 @@ impl Conversation {
                 exit_code,
             },
         )?;
-        if failed && self.read_first_failure {
+        // A version checked to pass says more than a reading: then none is asked for.
+        let passed = failed
+            && self.try_candidates
+            && self
+                .try_versions(FIRST_LOOK_CALL, &output, &command, observer, cancel)
+                .await?;
+        if failed && !passed && self.read_first_failure {
             self.read_failure(FIRST_LOOK_CALL, &output, &command, observer, cancel)
                 .await?;
         }

@@ -69,6 +69,12 @@ impl Conversation {
                 {
                     conversation.acted = true;
                 }
+                // A version of the code kept by wright is a change made: `finish` may follow.
+                EventBody::Candidate(candidate)
+                    if candidate.outcome == wright_protocol::CandidateOutcome::Passed =>
+                {
+                    conversation.acted = true;
+                }
                 EventBody::Condensation(condensation) => {
                     conversation.totals.condensations += 1;
                     conversation.totals.prompt_tokens +=

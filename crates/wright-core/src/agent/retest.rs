@@ -116,28 +116,8 @@ impl Conversation {
         let Some(command) = self.check_command() else {
             return Ok(None);
         };
-        let Some(terminal) = self.tools.get("terminal").cloned() else {
+        let Some((output, exit_code)) = self.run_in_root(&command, observer, cancel).await else {
             return Ok(None);
-        };
-        let arguments = serde_json::json!({
-            "command": in_root(&command, &self.workspace_root()),
-            "timeout": FIRST_LOOK_TIMEOUT_SECS,
-        });
-        let ran = run_watched(
-            terminal.as_ref(),
-            &arguments,
-            cancel,
-            observer,
-            self.masker.clone(),
-        )
-        .await;
-        let (output, exit_code) = match ran {
-            None => return Ok(None),
-            Some(Ok(output)) => (
-                without_exit_note(&output.text, output.exit_code),
-                output.exit_code,
-            ),
-            Some(Err(ToolError::Model(message) | ToolError::Fatal(message))) => (message, None),
         };
         let shown = self.verdict(&command, moment, exit_code, &output);
         let check = Check {
@@ -154,6 +134,36 @@ impl Conversation {
             EventBody::Check(check.clone()),
         )?;
         Ok(Some(check))
+    }
+
+    /// Runs `command` in the terminal, from the workspace's root: its output (the exit
+    /// note taken off) and exit code; `None` when there is no terminal or it was cancelled.
+    pub(super) async fn run_in_root(
+        &self,
+        command: &str,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Option<(String, Option<i32>)> {
+        let terminal = self.tools.get("terminal").cloned()?;
+        let arguments = serde_json::json!({
+            "command": in_root(command, &self.workspace_root()),
+            "timeout": FIRST_LOOK_TIMEOUT_SECS,
+        });
+        let ran = run_watched(
+            terminal.as_ref(),
+            &arguments,
+            cancel,
+            observer,
+            self.masker.clone(),
+        )
+        .await?;
+        Some(match ran {
+            Ok(output) => (
+                without_exit_note(&output.text, output.exit_code),
+                output.exit_code,
+            ),
+            Err(ToolError::Model(message) | ToolError::Fatal(message)) => (message, None),
+        })
     }
 
     /// What the model is shown of a check.

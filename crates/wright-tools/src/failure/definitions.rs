@@ -15,6 +15,8 @@ use std::io::Read;
 /// The most files, and bytes in all, looked through for one failure.
 const MAX_FILES: usize = 400;
 const MAX_BYTES: u64 = 4 << 20;
+/// Lines above a failing line looked through for the function it is in.
+const ENCLOSING_LINES: usize = 200;
 /// Files larger than this are not looked into.
 const MAX_FILE: u64 = 256 << 10;
 /// Calls on a failing line that say nothing about the code under test.
@@ -156,8 +158,50 @@ pub fn find(
     found
 }
 
+/// The function whose body holds line `at` (1-based) of `lines`: the nearest line above
+/// it, or it, that defines a function and is indented less (or is `at` itself); its name
+/// and line. Looked at most `ENCLOSING_LINES` up.
+pub fn enclosing(lines: &[String], at: usize) -> Option<(String, usize)> {
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    let own = depth(lines.get(at - 1)?);
+    (at.saturating_sub(ENCLOSING_LINES).max(1)..=at)
+        .rev()
+        .find_map(|n| {
+            let line = &lines[n - 1];
+            if n != at && (line.trim().is_empty() || depth(line) >= own) {
+                return None;
+            }
+            defined_name(line.trim_start()).map(|name| (name, n))
+        })
+}
+
+/// The name `line` (trimmed at the start) defines a function of, if it does: `def NAME(`,
+/// `fn NAME(`, `function NAME(`, `func NAME(` or a Go method `func (r T) NAME(`.
+fn defined_name(line: &str) -> Option<String> {
+    let line = line
+        .trim_start_matches("pub(crate) ")
+        .trim_start_matches("pub ")
+        .trim_start_matches("export ")
+        .trim_start_matches("async ")
+        .trim_start_matches("default ");
+    let rest = ["def ", "fn ", "function ", "func "]
+        .iter()
+        .find_map(|keyword| line.strip_prefix(keyword))?;
+    // A Go method's receiver comes before its name.
+    let rest = match rest.strip_prefix('(') {
+        Some(receiver) => receiver.split_once(')')?.1.trim_start(),
+        None => rest,
+    };
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let after = rest[name.len()..].chars().next();
+    (!name.is_empty() && matches!(after, Some('(' | '<'))).then_some(name)
+}
+
 /// Whether `line` (trimmed at the start) defines `name`.
-fn defines(line: &str, name: &str) -> bool {
+pub(super) fn defines(line: &str, name: &str) -> bool {
     let line = line
         .trim_start_matches("pub(crate) ")
         .trim_start_matches("pub ")

@@ -9,11 +9,16 @@
 mod definitions;
 mod excerpt;
 mod question;
+mod rewrite;
 
 pub use excerpt::excerpt;
 pub use excerpt::last_line;
 pub use question::question;
 pub use question::Question;
+pub use rewrite::rewrite;
+pub use rewrite::rewritten;
+pub use rewrite::Rewrite;
+pub use rewrite::Target;
 
 use crate::Workspace;
 use cap_std::fs::OpenOptions;
@@ -44,6 +49,8 @@ const STATEMENT_LINES: usize = 8;
 /// A definition's lines shown at most, and their characters.
 const DEFINITION_LINES: usize = 15;
 const DEFINITION_CHARS: usize = 1500;
+/// A definition asked for whole, corrected, is at most this many lines.
+const REWRITE_LINES: usize = 80;
 
 /// A place in the workspace: its path relative to the workspace root, and a line (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,16 +211,25 @@ pub fn quote(workspace: &Workspace, place: &Place, around: u32) -> Option<String
 }
 
 /// The lines (1-based, inclusive) of the definition at `at`: the whole file when it is
-/// short, else the definition's own lines (the line at `at`, then those indented deeper or
-/// blank, and the closing line at its own depth), bounded; and whether that is the whole.
+/// short, else the definition's own lines (see `own_span`), bounded; and whether that is
+/// the whole.
 fn definition_span(lines: &[String], at: usize) -> (usize, usize, bool) {
     if lines.len() <= WHOLE_FILE_LINES {
         return (1, lines.len(), true);
     }
+    let (first, last) = own_span(lines, at);
+    (first, last.min(at + DEFINITION_LINES - 1), false)
+}
+
+/// The definition at `at`'s own lines (1-based, inclusive): the line at `at`, then those
+/// indented deeper or blank, and the closing line at its own depth; blank lines at its
+/// end left out.
+fn own_span<S: AsRef<str>>(lines: &[S], at: usize) -> (usize, usize) {
     let depth = |line: &str| line.len() - line.trim_start().len();
-    let own = depth(&lines[at - 1]);
+    let own = depth(lines[at - 1].as_ref());
     let mut last = at;
     for (n, line) in lines.iter().enumerate().skip(at) {
+        let line = line.as_ref();
         if line.trim().is_empty() || depth(line) > own {
             last = n + 1;
             continue;
@@ -224,10 +240,24 @@ fn definition_span(lines: &[String], at: usize) -> (usize, usize, bool) {
         }
         break;
     }
-    while last > at && lines[last - 1].trim().is_empty() {
+    while last > at && lines[last - 1].as_ref().trim().is_empty() {
         last -= 1;
     }
-    (at, last.min(at + DEFINITION_LINES - 1), false)
+    (at, last)
+}
+
+/// The definition at `place`'s own lines exactly as the file has them (joined by `\n`),
+/// when it is at most `REWRITE_LINES` long and every line is printable as it is: the text
+/// a `str_replace` of it must match.
+fn exact_definition(workspace: &Workspace, place: &Place) -> Option<String> {
+    let (lines, at) = file_lines(workspace, place)?;
+    let (first, last) = own_span(&lines, at);
+    let own = &lines[first - 1..last];
+    (own.len() <= REWRITE_LINES
+        && own
+            .iter()
+            .all(|line| wright_protocol::printable(line) == *line))
+    .then(|| own.join("\n"))
 }
 
 /// `lines` joined after `start`, each on a line of its own, stopped with `…` before
@@ -274,6 +304,21 @@ fn plain_definition(workspace: &Workspace, place: &Place) -> Option<(String, boo
             .map(|line| wright_protocol::printable(line).chars().take(200).collect()),
     );
     Some((code.trim_start_matches('\n').to_string(), whole))
+}
+
+/// The function whose body holds the line at `place`, in that file: its name and the
+/// place of its definition.
+pub(super) fn enclosing_function(workspace: &Workspace, place: &Place) -> Option<(String, Place)> {
+    let (lines, at) = file_lines(workspace, place)?;
+    let (name, line) = definitions::enclosing(&lines, at)?;
+    let line = u32::try_from(line).ok()?;
+    Some((
+        name,
+        Place {
+            path: place.path.clone(),
+            line,
+        },
+    ))
 }
 
 /// What the statement at `place` calls and where each is defined elsewhere in the

@@ -10,6 +10,7 @@ use super::called_definitions;
 use super::failing_place;
 use super::places;
 use super::plain_definition;
+use super::Place;
 use super::MARK;
 use crate::Workspace;
 
@@ -17,6 +18,8 @@ use crate::Workspace;
 /// its traceback), and after it (the failing line, the error, a diff).
 const BEFORE: usize = 6;
 const AFTER: usize = 14;
+/// Lines above a failing line looked at for the call it checks, when it calls none.
+const LOOK_BACK: u32 = 3;
 /// The failure's lines are cut to this many characters in all.
 const BLOCK_CHARS: usize = 1500;
 
@@ -40,17 +43,10 @@ pub fn question(
     last_change: Option<&str>,
 ) -> Option<Question> {
     let lines: Vec<&str> = shown.lines().collect();
-    // Only the output's own lines: the header above them quotes code, not the output.
-    let marked: Vec<_> = places(shown, workspace)
-        .into_iter()
-        .filter(|(n, _)| lines[*n].starts_with(MARK))
-        .collect();
-    let (at, failed) = failing_place(shown, &marked)?;
-    let (_, defined, _) = called_definitions(workspace, &failed)
-        .into_iter()
-        .find(|(_, place, _)| place.path != failed.path)?;
+    let under_test = under_test(shown, workspace)?;
+    let defined = under_test.defined;
     let (code, whole) = plain_definition(workspace, &defined)?;
-    let block = failure_block(&lines, at, workspace);
+    let block = failure_block(&lines, under_test.at, workspace);
     let path = defined.path.clone();
     let what = if whole {
         format!("{path}:")
@@ -65,6 +61,46 @@ pub fn question(
         "{what}\n```{fence}\n{code}\n```\n\n`{command}` failed:\n```\n{block}\n```\n\n{change}Which line of {path} causes this failure? Quote that line, then say in one sentence what is wrong with it."
     );
     Some(Question { path, text })
+}
+
+/// The code a failure points at: a function called by the first failure's line and
+/// defined in another file of the workspace.
+pub(super) struct UnderTest {
+    /// The output line naming the first failure's place.
+    pub at: usize,
+    /// The function's name, and where it is defined.
+    pub name: String,
+    pub defined: Place,
+}
+
+/// The code under test the failing output `shown` points at, if any.
+pub(super) fn under_test(shown: &str, workspace: &Workspace) -> Option<UnderTest> {
+    let (at, failed) = failing(shown, workspace)?;
+    // A test that reports a failure itself names the report's line (Go's `t.Errorf`, a
+    // `raise` after a check): the call it checks is on a line just above.
+    let (name, defined, _) = (0..=LOOK_BACK).find_map(|back| {
+        let line = failed.line.checked_sub(back).filter(|line| *line > 0)?;
+        let place = Place {
+            path: failed.path.clone(),
+            line,
+        };
+        called_definitions(workspace, &place)
+            .into_iter()
+            .find(|(_, place, _)| place.path != failed.path)
+    })?;
+    Some(UnderTest { at, name, defined })
+}
+
+/// The first failure's place in the failing output `shown`, and the index of the output
+/// line naming it.
+pub(super) fn failing(shown: &str, workspace: &Workspace) -> Option<(usize, Place)> {
+    let lines: Vec<&str> = shown.lines().collect();
+    // Only the output's own lines: the header above them quotes code, not the output.
+    let marked: Vec<_> = places(shown, workspace)
+        .into_iter()
+        .filter(|(n, _)| lines[*n].starts_with(MARK))
+        .collect();
+    failing_place(shown, &marked)
 }
 
 /// The output's lines around line `at`: back to the start of its failure, on to its end,
@@ -105,7 +141,7 @@ pub(super) fn failure_block(lines: &[&str], at: usize, workspace: &Workspace) ->
 }
 
 /// The fence's language for a file, by its extension (empty when unknown).
-fn fence_language(path: &str) -> &'static str {
+pub(super) fn fence_language(path: &str) -> &'static str {
     match path.rsplit_once('.').map(|(_, ext)| ext) {
         Some("py") => "python",
         Some("rs") => "rust",

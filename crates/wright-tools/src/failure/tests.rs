@@ -279,3 +279,178 @@ fn a_call_written_over_several_lines_is_read_whole() {
         vec![("export_csv".to_string(), "export.py:1".to_string())]
     );
 }
+
+#[test]
+fn the_rewrite_asks_for_the_function_under_test_with_the_task() {
+    let (_dir, workspace, shown) = two_failures();
+    let asked = rewrite(&shown, &workspace, "python3 -m unittest", "Fix total.").unwrap();
+    assert_eq!(
+        asked.targets,
+        vec![Target {
+            path: "shop.py".into(),
+            name: "total".into(),
+            old: "def total(prices):\n    return sum(prices[1:])".into()
+        }]
+    );
+    assert!(
+        asked
+            .text
+            .starts_with("Task: Fix total.\n\nshop.py:\n```python\ndef total(prices):"),
+        "{}",
+        asked.text
+    );
+    assert!(
+        asked.text.ends_with("AssertionError: 0 != 5\n```\n\nThe code of `total` above is wrong: the test shows what it returns and what it should return. First say in one sentence what `total` does wrong. Then write the function `total` fixed, whole, in one ```python block."),
+        "{}",
+        asked.text
+    );
+    assert_eq!(rewrite("exit 1", &workspace, "make test", "x"), None);
+}
+
+#[test]
+fn a_function_it_calls_from_another_file_is_shown_and_may_be_the_one_written() {
+    let (dir, workspace, shown) = two_failures();
+    std::fs::write(
+        dir.path().join("shop.py"),
+        "from sums import add_all\n\n\ndef total(prices):\n    return add_all(prices)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("sums.py"),
+        "def add_all(values):\n    return sum(values[1:])\n",
+    )
+    .unwrap();
+    let asked = rewrite(&shown, &workspace, "python3 -m unittest", "Fix total.").unwrap();
+    let names: Vec<&str> = asked.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["total", "add_all"]);
+    assert!(
+        asked.text.contains("sums.py, where `add_all` is defined:\n```python\ndef add_all(values):\n    return sum(values[1:])\n```\n\n`python3 -m unittest` failed:"),
+        "{}",
+        asked.text
+    );
+    assert!(asked.text.ends_with("First say in one sentence which function is wrong (`total` or `add_all`) and what it does wrong. Then write that function fixed, whole, in one ```python block."), "{}", asked.text);
+    let answer = "It skips one.\n```python\ndef add_all(values):\n    return sum(values)\n```";
+    assert_eq!(
+        rewritten(answer, &asked.targets),
+        Some((
+            1,
+            "def add_all(values):\n    return sum(values)".to_string()
+        ))
+    );
+}
+
+#[test]
+fn a_version_is_read_from_the_block_that_defines_the_function() {
+    let target = |old: &str| {
+        vec![Target {
+            path: "x".into(),
+            name: "total".into(),
+            old: old.into(),
+        }]
+    };
+    let method = target("    def total(self, prices):\n        return sum(prices[1:])");
+    // Said first, written at the margin, with an import and a test after it.
+    let answer = "It skips the first price.\n```python\nimport math\n\ndef total(self, prices):\n    s = 0\n\n    for p in prices:\n        s += p\n    return s\n\nprint(total(None, [1]))\n```\nDone.";
+    assert_eq!(
+        rewritten(answer, &method),
+        Some((0, "    def total(self, prices):\n        s = 0\n\n        for p in prices:\n            s += p\n        return s".to_string()))
+    );
+    // A block without the function, then one cut by the token cap: the cut one is read.
+    let cut = "```\nx = 1\n```\n```rust\nfn total(v: &[u32]) -> u32 {\n    v.iter().sum()\n}";
+    assert_eq!(
+        rewritten(cut, &target("fn total(v: &[u32]) -> u32 {\n    0\n}")),
+        Some((
+            0,
+            "fn total(v: &[u32]) -> u32 {\n    v.iter().sum()\n}".to_string()
+        ))
+    );
+    assert_eq!(rewritten("no code at all", &method), None);
+    assert_eq!(
+        rewritten("```\ndef totals(x):\n    pass\n```", &method),
+        None
+    );
+}
+
+#[test]
+fn a_function_too_long_or_not_printable_as_it_is_is_not_asked_for() {
+    let (dir, workspace, shown) = two_failures();
+    let long = format!(
+        "def total(prices):\n{}    return sum(prices[1:])\n",
+        "    x = 1\n".repeat(REWRITE_LINES)
+    );
+    std::fs::write(dir.path().join("shop.py"), long).unwrap();
+    assert_eq!(
+        rewrite(&shown, &workspace, "python3 -m unittest", "x"),
+        None
+    );
+    std::fs::write(
+        dir.path().join("shop.py"),
+        "def total(prices):\n    return sum(prices[1:])  # \u{202e}x\n",
+    )
+    .unwrap();
+    assert_eq!(
+        rewrite(&shown, &workspace, "python3 -m unittest", "x"),
+        None
+    );
+}
+
+#[test]
+fn a_test_that_reports_its_own_failure_points_at_the_call_above() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("abs.go"),
+        "package abs\n\nfunc Abs(x int) int {\n\tif x > 0 {\n\t\treturn -x\n\t}\n\treturn x\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("abs_test.go"),
+        "package abs\n\nimport \"testing\"\n\nfunc TestAbs(t *testing.T) {\n\tif got := Abs(-3); got != 3 {\n\t\tt.Errorf(\"Abs(-3) = %d, want 3\", got)\n\t}\n}\n",
+    )
+    .unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let output = "--- FAIL: TestAbs (0.00s)\n    abs_test.go:7: Abs(-3) = -3, want 3\nFAIL\nFAIL\texample.com/abs\t0.002s";
+    let (header, body) = read(output, &workspace).unwrap();
+    let asked = rewrite(
+        &format!("{header}\n{body}"),
+        &workspace,
+        "go test ./...",
+        "Fix Abs.",
+    )
+    .unwrap();
+    assert_eq!(asked.targets[0].name, "Abs");
+    assert_eq!(asked.targets[0].path, "abs.go");
+    assert!(asked.text.contains("in one ```go block."), "{}", asked.text);
+}
+
+#[test]
+fn a_failure_inside_the_code_asks_for_the_function_it_failed_in() {
+    let (_dir, workspace) = workspace();
+    let root = workspace.root().display().to_string();
+    let output = format!(
+        "Traceback (most recent call last):\n  File \"{root}/pkg/report.py\", line 4, in total\n    s += r['amount']\nKeyError: 'amount'"
+    );
+    let (header, body) = read(&output, &workspace).unwrap();
+    let asked = rewrite(
+        &format!("{header}\n{body}"),
+        &workspace,
+        "python3 -m unittest",
+        "Fix it.",
+    )
+    .unwrap();
+    assert_eq!(asked.targets[0].name, "total");
+    assert_eq!(asked.targets[0].path, "pkg/report.py");
+    // A Go method, a Rust function, and a line outside any function.
+    let lines = |text: &str| text.lines().map(str::to_string).collect::<Vec<_>>();
+    let go = lines("package s\n\nfunc (s *Stack) Push(v int) {\n\tpanic(\"todo\")\n}\n");
+    assert_eq!(
+        definitions::enclosing(&go, 4),
+        Some(("Push".to_string(), 3))
+    );
+    let rust = lines("pub fn parse(s: &str) -> u32 {\n    let t = s.trim();\n    todo!()\n}\n");
+    assert_eq!(
+        definitions::enclosing(&rust, 3),
+        Some(("parse".to_string(), 1))
+    );
+    let top = lines("import os\nraise SystemExit(1)\n");
+    assert_eq!(definitions::enclosing(&top, 2), None);
+}

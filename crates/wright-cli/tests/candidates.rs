@@ -1,0 +1,156 @@
+//! Candidate fixes: when the first look fails on a function defined in another file, wright
+//! asks the model apart for that function corrected, tries each version with the failing
+//! command in the sandbox, puts the file back after each that fails, and keeps the first
+//! that passes, shown to the model after the failure — then asks no reading. A version
+//! that fails, or an answer without the function, is not shown; `--candidates off` asks
+//! for none.
+
+use crate::common::first_user_message;
+use crate::common::stderr;
+use crate::common::Harness;
+use crate::first_look::failing_python_repo;
+use crate::first_look::run_as;
+use crate::first_look::server;
+use crate::first_look::FIXED;
+use serde_json::json;
+use wright_protocol::CandidateOutcome;
+use wright_protocol::EventBody;
+use wright_testkit::git;
+use wright_testkit::reply;
+
+const BROKEN: &str = "def row(r):\n    return \",\".join(str(v) for v in r[:-1])";
+
+fn candidates(h: &Harness) -> Vec<wright_protocol::Candidate> {
+    h.events()
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::Candidate(candidate) => Some(candidate),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_version_that_passes_stays_and_is_shown() {
+    let h = Harness::new();
+    failing_python_repo(&h);
+    let server = server(vec![
+        // Words without the function; a version that still fails; the same again; then
+        // one that passes, written at a margin of its own.
+        reply().text("The slice drops the last value."),
+        reply().text("It drops a value.\n```python\ndef row(r):\n    return \",\".join(str(v) for v in r[1:])\n```"),
+        reply().text("```python\ndef row(r):\n    return \",\".join(str(v) for v in r[1:])\n```"),
+        reply().text("It leaves the last value out.\n```python\n  def row(r):\n      return \",\".join(str(v) for v in r)\n\n  print(row([1]))\n```"),
+        reply().call("finish", json!({"message": "fixed"})),
+    ])
+    .await;
+    let output = run_as(
+        &h,
+        &server.url(),
+        "qwen2.5-coder-1.5b",
+        &["--candidates", "on"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    let tried = candidates(&h);
+    let outcomes: Vec<_> = tried.iter().map(|c| c.outcome.clone()).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            CandidateOutcome::NoCode,
+            CandidateOutcome::Failed { exit_code: Some(1) },
+            CandidateOutcome::Repeated,
+            CandidateOutcome::Passed,
+        ]
+    );
+    assert_eq!(tried[3].new_str.as_deref(), Some(FIXED.trim_end()));
+    assert_eq!(tried[3].old_str, BROKEN);
+    let requests = server.chat_requests();
+    // Each asked apart: the task, the code, the failure; no tools, sampled.
+    let asked = requests[0].json();
+    let question = first_user_message(&asked);
+    assert!(
+        question.starts_with("Task: the test fails, fix it\n\nexport.py:\n```python\n"),
+        "{question}"
+    );
+    assert!(
+        question.contains("Then write the function `row` fixed, whole"),
+        "{question}"
+    );
+    assert!(asked.get("tools").is_none(), "{asked}");
+    assert_eq!(asked["temperature"], json!(0.7));
+    // The task's first message ends with the version that passed; no reading. The finish
+    // is checked, and taken.
+    let first = first_user_message(&requests[4].json());
+    assert!(
+        first.ends_with(&format!("wright put that version in place, and `python3 -m unittest` passes now. export.py now has:\n```\n{}\n```\nThe failure above is fixed: do not edit export.py again. If the task asks for nothing more, call finish now.]", FIXED.trim_end())),
+        "{first}"
+    );
+    assert!(!first.contains("[Asked apart which line"), "{first}");
+    assert_eq!(requests.len(), 5);
+    // The failing versions were put back, the passing one stayed: handed over as the fix.
+    let conversation = h.conversation_id();
+    let fixed = git(
+        h.repo(),
+        &["show", &format!("wright/{conversation}:export.py")],
+    );
+    assert_eq!(fixed, FIXED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_version_passing_leaves_the_file_as_it_was_and_off_asks_for_none() {
+    let h = Harness::new();
+    failing_python_repo(&h);
+    let failing = "```python\ndef row(r):\n    return \"\"\n```";
+    let mut script: Vec<_> = (0..4)
+        .map(|n| reply().text(&format!("{failing}\n# {n}")))
+        .collect();
+    script.push(reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "export.py"}),
+    ));
+    script.push(reply().call("finish", json!({"message": "looked"})));
+    let scripted = server(script).await;
+    let extra = ["--candidates", "on", "--reading", "off", "--retest", "off"];
+    run_as(&h, &scripted.url(), "qwen2.5-coder-1.5b", &extra).await;
+    let tried = candidates(&h);
+    assert_eq!(tried.len(), 4);
+    assert_eq!(
+        tried[0].outcome,
+        CandidateOutcome::Failed { exit_code: Some(1) }
+    );
+    assert!(tried[1..]
+        .iter()
+        .all(|c| c.outcome == CandidateOutcome::Repeated));
+    let requests = scripted.chat_requests();
+    let first = first_user_message(&requests[4].json());
+    assert!(!first.contains("Asked apart"), "{first}");
+    // The view the model asked for reads the file as it was.
+    let shown = requests[5].json().to_string();
+    assert!(shown.contains("r[:-1]"), "{shown}");
+    let workspace = h
+        .events()
+        .into_iter()
+        .find_map(|e| match e.body {
+            EventBody::Start(start) => Some(start.workspace),
+            _ => None,
+        })
+        .unwrap();
+    let now = std::fs::read_to_string(std::path::Path::new(&workspace).join("export.py")).unwrap();
+    assert!(now.contains("r[:-1]"), "{now}");
+
+    // Off: the first request is the task's.
+    let h = Harness::new();
+    failing_python_repo(&h);
+    let server = server(vec![reply().call("finish", json!({"message": "done"}))]).await;
+    run_as(
+        &h,
+        &server.url(),
+        "qwen2.5-coder-1.5b",
+        &["--candidates", "off", "--reading", "off", "--retest", "off"],
+    )
+    .await;
+    assert!(candidates(&h).is_empty());
+    assert!(server.chat_requests()[0].json().get("tools").is_some());
+}

@@ -1,0 +1,180 @@
+//! Candidate fixes (`--candidates`): when the first look fails and its first failure's
+//! line calls a function defined in another file of the workspace, wright asks the model
+//! apart — no tools, no history, no constraint, sampled — to write that function
+//! corrected, whole, up to `TRIES` times. Each version is put in place with the
+//! `file_editor` (so only inside the workspace, never in a test file) and the failing
+//! command is run in the sandbox; a version with which it still fails is taken out again
+//! with `undo_edit` before anything else happens, and the first with which it passes
+//! stays. Each try is logged as a `candidate` event; the history shows the version that
+//! stayed right after the failure, so the model starts from code that passes and decides
+//! whether the task asks for more. Measured (README): the 1.5B wrote a passing version in
+//! its first tries where, acting through tool calls, it never made that edit — and, shown
+//! the version as a call to copy, it did not copy it. It is done once, before the first
+//! step, so the prefix every later request extends is fixed; a resumed run renders it
+//! from the log and asks nothing.
+
+use super::*;
+use wright_llm::ChatMessage;
+use wright_protocol::Candidate;
+use wright_protocol::CandidateOutcome;
+
+/// Versions asked for at most: sampled, a small model's is right one time in a few.
+const TRIES: usize = 4;
+/// An answer's tokens: a sentence, then a function of up to 80 lines.
+const CANDIDATE_TOKENS: u32 = 700;
+/// Sampled, not greedy: the greedy answer is one answer, the same each time.
+const CANDIDATE_TEMPERATURE: f32 = 0.7;
+
+impl Conversation {
+    /// Whether versions of the failing code are asked for and tried (see the module).
+    pub fn try_candidates(&mut self, on: bool) {
+        self.try_candidates = on;
+    }
+
+    /// Asks for versions of the function the failing output of `call_id` (a run of
+    /// `command`) points at and tries each; true when one passed. Nothing is asked when
+    /// there is no such function, no workspace or no `file_editor`; only a failure to
+    /// write the log is an `Err`.
+    pub(super) async fn try_versions(
+        &mut self,
+        call_id: &str,
+        output: &str,
+        command: &str,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Result<bool, StoreError> {
+        let (Some(workspace), Some(editor)) =
+            (&self.workspace, self.tools.get("file_editor").cloned())
+        else {
+            return Ok(false);
+        };
+        let Some(rewrite) =
+            wright_tools::failure::rewrite(output, workspace, command, &self.task())
+        else {
+            return Ok(false);
+        };
+        let client = self
+            .client
+            .for_samples(CANDIDATE_TOKENS, CANDIDATE_TEMPERATURE);
+        let messages = [ChatMessage::User {
+            content: rewrite.text.clone(),
+        }];
+        let mut tried: Vec<(usize, String)> = Vec::new();
+        for _ in 0..TRIES {
+            if cancel.is_cancelled() {
+                return Ok(false);
+            }
+            let body = client.request_body(&messages, &[]);
+            let mut ignore = |_: StreamDelta| {};
+            let reply = tokio::select! {
+                reply = client.complete_body(body, "candidate", &mut ignore) => reply,
+                // Stopped before the first step: the run's own loop says why.
+                _ = cancel.cancelled() => return Ok(false),
+            };
+            let (answer, usage, failed) = match reply {
+                Ok(response) => (response.text, response.usage.unwrap_or_default(), None),
+                Err(err) => (String::new(), Default::default(), Some(err.to_string())),
+            };
+            self.add_to_totals(&usage);
+            let version = wright_tools::failure::rewritten(&answer, &rewrite.targets);
+            // The function the answer wrote; the one under test when it wrote none.
+            let target = &rewrite.targets[version.as_ref().map_or(0, |(which, _)| *which)];
+            let outcome = match (&failed, &version) {
+                (Some(why), _) => CandidateOutcome::NotTried { why: why.clone() },
+                (None, None) => CandidateOutcome::NoCode,
+                (None, Some((_, new))) if *new == target.old => CandidateOutcome::Unchanged,
+                (None, Some(version)) if tried.contains(version) => CandidateOutcome::Repeated,
+                (None, Some(version)) => {
+                    tried.push(version.clone());
+                    match self
+                        .try_in_place(
+                            editor.as_ref(),
+                            target,
+                            &version.1,
+                            command,
+                            observer,
+                            cancel,
+                        )
+                        .await
+                    {
+                        Some(outcome) => outcome,
+                        // Cancelled while its command ran: the file is back; the run ends.
+                        None => return Ok(false),
+                    }
+                }
+            };
+            let answer = match &self.masker {
+                Some(masker) => masker.mask(&answer),
+                None => answer,
+            };
+            let passed = outcome == CandidateOutcome::Passed;
+            // The version stays: a change is made, so a `finish` may follow at once.
+            self.acted |= passed;
+            let gave_up = matches!(outcome, CandidateOutcome::NotTried { .. });
+            self.append(
+                observer,
+                Source::Environment,
+                EventBody::Candidate(Candidate {
+                    call_id: call_id.to_string(),
+                    path: target.path.clone(),
+                    name: target.name.clone(),
+                    command: command.to_string(),
+                    question: rewrite.text.clone(),
+                    answer,
+                    old_str: target.old.clone(),
+                    new_str: version.map(|(_, new)| new),
+                    outcome,
+                    prompt_tokens: usage.prompt_tokens,
+                    completion_tokens: usage.completion_tokens,
+                    cached_tokens: usage.cached_tokens,
+                    destination: wright_llm::destination(&client.config().base_url),
+                }),
+            )?;
+            // A request that failed, or a file that could not be put back: no more tries.
+            if passed || gave_up {
+                return Ok(passed);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Puts `new` in place of the function and runs `command`: what came of it. Unless it
+    /// passed, the file is put back; `None` when cancelled while the command ran (the file
+    /// is put back first).
+    async fn try_in_place(
+        &self,
+        editor: &dyn wright_tools::Tool,
+        target: &wright_tools::failure::Target,
+        new: &str,
+        command: &str,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Option<CandidateOutcome> {
+        let edit = serde_json::json!({
+            "command": "str_replace",
+            "path": target.path,
+            "old_str": target.old,
+            "new_str": new,
+        });
+        if let Err(err) = editor.run(&edit).await {
+            return Some(CandidateOutcome::NotTried {
+                why: format!("it could not be put in place: {}", err),
+            });
+        }
+        let ran = self.run_in_root(command, observer, cancel).await;
+        if matches!(ran, Some((_, Some(0)))) {
+            return Some(CandidateOutcome::Passed);
+        }
+        let undo = serde_json::json!({"command": "undo_edit", "path": target.path});
+        if let Err(err) = editor.run(&undo).await {
+            return Some(CandidateOutcome::NotTried {
+                why: format!(
+                    "{} could not be put back after it ran: {}",
+                    target.path, err
+                ),
+            });
+        }
+        let (_, exit_code) = ran?;
+        Some(CandidateOutcome::Failed { exit_code })
+    }
+}

@@ -1,0 +1,124 @@
+//! A candidate fix (version 9 on): wright asked the model apart — no tools, no history,
+//! only the task, the code under test and the first failure — to write the failing code's
+//! function corrected, put that version in place and ran the failing command in the
+//! sandbox; it put the file back unless the command passed. Logged as a `candidate` event
+//! per try after the observation it answers; the history shows the one that passed (and
+//! stayed), so a resumed run sends the same bytes.
+
+use serde::Deserialize;
+use serde::Serialize;
+
+/// What became of one candidate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum CandidateOutcome {
+    /// With it in place, the command passed: it stays in place.
+    Passed,
+    /// With it in place, the command still failed (no exit code: it did not finish).
+    Failed { exit_code: Option<i32> },
+    /// The answer held no code block defining the function.
+    NoCode,
+    /// The answer's function is the code as it is.
+    Unchanged,
+    /// The same version as an earlier try: not run again.
+    Repeated,
+    /// The request failed, or the version could not be put in place or taken out again.
+    NotTried { why: String },
+}
+
+/// One version of a function the model wrote, asked apart, and how its check went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The call whose failing output it answers.
+    pub call_id: String,
+    /// The file the function is in, relative to the workspace.
+    pub path: String,
+    /// The function's name.
+    pub name: String,
+    /// The command run with it in place.
+    pub command: String,
+    pub question: String,
+    /// The model's whole answer (empty when the request failed).
+    pub answer: String,
+    /// The function as the file has it.
+    pub old_str: String,
+    /// The function as the answer writes it, indented as the file's (none: no code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_str: Option<String>,
+    pub outcome: CandidateOutcome,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    pub destination: crate::Destination,
+}
+
+impl Candidate {
+    /// One line for people: which try, and what came of it.
+    pub fn summary(&self) -> String {
+        let what = format!("a version of {} in {} asked apart", self.name, self.path);
+        match &self.outcome {
+            CandidateOutcome::Passed => {
+                format!("{what}: `{}` passes with it; it stays", self.command)
+            }
+            CandidateOutcome::Failed {
+                exit_code: Some(code),
+            } => format!(
+                "{what}: `{}` still fails with it (exit {code})",
+                self.command
+            ),
+            CandidateOutcome::Failed { exit_code: None } => {
+                format!("{what}: `{}` did not finish with it", self.command)
+            }
+            CandidateOutcome::NoCode => format!("{what}: the answer wrote no such function"),
+            CandidateOutcome::Unchanged => format!("{what}: the answer left it as it is"),
+            CandidateOutcome::Repeated => format!("{what}: the same as an earlier one"),
+            CandidateOutcome::NotTried { why } => format!("{what}: not tried ({why})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Event;
+    use crate::EventBody;
+    use crate::Source;
+
+    #[test]
+    fn a_candidate_event_reads_back_as_written() {
+        for outcome in [
+            CandidateOutcome::Passed,
+            CandidateOutcome::Failed { exit_code: Some(1) },
+            CandidateOutcome::Failed { exit_code: None },
+            CandidateOutcome::NotTried {
+                why: "the server refused".into(),
+            },
+        ] {
+            let candidate = Candidate {
+                call_id: "first-look".into(),
+                path: "fizz.py".into(),
+                name: "fizz".into(),
+                command: "python3 -m unittest".into(),
+                question: "Write fizz corrected".into(),
+                answer: "```python\ndef fizz(n):\n    return n\n```".into(),
+                old_str: "def fizz(n):\n    return 0".into(),
+                new_str: Some("def fizz(n):\n    return n".into()),
+                outcome,
+                prompt_tokens: 300,
+                completion_tokens: 40,
+                cached_tokens: Some(5),
+                destination: crate::Destination::Loopback,
+            };
+            let event = Event::new(
+                6,
+                Source::Environment,
+                EventBody::Candidate(candidate.clone()),
+            );
+            let line = serde_json::to_string(&event).unwrap();
+            assert!(line.contains("\"kind\":\"candidate\""), "{line}");
+            let back: Event = serde_json::from_str(&line).unwrap();
+            assert_eq!(back.body, EventBody::Candidate(candidate));
+        }
+    }
+}
