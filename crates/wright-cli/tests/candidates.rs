@@ -154,3 +154,85 @@ async fn no_version_passing_leaves_the_file_as_it_was_and_off_asks_for_none() {
     assert!(candidates(&h).is_empty());
     assert!(server.chat_requests()[0].json().get("tools").is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_the_version_needs_goes_in_with_it() {
+    let h = Harness::new();
+    failing_python_repo(&h);
+    let uses_re = "def row(r):\n    return re.sub(\"x\", \"x\", \",\".join(str(v) for v in r))";
+    let server = server(vec![
+        reply().text(&format!("```python\nimport re\n\n{uses_re}\n```")),
+        reply().call("finish", json!({"message": "fixed"})),
+    ])
+    .await;
+    let output = run_as(
+        &h,
+        &server.url(),
+        "qwen2.5-coder-1.5b",
+        &["--candidates", "on"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let tried = candidates(&h);
+    assert_eq!(tried[0].outcome, CandidateOutcome::Passed);
+    assert_eq!(tried[0].imports.as_deref(), Some("import re"));
+    let first = first_user_message(&server.chat_requests()[1].json());
+    assert!(
+        first.contains(&format!(
+            "export.py now has:\n```\nimport re\n…\n{uses_re}\n```"
+        )),
+        "{first}"
+    );
+    let conversation = h.conversation_id();
+    let fixed = git(
+        h.repo(),
+        &["show", &format!("wright/{conversation}:export.py")],
+    );
+    assert_eq!(fixed, format!("import re\n{uses_re}\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_that_breaks_what_passed_is_undone() {
+    let h = Harness::new();
+    failing_python_repo(&h);
+    let server = server(vec![
+        reply().text(&format!("```python\n{}```", FIXED)),
+        // The model edits on and breaks it.
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": "for v in r)", "new_str": "for v in r[1:])"}),
+        ),
+        reply().call("finish", json!({"message": "fixed"})),
+    ])
+    .await;
+    let output = run_as(
+        &h,
+        &server.url(),
+        "qwen2.5-coder-1.5b",
+        &["--candidates", "on"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let checks: Vec<_> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::Check(check) => Some(check),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(checks[0].exit_code, Some(1));
+    assert!(checks[0].undone);
+    assert!(checks[1].passed() && !checks[1].undone);
+    let told = server.chat_requests()[2].json().to_string();
+    assert!(
+        told.contains("It passed before this edit, so wright undid the edit: export.py is back as it was, and `python3 -m unittest` passes again."),
+        "{told}"
+    );
+    let conversation = h.conversation_id();
+    let fixed = git(
+        h.repo(),
+        &["show", &format!("wright/{conversation}:export.py")],
+    );
+    assert_eq!(fixed, FIXED);
+}

@@ -364,11 +364,9 @@ impl Conversation {
             }
         }
         self.run_setup(observer).await?;
-        self.run_first_look(observer, cancel).await?;
-        self.failed_finishes = 0;
-        let first_step = self.step;
         let started = std::time::Instant::now();
-        // The time budget cancels whatever is in flight, as Ctrl-C does.
+        // The time budget cancels whatever is in flight, as Ctrl-C does — wright's own
+        // work before the first step (the first look, the versions tried) included.
         let budget = cancel.child_token();
         let timer = limits.max_time.map(|max_time| {
             let budget = budget.clone();
@@ -377,6 +375,9 @@ impl Conversation {
                 budget.cancel();
             })
         });
+        self.run_first_look(observer, &budget).await?;
+        self.failed_finishes = 0;
+        let first_step = self.step;
         let outcome = loop {
             if let Some(reason) = self.budget_reached(&limits, first_step, started) {
                 break self.end(observer, AgentState::Stopped, reason, None)?;

@@ -396,6 +396,11 @@ fn render_view<'a>(
 fn offered_version(candidate: &wright_protocol::Candidate) -> Option<String> {
     let new = candidate.new_str.as_ref()?;
     let fence = if new.contains("```") { "````" } else { "```" };
+    // The imports it needed went in above it: said first, as the file reads.
+    let new = match &candidate.imports {
+        Some(imports) => format!("{imports}\n…\n{new}"),
+        None => new.clone(),
+    };
     Some(format!(
         "[Asked apart, you wrote `{name}` in {path} anew; wright put that version in place, and `{command}` passes now. {path} now has:\n{fence}\n{new}\n{fence}\nThe failure above is fixed: do not edit {path} again. If the task asks for nothing more, call finish now.]",
         name = candidate.name,

@@ -45,6 +45,9 @@ pub struct Candidate {
     /// The function as the answer writes it, indented as the file's (none: no code).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_str: Option<String>,
+    /// Import lines the version needed that the file lacked, added with it (one per line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imports: Option<String>,
     pub outcome: CandidateOutcome,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -104,6 +107,7 @@ mod tests {
                 answer: "```python\ndef fizz(n):\n    return n\n```".into(),
                 old_str: "def fizz(n):\n    return 0".into(),
                 new_str: Some("def fizz(n):\n    return n".into()),
+                imports: Some("import re".into()),
                 outcome,
                 prompt_tokens: 300,
                 completion_tokens: 40,

@@ -30,6 +30,10 @@ pub struct Check {
     pub output: String,
     /// What the model is shown of it: the verdict and, when it fails, its first failure.
     pub shown: String,
+    /// The edit it follows made it fail where it passed before, and wright undid that
+    /// edit (version 9 on).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undone: bool,
 }
 
 impl Check {
@@ -77,6 +81,7 @@ mod tests {
             exit_code: Some(1),
             output: "1 failed".into(),
             shown: "[still fails]".into(),
+            undone: true,
         };
         let event = Event::new(9, Source::Environment, EventBody::Check(check.clone()));
         let line = serde_json::to_string(&event).unwrap();

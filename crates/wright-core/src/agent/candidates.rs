@@ -60,6 +60,9 @@ impl Conversation {
             content: rewrite.text.clone(),
         }];
         let mut tried: Vec<(usize, String)> = Vec::new();
+        let path_of = |version: &Option<wright_tools::failure::Version>| {
+            version.as_ref().map_or(0, |version| version.which)
+        };
         for _ in 0..TRIES {
             if cancel.is_cancelled() {
                 return Ok(false);
@@ -78,25 +81,34 @@ impl Conversation {
             self.add_to_totals(&usage);
             let version = wright_tools::failure::rewritten(&answer, &rewrite.targets);
             // The function the answer wrote; the one under test when it wrote none.
-            let target = &rewrite.targets[version.as_ref().map_or(0, |(which, _)| *which)];
+            let target = &rewrite.targets[path_of(&version)];
+            let mut imports = None;
             let outcome = match (&failed, &version) {
                 (Some(why), _) => CandidateOutcome::NotTried { why: why.clone() },
                 (None, None) => CandidateOutcome::NoCode,
-                (None, Some((_, new))) if *new == target.old => CandidateOutcome::Unchanged,
-                (None, Some(version)) if tried.contains(version) => CandidateOutcome::Repeated,
+                (None, Some(version)) if version.code == target.old => CandidateOutcome::Unchanged,
+                (None, Some(version)) if tried.contains(&(version.which, version.code.clone())) => {
+                    CandidateOutcome::Repeated
+                }
                 (None, Some(version)) => {
-                    tried.push(version.clone());
-                    match self
-                        .try_in_place(
-                            editor.as_ref(),
-                            target,
-                            &version.1,
-                            command,
-                            observer,
-                            cancel,
+                    tried.push((version.which, version.code.clone()));
+                    imports = self.workspace.as_ref().and_then(|workspace| {
+                        wright_tools::failure::missing_imports(
+                            workspace,
+                            &target.path,
+                            &version.imports,
                         )
-                        .await
-                    {
+                    });
+                    let tried = self.try_in_place(
+                        editor.as_ref(),
+                        target,
+                        &version.code,
+                        imports.as_ref(),
+                        command,
+                        observer,
+                        cancel,
+                    );
+                    match tried.await {
                         Some(outcome) => outcome,
                         // Cancelled while its command ran: the file is back; the run ends.
                         None => return Ok(false),
@@ -122,7 +134,8 @@ impl Conversation {
                     question: rewrite.text.clone(),
                     answer,
                     old_str: target.old.clone(),
-                    new_str: version.map(|(_, new)| new),
+                    new_str: version.map(|version| version.code),
+                    imports: imports.map(|(_, text)| text),
                     outcome,
                     prompt_tokens: usage.prompt_tokens,
                     completion_tokens: usage.completion_tokens,
@@ -138,43 +151,72 @@ impl Conversation {
         Ok(false)
     }
 
-    /// Puts `new` in place of the function and runs `command`: what came of it. Unless it
-    /// passed, the file is put back; `None` when cancelled while the command ran (the file
-    /// is put back first).
+    /// Puts `new` in place of the function (and `imports`, the lines to add and the line
+    /// they go after) and runs `command`: what came of it. Unless it passed, the file is
+    /// put back; `None` when cancelled while the command ran (the file is put back first).
+    #[allow(clippy::too_many_arguments)]
     async fn try_in_place(
         &self,
         editor: &dyn wright_tools::Tool,
         target: &wright_tools::failure::Target,
         new: &str,
+        imports: Option<&(u64, String)>,
         command: &str,
         observer: &mut dyn Observer,
         cancel: &CancellationToken,
     ) -> Option<CandidateOutcome> {
-        let edit = serde_json::json!({
+        let mut edits = Vec::new();
+        if let Some((after, text)) = imports {
+            edits.push(serde_json::json!({
+                "command": "insert",
+                "path": target.path,
+                "insert_line": after,
+                "new_str": text,
+            }));
+        }
+        edits.push(serde_json::json!({
             "command": "str_replace",
             "path": target.path,
             "old_str": target.old,
             "new_str": new,
-        });
-        if let Err(err) = editor.run(&edit).await {
-            return Some(CandidateOutcome::NotTried {
-                why: format!("it could not be put in place: {}", err),
-            });
+        }));
+        let mut made = 0;
+        for edit in &edits {
+            if let Err(err) = editor.run(edit).await {
+                let why = format!("it could not be put in place: {err}");
+                return Some(
+                    put_back(editor, target, made)
+                        .await
+                        .unwrap_or(CandidateOutcome::NotTried { why }),
+                );
+            }
+            made += 1;
         }
         let ran = self.run_in_root(command, observer, cancel).await;
         if matches!(ran, Some((_, Some(0)))) {
             return Some(CandidateOutcome::Passed);
         }
-        let undo = serde_json::json!({"command": "undo_edit", "path": target.path});
-        if let Err(err) = editor.run(&undo).await {
-            return Some(CandidateOutcome::NotTried {
-                why: format!(
-                    "{} could not be put back after it ran: {}",
-                    target.path, err
-                ),
-            });
+        if let Some(could_not) = put_back(editor, target, made).await {
+            return Some(could_not);
         }
         let (_, exit_code) = ran?;
         Some(CandidateOutcome::Failed { exit_code })
     }
+}
+
+/// Undoes the `made` edits of the target's file; `NotTried` with why when it could not.
+async fn put_back(
+    editor: &dyn wright_tools::Tool,
+    target: &wright_tools::failure::Target,
+    made: usize,
+) -> Option<CandidateOutcome> {
+    let undo = serde_json::json!({"command": "undo_edit", "path": target.path});
+    for _ in 0..made {
+        if let Err(err) = editor.run(&undo).await {
+            return Some(CandidateOutcome::NotTried {
+                why: format!("{} could not be put back after it ran: {err}", target.path),
+            });
+        }
+    }
+    None
 }

@@ -50,7 +50,8 @@ impl Conversation {
     }
 
     /// After a call that changed a file of the code (not a test) without error: the
-    /// check, its verdict logged for the model to read after the call's result.
+    /// check, its verdict logged for the model to read after the call's result. An edit
+    /// that makes it fail where it passed before is undone (see `undo_regression`).
     pub(super) async fn check_after_edit(
         &mut self,
         observer: &mut dyn Observer,
@@ -62,9 +63,77 @@ impl Conversation {
         if !edits_code(tool, arguments) {
             return Ok(());
         }
-        self.run_check(observer, cancel, call_id, CheckMoment::AfterEdit)
-            .await
-            .map(|_| ())
+        let was_passing = self.check_passes_now();
+        let Some(command) = self.check_command() else {
+            return Ok(());
+        };
+        let Some((output, exit_code)) = self.run_in_root(&command, observer, cancel).await else {
+            return Ok(());
+        };
+        let mut shown = self.verdict(&command, CheckMoment::AfterEdit, exit_code, &output);
+        let regressed = was_passing && exit_code.is_some_and(|code| code != 0);
+        let undoable = arguments["command"].as_str() != Some("undo_edit");
+        let mut undone = false;
+        if let (true, true, Some(path)) = (regressed, undoable, arguments["path"].as_str()) {
+            if let Some(said) = self.undo_regression(path, &command, observer, cancel).await {
+                shown.push_str(&said);
+                undone = true;
+            }
+        }
+        let check = Check {
+            call_id: call_id.to_string(),
+            moment: CheckMoment::AfterEdit,
+            command,
+            exit_code,
+            output,
+            shown,
+            undone,
+        };
+        self.append(observer, Source::Environment, EventBody::Check(check))?;
+        Ok(())
+    }
+
+    /// Whether the check passed last: its last run passed, or, since it last ran, a
+    /// version wright tried passed and stayed. False before either (the first look failed).
+    fn check_passes_now(&self) -> bool {
+        self.log
+            .events()
+            .iter()
+            .rev()
+            .find_map(|event| match &event.body {
+                EventBody::Check(check) => Some(check.passed() || check.undone),
+                EventBody::Candidate(candidate) => {
+                    (candidate.outcome == wright_protocol::CandidateOutcome::Passed).then_some(true)
+                }
+                _ => None,
+            })
+            .unwrap_or(false)
+    }
+
+    /// Undoes the last edit of `path`, which made `command` fail where it passed — a small
+    /// model that had the fix, from a version wright tried or its own edit, went on editing
+    /// and broke it, then ran out of steps — and runs `command` again: what the model is
+    /// told of it; `None` when the edit could not be undone (nothing changed then).
+    async fn undo_regression(
+        &self,
+        path: &str,
+        command: &str,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let editor = self.tools.get("file_editor").cloned()?;
+        let undo = serde_json::json!({"command": "undo_edit", "path": path});
+        editor.run(&undo).await.ok()?;
+        let again = match self.run_in_root(command, observer, cancel).await {
+            Some((_, Some(0))) => {
+                format!("`{command}` passes again. If the task asks for nothing more, call finish.")
+            }
+            Some((_, Some(code))) => format!("`{command}` still fails (exit {code})."),
+            _ => format!("`{command}` did not finish."),
+        };
+        Some(format!(
+            "\n[It passed before this edit, so wright undid the edit: {path} is back as it was, and {again}]"
+        ))
     }
 
     /// When `finish` is called: the check, and whether the finish is taken.
@@ -127,6 +196,7 @@ impl Conversation {
             exit_code,
             output,
             shown,
+            undone: false,
         };
         self.append(
             observer,

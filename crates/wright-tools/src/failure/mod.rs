@@ -8,17 +8,20 @@
 
 mod definitions;
 mod excerpt;
+mod imports;
 mod question;
 mod rewrite;
 
 pub use excerpt::excerpt;
 pub use excerpt::last_line;
+pub use imports::missing_imports;
 pub use question::question;
 pub use question::Question;
 pub use rewrite::rewrite;
 pub use rewrite::rewritten;
 pub use rewrite::Rewrite;
 pub use rewrite::Target;
+pub use rewrite::Version;
 
 use crate::Workspace;
 use cap_std::fs::OpenOptions;

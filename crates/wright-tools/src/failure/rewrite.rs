@@ -13,6 +13,7 @@ use super::definitions;
 use super::definitions::defines;
 use super::enclosing_function;
 use super::exact_definition;
+use super::imports::is_import;
 use super::own_span;
 use super::plain_definition;
 use super::question::failing;
@@ -144,10 +145,21 @@ fn called_elsewhere(
         .collect()
 }
 
+/// A version of one of the targets, as an answer wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    /// Which target it replaces (an index into the targets).
+    pub which: usize,
+    /// The function, indented as the file has the target.
+    pub code: String,
+    /// The one-line imports written above it in its block (see `imports`).
+    pub imports: Vec<String>,
+}
+
 /// The version an answer writes of one of `targets`: the first fenced block that defines
-/// one, that definition's own lines, indented as the file has the target; with the
-/// target's index. `None` when no block defines any.
-pub fn rewritten(answer: &str, targets: &[Target]) -> Option<(usize, String)> {
+/// one, that definition's own lines, indented as the file has the target, and the imports
+/// above it. `None` when no block defines any.
+pub fn rewritten(answer: &str, targets: &[Target]) -> Option<Version> {
     fenced_blocks(answer).into_iter().find_map(|block| {
         let (at, which) = block.iter().enumerate().find_map(|(at, line)| {
             let which = targets
@@ -156,10 +168,16 @@ pub fn rewritten(answer: &str, targets: &[Target]) -> Option<(usize, String)> {
             Some((at, which))
         })?;
         let (first, last) = own_span(&block, at + 1);
-        Some((
+        let imports = block[..at]
+            .iter()
+            .filter(|line| is_import(line))
+            .map(|line| line.trim().to_string())
+            .collect();
+        Some(Version {
             which,
-            reindented(&block[first - 1..last], &targets[which].old),
-        ))
+            code: reindented(&block[first - 1..last], &targets[which].old),
+            imports,
+        })
     })
 }
 

@@ -332,10 +332,11 @@ fn a_function_it_calls_from_another_file_is_shown_and_may_be_the_one_written() {
     let answer = "It skips one.\n```python\ndef add_all(values):\n    return sum(values)\n```";
     assert_eq!(
         rewritten(answer, &asked.targets),
-        Some((
-            1,
-            "def add_all(values):\n    return sum(values)".to_string()
-        ))
+        Some(Version {
+            which: 1,
+            code: "def add_all(values):\n    return sum(values)".to_string(),
+            imports: Vec::new()
+        })
     );
 }
 
@@ -353,16 +354,17 @@ fn a_version_is_read_from_the_block_that_defines_the_function() {
     let answer = "It skips the first price.\n```python\nimport math\n\ndef total(self, prices):\n    s = 0\n\n    for p in prices:\n        s += p\n    return s\n\nprint(total(None, [1]))\n```\nDone.";
     assert_eq!(
         rewritten(answer, &method),
-        Some((0, "    def total(self, prices):\n        s = 0\n\n        for p in prices:\n            s += p\n        return s".to_string()))
+        Some(Version {
+            which: 0,
+            code: "    def total(self, prices):\n        s = 0\n\n        for p in prices:\n            s += p\n        return s".to_string(),
+            imports: vec!["import math".to_string()]
+        })
     );
     // A block without the function, then one cut by the token cap: the cut one is read.
     let cut = "```\nx = 1\n```\n```rust\nfn total(v: &[u32]) -> u32 {\n    v.iter().sum()\n}";
     assert_eq!(
-        rewritten(cut, &target("fn total(v: &[u32]) -> u32 {\n    0\n}")),
-        Some((
-            0,
-            "fn total(v: &[u32]) -> u32 {\n    v.iter().sum()\n}".to_string()
-        ))
+        rewritten(cut, &target("fn total(v: &[u32]) -> u32 {\n    0\n}")).map(|v| v.code),
+        Some("fn total(v: &[u32]) -> u32 {\n    v.iter().sum()\n}".to_string())
     );
     assert_eq!(rewritten("no code at all", &method), None);
     assert_eq!(

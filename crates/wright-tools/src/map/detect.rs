@@ -157,11 +157,42 @@ pub(super) fn commands(files: &[String], project: &[(String, String)]) -> Vec<Co
             );
         }
     }
+    // Test files Node's own runner finds, and no test script to run them otherwise.
+    let npm_tests = text("package.json").is_some_and(|text| package_scripts(text).test);
+    if let Some(file) = files
+        .iter()
+        .find(|file| is_node_test(file))
+        .filter(|_| !npm_tests)
+    {
+        add(CommandKind::Test, "node --test", file);
+    }
     if let Some((line, from)) = python_tests(files, &text) {
         add(CommandKind::Test, &line, &from);
     }
     found.sort_by_key(|command| command.kind);
     found
+}
+
+/// Whether `path` is a file `node --test` runs by default: `*.test.js`, `*-test.js`,
+/// `*_test.js`, `test-*.js`, `test.js` or any file beneath a `test` directory (`.mjs` and
+/// `.cjs` too), outside `node_modules`.
+fn is_node_test(path: &str) -> bool {
+    let Some(stem) = [".js", ".mjs", ".cjs"]
+        .iter()
+        .find_map(|ext| path.strip_suffix(ext))
+    else {
+        return false;
+    };
+    let parts: Vec<&str> = stem.split('/').collect();
+    let (dirs, name) = parts.split_at(parts.len() - 1);
+    let name = name[0];
+    !dirs.contains(&"node_modules")
+        && (dirs.contains(&"test")
+            || name == "test"
+            || name.starts_with("test-")
+            || [".test", "-test", "_test"]
+                .iter()
+                .any(|end| name.ends_with(end)))
 }
 
 /// The targets a Makefile defines (`name:` at the start of a line, not `name :=`).

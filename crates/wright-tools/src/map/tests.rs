@@ -198,6 +198,27 @@ fn names_and_subjects_are_made_printable_and_clipped() {
 }
 
 #[test]
+fn node_test_files_without_a_test_script_run_with_node_test() {
+    assert_eq!(
+        commands(&input(&["capitalize.js", "capitalize.test.js"])),
+        vec!["Test: node --test (from capitalize.test.js)"]
+    );
+    assert_eq!(
+        commands(&input(&["lib/a.mjs", "test/a.mjs"])),
+        vec!["Test: node --test (from test/a.mjs)"]
+    );
+    // A package's own test script wins; files that only look alike do not count.
+    assert_eq!(
+        commands(&with_project(
+            &["package.json", "a.test.js"],
+            &[("package.json", "{\"scripts\": {\"test\": \"jest\"}}")]
+        )),
+        vec!["Test: npm test (from package.json)"]
+    );
+    assert!(commands(&input(&["attest.js", "node_modules/x/test/a.js"])).is_empty());
+}
+
+#[test]
 fn python_tests_are_found_by_pytest_configuration_or_unittest_files() {
     assert_eq!(
         commands(&with_project(
