@@ -178,12 +178,7 @@ pub fn enclosing(lines: &[String], at: usize) -> Option<(String, usize)> {
 /// The name `line` (trimmed at the start) defines a function of, if it does: `def NAME(`,
 /// `fn NAME(`, `function NAME(`, `func NAME(` or a Go method `func (r T) NAME(`.
 fn defined_name(line: &str) -> Option<String> {
-    let line = line
-        .trim_start_matches("pub(crate) ")
-        .trim_start_matches("pub ")
-        .trim_start_matches("export ")
-        .trim_start_matches("async ")
-        .trim_start_matches("default ");
+    let line = without_modifiers(line);
     let rest = ["def ", "fn ", "function ", "func "]
         .iter()
         .find_map(|keyword| line.strip_prefix(keyword))?;
@@ -200,14 +195,19 @@ fn defined_name(line: &str) -> Option<String> {
     (!name.is_empty() && matches!(after, Some('(' | '<'))).then_some(name)
 }
 
-/// Whether `line` (trimmed at the start) defines `name`.
-pub(super) fn defines(line: &str, name: &str) -> bool {
-    let line = line
-        .trim_start_matches("pub(crate) ")
+/// `line` (trimmed at the start) without the words that may come before a definition's
+/// keyword (`pub`, `export`, `async`, …).
+fn without_modifiers(line: &str) -> &str {
+    line.trim_start_matches("pub(crate) ")
         .trim_start_matches("pub ")
         .trim_start_matches("export ")
         .trim_start_matches("async ")
-        .trim_start_matches("default ");
+        .trim_start_matches("default ")
+}
+
+/// Whether `line` (trimmed at the start) defines `name`.
+pub(super) fn defines(line: &str, name: &str) -> bool {
+    let line = without_modifiers(line);
     ["def ", "fn ", "function ", "func ", "class "]
         .iter()
         .any(|keyword| {
