@@ -236,3 +236,59 @@ async fn an_edit_that_breaks_what_passed_is_undone() {
     );
     assert_eq!(fixed, FIXED);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_of_text_the_kept_version_replaced_is_told_it_passes_now() {
+    let h = Harness::new();
+    failing_python_repo(&h);
+    let planned = reply().call(
+        "file_editor",
+        json!({"command": "str_replace", "path": "export.py", "old_str": "r[:-1]", "new_str": "list(r)"}),
+    );
+    let view = reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "export.py"}),
+    );
+    // The model makes the edit it planned against text the version took away, views the
+    // file, and again, until it is told it goes in circles; then it finishes.
+    let mut script = vec![reply().text(&format!("```python\n{}```", FIXED))];
+    for _ in 0..3 {
+        script.push(planned.clone());
+        script.push(view.clone());
+    }
+    script.push(reply().call("finish", json!({"message": "fixed"})));
+    let server = server(script).await;
+    let output = run_as(
+        &h,
+        &server.url(),
+        "qwen2.5-coder-1.5b",
+        &["--candidates", "on"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = server.chat_requests();
+    let told = requests[2].json().to_string();
+    assert!(
+        told.contains("old_str was not found in export.py because the last edit of it rewrote the lines it was in: nothing was changed. Lines 2-2 now read:"),
+        "{told}"
+    );
+    assert!(
+        told.contains("[`python3 -m unittest` passes now (its last run): the failure is fixed, nothing needs to change for it. If the task asks for nothing more, call finish.]"),
+        "{told}"
+    );
+    let last = requests.last().unwrap().json().to_string();
+    assert!(
+        last.contains("You are going in circles: the last steps alternate between two actions"),
+        "{last}"
+    );
+    assert!(
+        last.contains("another hypothesis.\\n`python3 -m unittest` passes now (its last run)"),
+        "{last}"
+    );
+    let conversation = h.conversation_id();
+    let fixed = git(
+        h.repo(),
+        &["show", &format!("wright/{conversation}:export.py")],
+    );
+    assert_eq!(fixed, FIXED);
+}

@@ -100,10 +100,16 @@ async fn str_replace_needs_exactly_one_match() {
         again.starts_with("old_str was not found in a.py because your last edit of it made this same replacement already (lines 2-2)"),
         "{again}"
     );
+    // Another replacement of the text the last edit took away: where it went, shown.
     let other = s.model_error(json!({"command": "str_replace", "path": "a.py", "old_str": "y = 2", "new_str": "y = 4"})).await;
+    assert_eq!(
+        other,
+        "old_str was not found in a.py because the last edit of it rewrote the lines it was in: nothing was changed. Lines 2-2 now read:\n     1\tx = 1\n     2\ty = 3\n     3\tx = 1\n     4\t\n"
+    );
+    let never = s.model_error(json!({"command": "str_replace", "path": "a.py", "old_str": "w = 0", "new_str": "w = 1"})).await;
     assert!(
-        other.starts_with("old_str was not found in a.py. View the file"),
-        "{other}"
+        never.starts_with("old_str was not found in a.py. View the file"),
+        "{never}"
     );
     // A line replaced by itself changes nothing, and says so.
     let same = s.model_error(json!({"command": "str_replace", "path": "a.py", "old_str": "y = 3", "new_str": "y = 3"})).await;

@@ -402,7 +402,10 @@ impl Conversation {
             }
             Some(Err(ToolError::Model(message))) => (
                 ToolOutput {
-                    text: message,
+                    text: match self.failed_edit_note(&name, ready.as_ref()) {
+                        Some(passes) => format!("{message}\n[{passes}]"),
+                        None => message,
+                    },
                     is_error: true,
                     ..ToolOutput::default()
                 },
@@ -506,10 +509,14 @@ impl Conversation {
                 .end(observer, AgentState::Stuck, reason, None)
                 .map(StepEnd::done);
         }
+        // The next step: finish, when the check passes now; else the one the last
+        // failure points at.
         let next = self
-            .workspace
-            .as_ref()
-            .and_then(|workspace| stuck::next_step(self.log.events(), workspace))
+            .passes_now_note()
+            .or_else(|| {
+                let workspace = self.workspace.as_ref()?;
+                stuck::next_step(self.log.events(), workspace)
+            })
             .map(|next| format!("\n{next}"))
             .unwrap_or_default();
         self.append(

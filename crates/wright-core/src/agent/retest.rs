@@ -110,6 +110,28 @@ impl Conversation {
             .unwrap_or(false)
     }
 
+    /// What an edit of the code that failed (text not found, …) is told when the check
+    /// passes now: that the failure it was after is fixed. After a version wright kept,
+    /// the 1.5B went on with the edit it had planned against text that was no longer
+    /// there, viewed the file, tried again, until it was stuck (6 runs of 9).
+    pub(super) fn failed_edit_note(&self, tool: &str, arguments: Option<&Value>) -> Option<String> {
+        if !arguments.is_some_and(|arguments| edits_code(tool, arguments)) {
+            return None;
+        }
+        self.passes_now_note()
+    }
+
+    /// That the check passes now and what is left to do; `None` when there is no check or
+    /// it does not pass.
+    pub(super) fn passes_now_note(&self) -> Option<String> {
+        let command = self.check_command()?;
+        self.check_passes_now().then(|| {
+            format!(
+                "`{command}` passes now (its last run): the failure is fixed, nothing needs to change for it. If the task asks for nothing more, call finish."
+            )
+        })
+    }
+
     /// Undoes the last edit of `path`, which made `command` fail where it passed — a small
     /// model that had the fix, from a version wright tried or its own edit, went on editing
     /// and broke it, then ran out of steps — and runs `command` again: what the model is

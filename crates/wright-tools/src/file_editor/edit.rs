@@ -127,9 +127,73 @@ pub fn snippet(text: &str, first_line: usize, last_line: usize) -> String {
     numbered(&lines[start - 1..end].join("\n"), start)
 }
 
+/// The lines of `now` (1-based, inclusive) that differ from `before`: all but the lines
+/// both share at the start and at the end. `None` when nothing differs or the change only
+/// took lines away.
+pub fn changed_lines(before: &str, now: &str) -> Option<(usize, usize)> {
+    let old: Vec<&str> = before.split('\n').collect();
+    let new: Vec<&str> = now.split('\n').collect();
+    let same_start = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let room = old.len().min(new.len()) - same_start;
+    let same_end = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(room)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let last = new.len() - same_end;
+    (last > same_start).then_some((same_start + 1, last))
+}
+
+/// Lines `first`-`last` of `text` numbered, as `snippet` shows them, when they are few
+/// enough to read in a reply; otherwise their first and last `SHOWN_AT_MOST / 2` lines,
+/// without context.
+pub fn snippet_capped(text: &str, first: usize, last: usize) -> String {
+    const SHOWN_AT_MOST: usize = 40;
+    if last - first < SHOWN_AT_MOST {
+        return snippet(text, first, last);
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let half = SHOWN_AT_MOST / 2;
+    let head = numbered(&lines[first - 1..first - 1 + half].join("\n"), first);
+    let tail = numbered(&lines[last - half..last].join("\n"), last + 1 - half);
+    format!("{head}     …\n{tail}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changed_lines_are_those_between_the_shared_start_and_end() {
+        let before = "def f(n):\n    if n % 15 == 0:\n        return 1\n    return 0\n";
+        let now = "def f(n):\n    if n % 3 == 0 and n % 5 == 0:\n        return 1\n    return 0\n";
+        assert_eq!(changed_lines(before, now), Some((2, 2)));
+        let longer = "def f(n):\n    a = 1\n    b = 2\n    return 0\n";
+        assert_eq!(
+            changed_lines("def f(n):\n    return 0\n", longer),
+            Some((2, 3))
+        );
+        // Lines only taken away, or nothing changed: no line of the new text to show.
+        assert_eq!(changed_lines(longer, "def f(n):\n    return 0\n"), None);
+        assert_eq!(changed_lines(now, now), None);
+        // A repeated line at the seam is counted once, not twice.
+        assert_eq!(changed_lines("a\na\n", "a\na\na\n"), Some((3, 3)));
+    }
+
+    #[test]
+    fn a_long_change_is_shown_by_its_ends() {
+        let text: String = (1..=100).map(|n| format!("line {n}\n")).collect();
+        let shown = snippet_capped(&text, 11, 90);
+        assert!(shown.starts_with("    11\tline 11\n"), "{shown}");
+        assert!(
+            shown.contains("    30\tline 30\n     …\n    71\tline 71\n"),
+            "{shown}"
+        );
+        assert!(shown.ends_with("    90\tline 90\n"), "{shown}");
+        assert_eq!(shown.lines().count(), 41);
+    }
 
     #[test]
     fn replace_needs_exactly_one_match() {

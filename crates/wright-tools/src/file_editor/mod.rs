@@ -215,10 +215,12 @@ impl FileEditorTool {
         Ok((bytes, file))
     }
 
-    /// The error for a `str_replace` of `old` by `new` that the last edit of `path` already
-    /// made (its text before that edit, so replaced, is `text`): a small model that made
-    /// the right edit then made it again, told only "not found", viewed the file and tried
-    /// once more until its run was stuck (the 1.5B, three times in one run).
+    /// The error for a `str_replace` of `old` by `new` whose `old` the last edit of `path`
+    /// took away (its text before that edit is kept for undo; `text` is the file now):
+    /// either that edit made this same replacement already, or it rewrote the lines `old`
+    /// was in. A small model told only "not found" viewed the file and tried the same
+    /// edit again until its run was stuck (the 1.5B, after its own edit and after a
+    /// version wright put in place, in 6 runs of 9).
     async fn made_already(
         &self,
         path: &Path,
@@ -231,12 +233,17 @@ impl FileEditorTool {
         let before = history.get(path)?.last()?.as_ref()?;
         let before = TextFile::from_bytes(before.clone(), shown).ok()?;
         let redone = edit::str_replace(&before.text, old, new, shown).ok()?;
-        (redone.text == text).then(|| {
-            ToolError::Model(format!(
+        if redone.text == text {
+            return Some(ToolError::Model(format!(
                 "old_str was not found in {shown} because your last edit of it made this same replacement already (lines {}-{}): it is done, nothing was changed. Do not make it again; run the tests to check it",
                 redone.first_line, redone.last_line
-            ))
-        })
+            )));
+        }
+        let (first, last) = edit::changed_lines(&before.text, text)?;
+        Some(ToolError::Model(format!(
+            "old_str was not found in {shown} because the last edit of it rewrote the lines it was in: nothing was changed. Lines {first}-{last} now read:\n{}",
+            edit::snippet_capped(text, first, last)
+        )))
     }
 
     async fn undo(&self, path: &Path, shown: &str) -> Result<String, ToolError> {
