@@ -157,38 +157,45 @@ async fn no_version_passing_leaves_the_file_as_it_was_and_off_asks_for_none() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_import_the_version_needs_goes_in_with_it() {
-    let h = Harness::new();
-    failing_python_repo(&h);
     let uses_re = "def row(r):\n    return re.sub(\"x\", \"x\", \",\".join(str(v) for v in r))";
-    let server = server(vec![
-        reply().text(&format!("```python\nimport re\n\n{uses_re}\n```")),
-        reply().call("finish", json!({"message": "fixed"})),
-    ])
-    .await;
-    let output = run_as(
-        &h,
-        &server.url(),
-        "qwen2.5-coder-1.5b",
-        &["--candidates", "on"],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let tried = candidates(&h);
-    assert_eq!(tried[0].outcome, CandidateOutcome::Passed);
-    assert_eq!(tried[0].imports.as_deref(), Some("import re"));
-    let first = first_user_message(&server.chat_requests()[1].json());
-    assert!(
-        first.contains(&format!(
-            "export.py now has:\n```\nimport re\n…\n{uses_re}\n```"
-        )),
-        "{first}"
-    );
-    let conversation = h.conversation_id();
-    let fixed = git(
-        h.repo(),
-        &["show", &format!("wright/{conversation}:export.py")],
-    );
-    assert_eq!(fixed, format!("import re\n{uses_re}\n"));
+    // Written above the version, or not written: then the run's NameError names it, and
+    // the version is run once more with it.
+    for answer in [
+        format!("```python\nimport re\n\n{uses_re}\n```"),
+        format!("```python\n{uses_re}\n```"),
+    ] {
+        let h = Harness::new();
+        failing_python_repo(&h);
+        let server = server(vec![
+            reply().text(&answer),
+            reply().call("finish", json!({"message": "fixed"})),
+        ])
+        .await;
+        let output = run_as(
+            &h,
+            &server.url(),
+            "qwen2.5-coder-1.5b",
+            &["--candidates", "on"],
+        )
+        .await;
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let tried = candidates(&h);
+        assert_eq!(tried[0].outcome, CandidateOutcome::Passed, "{answer}");
+        assert_eq!(tried[0].imports.as_deref(), Some("import re"), "{answer}");
+        let first = first_user_message(&server.chat_requests()[1].json());
+        assert!(
+            first.contains(&format!(
+                "export.py now has:\n```\nimport re\n…\n{uses_re}\n```"
+            )),
+            "{first}"
+        );
+        let conversation = h.conversation_id();
+        let fixed = git(
+            h.repo(),
+            &["show", &format!("wright/{conversation}:export.py")],
+        );
+        assert_eq!(fixed, format!("import re\n{uses_re}\n"), "{answer}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -61,7 +61,12 @@ impl Check {
             .find(|line| !line.is_empty())
             .map(|line| format!(": {}", line.chars().take(120).collect::<String>()))
             .unwrap_or_default();
-        format!("check {when}: `{}` {verdict}{last}", self.command)
+        let undone = if self.undone {
+            " (it passed before this edit: wright undid the edit)"
+        } else {
+            ""
+        };
+        format!("check {when}: `{}` {verdict}{last}{undone}", self.command)
     }
 }
 
@@ -92,6 +97,14 @@ mod tests {
         assert!(!check.passed());
         assert_eq!(
             check.summary(),
+            "check after the edit: `python3 -m pytest -q` still fails (exit 1): 1 failed (it passed before this edit: wright undid the edit)"
+        );
+        let kept = Check {
+            undone: false,
+            ..check
+        };
+        assert_eq!(
+            kept.summary(),
             "check after the edit: `python3 -m pytest -q` still fails (exit 1): 1 failed"
         );
     }

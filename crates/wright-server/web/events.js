@@ -135,7 +135,8 @@ export function createRenderer(ctx) {
     const verdict = exit === 0 ? "passes" : typeof exit === "number" ? `still fails (exit ${exit})` : "did not finish";
     const output = lazy(["what it printed"], () => outputView(ev), "output").details;
     return row(ev, `check ${exit === 0 ? "check-passed" : "check-failed"}`, "check",
-      h("div", { class: "text" }, `wright ran `, h("code", {}, ev.command), ` ${when}: ${verdict}`), output);
+      h("div", { class: "text" }, `wright ran `, h("code", {}, ev.command), ` ${when}: ${verdict}`,
+        ev.undone ? " (it passed before this edit: wright undid the edit)" : ""), output);
   }
 
   // A version of the failing function the model wrote, asked apart, tried by wright

@@ -109,7 +109,14 @@ impl Conversation {
                         cancel,
                     );
                     match tried.await {
-                        Some(outcome) => outcome,
+                        Some((outcome, None)) => outcome,
+                        Some((outcome, Some(added))) => {
+                            imports = Some(match imports {
+                                Some((after, text)) => (after, format!("{text}\n{added}")),
+                                None => (0, added),
+                            });
+                            outcome
+                        }
                         // Cancelled while its command ran: the file is back; the run ends.
                         None => return Ok(false),
                     }
@@ -152,8 +159,10 @@ impl Conversation {
     }
 
     /// Puts `new` in place of the function (and `imports`, the lines to add and the line
-    /// they go after) and runs `command`: what came of it. Unless it passed, the file is
-    /// put back; `None` when cancelled while the command ran (the file is put back first).
+    /// they go after) and runs `command`: what came of it, and the import added when the
+    /// run said the version lacked one (it is run again with it). Unless it passed, the
+    /// file is put back; `None` when cancelled while the command ran (the file is put
+    /// back first).
     #[allow(clippy::too_many_arguments)]
     async fn try_in_place(
         &self,
@@ -164,7 +173,7 @@ impl Conversation {
         command: &str,
         observer: &mut dyn Observer,
         cancel: &CancellationToken,
-    ) -> Option<CandidateOutcome> {
+    ) -> Option<(CandidateOutcome, Option<String>)> {
         let mut edits = Vec::new();
         if let Some((after, text)) = imports {
             edits.push(serde_json::json!({
@@ -184,23 +193,58 @@ impl Conversation {
         for edit in &edits {
             if let Err(err) = editor.run(edit).await {
                 let why = format!("it could not be put in place: {err}");
-                return Some(
-                    put_back(editor, target, made)
-                        .await
-                        .unwrap_or(CandidateOutcome::NotTried { why }),
-                );
+                let outcome = put_back(editor, target, made)
+                    .await
+                    .unwrap_or(CandidateOutcome::NotTried { why });
+                return Some((outcome, None));
             }
             made += 1;
         }
-        let ran = self.run_in_root(command, observer, cancel).await;
+        let mut ran = self.run_in_root(command, observer, cancel).await;
+        let mut added = None;
+        // Failed on a module it uses and its file lacks: once more with that import.
+        if let Some(import) = ran.as_ref().and_then(|(output, exit_code)| {
+            let failed = *exit_code != Some(0);
+            failed
+                .then(|| self.import_it_lacks(output, target, new))
+                .flatten()
+        }) {
+            if editor.run(&import.0).await.is_ok() {
+                made += 1;
+                added = Some(import.1);
+                ran = self.run_in_root(command, observer, cancel).await;
+            }
+        }
         if matches!(ran, Some((_, Some(0)))) {
-            return Some(CandidateOutcome::Passed);
+            return Some((CandidateOutcome::Passed, added));
         }
         if let Some(could_not) = put_back(editor, target, made).await {
-            return Some(could_not);
+            return Some((could_not, None));
         }
         let (_, exit_code) = ran?;
-        Some(CandidateOutcome::Failed { exit_code })
+        Some((CandidateOutcome::Failed { exit_code }, None))
+    }
+
+    /// The `insert` of the import a failing run of the version `new` says it lacks, and
+    /// that import's line (see `wright_tools::failure::import_named_by`); `None` when the
+    /// output names none or the file has it already.
+    fn import_it_lacks(
+        &self,
+        output: &str,
+        target: &wright_tools::failure::Target,
+        new: &str,
+    ) -> Option<(Value, String)> {
+        let import = wright_tools::failure::import_named_by(output, &target.path, new)?;
+        let workspace = self.workspace.as_ref()?;
+        let (after, text) =
+            wright_tools::failure::missing_imports(workspace, &target.path, &[import])?;
+        let insert = serde_json::json!({
+            "command": "insert",
+            "path": target.path,
+            "insert_line": after,
+            "new_str": text,
+        });
+        Some((insert, text))
     }
 }
 

@@ -14,6 +14,7 @@ mod rewrite;
 
 pub use excerpt::excerpt;
 pub use excerpt::last_line;
+pub use imports::import_named_by;
 pub use imports::missing_imports;
 pub use question::question;
 pub use question::Question;
