@@ -13,10 +13,12 @@ use crate::first_look::run_as;
 use crate::first_look::server;
 use crate::first_look::FIXED;
 use serde_json::json;
+use std::time::Duration;
 use wright_protocol::CandidateOutcome;
 use wright_protocol::EventBody;
 use wright_testkit::git;
 use wright_testkit::reply;
+use wright_testkit::Reply;
 
 const BROKEN: &str = "def row(r):\n    return \",\".join(str(v) for v in r[:-1])";
 
@@ -298,4 +300,46 @@ async fn an_edit_of_text_the_kept_version_replaced_is_told_it_passes_now() {
         &["show", &format!("wright/{conversation}:export.py")],
     );
     assert_eq!(fixed, FIXED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_stop_at_half_the_time_budget() {
+    let h = Harness::new();
+    failing_python_repo(&h);
+    let server = server(vec![
+        // The first version comes late and fails: half of the 20 s is spent by then.
+        Reply::Delayed(
+            Duration::from_secs(11),
+            Box::new(reply().text("```python\ndef row(r):\n    return \"\"\n```")),
+        ),
+        // The steps have the rest.
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": "r[:-1]", "new_str": "r"}),
+        ),
+        reply().call("finish", json!({"message": "fixed"})),
+    ])
+    .await;
+    let output = run_as(
+        &h,
+        &server.url(),
+        "qwen2.5-coder-1.5b",
+        &["--candidates", "on", "--reading", "off", "--max-time", "20"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let outcomes: Vec<_> = candidates(&h).into_iter().map(|c| c.outcome).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            CandidateOutcome::Failed { exit_code: Some(1) },
+            CandidateOutcome::NotTried {
+                why: "half of the run's time (--max-time) is spent: the rest is the steps'".into()
+            },
+        ]
+    );
+    // One version asked for, then the steps.
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[1].json().get("tools").is_some());
 }

@@ -126,6 +126,10 @@ pub struct Conversation {
     /// Whether versions of the first look's failing code are asked for and tried (see
     /// `candidates`).
     try_candidates: bool,
+    /// When versions stop being tried: half of `--max-time` after the run started, so
+    /// the steps keep the other half (the 1.5B's four versions of a Rust stub, each
+    /// compiled and tested, once took the whole 150 s before step 1).
+    versions_until: Option<std::time::Instant>,
     /// Whether the first look's failing command is run again after edits and before
     /// `finish` (see `retest`).
     retest: bool,
@@ -300,6 +304,7 @@ impl Conversation {
             first_look: None,
             read_first_failure: false,
             try_candidates: false,
+            versions_until: None,
             retest: true,
             failed_finishes: 0,
             told_about_test_edits: false,
@@ -365,6 +370,7 @@ impl Conversation {
         }
         self.run_setup(observer).await?;
         let started = std::time::Instant::now();
+        self.versions_until = limits.max_time.map(|max_time| started + max_time / 2);
         // The time budget cancels whatever is in flight, as Ctrl-C does — wright's own
         // work before the first step (the first look, the versions tried) included.
         let budget = cancel.child_token();

@@ -67,6 +67,22 @@ impl Conversation {
             if cancel.is_cancelled() {
                 return Ok(false);
             }
+            if self
+                .versions_until
+                .is_some_and(|until| std::time::Instant::now() >= until)
+            {
+                let why = "half of the run's time (--max-time) is spent: the rest is the steps'";
+                let candidate = Candidate {
+                    outcome: CandidateOutcome::NotTried { why: why.into() },
+                    ..untried(call_id, &rewrite, &rewrite.targets[0], command, &client)
+                };
+                self.append(
+                    observer,
+                    Source::Environment,
+                    EventBody::Candidate(candidate),
+                )?;
+                return Ok(false);
+            }
             let body = client.request_body(&messages, &[]);
             let mut ignore = |_: StreamDelta| {};
             let reply = tokio::select! {
@@ -134,20 +150,14 @@ impl Conversation {
                 observer,
                 Source::Environment,
                 EventBody::Candidate(Candidate {
-                    call_id: call_id.to_string(),
-                    path: target.path.clone(),
-                    name: target.name.clone(),
-                    command: command.to_string(),
-                    question: rewrite.text.clone(),
                     answer,
-                    old_str: target.old.clone(),
                     new_str: version.map(|version| version.code),
                     imports: imports.map(|(_, text)| text),
                     outcome,
                     prompt_tokens: usage.prompt_tokens,
                     completion_tokens: usage.completion_tokens,
                     cached_tokens: usage.cached_tokens,
-                    destination: wright_llm::destination(&client.config().base_url),
+                    ..untried(call_id, &rewrite, target, command, &client)
                 }),
             )?;
             // A request that failed, or a file that could not be put back: no more tries.
@@ -245,6 +255,32 @@ impl Conversation {
             "new_str": text,
         });
         Some((insert, text))
+    }
+}
+
+/// The event of a try at `target`, before any answer: what was asked, of what, where.
+fn untried(
+    call_id: &str,
+    rewrite: &wright_tools::failure::Rewrite,
+    target: &wright_tools::failure::Target,
+    command: &str,
+    client: &wright_llm::Client,
+) -> Candidate {
+    Candidate {
+        call_id: call_id.to_string(),
+        path: target.path.clone(),
+        name: target.name.clone(),
+        command: command.to_string(),
+        question: rewrite.text.clone(),
+        answer: String::new(),
+        old_str: target.old.clone(),
+        new_str: None,
+        imports: None,
+        outcome: CandidateOutcome::NotTried { why: String::new() },
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cached_tokens: None,
+        destination: wright_llm::destination(&client.config().base_url),
     }
 }
 

@@ -29,6 +29,8 @@ use cap_std::fs::OpenOptions;
 use cap_std::fs::OpenOptionsExt;
 use std::io::Read;
 
+/// How the header of a failure read for the model begins (see `read`).
+const FAILED_AT: &str = "[It failed at ";
 /// The mark put before an output line that names a place in the workspace.
 pub const MARK: &str = ">> ";
 /// Directories whose files are someone else's code, even inside the workspace.
@@ -371,7 +373,7 @@ pub fn read(output: &str, workspace: &Workspace) -> Option<(String, String)> {
         .map(|q| format!(":\n{q}"))
         .unwrap_or_default();
     let mut header = format!(
-        "[It failed at {}:{} (in the workspace){quoted}]",
+        "{FAILED_AT}{}:{} (in the workspace){quoted}]",
         failed.path, failed.line
     );
     let definitions = called_definitions(workspace, &failed);

@@ -100,7 +100,26 @@ pub(super) fn failing(shown: &str, workspace: &Workspace) -> Option<(usize, Plac
         .into_iter()
         .filter(|(n, _)| lines[*n].starts_with(MARK))
         .collect();
+    // A long output is shown end first, so its first place shown is not its first
+    // failure's (node's last test before its first): the header, read from the whole
+    // output, names that one.
+    let named = lines.first().and_then(|line| header_place(line));
+    if let Some(found) = named.and_then(|named| marked.iter().find(|(_, place)| *place == named)) {
+        return Some(found.clone());
+    }
     failing_place(shown, &marked)
+}
+
+/// The place the header `read` puts first names (`[It failed at PATH:LINE (in the
+/// workspace)…`), when `line` is that header.
+fn header_place(line: &str) -> Option<Place> {
+    let rest = line.strip_prefix(super::FAILED_AT)?;
+    let (place, _) = rest.split_once(" (in the workspace)")?;
+    let (path, number) = place.rsplit_once(':')?;
+    Some(Place {
+        path: path.to_string(),
+        line: number.parse().ok()?,
+    })
 }
 
 /// The output's lines around line `at`: back to the start of its failure, on to its end,

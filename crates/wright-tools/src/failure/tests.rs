@@ -456,3 +456,36 @@ fn a_failure_inside_the_code_asks_for_the_function_it_failed_in() {
     let top = lines("import os\nraise SystemExit(1)\n");
     assert_eq!(definitions::enclosing(&top, 2), None);
 }
+
+#[test]
+fn a_javascript_stub_that_throws_asks_for_its_function_when_the_end_is_shown_first() {
+    let (dir, workspace) = workspace();
+    std::fs::write(
+        dir.path().join("range.js"),
+        "// range(0, 5) -> [0, 1, 2, 3, 4]\nfunction range(start, end, step = 1) {\n  throw new Error(\"not implemented\");\n}\n\nmodule.exports = { range };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("range.test.js"),
+        "const { range } = require(\"./range\");\n\ntest(\"counts up\", () => {\n  assert.deepStrictEqual(range(0, 5), [0, 1, 2, 3, 4]);\n});\n\ntest(\"zero step\", () => {\n  assert.throws(() => range(0, 1, 0), RangeError);\n});\n",
+    )
+    .unwrap();
+    let root = workspace.root().display().to_string();
+    let first = format!(
+        "✖ counts up (1.010209ms)\n  Error: not implemented\n      at range ({root}/range.js:3:9)\n      at TestContext.<anonymous> ({root}/range.test.js:4:26)\n      at Test.runInAsyncScope (node:async_hooks:206:9)\n"
+    );
+    let last = format!(
+        "test at range.test.js:7:1\n✖ zero step (0.6ms)\n  AssertionError [ERR_ASSERTION]: The error is expected to be an instance of \"RangeError\"\n      at TestContext.<anonymous> ({root}/range.test.js:8:10)\n"
+    );
+    // The header is read from the whole output; a long one is shown from its end.
+    let (header, _) = read(&format!("{first}\n{last}"), &workspace).unwrap();
+    assert!(header.starts_with("[It failed at range.js:3 "), "{header}");
+    let (_, body) = read(&format!("{last}\n[… omitted …]\n{first}"), &workspace).unwrap();
+    let shown = format!("{header}\n{body}");
+    let asked = rewrite(&shown, &workspace, "node --test", "Implement range.");
+    assert_eq!(
+        asked.map(|asked| asked.targets[0].name.clone()),
+        Some("range".to_string()),
+        "{shown}"
+    );
+}
