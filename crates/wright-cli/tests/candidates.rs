@@ -211,6 +211,11 @@ async fn an_edit_that_breaks_what_passed_is_undone() {
             "file_editor",
             json!({"command": "str_replace", "path": "export.py", "old_str": "for v in r)", "new_str": "for v in r[1:])"}),
         ),
+        // Told wright undid it, the model undoes it too: that would take the version back.
+        reply().call(
+            "file_editor",
+            json!({"command": "undo_edit", "path": "export.py"}),
+        ),
         reply().call("finish", json!({"message": "fixed"})),
     ])
     .await;
@@ -232,10 +237,16 @@ async fn an_edit_that_breaks_what_passed_is_undone() {
         .collect();
     assert_eq!(checks[0].exit_code, Some(1));
     assert!(checks[0].undone);
-    assert!(checks[1].passed() && !checks[1].undone);
-    let told = server.chat_requests()[2].json().to_string();
+    assert_eq!(checks[1].exit_code, Some(1));
+    assert!(checks[1].undone);
+    assert!(checks[2].passed() && !checks[2].undone);
+    let told = server.chat_requests()[3].json().to_string();
     assert!(
         told.contains("It passed before this edit, so wright undid the edit: export.py is back as it was, and `python3 -m unittest` passes again."),
+        "{told}"
+    );
+    assert!(
+        told.contains("It passed before this undo_edit, so wright put back what it took: export.py is as it was before it, and `python3 -m unittest` passes again."),
         "{told}"
     );
     let conversation = h.conversation_id();

@@ -37,6 +37,7 @@ mod workspace;
 pub use catalog::ToolName;
 pub use catalog::ToolSet;
 pub use fetch::FetchTool;
+pub use file_editor::editable_text;
 pub use file_editor::FileEditorTool;
 pub use finish::FinishTool;
 pub use mask::MaskError;

@@ -61,6 +61,11 @@ impl Conversation {
         if let Some(outcome) = self.confirm_call(observer, cancel, &mut begun).await? {
             return Ok(Some(outcome));
         }
+        // What an undo may take back that wright would put back (see `retest`).
+        let before_undo = begun
+            .ready
+            .as_ref()
+            .and_then(|arguments| self.text_before_undo(&call.function.name, arguments));
         let result = match (&begun.tool, &begun.ready) {
             (Some(tool), Some(arguments)) => {
                 let masker = self.masker.clone();
@@ -75,8 +80,13 @@ impl Conversation {
             self.post_tool_hooks(observer, &call.id, &name, &arguments)
                 .await?;
             if succeeded {
-                self.check_after_edit(observer, cancel, &call.id, &name, &arguments)
-                    .await?;
+                let edit = super::retest::Edit {
+                    call_id: &call.id,
+                    tool: &name,
+                    arguments: &arguments,
+                    before_undo,
+                };
+                self.check_after_edit(observer, cancel, edit).await?;
             }
         }
         match end {

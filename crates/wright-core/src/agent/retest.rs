@@ -22,6 +22,15 @@ use wright_protocol::CheckMoment;
 /// second telling with the failure quoted is where it fixes it, if ever.
 const FINISHES_SENT_BACK: u32 = 2;
 
+/// A call that ran without error, as the check after it needs it.
+pub(super) struct Edit<'a> {
+    pub call_id: &'a str,
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+    /// For an `undo_edit` while the check passed: the file's text before it.
+    pub before_undo: Option<String>,
+}
+
 /// What a `finish` comes to once the check ran.
 pub(super) enum FinishCheck {
     /// Nothing to check: no failing first look, or retest off.
@@ -56,10 +65,14 @@ impl Conversation {
         &mut self,
         observer: &mut dyn Observer,
         cancel: &CancellationToken,
-        call_id: &str,
-        tool: &str,
-        arguments: &Value,
+        edit: Edit<'_>,
     ) -> Result<(), StoreError> {
+        let Edit {
+            call_id,
+            tool,
+            arguments,
+            before_undo,
+        } = edit;
         if !edits_code(tool, arguments) {
             return Ok(());
         }
@@ -72,10 +85,16 @@ impl Conversation {
         };
         let mut shown = self.verdict(&command, CheckMoment::AfterEdit, exit_code, &output);
         let regressed = was_passing && exit_code.is_some_and(|code| code != 0);
-        let undoable = arguments["command"].as_str() != Some("undo_edit");
         let mut undone = false;
-        if let (true, true, Some(path)) = (regressed, undoable, arguments["path"].as_str()) {
-            if let Some(said) = self.undo_regression(path, &command, observer, cancel).await {
+        if let (true, Some(path)) = (regressed, arguments["path"].as_str()) {
+            let said = match before_undo {
+                Some(before) => self.redo(path, &before, &command, observer, cancel).await,
+                None if arguments["command"].as_str() != Some("undo_edit") => {
+                    self.undo_regression(path, &command, observer, cancel).await
+                }
+                None => None,
+            };
+            if let Some(said) = said {
                 shown.push_str(&said);
                 undone = true;
             }
@@ -132,6 +151,63 @@ impl Conversation {
         })
     }
 
+    /// The text of the file an `undo_edit` of the code is about to change, while the check
+    /// passes: what wright puts back if the undo makes it fail. The 1.5B, told wright had
+    /// undone its edit that broke a kept version, called `undo_edit` itself — which took
+    /// the version back — then edited and undid in turn until it was stuck.
+    pub(super) fn text_before_undo(&self, tool: &str, arguments: &Value) -> Option<String> {
+        let undo = arguments["command"].as_str() == Some("undo_edit");
+        if !undo || !edits_code(tool, arguments) || !self.check_passes_now() {
+            return None;
+        }
+        self.check_command()?;
+        let workspace = self.workspace.as_ref()?;
+        wright_tools::editable_text(workspace, arguments["path"].as_str()?)
+    }
+
+    /// Puts `before` back in `path` after an undo that made `command` fail where it passed
+    /// (a whole-file `str_replace`, so the `file_editor` writes it, and may undo it), and
+    /// runs `command` again: what the model is told of it; `None` when it could not.
+    async fn redo(
+        &self,
+        path: &str,
+        before: &str,
+        command: &str,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let editor = self.tools.get("file_editor").cloned()?;
+        let workspace = self.workspace.as_ref()?;
+        let now = wright_tools::editable_text(workspace, path).filter(|now| !now.is_empty())?;
+        let put_back = serde_json::json!({
+            "command": "str_replace",
+            "path": path,
+            "old_str": now,
+            "new_str": before,
+        });
+        editor.run(&put_back).await.ok()?;
+        let again = self.run_again(command, observer, cancel).await;
+        Some(format!(
+            "\n[It passed before this undo_edit, so wright put back what it took: {path} is as it was before it, and {again}]"
+        ))
+    }
+
+    /// `command` run again after wright put a file back: what came of it, in words.
+    async fn run_again(
+        &self,
+        command: &str,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> String {
+        match self.run_in_root(command, observer, cancel).await {
+            Some((_, Some(0))) => {
+                format!("`{command}` passes again. If the task asks for nothing more, call finish.")
+            }
+            Some((_, Some(code))) => format!("`{command}` still fails (exit {code})."),
+            _ => format!("`{command}` did not finish."),
+        }
+    }
+
     /// Undoes the last edit of `path`, which made `command` fail where it passed — a small
     /// model that had the fix, from a version wright tried or its own edit, went on editing
     /// and broke it, then ran out of steps — and runs `command` again: what the model is
@@ -146,13 +222,7 @@ impl Conversation {
         let editor = self.tools.get("file_editor").cloned()?;
         let undo = serde_json::json!({"command": "undo_edit", "path": path});
         editor.run(&undo).await.ok()?;
-        let again = match self.run_in_root(command, observer, cancel).await {
-            Some((_, Some(0))) => {
-                format!("`{command}` passes again. If the task asks for nothing more, call finish.")
-            }
-            Some((_, Some(code))) => format!("`{command}` still fails (exit {code})."),
-            _ => format!("`{command}` did not finish."),
-        };
+        let again = self.run_again(command, observer, cancel).await;
         Some(format!(
             "\n[It passed before this edit, so wright undid the edit: {path} is back as it was, and {again}]"
         ))

@@ -207,6 +207,18 @@ impl Tool for FileEditorTool {
     }
 }
 
+/// The text of the file a `file_editor` call naming `path` would edit, as an edit reads
+/// it (LF line ends); `None` when there is none it could edit. Read beneath the
+/// workspace's descriptor, as every edit is.
+pub fn editable_text(workspace: &Workspace, path: &str) -> Option<String> {
+    let relative = workspace.relative(path).ok()?;
+    let shown = workspace.display(&relative);
+    let bytes = files::read(workspace, &relative).ok()?;
+    TextFile::from_bytes(bytes, &shown)
+        .ok()
+        .map(|file| file.text)
+}
+
 impl FileEditorTool {
     /// The file's bytes (kept for undo) and its text.
     fn load_for_edit(&self, path: &Path, shown: &str) -> Result<(Vec<u8>, TextFile), ToolError> {
