@@ -32,6 +32,15 @@ fn candidates(h: &Harness) -> Vec<wright_protocol::Candidate> {
         .collect()
 }
 
+/// export.py as the run handed it over, on its branch.
+fn on_branch(h: &Harness) -> String {
+    let conversation = h.conversation_id();
+    git(
+        h.repo(),
+        &["show", &format!("wright/{conversation}:export.py")],
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_version_that_passes_stays_and_is_shown() {
     let h = Harness::new();
@@ -92,11 +101,7 @@ async fn the_first_version_that_passes_stays_and_is_shown() {
     assert!(!first.contains("[Asked apart which line"), "{first}");
     assert_eq!(requests.len(), 5);
     // The failing versions were put back, the passing one stayed: handed over as the fix.
-    let conversation = h.conversation_id();
-    let fixed = git(
-        h.repo(),
-        &["show", &format!("wright/{conversation}:export.py")],
-    );
+    let fixed = on_branch(&h);
     assert_eq!(fixed, FIXED);
 }
 
@@ -191,11 +196,7 @@ async fn an_import_the_version_needs_goes_in_with_it() {
             )),
             "{first}"
         );
-        let conversation = h.conversation_id();
-        let fixed = git(
-            h.repo(),
-            &["show", &format!("wright/{conversation}:export.py")],
-        );
+        let fixed = on_branch(&h);
         assert_eq!(fixed, format!("import re\n{uses_re}\n"), "{answer}");
     }
 }
@@ -249,11 +250,7 @@ async fn an_edit_that_breaks_what_passed_is_undone() {
         told.contains("It passed before this undo_edit, so wright put back what it took: export.py is as it was before it, and `python3 -m unittest` passes again."),
         "{told}"
     );
-    let conversation = h.conversation_id();
-    let fixed = git(
-        h.repo(),
-        &["show", &format!("wright/{conversation}:export.py")],
-    );
+    let fixed = on_branch(&h);
     assert_eq!(fixed, FIXED);
 }
 
@@ -305,11 +302,7 @@ async fn an_edit_of_text_the_kept_version_replaced_is_told_it_passes_now() {
         last.contains("another hypothesis.\\n`python3 -m unittest` passes now (its last run)"),
         "{last}"
     );
-    let conversation = h.conversation_id();
-    let fixed = git(
-        h.repo(),
-        &["show", &format!("wright/{conversation}:export.py")],
-    );
+    let fixed = on_branch(&h);
     assert_eq!(fixed, FIXED);
 }
 
