@@ -157,6 +157,8 @@ fn render_view<'a>(
     let mut open: Option<(u32, usize)> = None;
     // Text mode: the user message of results being assembled.
     let mut results: Option<String> = None;
+    // Candidates that failed further on, kept while the next function was tried.
+    let mut on_the_way: Vec<&wright_protocol::Candidate> = Vec::new();
     let flush = |messages: &mut Vec<ChatMessage>, results: &mut Option<String>| {
         if let Some(content) = results.take() {
             messages.push(ChatMessage::User { content });
@@ -258,16 +260,28 @@ fn render_view<'a>(
             }
             // The version of the failing function that passed, asked apart, tried and kept:
             // right after the failure.
+            // Versions kept while the failure moved on: shown with the one that passed.
+            EventBody::Candidate(candidate)
+                if matches!(
+                    candidate.outcome,
+                    wright_protocol::CandidateOutcome::FailsFurther { .. }
+                ) =>
+            {
+                on_the_way.push(candidate);
+            }
             EventBody::Candidate(candidate)
                 if candidate.outcome == wright_protocol::CandidateOutcome::Passed
                     && environment_calls.iter().any(|(id, _)| *id == candidate.call_id) =>
             {
+                on_the_way.retain(|kept| kept.call_id == candidate.call_id);
+                on_the_way.push(candidate);
                 if let (Some(ChatMessage::User { content }), Some(offer)) =
-                    (messages.last_mut(), offered_version(candidate))
+                    (messages.last_mut(), offered_versions(&on_the_way))
                 {
                     content.push_str("\n\n");
                     content.push_str(&offer);
                 }
+                on_the_way.clear();
             }
             // The model's own reading of the first look's failure, asked apart: right after
             // that failure, in the same user message.
@@ -391,21 +405,48 @@ fn render_view<'a>(
     messages
 }
 
-/// What the model is told of the version that passed and was kept: what wright did, and
-/// the function as it reads now.
-fn offered_version(candidate: &wright_protocol::Candidate) -> Option<String> {
-    let new = candidate.new_str.as_ref()?;
-    let fence = if new.contains("```") { "````" } else { "```" };
-    // The imports it needed went in above it: said first, as the file reads.
-    let new = match &candidate.imports {
-        Some(imports) => format!("{imports}\n…\n{new}"),
-        None => new.clone(),
-    };
+/// The versions wright kept, asked apart, as the model is shown them: the one that passed,
+/// after those that took the failure further on to the next function (last: `passed`).
+fn offered_versions(kept: &[&wright_protocol::Candidate]) -> Option<String> {
+    let passed = kept.last()?;
+    let mut versions = Vec::new();
+    for candidate in kept {
+        let new = candidate.new_str.as_ref()?;
+        // The imports it needed went in above it: said first, as the file reads.
+        let new = match &candidate.imports {
+            Some(imports) => format!("{imports}\n…\n{new}"),
+            None => new.clone(),
+        };
+        let fence = if new.contains("```") { "````" } else { "```" };
+        versions.push((candidate, format!("{fence}\n{new}\n{fence}")));
+    }
+    let command = &passed.command;
+    if let [(only, code)] = &versions[..] {
+        return Some(format!(
+            "[Asked apart, you wrote `{name}` in {path} anew; wright put that version in place, and `{command}` passes now. {path} now has:\n{code}\nThe failure above is fixed: do not edit {path} again. If the task asks for nothing more, call finish now.]",
+            name = only.name,
+            path = only.path,
+        ));
+    }
+    let names: Vec<String> = versions
+        .iter()
+        .map(|(candidate, _)| format!("`{}`", candidate.name))
+        .collect();
+    let mut paths: Vec<&str> = Vec::new();
+    for (candidate, _) in &versions {
+        if !paths.contains(&candidate.path.as_str()) {
+            paths.push(&candidate.path);
+        }
+    }
+    let shown: Vec<String> = versions
+        .iter()
+        .map(|(candidate, code)| format!("{}:\n{code}", candidate.path))
+        .collect();
     Some(format!(
-        "[Asked apart, you wrote `{name}` in {path} anew; wright put that version in place, and `{command}` passes now. {path} now has:\n{fence}\n{new}\n{fence}\nThe failure above is fixed: do not edit {path} again. If the task asks for nothing more, call finish now.]",
-        name = candidate.name,
-        path = candidate.path,
-        command = candidate.command,
+        "[Asked apart, you wrote {names} anew, one after the other (with each, `{command}` failed further on, in the next); wright put those versions in place, and `{command}` passes now. They read:\n{shown}\nThe failure above is fixed: do not edit {paths} again. If the task asks for nothing more, call finish now.]",
+        names = names.join(", "),
+        shown = shown.join("\n"),
+        paths = paths.join(" or "),
     ))
 }
 

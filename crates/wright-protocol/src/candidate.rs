@@ -16,6 +16,11 @@ pub enum CandidateOutcome {
     Passed,
     /// With it in place, the command still failed (no exit code: it did not finish).
     Failed { exit_code: Option<i32> },
+    /// With it in place, the command failed further on, in another function (`next`): it
+    /// stayed while versions of that one were tried, and stays for good only when one of
+    /// those passes (a later `passed` candidate of the same call); otherwise it was taken
+    /// out again with them (version 10 on). A file of several stubs is filled one by one.
+    FailsFurther { next: String },
     /// The answer held no code block defining the function.
     NoCode,
     /// The answer's function is the code as it is.
@@ -73,6 +78,10 @@ impl Candidate {
             CandidateOutcome::Failed { exit_code: None } => {
                 format!("{what}: `{}` did not finish with it", self.command)
             }
+            CandidateOutcome::FailsFurther { next } => format!(
+                "{what}: `{}` fails further on with it, in {next}: kept while {next} is tried",
+                self.command
+            ),
             CandidateOutcome::NoCode => format!("{what}: the answer wrote no such function"),
             CandidateOutcome::Unchanged => format!("{what}: the answer left it as it is"),
             CandidateOutcome::Repeated => format!("{what}: the same as an earlier one"),
@@ -94,6 +103,9 @@ mod tests {
             CandidateOutcome::Passed,
             CandidateOutcome::Failed { exit_code: Some(1) },
             CandidateOutcome::Failed { exit_code: None },
+            CandidateOutcome::FailsFurther {
+                next: "push".into(),
+            },
             CandidateOutcome::NotTried {
                 why: "the server refused".into(),
             },

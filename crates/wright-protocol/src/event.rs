@@ -28,7 +28,9 @@ use std::time::SystemTime;
 /// Version 8 added `last_change` on `start` (what the start commit changed, shown after
 /// a failing first look). Version 9 added `candidate` (a version of the failing code's
 /// function the model wrote, asked apart, and whether the failing command passed with it).
-pub const LOG_FORMAT_VERSION: u32 = 9;
+/// Version 10 added the candidate outcome `fails_further` (a version kept while the next
+/// function the command failed in was tried).
+pub const LOG_FORMAT_VERSION: u32 = 10;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -146,6 +146,7 @@ export function createRenderer(ctx) {
     const verdict = {
       passed: "passes with it",
       failed: typeof o.exit_code === "number" ? `still fails with it (exit ${o.exit_code})` : "did not finish with it",
+      fails_further: `fails further on with it, in ${o.next}: kept while that one is tried`,
       no_code: "not run: the answer wrote no such function",
       unchanged: "not run: the answer left it as it is",
       repeated: "not run: the same as an earlier one",
