@@ -57,6 +57,11 @@ const DEFINITION_LINES: usize = 15;
 const DEFINITION_CHARS: usize = 1500;
 /// A definition asked for whole, corrected, is at most this many lines.
 const REWRITE_LINES: usize = 80;
+/// The file of a function asked for whole is shown whole up to this many lines and
+/// characters: a method's type and its fields are in it (shown a 31-line file's `len`
+/// alone, the 1.5B wrote `self.elements.len()` for a field named `items`).
+const REWRITE_WHOLE_FILE_LINES: usize = 60;
+const REWRITE_WHOLE_FILE_CHARS: usize = 3000;
 
 /// A place in the workspace: its path relative to the workspace root, and a line (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -310,6 +315,21 @@ fn plain_definition(workspace: &Workspace, place: &Place) -> Option<(String, boo
             .map(|line| wright_protocol::printable(line).chars().take(200).collect()),
     );
     Some((code.trim_start_matches('\n').to_string(), whole))
+}
+
+/// The code shown with a request for the definition at `place` written anew: the whole
+/// file when it is short (see `REWRITE_WHOLE_FILE_LINES`), else as `plain_definition`.
+fn rewrite_context(workspace: &Workspace, place: &Place) -> Option<(String, bool)> {
+    let (lines, _) = file_lines(workspace, place)?;
+    let chars: usize = lines.iter().map(|line| line.len() + 1).sum();
+    if lines.len() <= REWRITE_WHOLE_FILE_LINES && chars <= REWRITE_WHOLE_FILE_CHARS {
+        let code: Vec<String> = lines
+            .iter()
+            .map(|line| wright_protocol::printable(line).into_owned())
+            .collect();
+        return Some((code.join("\n").trim_matches('\n').to_string(), true));
+    }
+    plain_definition(workspace, place)
 }
 
 /// The function whose body holds the line at `place`, in that file: its name and the

@@ -20,6 +20,7 @@ use super::question::failing;
 use super::question::failure_block;
 use super::question::fence_language;
 use super::question::under_test;
+use super::rewrite_context;
 use super::Place;
 use crate::Workspace;
 
@@ -68,7 +69,7 @@ pub fn rewrite(shown: &str, workspace: &Workspace, command: &str, task: &str) ->
         return None;
     }
     let old = exact_definition(workspace, &defined)?;
-    let (code, whole) = plain_definition(workspace, &defined)?;
+    let (code, whole) = rewrite_context(workspace, &defined)?;
     let lines: Vec<&str> = shown.lines().collect();
     let block = failure_block(&lines, at, workspace);
     let path = defined.path.clone();

@@ -489,3 +489,58 @@ fn a_javascript_stub_that_throws_asks_for_its_function_when_the_end_is_shown_fir
         "{shown}"
     );
 }
+
+#[test]
+fn a_method_is_asked_for_with_its_short_file_whole() {
+    let (dir, workspace) = workspace();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    let mut lib = String::from(
+        "/// A stack.\npub struct Stack<T> {\n    items: Vec<T>,\n}\n\nimpl<T> Stack<T> {\n",
+    );
+    for name in [
+        "push_one", "pop_one", "peek_one", "count", "is_empty", "top",
+    ] {
+        lib.push_str(&format!(
+            "    pub fn {name}(&self) -> usize {{\n        todo!()\n    }}\n\n"
+        ));
+    }
+    lib.push_str("    pub fn len(&self) -> usize {\n        todo!()\n    }\n}\n");
+    let lines = lib.lines().count();
+    assert!(
+        lines > WHOLE_FILE_LINES && lines <= REWRITE_WHOLE_FILE_LINES,
+        "{lines}"
+    );
+    std::fs::write(dir.path().join("src/lib.rs"), &lib).unwrap();
+    let at = lines - 2;
+    let output = format!(
+        "thread 'it_counts' panicked at src/lib.rs:{at}:9:\nnot yet implemented\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
+    );
+    let (header, body) = read(&output, &workspace).unwrap();
+    let asked = rewrite(
+        &format!("{header}\n{body}"),
+        &workspace,
+        "cargo test",
+        "Implement the Stack.",
+    )
+    .unwrap();
+    assert_eq!(asked.targets[0].name, "len");
+    // The struct's fields are in front of the model, and the request is for `len` alone.
+    assert!(
+        asked.text.contains(
+            "src/lib.rs:\n```rust\n/// A stack.\npub struct Stack<T> {\n    items: Vec<T>,"
+        ),
+        "{}",
+        asked.text
+    );
+    assert!(
+        asked
+            .text
+            .contains("Then write the function `len` fixed, whole"),
+        "{}",
+        asked.text
+    );
+    assert_eq!(
+        asked.targets[0].old,
+        "    pub fn len(&self) -> usize {\n        todo!()\n    }"
+    );
+}
