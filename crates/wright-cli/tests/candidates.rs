@@ -473,3 +473,101 @@ async fn versions_kept_on_the_way_are_taken_out_when_no_pass_follows() {
     );
     assert!(!shown.contains("return 2 * x"), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_a_killed_wright_left_in_place_are_put_back_on_resume() {
+    let h = Harness::new();
+    two_stubs_repo(&h);
+    let first = server(vec![
+        reply().text(&format!("```python\n{DOUBLE}\n```")),
+        // Killed while it waits for a version of `total`: `double`'s is in place.
+        Reply::Delayed(Duration::from_secs(60), Box::new(reply().text("late"))),
+    ])
+    .await;
+    let url = first.url();
+    let mut child = h.spawn_wright(
+        &[
+            "run",
+            "--base-url",
+            &url,
+            "--model",
+            "qwen2.5-coder-1.5b",
+            "--candidates",
+            "on",
+            "--reading",
+            "off",
+            "--retest",
+            "off",
+            "the test fails, fix it",
+        ],
+        &[],
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let logged = || {
+        std::fs::read_dir(h.data.path().join("wright/conversations"))
+            .ok()
+            .and_then(|mut dir| dir.next())
+            .and_then(|entry| entry.ok())
+            .and_then(|entry| std::fs::read_to_string(entry.path().join("events.jsonl")).ok())
+            .unwrap_or_default()
+    };
+    while !logged().contains("fails_further") {
+        assert!(std::time::Instant::now() < deadline, "no version kept");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    let workspace = h
+        .events()
+        .into_iter()
+        .find_map(|e| match e.body {
+            EventBody::Start(start) => Some(start.workspace),
+            _ => None,
+        })
+        .unwrap();
+    let ops = std::path::Path::new(&workspace).join("ops.py");
+    assert!(std::fs::read_to_string(&ops)
+        .unwrap()
+        .contains("return 2 * x"));
+
+    let next = server(vec![
+        reply().call("file_editor", json!({"command": "view", "path": "ops.py"})),
+        reply().call("finish", json!({"message": "looked"})),
+    ])
+    .await;
+    let id = h.conversation_id();
+    let next_url = next.url();
+    h.wright(
+        &[
+            "resume",
+            &id,
+            "--base-url",
+            &next_url,
+            "--model",
+            "qwen2.5-coder-1.5b",
+        ],
+        &[],
+    )
+    .await;
+    let last = candidates(&h).pop().unwrap();
+    assert_eq!(
+        last.outcome,
+        CandidateOutcome::NotTried {
+            why: "wright stopped while versions were in place; ops.py was put back as it was when this run resumed".into()
+        }
+    );
+    assert_eq!(last.name, "double");
+    // The model's first view after the resume reads both stubs again.
+    let asked = next.chat_requests()[1].json();
+    let shown = asked["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        shown.matches("raise NotImplementedError").count(),
+        2,
+        "{shown}"
+    );
+}

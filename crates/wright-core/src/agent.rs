@@ -11,6 +11,7 @@ mod ending;
 mod fallback;
 mod finish_guard;
 mod first_look;
+mod in_place;
 mod narrow;
 mod reading;
 mod restore;
@@ -369,6 +370,8 @@ impl Conversation {
             }
         }
         self.run_setup(observer).await?;
+        // Versions a killed wright left in place, unlogged: put back first.
+        self.put_back_unsettled(observer).await?;
         let started = std::time::Instant::now();
         self.versions_until = limits.max_time.map(|max_time| started + max_time / 2);
         // The time budget cancels whatever is in flight, as Ctrl-C does — wright's own

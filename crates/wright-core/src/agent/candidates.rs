@@ -62,26 +62,31 @@ impl Conversation {
         else {
             return Ok(false);
         };
-        let mut kept = Vec::new();
+        let mut chain = Chain::default();
         let passed = self
             .try_chain(
                 call_id,
                 rewrite,
                 command,
                 editor.as_ref(),
-                &mut kept,
+                &mut chain,
                 observer,
                 cancel,
             )
             .await?;
         if !passed {
-            self.take_back(editor.as_ref(), &kept, observer).await?;
+            self.take_back(editor.as_ref(), &chain.kept, observer)
+                .await?;
+        }
+        if !chain.before.is_empty() {
+            self.settled();
         }
         Ok(passed)
     }
 
     /// The tries of `try_versions`, function after function; the versions that failed
-    /// further on and stay for now are pushed on `kept`.
+    /// further on and stay for now are pushed on `chain.kept`, the files changed as they
+    /// were before on `chain.before` (see `in_place`).
     #[allow(clippy::too_many_arguments)]
     async fn try_chain(
         &mut self,
@@ -89,7 +94,7 @@ impl Conversation {
         mut rewrite: wright_tools::failure::Rewrite,
         command: &str,
         editor: &dyn wright_tools::Tool,
-        kept: &mut Vec<Kept>,
+        chain: &mut Chain,
         observer: &mut dyn Observer,
         cancel: &CancellationToken,
     ) -> Result<bool, StoreError> {
@@ -157,6 +162,18 @@ impl Conversation {
                     {
                         CandidateOutcome::Repeated
                     }
+                    (None, Some(_))
+                        if !self.record_before(
+                            &mut chain.before,
+                            &untried(call_id, &rewrite, &target, command, &client),
+                        ) =>
+                    {
+                        let why = format!(
+                            "{} could not be recorded as it was first, so no version went in",
+                            target.path
+                        );
+                        CandidateOutcome::NotTried { why }
+                    }
                     (None, Some(version)) => {
                         tried.push((version.which, version.code.clone()));
                         imports = self.workspace.as_ref().and_then(|workspace| {
@@ -219,7 +236,7 @@ impl Conversation {
                 }
                 if let Some((next, edits)) = further {
                     let event = untried(call_id, &rewrite, &target, command, &client);
-                    kept.push(Kept { event, edits });
+                    chain.kept.push(Kept { event, edits });
                     asked_about.extend(names(&next));
                     rewrite = next;
                     continue 'functions;
@@ -395,6 +412,15 @@ impl Tried {
             further: None,
         }
     }
+}
+
+/// What a chain of tries left in place, to take out or settle when it ends.
+#[derive(Default)]
+struct Chain {
+    /// The versions that failed further on, in order.
+    kept: Vec<Kept>,
+    /// Each file changed, as it was before (see `in_place`).
+    before: Vec<super::in_place::Before>,
 }
 
 /// A version that failed further on, in place while the next function is tried: its
