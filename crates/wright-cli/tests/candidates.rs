@@ -91,6 +91,22 @@ async fn the_first_version_that_passes_stays_and_is_shown() {
     );
     assert!(asked.get("tools").is_none(), "{asked}");
     assert_eq!(asked["temperature"], json!(0.7));
+    // Words without code: the next try asks for the code after them; the one after it
+    // asks afresh.
+    let followed = requests[1].json();
+    let messages = followed["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{followed}");
+    assert_eq!(messages[1]["content"], "The slice drops the last value.");
+    assert_eq!(
+        messages[2]["content"],
+        "You wrote no code. Now write the function `row` fixed, whole, in one ```python block."
+    );
+    assert!(
+        tried[1].question.ends_with("[Then asked:]\nYou wrote no code. Now write the function `row` fixed, whole, in one ```python block."),
+        "{}",
+        tried[1].question
+    );
+    assert_eq!(requests[2].json()["messages"].as_array().unwrap().len(), 1);
     // The task's first message ends with the version that passed; no reading. The finish
     // is checked, and taken.
     let first = first_user_message(&requests[4].json());

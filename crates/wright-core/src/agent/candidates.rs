@@ -108,10 +108,9 @@ impl Conversation {
         let mut asked_about: Vec<(String, String)> = names(&rewrite);
         let mut asked = 0;
         'functions: loop {
-            let messages = [ChatMessage::User {
-                content: rewrite.text.clone(),
-            }];
             let mut tried: Vec<(usize, String)> = Vec::new();
+            // An answer of words only, to follow up on in the next try.
+            let mut words_only: Option<String> = None;
             for _ in 0..TRIES {
                 if cancel.is_cancelled() || asked == ASKED_AT_MOST {
                     return Ok(false);
@@ -134,6 +133,19 @@ impl Conversation {
                     return Ok(false);
                 }
                 asked += 1;
+                let mut messages = vec![ChatMessage::User {
+                    content: rewrite.text.clone(),
+                }];
+                let mut question = rewrite.text.clone();
+                if let Some(said) = words_only.take() {
+                    let follow_up = rewrite.follow_up();
+                    question = format!("{question}\n\n[Answered without code:]\n{said}\n\n[Then asked:]\n{follow_up}");
+                    messages.push(ChatMessage::Assistant {
+                        content: said,
+                        tool_calls: Vec::new(),
+                    });
+                    messages.push(ChatMessage::User { content: follow_up });
+                }
                 let body = client.request_body(&messages, &[]);
                 let mut ignore = |_: StreamDelta| {};
                 let reply = tokio::select! {
@@ -207,6 +219,12 @@ impl Conversation {
                         tried.outcome
                     }
                 };
+                // Words without code, asked fresh: the next try asks for the code after them.
+                let followed_up = messages.len() > 1;
+                if outcome == CandidateOutcome::NoCode && !followed_up && !answer.trim().is_empty()
+                {
+                    words_only = Some(answer.clone());
+                }
                 let answer = match &self.masker {
                     Some(masker) => masker.mask(&answer),
                     None => answer,
@@ -223,6 +241,7 @@ impl Conversation {
                     prompt_tokens: usage.prompt_tokens,
                     completion_tokens: usage.completion_tokens,
                     cached_tokens: usage.cached_tokens,
+                    question,
                     ..untried(call_id, &rewrite, &target, command, &client)
                 };
                 self.append(

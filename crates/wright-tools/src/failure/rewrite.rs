@@ -121,6 +121,23 @@ pub fn rewrite(shown: &str, workspace: &Workspace, command: &str, task: &str) ->
     Some(Rewrite { targets, text })
 }
 
+impl Rewrite {
+    /// What is asked, after the request and its answer, when the answer said what is
+    /// wrong but wrote no code: the 0.5B stopped after its sentence in most of its tries.
+    pub fn follow_up(&self) -> String {
+        let fence = fence_language(&self.targets[0].path);
+        match &self.targets[..] {
+            [only] => format!(
+                "You wrote no code. Now write the function `{}` fixed, whole, in one ```{fence} block.",
+                only.name
+            ),
+            _ => format!(
+                "You wrote no code. Now write the function that is wrong fixed, whole, in one ```{fence} block."
+            ),
+        }
+    }
+}
+
 /// The functions `code` (the function `name` in `path`) calls that are defined in
 /// another file of the workspace, not a test, each short and printable as it is: name,
 /// place, text.
