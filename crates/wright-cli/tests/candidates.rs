@@ -32,6 +32,27 @@ fn candidates(h: &Harness) -> Vec<wright_protocol::Candidate> {
         .collect()
 }
 
+/// The directory the one conversation worked in.
+fn workspace_of(h: &Harness) -> String {
+    h.events()
+        .into_iter()
+        .find_map(|e| match e.body {
+            EventBody::Start(start) => Some(start.workspace),
+            _ => None,
+        })
+        .unwrap()
+}
+
+/// The last message of a request, as JSON text.
+fn last_message(request: &serde_json::Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string()
+}
+
 /// export.py as the run handed it over, on its branch.
 fn on_branch(h: &Harness) -> String {
     let conversation = h.conversation_id();
@@ -152,14 +173,7 @@ async fn no_version_passing_leaves_the_file_as_it_was_and_off_asks_for_none() {
     // The view the model asked for reads the file as it was.
     let shown = requests[5].json().to_string();
     assert!(shown.contains("r[:-1]"), "{shown}");
-    let workspace = h
-        .events()
-        .into_iter()
-        .find_map(|e| match e.body {
-            EventBody::Start(start) => Some(start.workspace),
-            _ => None,
-        })
-        .unwrap();
+    let workspace = workspace_of(&h);
     let now = std::fs::read_to_string(std::path::Path::new(&workspace).join("export.py")).unwrap();
     assert!(now.contains("r[:-1]"), "{now}");
 
@@ -475,13 +489,7 @@ async fn versions_kept_on_the_way_are_taken_out_when_no_pass_follows() {
     let first = first_user_message(&requests[5].json());
     assert!(!first.contains("Asked apart"), "{first}");
     // The model's view reads both stubs: the version of `double` was taken out too.
-    let asked = requests[6].json();
-    let shown = asked["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .to_string();
+    let shown = last_message(&requests[6].json());
     assert_eq!(
         shown.matches("raise NotImplementedError").count(),
         2,
@@ -533,14 +541,7 @@ async fn versions_a_killed_wright_left_in_place_are_put_back_on_resume() {
     }
     child.start_kill().unwrap();
     child.wait().await.unwrap();
-    let workspace = h
-        .events()
-        .into_iter()
-        .find_map(|e| match e.body {
-            EventBody::Start(start) => Some(start.workspace),
-            _ => None,
-        })
-        .unwrap();
+    let workspace = workspace_of(&h);
     let ops = std::path::Path::new(&workspace).join("ops.py");
     assert!(std::fs::read_to_string(&ops)
         .unwrap()
@@ -574,13 +575,7 @@ async fn versions_a_killed_wright_left_in_place_are_put_back_on_resume() {
     );
     assert_eq!(last.name, "double");
     // The model's first view after the resume reads both stubs again.
-    let asked = next.chat_requests()[1].json();
-    let shown = asked["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .to_string();
+    let shown = last_message(&next.chat_requests()[1].json());
     assert_eq!(
         shown.matches("raise NotImplementedError").count(),
         2,
