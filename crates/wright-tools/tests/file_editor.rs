@@ -121,6 +121,32 @@ async fn str_replace_needs_exactly_one_match() {
 }
 
 #[tokio::test]
+async fn a_replacement_with_its_quotes_swapped_is_made_and_said() {
+    let s = setup();
+    s.write("export.py", b"def line(r):\n    return \";\".join(r)\n");
+    let done = s.ok(json!({"command": "str_replace", "path": "export.py", "old_str": "    return ';'.join(r)", "new_str": "    return \",\".join(r)"})).await;
+    assert!(
+        done.starts_with("Edited export.py. Lines 2-2 with context:\n"),
+        "{done}"
+    );
+    assert!(
+        done.ends_with("\n[old_str matched only with its ' read as the file's \": copy quotes as the file has them.]"),
+        "{done}"
+    );
+    assert_eq!(
+        s.read("export.py"),
+        b"def line(r):\n    return \",\".join(r)\n"
+    );
+    // Undone like any edit.
+    s.ok(json!({"command": "undo_edit", "path": "export.py"}))
+        .await;
+    assert_eq!(
+        s.read("export.py"),
+        b"def line(r):\n    return \";\".join(r)\n"
+    );
+}
+
+#[tokio::test]
 async fn crlf_and_missing_final_newline_are_preserved() {
     let s = setup();
     s.write("w.txt", b"alpha\r\nbeta\r\ngamma");

@@ -62,17 +62,18 @@ impl Conversation {
         else {
             return Ok(false);
         };
+        let client = self
+            .client
+            .for_samples(CANDIDATE_TOKENS, CANDIDATE_TEMPERATURE);
+        let asking = Asking {
+            call_id,
+            command,
+            client: &client,
+            editor: editor.as_ref(),
+        };
         let mut chain = Chain::default();
         let passed = self
-            .try_chain(
-                call_id,
-                rewrite,
-                command,
-                editor.as_ref(),
-                &mut chain,
-                observer,
-                cancel,
-            )
+            .try_chain(&asking, rewrite, &mut chain, observer, cancel)
             .await?;
         if !passed {
             self.take_back(editor.as_ref(), &chain.kept, observer)
@@ -87,23 +88,14 @@ impl Conversation {
     /// The tries of `try_versions`, function after function; the versions that failed
     /// further on and stay for now are pushed on `chain.kept`, the files changed as they
     /// were before on `chain.before` (see `in_place`).
-    #[allow(clippy::too_many_arguments)]
     async fn try_chain(
         &mut self,
-        call_id: &str,
+        asking: &Asking<'_>,
         mut rewrite: wright_tools::failure::Rewrite,
-        command: &str,
-        editor: &dyn wright_tools::Tool,
         chain: &mut Chain,
         observer: &mut dyn Observer,
         cancel: &CancellationToken,
     ) -> Result<bool, StoreError> {
-        let client = self
-            .client
-            .for_samples(CANDIDATE_TOKENS, CANDIDATE_TEMPERATURE);
-        let path_of = |version: &Option<wright_tools::failure::Version>| {
-            version.as_ref().map_or(0, |version| version.which)
-        };
         // Every function asked about so far: the failure moving back to one is no progress.
         let mut asked_about: Vec<(String, String)> = names(&rewrite);
         let mut asked = 0;
@@ -112,157 +104,246 @@ impl Conversation {
             // An answer of words only, to follow up on in the next try.
             let mut words_only: Option<String> = None;
             for _ in 0..TRIES {
-                if cancel.is_cancelled() || asked == ASKED_AT_MOST {
-                    return Ok(false);
-                }
-                if self
-                    .versions_until
-                    .is_some_and(|until| std::time::Instant::now() >= until)
+                if cancel.is_cancelled()
+                    || asked == ASKED_AT_MOST
+                    || self.out_of_time(asking, &rewrite, observer)?
                 {
-                    let why =
-                        "half of the run's time (--max-time) is spent: the rest is the steps'";
-                    let candidate = Candidate {
-                        outcome: CandidateOutcome::NotTried { why: why.into() },
-                        ..untried(call_id, &rewrite, &rewrite.targets[0], command, &client)
-                    };
-                    self.append(
-                        observer,
-                        Source::Environment,
-                        EventBody::Candidate(candidate),
-                    )?;
                     return Ok(false);
                 }
                 asked += 1;
-                let mut messages = vec![ChatMessage::User {
-                    content: rewrite.text.clone(),
-                }];
-                let mut question = rewrite.text.clone();
-                if let Some(said) = words_only.take() {
-                    let follow_up = rewrite.follow_up();
-                    question = format!("{question}\n\n[Answered without code:]\n{said}\n\n[Then asked:]\n{follow_up}");
-                    messages.push(ChatMessage::Assistant {
-                        content: said,
-                        tool_calls: Vec::new(),
-                    });
-                    messages.push(ChatMessage::User { content: follow_up });
-                }
-                let body = client.request_body(&messages, &[]);
-                let mut ignore = |_: StreamDelta| {};
-                let reply = tokio::select! {
-                    reply = client.complete_body(body, "candidate", &mut ignore) => reply,
-                    // Stopped before the first step: the run's own loop says why.
-                    _ = cancel.cancelled() => return Ok(false),
+                // Stopped before the first step: the run's own loop says why.
+                let Some(answer) = self
+                    .ask_version(asking, &rewrite, words_only.take(), cancel)
+                    .await
+                else {
+                    return Ok(false);
                 };
-                let (answer, usage, failed) = match reply {
-                    Ok(response) => (response.text, response.usage.unwrap_or_default(), None),
-                    Err(err) => (String::new(), Default::default(), Some(err.to_string())),
+                let mut judging = Judging {
+                    rewrite: &rewrite,
+                    tried: &mut tried,
+                    chain: &mut *chain,
+                    asked_about: &asked_about,
                 };
-                self.add_to_totals(&usage);
-                let version = wright_tools::failure::rewritten(&answer, &rewrite.targets);
-                // The function the answer wrote; the one under test when it wrote none.
-                let target = rewrite.targets[path_of(&version)].clone();
-                let mut imports = None;
-                let mut further = None;
-                let outcome = match (&failed, &version) {
-                    (Some(why), _) => CandidateOutcome::NotTried { why: why.clone() },
-                    (None, None) => CandidateOutcome::NoCode,
-                    (None, Some(version)) if version.code == target.old => {
-                        CandidateOutcome::Unchanged
-                    }
-                    (None, Some(version))
-                        if tried.contains(&(version.which, version.code.clone())) =>
-                    {
-                        CandidateOutcome::Repeated
-                    }
-                    (None, Some(_))
-                        if !self.record_before(
-                            &mut chain.before,
-                            &untried(call_id, &rewrite, &target, command, &client),
-                        ) =>
-                    {
-                        let why = format!(
-                            "{} could not be recorded as it was first, so no version went in",
-                            target.path
-                        );
-                        CandidateOutcome::NotTried { why }
-                    }
-                    (None, Some(version)) => {
-                        tried.push((version.which, version.code.clone()));
-                        imports = self.workspace.as_ref().and_then(|workspace| {
-                            wright_tools::failure::missing_imports(
-                                workspace,
-                                &target.path,
-                                &version.imports,
-                            )
-                        });
-                        let tried = self.try_in_place(
-                            editor,
-                            &target,
-                            &version.code,
-                            imports.as_ref(),
-                            command,
-                            &asked_about,
-                            observer,
-                            cancel,
-                        );
-                        // Cancelled while its command ran: the file is back; the run ends.
-                        let Some(tried) = tried.await else {
-                            return Ok(false);
-                        };
-                        if let Some(added) = tried.added {
-                            imports = Some(match imports {
-                                Some((after, text)) => (after, format!("{text}\n{added}")),
-                                None => (0, added),
-                            });
-                        }
-                        further = tried.further;
-                        tried.outcome
-                    }
+                // Cancelled while its command ran: the file is back; the run ends.
+                let Some(judged) = self
+                    .judge(asking, &answer, &mut judging, observer, cancel)
+                    .await
+                else {
+                    return Ok(false);
                 };
                 // Words without code, asked fresh: the next try asks for the code after them.
-                let followed_up = messages.len() > 1;
-                if outcome == CandidateOutcome::NoCode && !followed_up && !answer.trim().is_empty()
+                if judged.outcome == CandidateOutcome::NoCode
+                    && !answer.followed_up
+                    && !answer.text.trim().is_empty()
                 {
-                    words_only = Some(answer.clone());
+                    words_only = Some(answer.text.clone());
                 }
-                let answer = match &self.masker {
-                    Some(masker) => masker.mask(&answer),
-                    None => answer,
-                };
-                let passed = outcome == CandidateOutcome::Passed;
+                let passed = judged.outcome == CandidateOutcome::Passed;
                 // The version stays: a change is made, so a `finish` may follow at once.
                 self.acted |= passed;
-                let gave_up = matches!(outcome, CandidateOutcome::NotTried { .. });
-                let candidate = Candidate {
-                    answer,
-                    new_str: version.map(|version| version.code),
-                    imports: imports.map(|(_, text)| text),
-                    outcome,
-                    prompt_tokens: usage.prompt_tokens,
-                    completion_tokens: usage.completion_tokens,
-                    cached_tokens: usage.cached_tokens,
-                    question,
-                    ..untried(call_id, &rewrite, &target, command, &client)
-                };
-                self.append(
-                    observer,
-                    Source::Environment,
-                    EventBody::Candidate(candidate),
-                )?;
                 // A request that failed, or a file that could not be put back: no more tries.
+                let gave_up = matches!(judged.outcome, CandidateOutcome::NotTried { .. });
+                let further = self.log_try(asking, &rewrite, answer, judged, observer)?;
                 if passed || gave_up {
                     return Ok(passed);
                 }
-                if let Some((next, edits)) = further {
-                    let event = untried(call_id, &rewrite, &target, command, &client);
-                    chain.kept.push(Kept { event, edits });
-                    asked_about.extend(names(&next));
-                    rewrite = next;
+                if let Some(next) = further {
+                    asked_about.extend(names(&next.0));
+                    chain.kept.push(next.1);
+                    rewrite = next.0;
                     continue 'functions;
                 }
             }
             return Ok(false);
         }
+    }
+
+    /// True, with a `not_tried` candidate logged, once half of the run's time is spent.
+    fn out_of_time(
+        &mut self,
+        asking: &Asking<'_>,
+        rewrite: &wright_tools::failure::Rewrite,
+        observer: &mut dyn Observer,
+    ) -> Result<bool, StoreError> {
+        let now = std::time::Instant::now();
+        if self.versions_until.is_none_or(|until| now < until) {
+            return Ok(false);
+        }
+        let why = "half of the run's time (--max-time) is spent: the rest is the steps'";
+        let candidate = Candidate {
+            outcome: CandidateOutcome::NotTried { why: why.into() },
+            ..asking.untried(rewrite, &rewrite.targets[0])
+        };
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Candidate(candidate),
+        )?;
+        Ok(true)
+    }
+
+    /// Asks for one version of the function `rewrite` is about; after an answer of
+    /// `words_only`, that answer and the request for its code follow the question. `None`
+    /// when cancelled while waiting.
+    async fn ask_version(
+        &mut self,
+        asking: &Asking<'_>,
+        rewrite: &wright_tools::failure::Rewrite,
+        words_only: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Option<Answer> {
+        let mut messages = vec![ChatMessage::User {
+            content: rewrite.text.clone(),
+        }];
+        let mut question = rewrite.text.clone();
+        if let Some(said) = words_only {
+            let follow_up = rewrite.follow_up();
+            question = format!(
+                "{question}\n\n[Answered without code:]\n{said}\n\n[Then asked:]\n{follow_up}"
+            );
+            messages.push(ChatMessage::Assistant {
+                content: said,
+                tool_calls: Vec::new(),
+            });
+            messages.push(ChatMessage::User { content: follow_up });
+        }
+        let followed_up = messages.len() > 1;
+        let body = asking.client.request_body(&messages, &[]);
+        let mut ignore = |_: StreamDelta| {};
+        let reply = tokio::select! {
+            reply = asking.client.complete_body(body, "candidate", &mut ignore) => reply,
+            _ = cancel.cancelled() => return None,
+        };
+        let answer = match reply {
+            Ok(response) => Answer {
+                text: response.text,
+                usage: response.usage.unwrap_or_default(),
+                failed: None,
+                question,
+                followed_up,
+            },
+            Err(err) => Answer {
+                text: String::new(),
+                usage: Default::default(),
+                failed: Some(err.to_string()),
+                question,
+                followed_up,
+            },
+        };
+        self.add_to_totals(&answer.usage);
+        Some(answer)
+    }
+
+    /// What came of `answer`: the version it holds, if any, put in place and run unless it
+    /// is none, unchanged, a repeat, or its file cannot be recorded first. `None` when
+    /// cancelled while the command ran (the file is put back first).
+    async fn judge(
+        &mut self,
+        asking: &Asking<'_>,
+        answer: &Answer,
+        judging: &mut Judging<'_>,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Option<Judged> {
+        let rewrite = judging.rewrite;
+        let version = wright_tools::failure::rewritten(&answer.text, &rewrite.targets);
+        // The function the answer wrote; the one under test when it wrote none.
+        let which = version.as_ref().map_or(0, |version| version.which);
+        let target = rewrite.targets[which].clone();
+        let just = |outcome| Judged {
+            outcome,
+            target: target.clone(),
+            version: version.clone(),
+            imports: None,
+            further: None,
+        };
+        let Some(written) = &version else {
+            return Some(just(match &answer.failed {
+                Some(why) => CandidateOutcome::NotTried { why: why.clone() },
+                None => CandidateOutcome::NoCode,
+            }));
+        };
+        if let Some(why) = &answer.failed {
+            return Some(just(CandidateOutcome::NotTried { why: why.clone() }));
+        }
+        if written.code == target.old {
+            return Some(just(CandidateOutcome::Unchanged));
+        }
+        let attempt = (written.which, written.code.clone());
+        if judging.tried.contains(&attempt) {
+            return Some(just(CandidateOutcome::Repeated));
+        }
+        if !self.record_before(&mut judging.chain.before, &asking.untried(rewrite, &target)) {
+            let why = format!(
+                "{} could not be recorded as it was first, so no version went in",
+                target.path
+            );
+            return Some(just(CandidateOutcome::NotTried { why }));
+        }
+        judging.tried.push(attempt);
+        let mut imports = self.workspace.as_ref().and_then(|workspace| {
+            wright_tools::failure::missing_imports(workspace, &target.path, &written.imports)
+        });
+        let tried = self
+            .try_in_place(
+                asking.editor,
+                &target,
+                &written.code,
+                imports.as_ref(),
+                asking.command,
+                judging.asked_about,
+                observer,
+                cancel,
+            )
+            .await?;
+        if let Some(added) = tried.added {
+            imports = Some(match imports {
+                Some((after, text)) => (after, format!("{text}\n{added}")),
+                None => (0, added),
+            });
+        }
+        Some(Judged {
+            outcome: tried.outcome,
+            imports,
+            further: tried.further,
+            ..just(CandidateOutcome::NoCode)
+        })
+    }
+
+    /// Logs the try as a `candidate` event; when its version failed further on, the
+    /// request for the next function and the version kept meanwhile.
+    fn log_try(
+        &mut self,
+        asking: &Asking<'_>,
+        rewrite: &wright_tools::failure::Rewrite,
+        answer: Answer,
+        judged: Judged,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<(wright_tools::failure::Rewrite, Kept)>, StoreError> {
+        let text = match &self.masker {
+            Some(masker) => masker.mask(&answer.text),
+            None => answer.text,
+        };
+        let candidate = Candidate {
+            answer: text,
+            new_str: judged.version.map(|version| version.code),
+            imports: judged.imports.map(|(_, text)| text),
+            outcome: judged.outcome,
+            prompt_tokens: answer.usage.prompt_tokens,
+            completion_tokens: answer.usage.completion_tokens,
+            cached_tokens: answer.usage.cached_tokens,
+            question: answer.question,
+            ..asking.untried(rewrite, &judged.target)
+        };
+        self.append(
+            observer,
+            Source::Environment,
+            EventBody::Candidate(candidate),
+        )?;
+        Ok(judged.further.map(|(next, edits)| {
+            let event = asking.untried(rewrite, &judged.target);
+            (next, Kept { event, edits })
+        }))
     }
 
     /// Takes out the versions `kept` on the way to a pass that did not come, last first;
@@ -458,30 +539,71 @@ fn names(rewrite: &wright_tools::failure::Rewrite) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The event of a try at `target`, before any answer: what was asked, of what, where.
-fn untried(
-    call_id: &str,
-    rewrite: &wright_tools::failure::Rewrite,
-    target: &wright_tools::failure::Target,
-    command: &str,
-    client: &wright_llm::Client,
-) -> Candidate {
-    Candidate {
-        call_id: call_id.to_string(),
-        path: target.path.clone(),
-        name: target.name.clone(),
-        command: command.to_string(),
-        question: rewrite.text.clone(),
-        answer: String::new(),
-        old_str: target.old.clone(),
-        new_str: None,
-        imports: None,
-        outcome: CandidateOutcome::NotTried { why: String::new() },
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        cached_tokens: None,
-        destination: wright_llm::destination(&client.config().base_url),
+/// What every try of one `try_versions` shares: the call whose failure it answers, the
+/// failing command, the sampling client and the `file_editor`.
+struct Asking<'a> {
+    call_id: &'a str,
+    command: &'a str,
+    client: &'a wright_llm::Client,
+    editor: &'a dyn wright_tools::Tool,
+}
+
+impl Asking<'_> {
+    /// The event of a try at `target`, before any answer: what was asked, of what, where.
+    fn untried(
+        &self,
+        rewrite: &wright_tools::failure::Rewrite,
+        target: &wright_tools::failure::Target,
+    ) -> Candidate {
+        Candidate {
+            call_id: self.call_id.to_string(),
+            path: target.path.clone(),
+            name: target.name.clone(),
+            command: self.command.to_string(),
+            question: rewrite.text.clone(),
+            answer: String::new(),
+            old_str: target.old.clone(),
+            new_str: None,
+            imports: None,
+            outcome: CandidateOutcome::NotTried { why: String::new() },
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cached_tokens: None,
+            destination: wright_llm::destination(&self.client.config().base_url),
+        }
     }
+}
+
+/// One answer to a request for a version.
+struct Answer {
+    text: String,
+    usage: wright_llm::TokenUsage,
+    /// Why the request failed, when it did.
+    failed: Option<String>,
+    /// What was asked, as logged (with the follow-up, when there was one).
+    question: String,
+    /// The question followed up an answer of words only.
+    followed_up: bool,
+}
+
+/// What `judge` reads and adds to while the tries of one function go on.
+struct Judging<'a> {
+    rewrite: &'a wright_tools::failure::Rewrite,
+    /// The versions put in place so far, as (target index, code): a repeat is not run.
+    tried: &'a mut Vec<(usize, String)>,
+    chain: &'a mut Chain,
+    asked_about: &'a [(String, String)],
+}
+
+/// What came of one answer.
+struct Judged {
+    outcome: CandidateOutcome,
+    /// The function it replaced (the one under test when it wrote none).
+    target: wright_tools::failure::Target,
+    version: Option<wright_tools::failure::Version>,
+    /// The import lines added, and the line they went after.
+    imports: Option<(u64, String)>,
+    further: Option<(wright_tools::failure::Rewrite, usize)>,
 }
 
 /// Undoes the `made` last edits of `path`; `NotTried` with why when it could not.

@@ -6,8 +6,10 @@
 //! anything. The functions offered are the one the first failure's line calls, defined in
 //! another file of the workspace (see `question`), and those it calls in turn from other
 //! files that are not tests (a report's wrong average is most often in the `mean` it
-//! calls); `None` whenever there is no such function, it is long, or its text is not
-//! printable as it is (then no edit could match it exactly).
+//! calls) — and, when its file is shown whole, those it calls from that file (a CSV
+//! line's wrong separator is in the `line` the export calls); `None` whenever there is
+//! no such function, it is long, or its text is not printable as it is (then no edit
+//! could match it exactly).
 
 use super::definitions;
 use super::definitions::defines;
@@ -42,7 +44,8 @@ pub struct Target {
 /// What to ask for, and what a version may replace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rewrite {
-    /// The function under test first, then those it calls from other files.
+    /// The function under test first, then those it calls from other files, then (its
+    /// file shown whole) those it calls from its own file.
     pub targets: Vec<Target>,
     /// The request, as the model is sent it.
     pub text: String,
@@ -99,6 +102,15 @@ pub fn rewrite(shown: &str, workspace: &Workspace, command: &str, task: &str) ->
             name: callee,
             old: callee_old,
         });
+    }
+    if whole {
+        for (callee, callee_old) in called_here(workspace, &code, &old, &name, &path) {
+            targets.push(Target {
+                path: path.clone(),
+                name: callee,
+                old: callee_old,
+            });
+        }
     }
     // Told that the code is wrong, the 1.5B wrote a passing version in 4 of 8 samples,
     // against 2 of 8 asked why the command fails (it wrote the code unchanged, or none).
@@ -163,6 +175,41 @@ fn called_elsewhere(
         .collect()
 }
 
+/// The functions `old` (the function `name`) calls that `file` (the text of `path`, shown
+/// whole) defines, each printable as it is: name and text, at most `CALLED`.
+fn called_here(
+    workspace: &Workspace,
+    file: &str,
+    old: &str,
+    name: &str,
+    path: &str,
+) -> Vec<(String, String)> {
+    let body: String = old.lines().skip(1).collect::<Vec<_>>().join(" ");
+    let mut found = Vec::new();
+    for called in definitions::called(&body) {
+        if called == name || found.iter().any(|(known, _)| *known == called) {
+            continue;
+        }
+        let Some(at) = file
+            .lines()
+            .position(|line| defines(line.trim_start(), &called))
+        else {
+            continue;
+        };
+        let place = Place {
+            path: path.to_string(),
+            line: u32::try_from(at + 1).unwrap_or(u32::MAX),
+        };
+        if let Some(text) = exact_definition(workspace, &place) {
+            found.push((called, text));
+        }
+        if found.len() == CALLED {
+            break;
+        }
+    }
+    found
+}
+
 /// A version of one of the targets, as an answer wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Version {
@@ -176,27 +223,41 @@ pub struct Version {
 
 /// The version an answer writes of one of `targets`: the first fenced block that defines
 /// one, that definition's own lines, indented as the file has the target, and the imports
-/// above it. `None` when no block defines any.
+/// above it. A block that defines several (a whole file written back) gives the first it
+/// changes, or the first when it changes none. `None` when no block defines any.
 pub fn rewritten(answer: &str, targets: &[Target]) -> Option<Version> {
     fenced_blocks(answer).into_iter().find_map(|block| {
-        let (at, which) = block.iter().enumerate().find_map(|(at, line)| {
-            let which = targets
-                .iter()
-                .position(|target| defines(line.trim_start(), &target.name))?;
-            Some((at, which))
-        })?;
-        let (first, last) = own_span(&block, at + 1);
-        let imports = block[..at]
+        let defined: Vec<Version> = block
             .iter()
-            .filter(|line| is_import(line))
-            .map(|line| line.trim().to_string())
+            .enumerate()
+            .filter_map(|(at, line)| {
+                let which = targets
+                    .iter()
+                    .position(|target| defines(line.trim_start(), &target.name))?;
+                Some(version_at(&block, at, which, targets))
+            })
             .collect();
-        Some(Version {
-            which,
-            code: reindented(&block[first - 1..last], &targets[which].old),
-            imports,
-        })
+        let changed = defined
+            .iter()
+            .position(|version| version.code != targets[version.which].old);
+        let first = changed.unwrap_or(0);
+        defined.into_iter().nth(first)
     })
+}
+
+/// The definition of `targets[which]` starting at `block[at]`, with the imports above it.
+fn version_at(block: &[&str], at: usize, which: usize, targets: &[Target]) -> Version {
+    let (first, last) = own_span(block, at + 1);
+    let imports = block[..at]
+        .iter()
+        .filter(|line| is_import(line))
+        .map(|line| line.trim().to_string())
+        .collect();
+    Version {
+        which,
+        code: reindented(&block[first - 1..last], &targets[which].old),
+        imports,
+    }
 }
 
 /// The lines of each fenced block of `text`, in order; an unclosed block runs to the end

@@ -341,6 +341,44 @@ fn a_function_it_calls_from_another_file_is_shown_and_may_be_the_one_written() {
 }
 
 #[test]
+fn a_function_it_calls_from_its_own_short_file_may_be_the_one_written() {
+    let (dir, workspace, shown) = two_failures();
+    std::fs::write(
+        dir.path().join("shop.py"),
+        "def rest(prices):\n    return prices[1:]\n\n\ndef total(prices):\n    return sum(rest(prices))\n",
+    )
+    .unwrap();
+    let asked = rewrite(&shown, &workspace, "python3 -m unittest", "Fix total.").unwrap();
+    let names: Vec<&str> = asked.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["total", "rest"]);
+    assert_eq!(
+        asked.targets[1].old,
+        "def rest(prices):\n    return prices[1:]"
+    );
+    // The file is shown whole once; the request names both.
+    assert!(
+        !asked.text.contains("where `rest` is defined"),
+        "{}",
+        asked.text
+    );
+    assert!(asked.text.ends_with("First say in one sentence which function is wrong (`total` or `rest`) and what it does wrong. Then write that function fixed, whole, in one ```python block."), "{}", asked.text);
+    // The whole file written back: the version is the function it changes.
+    let answer = "```python\ndef rest(prices):\n    return prices\n\n\ndef total(prices):\n    return sum(rest(prices))\n```";
+    assert_eq!(
+        rewritten(answer, &asked.targets),
+        Some(Version {
+            which: 1,
+            code: "def rest(prices):\n    return prices".to_string(),
+            imports: Vec::new()
+        })
+    );
+    // Written back unchanged: the first it defines, as the file has it.
+    let same = "```python\ndef rest(prices):\n    return prices[1:]\n\n\ndef total(prices):\n    return sum(rest(prices))\n```";
+    let version = rewritten(same, &asked.targets).unwrap();
+    assert_eq!(version.code, asked.targets[version.which].old);
+}
+
+#[test]
 fn a_version_is_read_from_the_block_that_defines_the_function() {
     let target = |old: &str| {
         vec![Target {

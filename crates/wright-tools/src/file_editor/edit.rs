@@ -1,5 +1,6 @@
 //! The text operations of the editor, on strings only: exact replacement that must match
-//! once, insertion after a line, and the numbered snippet shown after a change.
+//! once (or, failing that, once with its quotes read as the file has them), insertion
+//! after a line, and the numbered snippet shown after a change.
 
 use super::view::numbered;
 use crate::ToolError;
@@ -13,6 +14,8 @@ pub struct Edited {
     /// First and last line (1-based) of the changed region in the new text.
     pub first_line: usize,
     pub last_line: usize,
+    /// What was read otherwise than written, to tell the model (see `quote_blind`).
+    pub note: Option<String>,
 }
 
 fn line_of(text: &str, byte: usize) -> usize {
@@ -34,7 +37,19 @@ pub fn str_replace(text: &str, old: &str, new: &str, shown: &str) -> Result<Edit
         )));
     }
     match hits.as_slice() {
-        [] => Err(no_match(text, old, shown)),
+        [] => match quote_blind(text, old, new) {
+            Some((at, new, note)) => {
+                if text[at..at + old.len()] == new {
+                    return Err(ToolError::Model(format!(
+                        "old_str and new_str are the same (read with the quotes {shown} has): this edit would change nothing. If the work is done, call finish; otherwise put the new text in new_str"
+                    )));
+                }
+                let mut edited = str_replace(text, &text[at..at + old.len()], &new, shown)?;
+                edited.note = Some(note);
+                Ok(edited)
+            }
+            None => Err(no_match(text, old, shown)),
+        },
         [at] => {
             let mut out = String::with_capacity(text.len() + new.len());
             out.push_str(&text[..*at]);
@@ -46,6 +61,7 @@ pub fn str_replace(text: &str, old: &str, new: &str, shown: &str) -> Result<Edit
                 text: out,
                 first_line,
                 last_line,
+                note: None,
             })
         }
         many => {
@@ -60,6 +76,49 @@ pub fn str_replace(text: &str, old: &str, new: &str, shown: &str) -> Result<Edit
             )))
         }
     }
+}
+
+/// No exact match, but exactly one when `'` and `"` are read alike: where, `new` as it
+/// goes in, and what to tell the model. Small models swap quotes to keep them out of the
+/// JSON string they write (the 1.5B wrote `';'` for the file's `";"` and never matched).
+/// When every quote of `old` was swapped the same way and `new` holds none of the file's
+/// kind, `new`'s quotes are swapped back too: a Rust or Go `';'` is a character, not the
+/// string the file had.
+fn quote_blind(text: &str, old: &str, new: &str) -> Option<(usize, String, String)> {
+    let blind = |c: u8| if c == b'\'' { b'"' } else { c };
+    let wanted: Vec<u8> = old.bytes().map(blind).collect();
+    if !old.contains(['\'', '"']) || wanted.len() > text.len() {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let mut hits = (0..=bytes.len() - wanted.len()).filter(|&at| {
+        bytes[at..at + wanted.len()]
+            .iter()
+            .zip(&wanted)
+            .all(|(have, want)| blind(*have) == *want)
+    });
+    let at = hits.next()?;
+    if hits.next().is_some() || !text.is_char_boundary(at + old.len()) {
+        return None;
+    }
+    let found = &text[at..at + old.len()];
+    let swaps: Vec<(char, char)> = old
+        .chars()
+        .zip(found.chars())
+        .filter(|(written, has)| written != has)
+        .collect();
+    let (written, has) = *swaps.first()?;
+    // Every quote of `old` swapped, and the same way: none of them was meant as written.
+    let one_way = swaps.iter().all(|swap| *swap == (written, has))
+        && old.matches(written).count() == swaps.len();
+    let swap_new = one_way && !new.contains(has) && new.contains(written);
+    let (new, swapped_new) = if swap_new {
+        (new.replace(written, &has.to_string()), " (new_str's too)")
+    } else {
+        (new.to_string(), "")
+    };
+    let note = format!("old_str matched only with its {written} read as the file's {has}{swapped_new}: copy quotes as the file has them");
+    Some((at, new, note))
 }
 
 /// No exact match: say whether it would match if whitespace were ignored, and where.
@@ -113,6 +172,7 @@ pub fn insert(text: &str, after: i64, new: &str, shown: &str) -> Result<Edited, 
         text: out,
         first_line: after + 1,
         last_line: after + count,
+        note: None,
     })
 }
 
@@ -224,6 +284,52 @@ mod tests {
             err.contains("lines 1-2 match it apart from whitespace"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn quotes_swapped_by_the_model_match_once_and_are_told() {
+        let text = "def line(r):\n    return \";\".join(r)\n";
+        // The file's kind in new_str: it goes in as written.
+        let edited =
+            str_replace(text, "return ';'.join(r)", "return \",\".join(r)", "f.py").unwrap();
+        assert_eq!(edited.text, "def line(r):\n    return \",\".join(r)\n");
+        assert_eq!((edited.first_line, edited.last_line), (2, 2));
+        let note = edited.note.unwrap();
+        assert_eq!(note, "old_str matched only with its ' read as the file's \": copy quotes as the file has them");
+        // Swapped the same way in both: new_str's are swapped back (a `','` in Rust is a char).
+        let rust = "fn line(r: &[String]) -> String {\n    r.join(\";\")\n}\n";
+        let edited = str_replace(rust, "r.join(';')", "r.join(',')", "f.rs").unwrap();
+        assert_eq!(
+            edited.text,
+            "fn line(r: &[String]) -> String {\n    r.join(\",\")\n}\n"
+        );
+        assert!(edited.note.unwrap().contains("(new_str's too)"));
+        // A real ' in old_str (a lifetime): new_str is left as written.
+        let life = "fn f<'a>(s: &'a str) -> &'a str {\n    s.trim_matches(\";\")\n}\n";
+        let edited = str_replace(
+            life,
+            "&'a str {\n    s.trim_matches(';')",
+            "&'a str {\n    s.trim_matches(',')",
+            "f.rs",
+        )
+        .unwrap();
+        assert!(
+            edited.text.contains("s.trim_matches(',')"),
+            "{}",
+            edited.text
+        );
+        // Twice read alike, or the same text once swapped back: no edit.
+        let twice = "a = \"x\"\nb = \"x\"\n";
+        let err = str_replace(twice, "= 'x'", "= 1", "f.py")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("not found"), "{err}");
+        let same = str_replace(text, "return ';'.join(r)", "return ';'.join(r)", "f.py")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(same.contains("would change nothing"), "{same}");
     }
 
     #[test]

@@ -182,7 +182,11 @@ impl Tool for FileEditorTool {
                 file.text = edited.text;
                 files::overwrite(ws, &path, &file.to_bytes())?;
                 self.remember(&path, Some(before)).await;
-                edited_report(&shown, &file.text, edited.first_line, edited.last_line)
+                let report = edited_report(&shown, &file.text, edited.first_line, edited.last_line);
+                match edited.note {
+                    Some(note) => format!("{report}\n[{note}.]"),
+                    None => report,
+                }
             }
             "insert" => {
                 let after = args::optional_int(arguments, "insert_line")?.ok_or_else(|| {
