@@ -123,6 +123,51 @@ async fn a_look_at_a_file_written_as_a_shell_command_runs_as_the_editor_s_view()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finish_written_as_a_shell_command_is_the_finish_call() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("export.py"), "x = 1\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        // The real 1.5B ran `finish` in the shell five times with its fix in place.
+        reply().call("terminal", json!({"command": "finish"})),
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": "x = 1", "new_str": "x = 2"}),
+        ),
+        reply().call("terminal", json!({"command": "finish \"x is 2 now\""})),
+        reply().call("finish", json!({"message": "not reached"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "set x to 2", &[]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Before anything was done it is refused as any early finish; after, it ends the run.
+    let seen = observations(&h.events());
+    assert_eq!(seen[0]["is_error"], true);
+    let said = seen[0]["output"].as_str().unwrap();
+    assert!(
+        said.contains("finish was called before anything was done"),
+        "{said}"
+    );
+    assert!(!said.contains("command not found"), "{said}");
+    assert_eq!(server.chat_requests().len(), 3);
+    let finished = h.events().into_iter().any(|e| {
+        matches!(
+            e.body,
+            wright_protocol::EventBody::State {
+                state: wright_protocol::AgentState::Finished,
+                ..
+            }
+        )
+    });
+    assert!(finished, "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("x is 2 now"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_str_replace_without_new_str_changes_nothing_and_says_so() {
     let h = Harness::new();
     std::fs::write(h.repo().join("export.py"), "x = [1, 2, 3][:-1]\n").unwrap();

@@ -3,7 +3,10 @@
 //! and, told that `file_editor` is a tool and not a command, writes it again (the 1.5B did
 //! six times in one run). There is one reading of `file_editor PATH` or
 //! `file_editor view PATH [LINE]`, and it only reads: it runs as `file_editor` `view`, said in the
-//! result so the model learns the right call. Anything else stays an error (see `foreign`).
+//! result so the model learns the right call. So does `finish [WORDS]`, the end of the
+//! task written as a command (the 1.5B ran `finish` in the shell five times, each time
+//! "command not found", with the fix in place): it is the `finish` call, checked as any.
+//! Anything else stays an error (see `foreign`).
 
 use crate::Tool;
 use crate::Toolbox;
@@ -33,6 +36,9 @@ impl Toolbox {
             .split(|c: char| c.is_whitespace() || c == ',')
             .filter(|word| !word.is_empty())
             .collect();
+        if words.first() == Some(&"finish") {
+            return self.finish_written_as_a_command(command);
+        }
         let number = |word: &str| word.parse::<u32>().is_ok();
         // A line number after the path (`file_editor view export.py 6`, `… at line 6`)
         // asks for no more than the file: it is shown whole, the line among the rest.
@@ -57,6 +63,28 @@ impl Toolbox {
             tool: editor,
             note: format!(
                 "[`file_editor` is a tool, not a shell command: this ran as the call {{\"name\": \"file_editor\", \"arguments\": {arguments}}}. Call it that way next time.]"
+            ),
+            arguments,
+        })
+    }
+}
+
+impl Toolbox {
+    /// `finish WORDS` as the `finish` call with WORDS (quotes taken off) as its message;
+    /// `None` when the words hold anything a shell would read otherwise.
+    fn finish_written_as_a_command(&self, command: &str) -> Option<Rerouted> {
+        let rest = command.trim().strip_prefix("finish")?;
+        if rest.contains(|c: char| ";|&$`<>(){}\\\n".contains(c)) {
+            return None;
+        }
+        let said = rest.trim().trim_matches(|c| c == '"' || c == '\'').trim();
+        let message = if said.is_empty() { "Done." } else { said };
+        let finish = self.get("finish")?.clone();
+        let arguments = json!({ "message": message });
+        Some(Rerouted {
+            tool: finish,
+            note: format!(
+                "[`finish` is a tool, not a shell command: this ran as the call {{\"name\": \"finish\", \"arguments\": {arguments}}}. Call it that way next time.]"
             ),
             arguments,
         })
@@ -128,6 +156,61 @@ mod tests {
         }
         assert!(toolbox
             .reroute("grep", &json!({"command": "file_editor x.py"}))
+            .is_none());
+    }
+
+    struct Finish;
+
+    #[async_trait::async_trait]
+    impl Tool for Finish {
+        fn name(&self) -> &'static str {
+            "finish"
+        }
+        fn schema(&self) -> Value {
+            json!({})
+        }
+        async fn run(&self, _: &Value) -> Result<ToolOutput, crate::ToolError> {
+            Ok(ToolOutput::default())
+        }
+    }
+
+    #[test]
+    fn finish_written_as_a_command_is_the_finish_call() {
+        let toolbox = Toolbox::new(vec![Arc::new(Editor), Arc::new(Finish)]);
+        for (command, message) in [
+            ("finish", "Done."),
+            ("  finish  ", "Done."),
+            (
+                "finish \"Fixed the slice in export.py.\"",
+                "Fixed the slice in export.py.",
+            ),
+            ("finish 'tests pass'", "tests pass"),
+        ] {
+            let rerouted = toolbox
+                .reroute("terminal", &json!({ "command": command }))
+                .unwrap();
+            assert_eq!(rerouted.tool.name(), "finish");
+            assert_eq!(rerouted.arguments, json!({ "message": message }));
+            assert!(rerouted.note.starts_with("[`finish` is a tool, not a shell command: this ran as the call {\"name\": \"finish\""), "{}", rerouted.note);
+        }
+        for command in [
+            "finish; rm -rf x",
+            "finish $(id)",
+            "finish > out",
+            "finished",
+            "./finish",
+        ] {
+            assert!(
+                toolbox
+                    .reroute("terminal", &json!({ "command": command }))
+                    .is_none(),
+                "{command}"
+            );
+        }
+        // No finish tool in the set: nothing to reroute to.
+        let editor_only = Toolbox::new(vec![Arc::new(Editor)]);
+        assert!(editor_only
+            .reroute("terminal", &json!({"command": "finish"}))
             .is_none());
     }
 }

@@ -264,6 +264,21 @@ impl Conversation {
         // No tool runs while the last step's snapshot reads the tree.
         self.settle_snapshot().await;
         let tool = self.tools.get(&name).cloned();
+        // A shell command that is only another tool's look at a file runs as that look, and
+        // `finish` written as a command is the `finish` call: asked about, checked, hooked
+        // and run as any call of that tool (see `wright_tools::Rerouted`).
+        let rerouted = match (&tool, &parsed) {
+            (Some(tool), Ok(arguments)) => self.tools.reroute(tool.name(), arguments),
+            _ => None,
+        };
+        let (tool, parsed, note) = match rerouted {
+            Some(rerouted) => (
+                Some(rerouted.tool),
+                Ok(rerouted.arguments),
+                Some(rerouted.note),
+            ),
+            None => (tool, parsed, None),
+        };
         let is_finish = tool.as_ref().is_some_and(|t| t.name() == "finish");
         let premature_finish = is_finish && !self.acted;
         let mut ends = None;
@@ -281,20 +296,6 @@ impl Conversation {
             None
         };
         let mut ready = None;
-        // A shell command that is only another tool's look at a file runs as that look:
-        // asked about, hooked and run as any call of that tool (see `wright_tools::Rerouted`).
-        let rerouted = match (&tool, &parsed) {
-            (Some(tool), Ok(arguments)) => self.tools.reroute(tool.name(), arguments),
-            _ => None,
-        };
-        let (tool, parsed, note) = match rerouted {
-            Some(rerouted) => (
-                Some(rerouted.tool),
-                Ok(rerouted.arguments),
-                Some(rerouted.note),
-            ),
-            None => (tool, parsed, None),
-        };
         let mut settled: Option<Result<ToolOutput, ToolError>> = match (tool.clone(), parsed) {
             (None, _) => Some(Err(ToolError::Model(self.unknown_tool(&name)))),
             (Some(_), Err(message)) => Some(Err(ToolError::Model(message))),
