@@ -24,6 +24,7 @@ mod teach;
 mod test_edits;
 mod types;
 mod usage;
+mod version_try;
 mod window;
 
 pub use aside::Aside;

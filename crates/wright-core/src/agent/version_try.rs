@@ -1,0 +1,167 @@
+//! One version put in place and judged by the failing command (see `candidates`): the
+//! file edited through the `file_editor` only, the command run in the sandbox, the edits
+//! undone unless it passed or failed further on; what came of it, as a `Tried`.
+
+use super::*;
+use wright_protocol::CandidateOutcome;
+
+impl Conversation {
+    /// Puts `new` in place of the function (and `imports`, the lines to add and the line
+    /// they go after) and runs `command`: what came of it, with the import added when the
+    /// run said the version lacked one (it is run again with it). A version with which the
+    /// command fails in a function not in `asked_about` stays, with the request for that
+    /// one (see `Tried::further`); otherwise, unless it passed, the file is put back.
+    /// `None` when cancelled while the command ran (the file is put back first).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn try_in_place(
+        &self,
+        editor: &dyn wright_tools::Tool,
+        target: &wright_tools::failure::Target,
+        new: &str,
+        imports: Option<&(u64, String)>,
+        command: &str,
+        asked_about: &[(String, String)],
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Option<Tried> {
+        let mut edits = Vec::new();
+        if let Some((after, text)) = imports {
+            edits.push(serde_json::json!({
+                "command": "insert",
+                "path": target.path,
+                "insert_line": after,
+                "new_str": text,
+            }));
+        }
+        edits.push(serde_json::json!({
+            "command": "str_replace",
+            "path": target.path,
+            "old_str": target.old,
+            "new_str": new,
+        }));
+        let mut made = 0;
+        for edit in &edits {
+            if let Err(err) = editor.run(edit).await {
+                let why = format!("it could not be put in place: {err}");
+                let outcome = put_back(editor, &target.path, made)
+                    .await
+                    .unwrap_or(CandidateOutcome::NotTried { why });
+                return Some(Tried::just(outcome));
+            }
+            made += 1;
+        }
+        let mut ran = self.run_in_root(command, observer, cancel).await;
+        let mut added = None;
+        // Failed on a module it uses and its file lacks: once more with that import.
+        if let Some(import) = ran.as_ref().and_then(|(output, exit_code)| {
+            let failed = *exit_code != Some(0);
+            failed
+                .then(|| self.import_it_lacks(output, target, new))
+                .flatten()
+        }) {
+            if editor.run(&import.0).await.is_ok() {
+                made += 1;
+                added = Some(import.1);
+                ran = self.run_in_root(command, observer, cancel).await;
+            }
+        }
+        if matches!(ran, Some((_, Some(0)))) {
+            return Some(Tried {
+                added,
+                ..Tried::just(CandidateOutcome::Passed)
+            });
+        }
+        if let Some((output, Some(_))) = &ran {
+            if let Some(next) = self.failing_further(output, command, asked_about) {
+                return Some(Tried {
+                    outcome: CandidateOutcome::FailsFurther {
+                        next: next.targets[0].name.clone(),
+                    },
+                    added,
+                    further: Some((next, made)),
+                });
+            }
+        }
+        if let Some(could_not) = put_back(editor, &target.path, made).await {
+            return Some(Tried::just(could_not));
+        }
+        let (_, exit_code) = ran?;
+        Some(Tried::just(CandidateOutcome::Failed { exit_code }))
+    }
+
+    /// The request for the function a failing run now points at, when that is one not
+    /// asked about yet: the version before it took the failure further on.
+    fn failing_further(
+        &self,
+        output: &str,
+        command: &str,
+        asked_about: &[(String, String)],
+    ) -> Option<wright_tools::failure::Rewrite> {
+        let workspace = self.workspace.as_ref()?;
+        let next = wright_tools::failure::rewrite(output, workspace, command, &self.task())?;
+        let first = &next.targets[0];
+        let known = asked_about
+            .iter()
+            .any(|(path, name)| *path == first.path && *name == first.name);
+        (!known).then_some(next)
+    }
+
+    /// The `insert` of the import a failing run of the version `new` says it lacks, and
+    /// that import's line (see `wright_tools::failure::import_named_by`); `None` when the
+    /// output names none or the file has it already.
+    fn import_it_lacks(
+        &self,
+        output: &str,
+        target: &wright_tools::failure::Target,
+        new: &str,
+    ) -> Option<(Value, String)> {
+        let import = wright_tools::failure::import_named_by(output, &target.path, new)?;
+        let workspace = self.workspace.as_ref()?;
+        let (after, text) =
+            wright_tools::failure::missing_imports(workspace, &target.path, &[import])?;
+        let insert = serde_json::json!({
+            "command": "insert",
+            "path": target.path,
+            "insert_line": after,
+            "new_str": text,
+        });
+        Some((insert, text))
+    }
+}
+
+/// What came of putting one version in place.
+pub(super) struct Tried {
+    pub(super) outcome: CandidateOutcome,
+    /// The import added after the run said the version lacked it.
+    pub(super) added: Option<String>,
+    /// It failed further on: the request for the function it fails in now, and how many
+    /// edits of its file this version made (undone if the chain ends without a pass).
+    pub(super) further: Option<(wright_tools::failure::Rewrite, usize)>,
+}
+
+impl Tried {
+    fn just(outcome: CandidateOutcome) -> Self {
+        Self {
+            outcome,
+            added: None,
+            further: None,
+        }
+    }
+}
+
+/// Undoes the `made` last edits of `path`; `NotTried` with why when it could not.
+pub(super) async fn put_back(
+    editor: &dyn wright_tools::Tool,
+    path: &str,
+    made: usize,
+) -> Option<CandidateOutcome> {
+    let undo = serde_json::json!({"command": "undo_edit", "path": path});
+    for _ in 0..made {
+        if let Err(err) = editor.run(&undo).await {
+            return Some(CandidateOutcome::NotTried {
+                why: format!("{path} could not be put back after it ran: {err}"),
+            });
+        }
+    }
+    None
+}
