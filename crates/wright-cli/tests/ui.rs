@@ -5,7 +5,7 @@
 //! writes (a file name, a diff, a command's output, its own words) shown as text, never
 //! run. Skipped loudly when Chromium is not installed.
 
-mod browser;
+pub mod browser;
 mod confirm;
 mod flows;
 mod hostile;

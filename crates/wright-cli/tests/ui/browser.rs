@@ -35,9 +35,6 @@ impl Viewport {
     }
 }
 
-/// One browser at a time: each is a few hundred MB and a core's worth of work.
-static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 pub struct Browser {
     pub client: Client,
     pub viewport: Viewport,
@@ -45,6 +42,11 @@ pub struct Browser {
     _profile: tempfile::TempDir,
     _turn: tokio::sync::MutexGuard<'static, ()>,
 }
+
+/// One machine-wide load at a time: a browser (a few hundred MB, a core's worth of work
+/// and a hundred threads) or the attack suite, whose process limit without a user
+/// namespace counts every thread of the user, a concurrent browser's included.
+pub static HEAVY_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The program `name` on PATH (or in /usr/bin).
 fn program(name: &str) -> Option<PathBuf> {
@@ -70,7 +72,7 @@ pub async fn launch(test: &str, viewport: Viewport) -> Option<Browser> {
         );
         return None;
     };
-    let turn = TURN.lock().await;
+    let turn = HEAVY_TURN.lock().await;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

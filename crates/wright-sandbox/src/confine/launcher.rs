@@ -73,7 +73,7 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
     }
     let limits_words = format!(
         "{}; {}",
-        limits::apply_rlimits(&policy)?,
+        limits::apply_rlimits(&policy, isolated.own_root)?,
         policy.cgroup_description
     );
     let prepared = files::prepare(&policy, isolated.own_root)?;
