@@ -1,0 +1,3 @@
+module example.com/grade
+
+go 1.21
