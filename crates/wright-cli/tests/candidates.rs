@@ -234,21 +234,12 @@ async fn an_import_the_version_needs_goes_in_with_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_helper_of_the_same_short_file_may_be_the_version_that_passes() {
     let h = Harness::new();
-    let repo = h.repo();
     let helper = "def cell(v):\n    return str(v)[:-1]";
-    std::fs::write(
-        repo.join("export.py"),
-        format!("{helper}\n\n\ndef row(r):\n    return \",\".join(cell(v) for v in r)\n"),
-    )
-    .unwrap();
-    std::fs::write(
-        repo.join("test_export.py"),
-        "import unittest\nfrom export import row\n\n\nclass T(unittest.TestCase):\n    def test_row(self):\n        self.assertEqual(row([10, 20]), \"10,20\")\n",
-    )
-    .unwrap();
-    git(repo, &["init", "-q"]);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-qm", "Export rows"]);
+    crate::first_look::python_repo(
+        &h,
+        &format!("{helper}\n\n\ndef row(r):\n    return \",\".join(cell(v) for v in r)\n"),
+        "self.assertEqual(row([10, 20]), \"10,20\")",
+    );
     // The model writes the whole file back, the helper fixed.
     let server = server(vec![
         reply().text("`cell` cuts the last digit.\n```python\ndef cell(v):\n    return str(v)\n\n\ndef row(r):\n    return \",\".join(cell(v) for v in r)\n```"),

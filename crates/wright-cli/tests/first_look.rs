@@ -16,15 +16,21 @@ use wright_testkit::ScriptedServer;
 pub(crate) const FIXED: &str = "def row(r):\n    return \",\".join(str(v) for v in r)\n";
 
 pub(crate) fn failing_python_repo(h: &Harness) {
-    let repo = h.repo();
-    std::fs::write(
-        repo.join("export.py"),
+    python_repo(
+        h,
         "def row(r):\n    return \",\".join(str(v) for v in r[:-1])\n",
-    )
-    .unwrap();
+        "self.assertEqual(row([1, 2, 3]), \"1,2,3\")",
+    );
+}
+
+/// A repository of one commit: `export.py` holding `code`, and `test_export.py` whose one
+/// test, `test_row`, asserts `assertion` on `row`.
+pub(crate) fn python_repo(h: &Harness, code: &str, assertion: &str) {
+    let repo = h.repo();
+    std::fs::write(repo.join("export.py"), code).unwrap();
     std::fs::write(
         repo.join("test_export.py"),
-        "import unittest\nfrom export import row\n\n\nclass T(unittest.TestCase):\n    def test_row(self):\n        self.assertEqual(row([1, 2, 3]), \"1,2,3\")\n",
+        format!("import unittest\nfrom export import row\n\n\nclass T(unittest.TestCase):\n    def test_row(self):\n        {assertion}\n"),
     )
     .unwrap();
     git(repo, &["init", "-q"]);

@@ -1,17 +1,13 @@
-//! A real terminal for tests that need one (tmux): what a person sees and types.
+//! A real terminal for tests that need one (tmux): what a person sees and types. Each
+//! terminal has a tmux server of its own (its own socket): tests run side by side, and
+//! one shared server exits with its last session while another test is starting one.
 
 use std::time::Duration;
 use std::time::Instant;
 
 pub struct Terminal {
+    /// The name of its tmux server's socket, which is also the session's name.
     session: String,
-}
-
-fn tmux(args: &[&str]) -> std::process::Output {
-    std::process::Command::new("tmux")
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 impl Terminal {
@@ -26,24 +22,33 @@ impl Terminal {
             eprintln!("!!! SKIPPED {test}: no tmux !!!");
             return None;
         }
-        let session = format!("wright-{test}-{}", std::process::id());
-        tmux(&[
+        let terminal = Self {
+            session: format!("wright-{test}-{}", std::process::id()),
+        };
+        let started = terminal.tmux(&[
             "new-session",
             "-d",
             "-s",
-            &session,
+            &terminal.session,
             "-x",
             "200",
             "-y",
             "50",
             command,
         ]);
-        Some(Self { session })
+        assert!(
+            started.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&started.stderr)
+        );
+        Some(terminal)
     }
 
     pub fn screen(&self) -> String {
         String::from_utf8_lossy(
-            &tmux(&["capture-pane", "-p", "-t", &self.session, "-S", "-200"]).stdout,
+            &self
+                .tmux(&["capture-pane", "-p", "-t", &self.session, "-S", "-200"])
+                .stdout,
         )
         .into_owned()
     }
@@ -61,16 +66,25 @@ impl Terminal {
         }
     }
 
+    /// `tmux ARGS` on this terminal's own server.
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("tmux")
+            .args(["-L", &self.session])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
     /// Types `keys` (tmux key names: text, "Enter", "C-c").
     pub fn send(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", self.session.as_str()];
         args.extend_from_slice(keys);
-        tmux(&args);
+        self.tmux(&args);
     }
 }
 
 impl Drop for Terminal {
     fn drop(&mut self) {
-        tmux(&["kill-session", "-t", &self.session]);
+        self.tmux(&["kill-server"]);
     }
 }
