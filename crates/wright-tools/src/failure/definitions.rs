@@ -105,6 +105,34 @@ pub fn called(line: &str) -> Vec<String> {
     names
 }
 
+/// Every name on `line` that could be a function passed by name (`rows.map(quote)`,
+/// `sorted(xs, key=score)`): not a member (`.name`), not noise, in order, each once.
+pub fn named(line: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let chars: Vec<char> = line.chars().collect();
+    let mut at = 0;
+    while at < chars.len() {
+        if chars[at].is_alphabetic() || chars[at] == '_' {
+            let start = at;
+            while at < chars.len() && (chars[at].is_alphanumeric() || chars[at] == '_') {
+                at += 1;
+            }
+            let name: String = chars[start..at].iter().collect();
+            let member = start > 0 && chars[start - 1] == '.';
+            if !member
+                && name.len() > 2
+                && !NOISE.contains(&name.as_str())
+                && !names.contains(&name)
+            {
+                names.push(name);
+            }
+        } else {
+            at += 1;
+        }
+    }
+    names
+}
+
 /// Where each of `names` is defined in the workspace (the first definition found), in
 /// the order of `names`; the file the failure is in (`failing`) is looked at last.
 pub fn find(

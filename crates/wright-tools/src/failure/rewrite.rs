@@ -175,8 +175,9 @@ fn called_elsewhere(
         .collect()
 }
 
-/// The functions `old` (the function `name`) calls that `file` (the text of `path`, shown
-/// whole) defines, each printable as it is: name and text, at most `CALLED`.
+/// The functions `old` (the function `name`) calls, or passes by name, that `file` (the
+/// text of `path`, shown whole) defines, each printable as it is: name and text, at most
+/// `CALLED`. Those it calls come first.
 fn called_here(
     workspace: &Workspace,
     file: &str,
@@ -186,7 +187,13 @@ fn called_here(
 ) -> Vec<(String, String)> {
     let body: String = old.lines().skip(1).collect::<Vec<_>>().join(" ");
     let mut found = Vec::new();
-    for called in definitions::called(&body) {
+    let mut names = definitions::called(&body);
+    for passed in definitions::named(&body) {
+        if !names.contains(&passed) {
+            names.push(passed);
+        }
+    }
+    for called in names {
         if called == name || found.iter().any(|(known, _)| *known == called) {
             continue;
         }

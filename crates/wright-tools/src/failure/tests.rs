@@ -379,6 +379,23 @@ fn a_function_it_calls_from_its_own_short_file_may_be_the_one_written() {
 }
 
 #[test]
+fn a_function_it_passes_by_name_from_its_own_short_file_is_asked_for_too() {
+    let (dir, workspace, shown) = two_failures();
+    std::fs::write(
+        dir.path().join("shop.py"),
+        "def cents(price):\n    return int(price)\n\n\ndef total(prices):\n    return sum(map(cents, prices))\n",
+    )
+    .unwrap();
+    let asked = rewrite(&shown, &workspace, "python3 -m unittest", "Fix total.").unwrap();
+    let names: Vec<&str> = asked.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["total", "cents"]);
+    assert_eq!(
+        definitions::named("rows.map((row) => row.map(quote).join(\",\"))"),
+        ["rows", "row", "quote"]
+    );
+}
+
+#[test]
 fn a_version_is_read_from_the_block_that_defines_the_function() {
     let target = |old: &str| {
         vec![Target {
