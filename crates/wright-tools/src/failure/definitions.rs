@@ -75,10 +75,11 @@ const NOISE: &[&str] = &[
     "Equal",
 ];
 
-/// The names called on `line` (`name(`), in order, without the noise, at most 3.
-pub fn called(line: &str) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
+/// The names on `line`, in order: each with whether a `.` comes before it and the
+/// character after it.
+fn words(line: &str) -> Vec<(String, bool, Option<char>)> {
     let chars: Vec<char> = line.chars().collect();
+    let mut words = Vec::new();
     let mut at = 0;
     while at < chars.len() {
         if chars[at].is_alphabetic() || chars[at] == '_' {
@@ -86,19 +87,31 @@ pub fn called(line: &str) -> Vec<String> {
             while at < chars.len() && (chars[at].is_alphanumeric() || chars[at] == '_') {
                 at += 1;
             }
-            let name: String = chars[start..at].iter().collect();
-            let preceded_by_dot = start > 0 && chars[start - 1] == '.';
-            let calls = chars.get(at) == Some(&'(') || chars.get(at) == Some(&'!');
-            if calls
-                && name.len() > 2
-                && !NOISE.contains(&name.as_str())
-                && !(preceded_by_dot && name.starts_with("assert"))
-                && !names.contains(&name)
-            {
-                names.push(name);
-            }
+            let member = start > 0 && chars[start - 1] == '.';
+            words.push((
+                chars[start..at].iter().collect(),
+                member,
+                chars.get(at).copied(),
+            ));
         } else {
             at += 1;
+        }
+    }
+    words
+}
+
+/// The names called on `line` (`name(`), in order, without the noise, at most 3.
+pub fn called(line: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (name, member, after) in words(line) {
+        let calls = after == Some('(') || after == Some('!');
+        if calls
+            && name.len() > 2
+            && !NOISE.contains(&name.as_str())
+            && !(member && name.starts_with("assert"))
+            && !names.contains(&name)
+        {
+            names.push(name);
         }
     }
     names.truncate(3);
@@ -109,25 +122,9 @@ pub fn called(line: &str) -> Vec<String> {
 /// `sorted(xs, key=score)`): not a member (`.name`), not noise, in order, each once.
 pub fn named(line: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
-    let chars: Vec<char> = line.chars().collect();
-    let mut at = 0;
-    while at < chars.len() {
-        if chars[at].is_alphabetic() || chars[at] == '_' {
-            let start = at;
-            while at < chars.len() && (chars[at].is_alphanumeric() || chars[at] == '_') {
-                at += 1;
-            }
-            let name: String = chars[start..at].iter().collect();
-            let member = start > 0 && chars[start - 1] == '.';
-            if !member
-                && name.len() > 2
-                && !NOISE.contains(&name.as_str())
-                && !names.contains(&name)
-            {
-                names.push(name);
-            }
-        } else {
-            at += 1;
+    for (name, member, _) in words(line) {
+        if !member && name.len() > 2 && !NOISE.contains(&name.as_str()) && !names.contains(&name) {
+            names.push(name);
         }
     }
     names
