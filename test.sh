@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs wright's whole test suite. Installs what the tests need when it is missing
-# (Rust via rustup; git, python3, a C/C++ compiler, CMake and libclang via apt). No model and no network needed.
+# (Rust via rustup; git, python3, a C/C++ compiler, CMake and libclang via apt; as root
+# also Docker, Chromium and the reference MCP server, see .ci/test-deps.sh). No model and
+# no network needed beyond the package registries.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -22,6 +24,14 @@ fi
 if ! command -v cargo >/dev/null 2>&1; then
   [ -x "$HOME/.cargo/bin/cargo" ] || curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
   export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  # shellcheck source=.ci/test-deps.sh
+  . .ci/test-deps.sh
+  setup_test_deps
+else
+  echo "test.sh: not root: Docker, Chromium and the MCP reference server are used only if they are already there; their tests skip loudly otherwise (run as root to install them)" >&2
 fi
 
 cargo test --workspace --locked "$@"

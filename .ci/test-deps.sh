@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# What the tests need beyond Rust and a compiler, installed and started when the caller is
+# root: a Docker daemon and the Docker sandbox's test image (built from this machine's
+# files, no registry) for the `--sandbox docker` tests; Debian's Chromium and its
+# chromedriver for the browser UI's tests; the reference MCP server, pinned, from npm.
+# Each part that cannot be had says so loudly, and its tests skip (loudly) while the rest
+# runs. Sourced by test.sh; defines `setup_test_deps`.
+
+loud() { printf '\n!!!!!!!! %s !!!!!!!!\n\n' "$*" >&2; }
+docker_answers() { timeout 10 docker info >/dev/null 2>&1; }
+
+# Starts dockerd in the background and waits (at most 60 s) until it answers.
+start_dockerd() {
+  local log=/tmp/wright-ci-dockerd.log
+  # shellcheck disable=SC2086 # the flags are words on purpose
+  nohup setsid dockerd $1 >"$log" 2>&1 </dev/null &
+  for _ in $(seq 60); do
+    docker_answers && return 0
+    kill -0 $! 2>/dev/null || break
+    sleep 1
+  done
+  tail -n 5 "$log" >&2 || true
+  kill $! 2>/dev/null || true
+  return 1
+}
+
+setup_docker() {
+  if ! command -v dockerd >/dev/null 2>&1 || ! command -v busybox >/dev/null 2>&1; then
+    apt-get update -q >/dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io busybox-static >/dev/null ||
+      { loud "cannot install docker.io: the Docker sandbox tests will be SKIPPED"; return 0; }
+  fi
+  if ! docker_answers; then
+    # Without iptables (some VMs lack the modules), containers still run; only
+    # --network (which the tests do not use) would have no bridge.
+    start_dockerd "" || start_dockerd "--iptables=false --ip6tables=false --bridge=none" ||
+      { loud "dockerd did not start: the Docker sandbox tests will be SKIPPED"; return 0; }
+  fi
+  .ci/docker-test-image.sh || loud "the Docker test image could not be built: the Docker sandbox tests will FAIL"
+}
+
+# Chromium and chromedriver from Debian's packages (never a browser downloaded apart).
+setup_chromium() {
+  if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then
+    return 0
+  fi
+  apt-get update -q >/dev/null &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null ||
+    loud "cannot install chromium and chromium-driver: the browser UI tests will be SKIPPED"
+}
+
+# The reference MCP server the MCP tests call, pinned, from npm, where the sandbox (and
+# the unprivileged user) can read it; its tests skip, loudly, only when it cannot be had.
+MCP_EVERYTHING=@modelcontextprotocol/server-everything@2026.8.31
+setup_mcp_server() {
+  local dir=/opt/wright-test-mcp
+  if [ -f "$dir/node_modules/@modelcontextprotocol/server-everything/package.json" ] &&
+    grep -q '"version": "2026.8.31"' "$dir/node_modules/@modelcontextprotocol/server-everything/package.json"; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    apt-get update -q >/dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm >/dev/null ||
+      { loud "cannot install npm: the MCP server tests will be SKIPPED"; return 0; }
+  fi
+  mkdir -p "$dir" &&
+    npm install --prefix "$dir" --no-audit --no-fund "$MCP_EVERYTHING" >/dev/null &&
+    chmod -R o+rX "$dir" ||
+    loud "cannot install $MCP_EVERYTHING: the MCP server tests will be SKIPPED"
+}
+
+setup_test_deps() {
+  setup_docker
+  setup_chromium
+  setup_mcp_server
+}
