@@ -422,6 +422,37 @@ async fn show_keeps_the_end_of_a_long_failure_and_full_prints_it_all() {
     );
 }
 
+/// A huge output the tool itself cut: what the user is told was left out counts the lines
+/// the tool omitted, not only those of its cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_output_says_how_many_lines_were_really_left_out() {
+    let h = Harness::new();
+    repo_with_a_commit(h.repo());
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({ "command": "seq 1 2000000" })),
+        reply().call("finish", json!({"message": "counted"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "count", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let left_out = |text: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.contains("lines left out"))
+            .unwrap_or_else(|| panic!("{text}"));
+        line.split_whitespace()
+            .find_map(|word| word.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    // Shown: two or so lines at each end; the rest of two million left out.
+    let live = left_out(&stderr(&output));
+    assert!((1_999_000..2_000_000).contains(&live), "{live}");
+    let id = h.conversation_id();
+    let shown = left_out(&stdout(&h.wright(&["show", &id], &[]).await));
+    assert!((1_999_000..2_000_000).contains(&shown), "{shown}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diff_shows_the_commit_made_in_place() {
     let h = Harness::new();
