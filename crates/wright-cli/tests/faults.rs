@@ -289,6 +289,32 @@ async fn ctrl_c_stops_cleanly_after_logging_the_step() {
         .as_str()
         .unwrap()
         .contains("interrupted by the user"));
+    // The report says how to go on.
+    let id = h.conversation_id();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        report.contains(&format!(
+            "interrupted by the user. Go on with `wright resume {id}`"
+        )),
+        "{report}"
+    );
+}
+
+/// A model server that fails: the report says how to go on once it answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_says_how_to_resume() {
+    let h = Harness::new();
+    // No reply scripted: every request gets an HTTP 500.
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert_ne!(output.status.code(), Some(0));
+    let id = h.conversation_id();
+    let report = crate::common::stdout(&output);
+    assert!(
+        report.contains("HTTP 500") && report.contains(&format!("Go on with `wright resume {id}`")),
+        "{report}\n{}",
+        stderr(&output)
+    );
 }
 
 /// What the command printed before Ctrl-C is kept in its observation.
