@@ -105,6 +105,19 @@ pub async fn connect(
         ));
     }
     let alternates: Vec<_> = members.map(|member| member.alternate).collect();
+    let found = settings.values.profile.is_none()
+        && settings.values.base_url.is_none()
+        && settings.values.model_file.is_none();
+    if let Some(first) = alternates
+        .first()
+        .filter(|_| found && unanswered.is_empty())
+    {
+        // `fallback` without `profile` reads as "use these": the first is only a fallback.
+        lines.push(format!(
+            "no profile chosen: this run starts on what was found here ({} on {}), and '{}' is only its fallback; to start on it, set profile = \"{}\" (or pass --profile {})",
+            in_use.model, in_use.base_url, first.profile, first.profile, first.profile
+        ));
+    }
     lines.extend(alternates.iter().map(fallback_line));
     lines.extend(left_out);
     let profiles = Profiles {

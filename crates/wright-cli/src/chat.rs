@@ -5,6 +5,8 @@
 //! /resume ID, /ask QUESTION (answered beside the task, never in its history), /cost,
 //! /help, /exit. Line editing and history come from rustyline.
 
+mod switch;
+
 use crate::drive::print_header;
 use crate::drive::CommonArgs;
 use crate::drive::WorkspaceArgs;
@@ -115,12 +117,12 @@ impl Chat {
 pub async fn chat(mut args: ChatArgs) -> Result<u8> {
     args.common.allow_hosts = std::mem::take(&mut args.net.allow_hosts);
     args.common.check()?;
-    let (settings, session, profile_lines) =
+    let (settings, mut session, profile_lines) =
         crate::drive::prepare(&args.common, &args.place, Replies::MayBeWords).await?;
     // Held for the whole chat: the first conversation's lock (whose sandbox this is) and
     // the checkout's, in the session; a conversation switched to later has its own lock.
-    let root = session.tools.workspace.root().display().to_string();
-    let id = session.id.clone();
+    let mut root = session.tools.workspace.root().display().to_string();
+    let mut id = session.id.clone();
     // Made once, before the agent's first step; a conversation started later in this
     // chat gets the same map.
     let map = session.workspace_map();
@@ -268,6 +270,25 @@ pub async fn chat(mut args: ChatArgs) -> Result<u8> {
                 say!("new conversation {}", chat.conversation.id());
             }
             "/resume" if !rest.trim().is_empty() => {
+                // Another clone of this repository: the chat moves there.
+                let other = crate::history_cmds::conversation_dir(rest.trim())
+                    .ok()
+                    .filter(|dir| switch::other_clone_of_this_repository(dir, &session));
+                if let Some(dir) = other {
+                    let last = last_outcome.take();
+                    match switch::switch(&mut chat, &mut session, &dir, &mut observer, last).await {
+                        Ok(()) => {
+                            root = session.tools.workspace.root().display().to_string();
+                            id = session.id.clone();
+                            say!(
+                                "back in conversation {}, in its clone {root}",
+                                chat.conversation.id()
+                            );
+                        }
+                        Err(err) => say!("{err:#}"),
+                    }
+                    continue;
+                }
                 let client = chat.conversation.client().clone();
                 match resume_here(rest.trim(), &root, client, &session.tools, &id) {
                     Ok((mut resumed, lock)) => {

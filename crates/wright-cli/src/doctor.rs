@@ -28,6 +28,7 @@ use wright_sandbox::Sandbox;
 use wright_sandbox::SandboxMode;
 use wright_session::connect::connect;
 use wright_session::connect::context_window;
+use wright_tools::ToolName;
 
 #[derive(Args)]
 pub struct DoctorArgs {
@@ -290,10 +291,7 @@ async fn check_profile(
     let mut config = settings.client_config();
     config.idle_timeout = Duration::from_secs(300);
     match connect(settings.server_choice(), config.clone()).await {
-        Ok(client) => {
-            let tools = &settings.values.tools;
-            check_model_server(client, settings.values.context_window, tools, report).await
-        }
+        Ok(client) => check_model_server(client, &settings.values, report).await,
         Err(err) => {
             let problem = explain(&err, Front::CommandLine);
             match model_trouble(&err) {
@@ -358,8 +356,7 @@ fn server_lines(info: &wright_llm::probe::ServerInfo, base_url: &str, report: &m
 
 async fn check_model_server(
     mut client: Client,
-    user_window: Option<u64>,
-    tools: &str,
+    values: &wright_config::Settings,
     report: &mut Report,
 ) {
     let info = client.probe_server().await;
@@ -372,8 +369,12 @@ async fn check_model_server(
         json!(client.config().model),
         format!("model      {}", client.config().model),
     );
-    // Which tools a run would give this model (see `session::choose_tools`).
-    match wright_session::choose_tools(tools, &client.config().model) {
+    // Which tools a run would give this model (see `session::choose_tools`): `fetch` only
+    // where its commands would have the web, as the run builds them.
+    let web = wright_session::sandbox_setup::SandboxOptions::of(values, false).has_web();
+    let chosen = wright_session::choose_tools(&values.tools, &client.config().model)
+        .map(|(names, why)| (offered(names, web), why));
+    match chosen {
         Ok((names, why)) => report.set(
             "tools",
             json!(names.iter().map(|n| n.as_str()).collect::<Vec<_>>()),
@@ -388,7 +389,7 @@ async fn check_model_server(
         ),
         Err(err) => report.fail("tools", "tools      not usable".into(), format!("{err:#}")),
     }
-    let window = context_window(&mut client, user_window).await;
+    let window = context_window(&mut client, values.context_window).await;
     let client = &client;
     report.set(
         "context_window",
@@ -424,7 +425,7 @@ async fn check_model_server(
             report.set(
                 "tool_calling",
                 json!(mode.as_str()),
-                format!("tools      {words}"),
+                format!("tool calls {words}"),
             );
             let asking = wright_session::constrain_mode::Asking {
                 client,
@@ -442,7 +443,7 @@ async fn check_model_server(
         }
         Err(err) => report.fail(
             "tool_calling",
-            "tools      the probe failed".into(),
+            "tool calls the probe failed".into(),
             format!(
                 "the tool-calling probe failed: {}",
                 explain(&err, Front::CommandLine)
@@ -470,6 +471,14 @@ async fn check_model_server(
             ));
         }
     }
+}
+
+/// `names` as a run gives them: without `fetch` when the run has no web.
+fn offered(mut names: Vec<ToolName>, web: bool) -> Vec<ToolName> {
+    if !web {
+        names.retain(|name| *name != ToolName::Fetch);
+    }
+    names
 }
 
 /// The embedded engine: what it was built with, the model file, and whether the model and

@@ -95,6 +95,20 @@ pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &
         StopReason::NobodyToConfirm { .. } => format!(
             "{fact}. Answer it in a terminal with `wright resume {id}` (it asks again, and runs it only on your yes), or start runs with --confirm never to run such actions unasked"
         ),
+        // Nothing is lost: the conversation goes on from where it stopped (in a chat,
+        // with the next message).
+        StopReason::Interrupted { .. }
+        | StopReason::ModelError { .. }
+        | StopReason::ToolFailed { .. }
+            if front == Front::CommandLine =>
+        {
+            let stop = if fact.ends_with(['.', '?', '!']) {
+                ""
+            } else {
+                "."
+            };
+            format!("{fact}{stop} Go on with `wright resume {id}`")
+        }
         StopReason::Finished
         | StopReason::Answered
         | StopReason::Interrupted { .. }
@@ -110,6 +124,26 @@ pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_or_interrupted_run_says_how_to_go_on() {
+        let stops = [
+            StopReason::Interrupted { why: None },
+            StopReason::ModelError {
+                message: "HTTP 500".into(),
+            },
+            StopReason::ToolFailed {
+                tool: "terminal".into(),
+                message: "gone".into(),
+            },
+        ];
+        for stop in &stops {
+            let words = stop_words(stop, None, Front::CommandLine, "c-1");
+            assert!(words.ends_with("Go on with `wright resume c-1`"), "{words}");
+            // In a chat, the next message goes on.
+            assert!(!stop_words(stop, None, Front::Chat, "c-1").contains("resume"));
+        }
+    }
 
     #[test]
     fn the_hints_name_the_default_model_wright_pulls() {

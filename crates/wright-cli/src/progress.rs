@@ -3,6 +3,8 @@
 //! observation, and per-step token counts; on a terminal also the live area (`live`):
 //! how long the model has been reading or writing, and a running command's last lines.
 
+mod left_out;
+
 use crate::live::Live;
 use serde_json::Value;
 use wright_core::Observer;
@@ -372,13 +374,14 @@ const LIVE_HEAD: usize = 2;
 const LIVE_TAIL: usize = 4;
 
 /// The lines of an output to show: all of them when they fit in `head + tail + 1`, else
-/// the first `head`, a line saying how many were left out, and the last `tail` — the end
-/// of a test run is where its failure is. Used live and by `wright show`.
+/// the first `head`, a line saying how many were left out (those the tool's own cut
+/// omitted too, see `left_out`), and the last `tail` — the end of a test run is where its
+/// failure is. Used live and by `wright show`.
 pub fn clip_lines(lines: &[&str], head: usize, tail: usize) -> Vec<String> {
     if lines.len() <= head + tail + 1 {
         return lines.iter().map(|l| l.to_string()).collect();
     }
-    let left_out = lines.len() - head - tail;
+    let left_out = left_out::count(&lines[head..lines.len() - tail], head + tail);
     let mut shown: Vec<String> = lines[..head].iter().map(|l| l.to_string()).collect();
     shown.push(format!("… {left_out} lines left out …"));
     shown.extend(lines[lines.len() - tail..].iter().map(|l| l.to_string()));

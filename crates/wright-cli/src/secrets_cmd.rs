@@ -38,6 +38,8 @@ pub fn secrets(command: SecretsCommand) -> Result<()> {
             if !valid_name(&name) {
                 bail!(SecretError::InvalidName(name));
             }
+            // Refused now, for the reason a run would refuse it.
+            wright_session::secrets::refuse_reserved(&name)?;
             let value = read_value(&name)?;
             store.set(&name, &value)?;
             say!(

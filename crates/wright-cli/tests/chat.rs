@@ -189,6 +189,48 @@ async fn cost_after_resume_counts_the_earlier_steps() {
     );
 }
 
+/// `/resume ID` of a conversation that worked in its own clone of this repository (the
+/// usual case): the chat goes on there, with that conversation's files and history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_goes_to_another_clone_of_this_repository() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("a.txt"), "a\n").unwrap();
+    wright_testkit::git(h.repo(), &["init", "-q"]);
+    wright_testkit::git(h.repo(), &["add", "-A"]);
+    wright_testkit::git(h.repo(), &["commit", "-qm", "a"]);
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo from-the-run > b.txt"})),
+        reply().call("finish", json!({"message": "wrote b"})),
+        // In the chat, after /resume: the run's file is there.
+        reply().call("terminal", json!({"command": "cat b.txt"})),
+        reply().text("It says from-the-run."),
+    ])
+    .await
+    .unwrap();
+    let url = server.url();
+    let run = h.run(&url, "write b", &[]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let id = h.conversation_id();
+    let output = h
+        .chat_with_input(
+            &url,
+            format!("/resume {id}\nwhat does b.txt say?\n/exit\n").as_bytes(),
+        )
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.contains(&format!("back in conversation {id}")), "{out}");
+    assert!(!out.contains("use `wright resume"), "{out}");
+    // The question went to that conversation, which read its own clone's file.
+    let last = server.chat_requests().last().unwrap().json();
+    let messages = last["messages"].to_string();
+    assert!(
+        messages.contains("write b") && messages.contains("what does b.txt say?"),
+        "{messages}"
+    );
+    assert!(messages.contains("from-the-run"), "{messages}");
+}
+
 /// After `/undo` takes back the change the review was about, the end of the chat does
 /// not show that review any more; without the undo it does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -443,6 +443,13 @@ async fn in_a_terminal_the_repository_file_is_shown_and_asked_about_once() {
         screen.contains("network = true # for the package index"),
         "{screen}"
     );
+    // The key that needs the approval is named.
+    assert!(
+        screen.contains(
+            "asks for sandbox.network, which a repository may only set with your approval"
+        ),
+        "{screen}"
+    );
     terminal.send(&["n", "Enter"]);
     let screen = terminal.wait_for("NO-EXIT-");
     assert!(

@@ -316,3 +316,47 @@ async fn doctors_probe_serves_the_next_run_while_fresh() {
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     assert_eq!(server.probes(), 3, "an old answer was trusted");
 }
+
+/// One row per finding: the tools a run gives the model, then how it calls them; `fetch`
+/// only where the run's commands would have the web.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_lists_the_tools_a_run_gives_once_and_fetch_only_with_the_web() {
+    let h = Harness::new();
+    let options = ServerOptions {
+        llama_cpp_context: Some(32768),
+        ..ServerOptions::default()
+    };
+    let server = ScriptedServer::start_with(vec![reply().text("1"), reply().text("2")], options)
+        .await
+        .unwrap();
+    let url = server.url();
+    let offline = h.wright(&["doctor", "--base-url", &url], &[]).await;
+    let text = stdout(&offline);
+    assert_eq!(offline.status.code(), Some(0), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("tools ")).count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("\ntool calls native"), "{text}");
+    let tools = text.lines().find(|l| l.starts_with("tools ")).unwrap();
+    assert!(
+        tools.contains("terminal") && !tools.contains("fetch"),
+        "{text}"
+    );
+
+    let config = h.data.path().join("config/wright/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "[sandbox]\nnetwork = true\n").unwrap();
+    let online = h
+        .wright(&["doctor", "--base-url", &url, "--json"], &[])
+        .await;
+    let report: serde_json::Value = serde_json::from_str(&stdout(&online)).unwrap();
+    assert!(
+        report["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("fetch")),
+        "{report:#}"
+    );
+}

@@ -193,3 +193,36 @@ async fn logs_of_format_version_1_still_read_and_resume() {
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
 }
+
+/// A `--base-url` that is neither a URL nor HOST:PORT is said to be one, with a valid
+/// example, before any question of where the code may go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_base_url_that_is_not_one_is_an_error_not_a_remote_server() {
+    let h = Harness::new();
+    init_repo(h.repo());
+    let refused = h
+        .wright(&["run", "--base-url", "not-a-url", "say hello"], &[])
+        .await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let said = stderr(&refused);
+    assert!(
+        said.contains("invalid model server URL 'not-a-url'")
+            && said.contains("http://localhost:8080/v1"),
+        "{said}"
+    );
+    assert!(!said.contains("not on this machine"), "{said}");
+    // HOST:PORT stays accepted: a server on this machine, tried (and not found here).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let short = format!("localhost:{port}");
+    let tried = h
+        .wright(&["run", "--base-url", &short, "say hello"], &[])
+        .await;
+    let said = stderr(&tried);
+    assert!(!said.contains("invalid model server URL"), "{said}");
+    assert!(
+        said.contains(&format!("http://localhost:{port}/v1")),
+        "{said}"
+    );
+}

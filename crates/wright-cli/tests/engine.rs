@@ -156,7 +156,7 @@ async fn a_model_file_is_added_listed_run_by_name_and_removed() {
 /// Whether something already listens on one of the ports discovery tries (a developer's
 /// own Ollama): then discovery finds it first, as it should, and these tests cannot see
 /// the fallback.
-fn a_local_server_runs() -> bool {
+pub(crate) fn a_local_server_runs() -> bool {
     wright_llm::LOCAL_SERVERS.iter().any(|(_, port)| {
         std::net::TcpStream::connect_timeout(
             &std::net::SocketAddr::from(([127, 0, 0, 1], *port)),

@@ -578,3 +578,37 @@ async fn a_run_that_cannot_start_stops_the_sweep_and_records_nothing() {
     );
     assert_eq!(records(&out).len(), 0);
 }
+
+/// `--api-key` as `run` takes it: every run sends it to the server.
+#[tokio::test]
+async fn the_api_key_reaches_every_run() {
+    let h = Harness::new();
+    let suite = make_suite(h.repo());
+    let out = h.data.path().join("keyed");
+    let server = ScriptedServer::start(fix_add()).await.unwrap();
+    let output = eval(
+        &h,
+        &suite.display().to_string(),
+        &server.url(),
+        &[
+            "--api-key",
+            "s3cret",
+            "--only",
+            "add",
+            "--out",
+            &out.display().to_string(),
+        ],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    for request in &requests {
+        assert_eq!(
+            request.authorization.as_deref(),
+            Some("Bearer s3cret"),
+            "{}",
+            request.path
+        );
+    }
+}

@@ -451,3 +451,55 @@ async fn when_no_profile_answers_the_error_names_each_one_tried() {
         assert!(said.contains(&tried), "{said}");
     }
 }
+
+/// `fallback` without `profile`: the run starts on what discovery finds (here the
+/// embedded engine), and the header says the first fallback is only that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_without_a_profile_is_said_to_be_only_a_fallback() {
+    if crate::engine::a_local_server_runs() {
+        eprintln!("!!!!!!!! SKIPPED: a model server listens on a usual local port !!!!!!!!");
+        return;
+    }
+    let h = Harness::new();
+    crate::engine::repo(&h);
+    let hosted = ScriptedServer::start_with_models(vec![], big())
+        .await
+        .unwrap();
+    h.user_config(&format!(
+        "fallback = [\"hosted\"]\n[profiles.hosted]\nbase_url = \"{}\"\nmodel = \"big-model\"\n",
+        hosted.url()
+    ));
+    let models = tempfile::tempdir().unwrap();
+    let store = models.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    wright_testkit::tiny_gguf::write_tiny_gguf(
+        &store.join("wright-tiny.gguf"),
+        &wright_testkit::tiny_gguf::TinyModel::default(),
+    )
+    .unwrap();
+    let env = [("WRIGHT_MODELS_DIR", store.to_str().unwrap())];
+    let output = h
+        .wright(
+            &[
+                "run",
+                "--context-window",
+                "4096",
+                "--max-steps",
+                "1",
+                "--max-reply-tokens",
+                "20",
+                "look at notes.txt",
+            ],
+            &env,
+        )
+        .await;
+    let said = stderr(&output);
+    assert!(said.contains("wright's embedded engine"), "{said}");
+    assert!(
+        said.contains("no profile chosen: this run starts on what was found here")
+            && said.contains(
+                "'hosted' is only its fallback; to start on it, set profile = \"hosted\""
+            ),
+        "{said}"
+    );
+}

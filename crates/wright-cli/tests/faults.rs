@@ -217,22 +217,16 @@ async fn the_step_limit_stops_cleanly() {
     assert!(crate::common::stdout(&output).contains("the step limit (2) was reached"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_c_stops_cleanly_after_logging_the_step() {
-    let h = Harness::new();
-    let server = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": "sleep 60"}))
-    ])
-    .await
-    .unwrap();
-    let url = server.url();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
+/// `wright run --sandbox none URL wait` started, Ctrl-C pressed once `ready` holds; what
+/// it printed.
+async fn interrupt_when(h: &Harness, url: &str, ready: impl Fn() -> bool) -> std::process::Output {
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wright"))
         .args([
             "run",
             "--sandbox",
             "none",
             "--base-url",
-            &url,
+            url,
             "--model",
             "test-model",
             "wait",
@@ -246,32 +240,39 @@ async fn ctrl_c_stops_cleanly_after_logging_the_step() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    // Wait until the action is in the log, then press Ctrl-C.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let logged = std::fs::read_dir(h.data.path().join("wright/conversations"))
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .and_then(|e| std::fs::read_to_string(e.path().join("events.jsonl")).ok())
-            .is_some_and(|log| log.contains("\"kind\":\"action\""));
-        if logged {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the action was never logged"
-        );
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "never ready");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+    tokio::time::timeout(std::time::Duration::from_secs(20), child.wait_with_output())
         .await
         .expect("wright did not stop after Ctrl-C")
-        .unwrap();
-    assert_eq!(status.code(), Some(130));
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_cleanly_after_logging_the_step() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "sleep 60"}))
+    ])
+    .await
+    .unwrap();
+    // Once the action is in the log.
+    let logged = || {
+        std::fs::read_dir(h.data.path().join("wright/conversations"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::read_to_string(e.path().join("events.jsonl")).ok())
+            .is_some_and(|log| log.contains("\"kind\":\"action\""))
+    };
+    let output = interrupt_when(&h, &server.url(), logged).await;
+    assert_eq!(output.status.code(), Some(130));
     let events = h.events();
     assert_eq!(
         shape(&events)[3..],
@@ -288,6 +289,57 @@ async fn ctrl_c_stops_cleanly_after_logging_the_step() {
         .as_str()
         .unwrap()
         .contains("interrupted by the user"));
+    // The report says how to go on.
+    let id = h.conversation_id();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        report.contains(&format!(
+            "interrupted by the user. Go on with `wright resume {id}`"
+        )),
+        "{report}"
+    );
+}
+
+/// A model server that fails: the report says how to go on once it answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_says_how_to_resume() {
+    let h = Harness::new();
+    // No reply scripted: every request gets an HTTP 500.
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let output = h.run(&server.url(), "x", &[]).await;
+    assert_ne!(output.status.code(), Some(0));
+    let id = h.conversation_id();
+    let report = crate::common::stdout(&output);
+    assert!(
+        report.contains("HTTP 500") && report.contains(&format!("Go on with `wright resume {id}`")),
+        "{report}\n{}",
+        stderr(&output)
+    );
+}
+
+/// What the command printed before Ctrl-C is kept in its observation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_keeps_what_the_command_printed() {
+    let h = Harness::new();
+    let flag = tempfile::tempdir().unwrap();
+    let printed = flag.path().join("printed");
+    let command = format!(
+        "echo first-of-it-17; echo then-more-23; sleep 0.5; touch {}; sleep 60",
+        printed.display()
+    );
+    let server =
+        ScriptedServer::start(vec![reply().call("terminal", json!({ "command": command }))])
+            .await
+            .unwrap();
+    let stopped = interrupt_when(&h, &server.url(), || printed.exists()).await;
+    assert_eq!(stopped.status.code(), Some(130));
+    let obs = observations(&h.events());
+    let output = obs[0]["output"].as_str().unwrap();
+    assert!(
+        output.starts_with("This call did not finish: interrupted by the user")
+            && output.contains("first-of-it-17\nthen-more-23"),
+        "{output}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

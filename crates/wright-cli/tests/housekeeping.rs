@@ -422,6 +422,86 @@ async fn show_keeps_the_end_of_a_long_failure_and_full_prints_it_all() {
     );
 }
 
+/// Nothing done, nothing to keep: a chat left before its first message, and a fork never
+/// gone on with, are removed without --force, and gc takes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_chat_and_an_unused_fork_hold_no_work() {
+    let h = Harness::new();
+    repo_with_a_commit(h.repo());
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let chat = h.chat_with_input(&server.url(), b"").await;
+    assert!(chat.status.success(), "{}", stderr(&chat));
+    let empty = ids(&h).pop().unwrap();
+    assert!(h
+        .data
+        .path()
+        .join("wright/workspaces")
+        .join(&empty)
+        .exists());
+    assert!(ls_line(&h, &empty).await.contains("no changes"));
+    let removed = h.wright(&["rm", &empty], &[]).await;
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    assert!(!h
+        .data
+        .path()
+        .join("wright/workspaces")
+        .join(&empty)
+        .exists());
+    assert!(ids(&h).is_empty());
+
+    // A fork of a run that changed a file, made without a message: the original holds the
+    // work, the fork nothing of its own.
+    let original = run_with(&h, "write b", Some("echo b > b.txt")).await;
+    let forked = h.wright(&["fork", &original], &[]).await;
+    assert!(forked.status.success(), "{}", stderr(&forked));
+    let fork = ids(&h).into_iter().find(|id| *id != original).unwrap();
+    assert!(ls_line(&h, &fork).await.contains("no changes"));
+    let gc = h.wright(&["gc", "--older-than", "0"], &[]).await;
+    assert!(
+        stdout(&gc).contains(&format!("removed {fork}")),
+        "{}",
+        stdout(&gc)
+    );
+    // The original's work is still kept.
+    assert_eq!(ids(&h), vec![original.clone()]);
+    assert!(
+        branches(&h).contains(&format!("wright/{original}")),
+        "{}",
+        branches(&h)
+    );
+}
+
+/// A huge output the tool itself cut: what the user is told was left out counts the lines
+/// the tool omitted, not only those of its cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_output_says_how_many_lines_were_really_left_out() {
+    let h = Harness::new();
+    repo_with_a_commit(h.repo());
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({ "command": "seq 1 2000000" })),
+        reply().call("finish", json!({"message": "counted"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "count", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let left_out = |text: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.contains("lines left out"))
+            .unwrap_or_else(|| panic!("{text}"));
+        line.split_whitespace()
+            .find_map(|word| word.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    // Shown: two or so lines at each end; the rest of two million left out.
+    let live = left_out(&stderr(&output));
+    assert!((1_999_000..2_000_000).contains(&live), "{live}");
+    let id = h.conversation_id();
+    let shown = left_out(&stdout(&h.wright(&["show", &id], &[]).await));
+    assert!((1_999_000..2_000_000).contains(&shown), "{shown}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diff_shows_the_commit_made_in_place() {
     let h = Harness::new();

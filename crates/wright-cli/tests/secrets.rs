@@ -342,3 +342,24 @@ async fn the_store_is_owner_only_and_lists_names_only() {
     assert_eq!(stdout(&listed), "");
     assert_eq!(mode(&store_file(&h)), 0o600);
 }
+
+/// A name a run would refuse (a variable wright sets for the shell) is refused when it is
+/// stored, with the run's reason; nothing is stored.
+#[tokio::test]
+async fn a_name_wright_sets_for_the_shell_is_refused_at_set() {
+    let h = Harness::new();
+    store_token(&h).await;
+    for name in ["HOME", "PATH", "HTTPS_PROXY", "PYTHONUNBUFFERED"] {
+        let refused = h.wright_with_input(&["secrets", "set", name], b"v").await;
+        assert_eq!(refused.status.code(), Some(2), "{name}");
+        assert!(
+            stderr(&refused).contains(&format!(
+                "the secret {name} has the name of a variable wright sets for the shell itself"
+            )),
+            "{}",
+            stderr(&refused)
+        );
+    }
+    let listed = h.wright(&["secrets", "ls"], &[]).await;
+    assert_eq!(stdout(&listed), "TOKEN\n");
+}

@@ -273,16 +273,29 @@ impl Config {
 
     /// Whether a repository's file sets anything at all (comments and `version` aside).
     pub fn repo_file_sets_anything(text: &str, name: &str) -> Result<bool, ConfigError> {
+        Ok(!Self::repo_file_keys(text, name)?.is_empty())
+    }
+
+    /// The keys a repository's file sets (comments and `version` aside), in its order.
+    pub fn repo_file_keys(text: &str, name: &str) -> Result<Vec<String>, ConfigError> {
         Ok(file::parse(text, name)?
             .iter()
-            .any(|s| s.key() != "version"))
+            .map(Setting::key)
+            .filter(|key| key != "version")
+            .collect())
     }
 
     /// Whether a repository's file asks for anything that needs approval.
     pub fn repo_file_needs_approval(text: &str, name: &str) -> Result<bool, ConfigError> {
+        Ok(Self::repo_file_asks_for(text, name)?.is_some())
+    }
+
+    /// The keys of a repository's file that need the user's approval, as a list for
+    /// people ("sandbox.network, egress"); `None` when none does.
+    pub fn repo_file_asks_for(text: &str, name: &str) -> Result<Option<String>, ConfigError> {
         match Config::default().with_repo_file(text, name, false) {
-            Ok(_) => Ok(false),
-            Err(ConfigError::NeedsApproval { .. }) => Ok(true),
+            Ok(_) => Ok(None),
+            Err(ConfigError::NeedsApproval { keys, .. }) => Ok(Some(keys)),
             Err(err) => Err(err),
         }
     }
@@ -525,6 +538,10 @@ mod tests {
         assert!(Config::repo_file_needs_approval(hosts, "r").unwrap());
         assert!(!Config::repo_file_needs_approval("egress = \"local_only\"\n", "r").unwrap());
         assert!(Config::repo_file_needs_approval("egress = \"any\"\n", "r").unwrap());
+        assert_eq!(
+            Config::repo_file_asks_for("map = \"off\"\negress = \"any\"\n", "r").unwrap(),
+            Some("egress".to_string())
+        );
         let err = Config::default()
             .with_repo_file("[repos.\"/x\"]\negress = \"any\"\n", "r", true)
             .unwrap_err();

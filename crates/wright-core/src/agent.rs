@@ -13,6 +13,7 @@ mod finish_guard;
 mod first_look;
 mod in_place;
 mod narrow;
+mod printed;
 mod reading;
 mod restore;
 mod retest;

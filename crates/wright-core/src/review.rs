@@ -4,6 +4,8 @@
 //! shown to the user before anything else. A small model asked to fix a failing test will
 //! sometimes delete the test: this is what catches it.
 
+mod places;
+
 use wright_protocol::Review;
 
 /// One changed file, as the front end's inspector reads it (a diff against the start).
@@ -49,8 +51,9 @@ const SKIP_MARKERS: &[&str] = &[
     "self.skiptest",
 ];
 
+/// Reviews `changes` for `task`: the words of every message of the user's and of the
+/// failing tests' output (what names the places the work belongs in).
 pub fn analyze(task: &str, changes: &[FileChange]) -> Review {
-    let task_lower = task.to_lowercase();
     let mut review = Review::default();
     for change in changes {
         if is_test_file(&change.path) {
@@ -78,18 +81,8 @@ pub fn analyze(task: &str, changes: &[FileChange]) -> Review {
                     .push(format!("{}: {}", change.path, line.trim()));
             }
         }
-        let name = change
-            .path
-            .rsplit('/')
-            .next()
-            .unwrap_or(&change.path)
-            .to_lowercase();
-        let stem = name.split('.').next().unwrap_or(&name);
-        let mentioned = task_lower.contains(&name) || (stem.len() > 3 && task_lower.contains(stem));
-        if !mentioned {
-            review.unmentioned_files.push(change.path.clone());
-        }
     }
+    review.unmentioned_files = places::Places::of(task).outside(changes);
     review
 }
 
@@ -144,6 +137,9 @@ mod tests {
         }];
         let review = analyze("fix the addition", &changes);
         assert!(!review.is_suspicious());
+        // The task names no place: every file would be "unmentioned", which says nothing.
+        assert!(review.unmentioned_files.is_empty());
+        let review = analyze("fix the addition in src/math/add.rs", &changes);
         assert_eq!(review.unmentioned_files, vec!["src/lib.rs"]);
         assert!(
             is_test_file("tests/all.rs")

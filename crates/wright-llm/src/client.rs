@@ -63,23 +63,39 @@ impl ClientConfig {
     }
 }
 
-/// Accepts `host:port`, `http://host:port` or a full base URL; returns one ending in a
-/// path, `/v1` when none was given.
+/// Accepts `host:port` (a port is needed without a scheme), `http://host[:port]` or a
+/// full base URL; returns one ending in a path, `/v1` when none was given. Anything else
+/// (`not-a-url`, `ftp://h`) is an error naming a valid value, never guessed into a host
+/// to send the code to.
 pub fn normalize_base_url(raw: &str) -> Result<String, LlmError> {
-    let with_scheme = if raw.contains("://") {
+    let bad = |reason: String| {
+        LlmError::BadUrl {
+        url: raw.to_string(),
+        reason: format!(
+            "{reason}; give a URL such as http://localhost:8080/v1, or HOST:PORT such as localhost:8080"
+        ),
+    }
+    };
+    let has_scheme = raw.contains("://");
+    let with_scheme = if has_scheme {
         raw.to_string()
     } else {
         format!("http://{raw}")
     };
-    let url = reqwest::Url::parse(&with_scheme).map_err(|err| LlmError::BadUrl {
-        url: raw.to_string(),
-        reason: err.to_string(),
-    })?;
+    let url = reqwest::Url::parse(&with_scheme).map_err(|err| bad(err.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad(format!(
+            "the scheme {} is not http or https",
+            url.scheme()
+        )));
+    }
     if url.host_str().is_none() {
-        return Err(LlmError::BadUrl {
-            url: raw.to_string(),
-            reason: "no host".into(),
-        });
+        return Err(bad("no host".into()));
+    }
+    if !has_scheme && url.port().is_none() {
+        return Err(bad(
+            "neither a URL (no http:// or https://) nor HOST:PORT".into()
+        ));
     }
     let trimmed = with_scheme.trim_end_matches('/').to_string();
     if url.path() == "/" || url.path().is_empty() {
@@ -413,5 +429,18 @@ mod tests {
             "https://h/api/v1"
         );
         assert!(normalize_base_url("http://").is_err());
+        assert_eq!(
+            normalize_base_url("localhost:8080/api/v1").unwrap(),
+            "http://localhost:8080/api/v1"
+        );
+        assert_eq!(
+            normalize_base_url("http://gpubox").unwrap(),
+            "http://gpubox/v1"
+        );
+        // Neither a URL nor HOST:PORT: an error that shows a valid value, not a guess.
+        for raw in ["not-a-url", "api.example.com", "ftp://h:1", "localhost:"] {
+            let err = normalize_base_url(raw).unwrap_err().to_string();
+            assert!(err.contains("http://localhost:8080/v1"), "{raw}: {err}");
+        }
     }
 }

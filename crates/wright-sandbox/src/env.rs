@@ -132,6 +132,19 @@ const TOOLCHAIN_HOMES: &[(&str, &str)] = &[
     ("GOPATH", "go"),
 ];
 
+/// Whether wright may set `name` for the shell itself, on any host and in any sandbox
+/// (passed through from the host, fixed, the private HOME and TMPDIR, a toolchain's home,
+/// the proxy's variables): a secret of that name would replace wright's value.
+pub fn set_for_shell(name: &str) -> bool {
+    PASSED_THROUGH.contains(&name)
+        || FIXED.iter().any(|(key, _)| *key == name)
+        || ["HOME", "TMPDIR"].contains(&name)
+        || TOOLCHAIN_HOMES.iter().any(|(key, _)| *key == name)
+        || crate::egress::proxy_environment()
+            .iter()
+            .any(|(key, _)| key == name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +184,30 @@ mod tests {
         assert!(env.contains(&("LANG".into(), "C.UTF-8".into())));
         assert!(env.contains(&("HOME".into(), "/tmp".into())));
         assert!(env.contains(&("TERM".into(), "dumb".into())));
+    }
+
+    /// Every variable any of the environments sets is one `set_for_shell` names.
+    #[test]
+    fn set_for_shell_names_every_variable_wright_sets() {
+        let host: Vec<(String, String)> = PASSED_THROUGH
+            .iter()
+            .map(|key| (key.to_string(), "v".to_string()))
+            .collect();
+        let home = tempfile::tempdir().unwrap();
+        for (_, dir) in TOOLCHAIN_HOMES {
+            std::fs::create_dir_all(home.path().join(dir)).ok();
+        }
+        let mut all = shell_environment(host.clone());
+        all.extend(confined_environment(
+            host.clone(),
+            Path::new("/private"),
+            Some(home.path()),
+        ));
+        all.extend(container_environment(host));
+        all.extend(crate::egress::proxy_environment());
+        for (key, _) in &all {
+            assert!(set_for_shell(key), "{key}");
+        }
+        assert!(!set_for_shell("GITHUB_TOKEN"));
     }
 }

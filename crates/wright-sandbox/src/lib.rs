@@ -26,6 +26,7 @@ mod sandbox;
 pub use disk::DiskUse;
 pub use env::confined_environment;
 pub use env::container_environment;
+pub use env::set_for_shell;
 pub use env::shell_environment;
 pub use leftovers::dead_private_dirs;
 pub use leftovers::reap as reap_dead_runs;

@@ -3,8 +3,10 @@
 //! conversation with the last user message as its task — its id comes back in
 //! `X-Wright-Conversation` — or, with that header, goes on with one (as a message does);
 //! the answer is the agent's own account once its run ended, whole or streamed as SSE
-//! (its text, and each action and observation as a short line). `GET /v1/models` names
-//! the one model, `wright`. Same key as every route: an OpenAI client sends it as
+//! (its text, and each action and observation as a short line), with the run's `usage`
+//! (its steps' real token counts). Its errors have OpenAI's shape,
+//! `{"error": {"message", "type", "code"}}`. `GET /v1/models` names the one model,
+//! `wright`. Same key as every route: an OpenAI client sends it as
 //! `Authorization: Bearer KEY`.
 
 use crate::api;
@@ -76,9 +78,65 @@ fn last_user_text(messages: &[ChatMessage]) -> Option<String> {
     request_body(content = Object, description = "an OpenAI chat completion request: `messages`, `stream`"),
     params(("X-Wright-Conversation" = Option<String>, Header, description = "the conversation to go on with")),
     responses((status = 200, description = "an OpenAI chat completion, or its chunks as server-sent events"),
-        (status = 400, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+        (status = 400, description = "an OpenAI error: {\"error\": {\"message\", \"type\", \"code\"}}"),
+        (status = 409, description = "an OpenAI error: {\"error\": {\"message\", \"type\", \"code\"}}")))]
 pub async fn completions(
     State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Json<ChatRequest>, JsonRejection>,
+) -> Result<Response, OpenAiError> {
+    answer(state, headers, body).await.map_err(OpenAiError)
+}
+
+/// An error as OpenAI's clients read it: `{"error": {"message", "type", "code"}}`, the
+/// server's own code as `code`.
+pub struct OpenAiError(ApiError);
+
+impl IntoResponse for OpenAiError {
+    fn into_response(self) -> Response {
+        let ApiError {
+            status,
+            code,
+            message,
+        } = self.0;
+        let kind = match status {
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => "authentication_error",
+            status if status.is_server_error() => "server_error",
+            _ => "invalid_request_error",
+        };
+        (
+            status,
+            Json(json!({"error": {"message": message, "type": kind, "code": code}})),
+        )
+            .into_response()
+    }
+}
+
+/// The run's token counts, summed over its steps as they are logged.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tokens {
+    prompt: u64,
+    completion: u64,
+}
+
+impl Tokens {
+    fn usage(self) -> Value {
+        json!({
+            "prompt_tokens": self.prompt,
+            "completion_tokens": self.completion,
+            "total_tokens": self.prompt + self.completion,
+        })
+    }
+}
+
+type Counted = Arc<std::sync::Mutex<Tokens>>;
+
+fn counted(tokens: &Counted) -> Tokens {
+    tokens.lock().map(|t| *t).unwrap_or_default()
+}
+
+async fn answer(
+    state: Arc<AppState>,
     headers: HeaderMap,
     body: Result<Json<ChatRequest>, JsonRejection>,
 ) -> Result<Response, ApiError> {
@@ -122,11 +180,13 @@ pub async fn completions(
     let (sender, receiver) = tokio::sync::mpsc::channel::<String>(64);
     let runs = state.runs.clone();
     let watched = id.clone();
-    tokio::spawn(async move { follow(&runs, &watched, after, sender).await });
+    let tokens = Counted::default();
+    let counting = tokens.clone();
+    tokio::spawn(async move { follow(&runs, &watched, after, sender, &counting).await });
     let mut response = if request.stream {
-        stream(&id, receiver).into_response()
+        stream(&id, receiver, tokens).into_response()
     } else {
-        whole(&id, receiver).await.into_response()
+        whole(&id, receiver, tokens).await.into_response()
     };
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(CONVERSATION_HEADER, value);
@@ -134,12 +194,14 @@ pub async fn completions(
     Ok(response)
 }
 
-/// Sends the run's events after `after` as short text, until the run ended.
+/// Sends the run's events after `after` as short text, until the run ended; counts its
+/// steps' tokens into `tokens` (before the text, so they are there when the text ends).
 async fn follow(
     runs: &crate::runs::Runs,
     id: &str,
     mut after: Option<u64>,
     sender: tokio::sync::mpsc::Sender<String>,
+    tokens: &Counted,
 ) {
     loop {
         let ended = runs.ended.notified();
@@ -152,6 +214,12 @@ async fn follow(
         for event in new {
             after = Some(event.id);
             let value = serde_json::to_value(&event).unwrap_or_default();
+            if value["kind"] == "usage" {
+                if let Ok(mut tokens) = tokens.lock() {
+                    tokens.prompt += value["prompt_tokens"].as_u64().unwrap_or(0);
+                    tokens.completion += value["completion_tokens"].as_u64().unwrap_or(0);
+                }
+            }
             if let Some(text) = describe(&value) {
                 if sender.send(text).await.is_err() {
                     return;
@@ -252,15 +320,17 @@ enum Stage {
     Done,
 }
 
-/// The answer streamed: one chunk per line of text, the end chunk, then `[DONE]`.
+/// The answer streamed: one chunk per line of text, the end chunk (with the run's
+/// `usage`), then `[DONE]`.
 fn stream(
     id: &str,
     receiver: tokio::sync::mpsc::Receiver<String>,
+    tokens: Counted,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
     let id = id.to_string();
     let events =
         futures_util::stream::unfold((receiver, Stage::Opening), move |(mut receiver, stage)| {
-            let id = id.clone();
+            let (id, tokens) = (id.clone(), tokens.clone());
             async move {
                 let (data, next) = match stage {
                     Stage::Opening => (
@@ -269,7 +339,13 @@ fn stream(
                     ),
                     Stage::Text => match receiver.recv().await {
                         Some(text) => (chunk(&id, json!({"content": text}), None), Stage::Text),
-                        None => (chunk(&id, json!({}), Some("stop")), Stage::Stopped),
+                        None => {
+                            let mut last: Value =
+                                serde_json::from_str(&chunk(&id, json!({}), Some("stop")))
+                                    .unwrap_or_default();
+                            last["usage"] = counted(&tokens).usage();
+                            (last.to_string(), Stage::Stopped)
+                        }
                     },
                     Stage::Stopped => ("[DONE]".to_string(), Stage::Done),
                     Stage::Done => return None,
@@ -280,8 +356,12 @@ fn stream(
     Sse::new(events)
 }
 
-/// The answer whole, once the run ended.
-async fn whole(id: &str, mut receiver: tokio::sync::mpsc::Receiver<String>) -> impl IntoResponse {
+/// The answer whole, once the run ended, with its `usage`.
+async fn whole(
+    id: &str,
+    mut receiver: tokio::sync::mpsc::Receiver<String>,
+    tokens: Counted,
+) -> impl IntoResponse {
     let mut content = String::new();
     while let Some(text) = receiver.recv().await {
         content.push_str(&text);
@@ -297,6 +377,7 @@ async fn whole(id: &str, mut receiver: tokio::sync::mpsc::Receiver<String>) -> i
                 "message": {"role": "assistant", "content": content.trim()},
                 "finish_reason": "stop",
             }],
+            "usage": counted(&tokens).usage(),
         })),
     )
 }

@@ -99,6 +99,12 @@ impl SandboxOptions {
             verbose,
         }
     }
+
+    /// Whether the agent has the web (and so the `fetch` tool): `--network`, or hosts
+    /// allowed through wright's proxy.
+    pub fn has_web(&self) -> bool {
+        self.network || !self.allow_hosts.is_empty()
+    }
 }
 
 impl SandboxSetup {

@@ -81,15 +81,29 @@ impl Grants {
     pub fn add_to(&self, base: &[(String, String)]) -> Result<Vec<(String, String)>> {
         let mut env = base.to_vec();
         for (name, value) in &self.env {
+            refuse_reserved(name)?;
             if base.iter().any(|(key, _)| key == name) {
-                anyhow::bail!(
-                    "the secret {name} has the name of a variable wright sets for the shell itself; store it under another name (wright secrets set OTHER_NAME)"
-                );
+                return Err(reserved(name));
             }
             env.push((name.clone(), value.clone()));
         }
         Ok(env)
     }
+}
+
+/// The one rule for a secret's name, at `wright secrets set` and when a run grants it: not
+/// a variable wright sets for the shell itself (see `wright_sandbox::set_for_shell`).
+pub fn refuse_reserved(name: &str) -> Result<()> {
+    if wright_sandbox::set_for_shell(name) {
+        return Err(reserved(name));
+    }
+    Ok(())
+}
+
+fn reserved(name: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the secret {name} has the name of a variable wright sets for the shell itself; store it under another name (wright secrets set OTHER_NAME)"
+    )
 }
 
 #[cfg(test)]

@@ -63,6 +63,9 @@ pub struct Summary {
     /// The group it was started in with others on one task (`wright run --parallel`, or
     /// a reviewer's `review-of-ID`).
     pub group: Option<String>,
+    /// Nothing was done in it: a chat left before its first message, a fork never gone
+    /// on with. Its clone holds nothing of its own.
+    pub untouched: bool,
 }
 
 impl Summary {
@@ -75,22 +78,35 @@ impl Summary {
         let mut steps = 0;
         let mut model = String::new();
         let mut group = None;
+        let mut forked_at = None;
+        let mut asked = false;
         for event in &parsed.events {
             match &event.body {
                 EventBody::State { state: s, .. } => state = *s,
                 EventBody::Start(start) => {
                     model = start.model.clone();
                     group = start.group.clone();
+                    forked_at = start.forked_from.as_deref().map(fork_point);
                 }
-                EventBody::Message { text, .. }
-                    if event.source == Source::User && task.is_empty() =>
-                {
-                    task = text.lines().next().unwrap_or("").to_string();
+                EventBody::Message { .. } if event.source == Source::User => {
+                    asked = true;
+                    if task.is_empty() {
+                        if let EventBody::Message { text, .. } = &event.body {
+                            task = text.lines().next().unwrap_or("").to_string();
+                        }
+                    }
                 }
                 EventBody::Usage(_) => steps += 1,
                 _ => {}
             }
         }
+        let last_id = parsed.events.last().map_or(0, |e| e.id);
+        let untouched = match forked_at {
+            // A fork: nothing after the events it was given. An unreadable fork point
+            // counts as gone on with.
+            Some(at) => at.is_some_and(|at| last_id <= at),
+            None => !asked && steps == 0,
+        };
         // A log that says "running" is only true while a process holds its lock.
         let state = if state == AgentState::Running && wright_core::lock_holder(&dir).is_none() {
             RunState::Interrupted
@@ -115,6 +131,7 @@ impl Summary {
             model,
             torn: parsed.torn.is_some(),
             group,
+            untouched,
         })
     }
 
@@ -124,6 +141,11 @@ impl Summary {
     }
 
     pub fn change(&self, repos: &mut Repos) -> Change {
+        // Nothing of its own to keep. (`rm` and `gc` hold its lock: nothing can start in
+        // it while they look.)
+        if self.untouched {
+            return Change::NoChanges;
+        }
         repos.change_of(&self.dir, self.record.as_ref(), self.state.ended())
     }
 
@@ -132,6 +154,11 @@ impl Summary {
         self.last_active
             .and_then(|at| SystemTime::now().duration_since(at).ok())
     }
+}
+
+/// The event a fork was cut at, from its start's `forked_from` ("ID@EVENT").
+fn fork_point(forked_from: &str) -> Option<u64> {
+    forked_from.rsplit_once('@')?.1.parse().ok()
 }
 
 /// The repository a conversation worked on, or its directory when it is not one.

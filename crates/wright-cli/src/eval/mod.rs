@@ -64,6 +64,11 @@ pub struct EvalArgs {
     /// Model name for every run.
     #[arg(long)]
     model: Option<String>,
+    /// API key, if the server wants one, as `wright run --api-key` (default:
+    /// $OPENAI_API_KEY, or the variable the profile's api_key_env names). The runs get it
+    /// in their environment, not on their command lines.
+    #[arg(long)]
+    api_key: Option<String>,
     /// Stop each run after this many model steps.
     #[arg(long)]
     max_steps: Option<u32>,
@@ -266,6 +271,7 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
     let runner = Runner {
         exe: std::env::current_exe().context("cannot find the wright binary")?,
         run_args,
+        api_key: args.api_key.clone(),
         sandbox: args.sandbox.clone(),
         profile: args.profile.clone(),
         check_timeout: Duration::from_secs(args.check_timeout),

@@ -38,6 +38,9 @@ pub struct Runner {
     pub exe: PathBuf,
     /// Flags given to every `wright run` (model, server, limits, sandbox).
     pub run_args: Vec<String>,
+    /// `--api-key`: given to every run as `OPENAI_API_KEY` (the environment's rank,
+    /// above any file's), so no other user sees it in the runs' arguments.
+    pub api_key: Option<String>,
     /// `--sandbox` and `--profile`, for the checks' sandbox (the runs' own).
     pub sandbox: Option<String>,
     pub profile: Option<String>,
@@ -160,7 +163,11 @@ impl Runner {
         ));
         let stderr = std::fs::File::create(&stderr_path)
             .with_context(|| format!("cannot create {}", stderr_path.display()))?;
-        let output = std::process::Command::new(&self.exe)
+        let mut command = std::process::Command::new(&self.exe);
+        if let Some(key) = &self.api_key {
+            command.env("OPENAI_API_KEY", key);
+        }
+        let output = command
             .arg("run")
             .arg("--json")
             .arg("-C")

@@ -25,9 +25,19 @@ pub fn merged_routed(
         // In a directory worked in directly, the agent can have written the file itself:
         // nothing of it counts before the user approved its content.
         let agents_to_write = matches!(source, Some(RepoConfigSource::Directory(_)));
-        let asks = Config::repo_file_needs_approval(&file.text, &file.name)?
-            || (agents_to_write && Config::repo_file_sets_anything(&file.text, &file.name)?);
-        let approved = asks && approve(args, source.map(RepoConfigSource::key), &file)?;
+        let asking = match Config::repo_file_asks_for(&file.text, &file.name)? {
+            Some(keys) => Some(Asking::Weakens(keys)),
+            None if agents_to_write => {
+                let keys = Config::repo_file_keys(&file.text, &file.name)?;
+                (!keys.is_empty()).then(|| Asking::AgentsToWrite(keys.join(", ")))
+            }
+            None => None,
+        };
+        let asks = asking.is_some();
+        let approved = match &asking {
+            Some(asking) => approve(args, source.map(RepoConfigSource::key), &file, asking)?,
+            None => false,
+        };
         if asks && !approved && agents_to_write {
             bail!(
                 "{} is in a directory the agent works in directly, so wright reads it only once you have approved its content: `wright allow repo-config` shows it and approves it, --allow-repo-config takes it for one run",
@@ -52,8 +62,21 @@ pub fn merged_routed(
     Ok((config.resolve_profile()?, route))
 }
 
+/// Why a repository's file needs the user's approval, with the keys that need it.
+enum Asking {
+    /// These keys ask for more than the defaults.
+    Weakens(String),
+    /// The agent can write the file (a directory worked in directly): every key it sets.
+    AgentsToWrite(String),
+}
+
 /// Whether the repository's file that asks for more than the defaults may be taken.
-fn approve(args: &CommonArgs, repo: Option<&Path>, file: &RepoFile) -> Result<bool> {
+fn approve(
+    args: &CommonArgs,
+    repo: Option<&Path>,
+    file: &RepoFile,
+    asking: &Asking,
+) -> Result<bool> {
     let Some(repo) = repo else {
         return Ok(false);
     };
@@ -65,11 +88,15 @@ fn approve(args: &CommonArgs, repo: Option<&Path>, file: &RepoFile) -> Result<bo
     if !ask::can_ask(args.json) {
         return Ok(false);
     }
-    tell!(
-        "{} asks for settings a repository may only set with your approval:\n\n{}\n",
-        file.name,
-        file.text.trim_end()
-    );
+    let why = match asking {
+        Asking::Weakens(keys) => {
+            format!("asks for {keys}, which a repository may only set with your approval")
+        }
+        Asking::AgentsToWrite(keys) => format!(
+            "sets {keys}, and is in a directory the agent works in directly, so it counts only with your approval"
+        ),
+    };
+    tell!("{} {why}:\n\n{}\n", file.name, file.text.trim_end());
     if !ask::yes("Allow this file, with exactly this content, for this repository?") {
         bail!(
             "{} was not approved; remove what it asks for, or approve it later with `wright allow repo-config`",

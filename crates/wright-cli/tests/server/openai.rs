@@ -63,6 +63,24 @@ async fn an_openai_client_drives_the_agent_whole_and_streamed() {
     );
     let (_, conversation) = served.get(&format!("/api/conversations/{id}")).await;
     assert_eq!(conversation["state"], "finished", "{conversation}");
+    // The run's real token counts: the sum of its steps'.
+    let first_run = served.events(&id, 1000).await;
+    let sum = |field: &str| -> u64 {
+        first_run
+            .iter()
+            .filter(|e| e["kind"] == "usage")
+            .map(|e| e[field].as_u64().unwrap())
+            .sum()
+    };
+    let (prompt, completion) = (sum("prompt_tokens"), sum("completion_tokens"));
+    assert!(prompt > 0 && completion > 0, "{answer}");
+    assert_eq!(answer["usage"]["prompt_tokens"], prompt, "{answer}");
+    assert_eq!(answer["usage"]["completion_tokens"], completion, "{answer}");
+    assert_eq!(
+        answer["usage"]["total_tokens"],
+        prompt + completion,
+        "{answer}"
+    );
 
     // The next request goes on with it, streamed as an OpenAI client reads it.
     let request = json!({"model": "wright", "stream": true, "messages": [
@@ -100,6 +118,10 @@ async fn an_openai_client_drives_the_agent_whole_and_streamed() {
         chunks.last().unwrap()["choices"][0]["finish_reason"],
         "stop"
     );
+    assert!(
+        chunks.last().unwrap()["usage"]["prompt_tokens"].as_u64() > Some(0),
+        "{body}"
+    );
     let streamed: String = chunks
         .iter()
         .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
@@ -118,7 +140,16 @@ async fn an_openai_client_drives_the_agent_whole_and_streamed() {
             json!({"model": "wright", "messages": []}),
         )
         .await;
-    assert_eq!((status, body["error"].as_str()), (400, Some("bad_request")));
+    // In OpenAI's shape, which its clients read.
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+    assert_eq!(body["error"]["code"], "bad_request", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no user message")),
+        "{body}"
+    );
     let bad = served
         .http
         .post(served.url("/v1/chat/completions"))
@@ -126,5 +157,8 @@ async fn an_openai_client_drives_the_agent_whole_and_streamed() {
         .header("X-Wright-Conversation", "../x")
         .json(&json!({"model": "wright", "messages": [{"role": "user", "content": "hi"}]}));
     let (status, body) = served.send(bad).await;
-    assert_eq!((status, body["error"].as_str()), (400, Some("bad_id")));
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("bad_id"))
+    );
 }

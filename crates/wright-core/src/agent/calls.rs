@@ -24,6 +24,8 @@ pub(super) struct Begun {
     pub(super) note: Option<String>,
     /// Why the run ends with this call, not finished (a `finish` while the check fails).
     pub(super) ends: Option<StopReason>,
+    /// What it printed, for its observation if it does not finish.
+    pub(super) printed: super::printed::Printed,
 }
 
 /// A call whose action is logged, as `prepare_call` takes it.
@@ -69,7 +71,10 @@ impl Conversation {
         let result = match (&begun.tool, &begun.ready) {
             (Some(tool), Some(arguments)) => {
                 let masker = self.masker.clone();
-                run_watched(tool.as_ref(), arguments, cancel, observer, masker).await
+                let (result, printed) =
+                    run_kept(tool.as_ref(), arguments, cancel, observer, masker).await;
+                begun.printed = printed;
+                result
             }
             _ => begun.settled.clone(),
         };
@@ -345,6 +350,7 @@ impl Conversation {
             ready,
             settled,
             risk,
+            printed: Default::default(),
             note,
             ends,
         })
@@ -379,6 +385,7 @@ impl Conversation {
             ready,
             note,
             ends,
+            printed,
             ..
         } = begun;
         if let (Some(Ok(output)), Some(tool)) = (&result, &tool) {
@@ -389,7 +396,13 @@ impl Conversation {
         let (mut output, end) = match result {
             None => (
                 ToolOutput {
-                    text: format!("This call did not finish: {}.", self.cancel_cause()),
+                    text: match printed.text() {
+                        Some(text) => format!(
+                            "This call did not finish: {}. What it printed until then:\n{text}",
+                            self.cancel_cause()
+                        ),
+                        None => format!("This call did not finish: {}.", self.cancel_cause()),
+                    },
                     is_error: true,
                     ..ToolOutput::default()
                 },
@@ -569,6 +582,26 @@ pub(super) async fn run_watched(
     observer: &mut dyn Observer,
     masker: Option<Arc<wright_tools::Masker>>,
 ) -> Option<Result<ToolOutput, ToolError>> {
+    run_kept(tool, arguments, cancel, observer, masker).await.0
+}
+
+/// `run_watched`, with what the tool printed (as shown) kept: the observation of a call
+/// that does not finish says it.
+pub(super) async fn run_kept(
+    tool: &dyn wright_tools::Tool,
+    arguments: &Value,
+    cancel: &CancellationToken,
+    observer: &mut dyn Observer,
+    masker: Option<Arc<wright_tools::Masker>>,
+) -> (
+    Option<Result<ToolOutput, ToolError>>,
+    super::printed::Printed,
+) {
+    let mut kept = super::printed::Printed::default();
+    let mut pass = |bytes: &[u8], observer: &mut dyn Observer| {
+        kept.push(bytes);
+        show(bytes, observer);
+    };
     let (sender, mut printed) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
     let sink = move |bytes: &[u8]| {
         let _ = sender.send(bytes.to_vec());
@@ -581,13 +614,20 @@ pub(super) async fn run_watched(
         tokio::select! {
             result = &mut running => {
                 while let Ok(bytes) = printed.try_recv() {
-                    show(&stream.push(&bytes), observer);
+                    pass(&stream.push(&bytes), observer);
                 }
-                show(&stream.finish(), observer);
-                return Some(result);
+                pass(&stream.finish(), observer);
+                return (Some(result), kept);
             }
-            Some(bytes) = printed.recv() => show(&stream.push(&bytes), observer),
-            _ = cancel.cancelled() => return None,
+            Some(bytes) = printed.recv() => pass(&stream.push(&bytes), observer),
+            _ = cancel.cancelled() => {
+                // What came before the interruption, shown and kept.
+                while let Ok(bytes) = printed.try_recv() {
+                    pass(&stream.push(&bytes), observer);
+                }
+                pass(&stream.finish(), observer);
+                return (None, kept);
+            }
         }
     }
 }

@@ -6,7 +6,7 @@
 //! answer, or the run is cancelled while it waits, the run ends with the call still
 //! waiting; the next run asks again (`settle_pending`), never runs it by itself.
 
-use super::calls::run_watched;
+use super::calls::run_kept;
 use super::calls::Begun;
 use super::*;
 use crate::confirm::Answer;
@@ -130,7 +130,10 @@ impl Conversation {
         let result = match (&begun.tool, &begun.ready) {
             (Some(tool), Some(arguments)) => {
                 let masker = self.masker.clone();
-                run_watched(tool.as_ref(), arguments, cancel, observer, masker).await
+                let (result, printed) =
+                    run_kept(tool.as_ref(), arguments, cancel, observer, masker).await;
+                begun.printed = printed;
+                result
             }
             _ => begun.settled.clone(),
         };

@@ -39,7 +39,7 @@ impl Conversation {
         let Some(inspector) = &self.inspector else {
             return Ok(None);
         };
-        let review = crate::review::analyze(&self.task(), &inspector.changes());
+        let review = crate::review::analyze(&self.review_text(), &inspector.changes());
         if review.is_empty() {
             return Ok(None);
         }
@@ -54,6 +54,34 @@ impl Conversation {
             return Ok(Some(crate::review::request_justification(&review)));
         }
         Ok(None)
+    }
+
+    /// What the review reads the places the work belongs in from: every message of the
+    /// user's (in a chat each one is a task), and what wright's own test runs (the first
+    /// look, the check) printed — a failing test names its files.
+    fn review_text(&self) -> String {
+        let events = self.log.events();
+        let wrights: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match (&e.body, e.source) {
+                (EventBody::Action { call_id, .. }, Source::Environment) => Some(call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        events
+            .iter()
+            .filter_map(|e| match (&e.body, e.source) {
+                (EventBody::Message { text, .. }, Source::User) => Some(text.as_str()),
+                (
+                    EventBody::Observation {
+                        call_id, output, ..
+                    },
+                    _,
+                ) if wrights.contains(&call_id.as_str()) => Some(output.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// In a run, the first `finish` that comes right after a failing command is sent back
@@ -94,7 +122,7 @@ impl Conversation {
     /// suspicious changes made from now on are sent back again.
     pub fn review_again(&mut self) -> Option<Review> {
         let inspector = self.inspector.as_ref()?;
-        let review = crate::review::analyze(&self.task(), &inspector.changes());
+        let review = crate::review::analyze(&self.review_text(), &inspector.changes());
         self.last_review = Some(review).filter(|r| !r.is_empty());
         if !self.last_review.as_ref().is_some_and(Review::is_suspicious) {
             self.reviewed = false;
