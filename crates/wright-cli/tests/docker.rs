@@ -399,3 +399,17 @@ async fn containers_of_dead_runs_are_reaped() {
         "a live run's container was removed"
     );
 }
+
+/// A parent directory of a protected `.git` swapped for a link to another repository:
+/// the next container never gets that repository's `.git` (see `host_attacks::bind_links`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_swapped_for_a_link_never_binds_another_repository() {
+    if !docker_or_skip("a_parent_swapped_for_a_link_never_binds_another_repository") {
+        return;
+    }
+    crate::host_attacks::bind_links::a_parent_swapped_for_a_link(
+        "a_parent_swapped_for_a_link (docker)",
+        &["--sandbox", "docker", "--docker-image", IMAGE],
+    )
+    .await;
+}

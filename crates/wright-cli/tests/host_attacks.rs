@@ -4,6 +4,7 @@
 //! sandbox and checks that nothing outside was touched, read or run.
 
 mod agent_repos;
+pub mod bind_links;
 mod caches;
 mod editor;
 mod exhaustion;

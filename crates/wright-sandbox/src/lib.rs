@@ -16,6 +16,7 @@ mod env;
 pub mod git;
 mod leftovers;
 mod mode;
+mod pinned;
 mod private;
 mod pty;
 mod reap;

@@ -20,6 +20,10 @@ pub enum SandboxError {
     Unknown(String),
     #[error("the sandbox cannot be set up here, so wright will not run commands: {0}. Pass --sandbox none to run them unconfined")]
     Refused(String),
+    /// A path the sandbox binds is not what it was (a link where a directory was): the
+    /// words say what was found and how to put it back; no other sandbox helps.
+    #[error("wright will not start the sandbox: {0}")]
+    Tampered(String),
     #[error("cannot start a terminal: {0}")]
     Spawn(String),
     #[error("terminal I/O failed: {0}")]

@@ -169,6 +169,9 @@ impl Sandbox {
         if !output.status.success() {
             let reason = String::from_utf8_lossy(&output.stderr);
             let reason = reason.trim().trim_start_matches("wright sandbox: ");
+            if let Some(found) = reason.strip_prefix(crate::pinned::TAMPERED) {
+                return Err(SandboxError::Tampered(found.to_string()));
+            }
             return Err(SandboxError::Refused(reason.to_string()));
         }
         serde_json::from_slice(&output.stdout)

@@ -10,7 +10,10 @@
 //! - the policy's read-only paths (system, toolchains, shared objects, wright's scratch)
 //!   and read-write paths (workspace, private tmp and home, caches), bound at the same
 //!   paths; a path that is a symbolic link on the host is the same link inside;
-//! - `protected` paths bound read-only over a read-write one (an in-place `.git`);
+//! - `protected` paths bound read-only over a read-write one (an in-place `.git`), both
+//!   ends found without following a link and bound through their descriptors: they lie
+//!   in the workspace, which the agent may have changed (a parent directory swapped for a
+//!   link to another repository is refused, saying so, rather than bound);
 //! - the user's toolchain caches as overlays: theirs below, read-only, and a private
 //!   upper layer taking the writes, so nothing the agent writes there reaches the real
 //!   cache, which the user's own builds run (read-only where an overlay cannot be had);
@@ -22,6 +25,7 @@
 //! Mounts that come read-only get every flag their source had (a user namespace may not
 //! drop nosuid, nodev, noexec or the atime flags), submounts included.
 
+use crate::pinned::PinError;
 use nix::mount::mount;
 use nix::mount::umount2;
 use nix::mount::MntFlags;
@@ -72,6 +76,10 @@ enum Entry {
         path: PathBuf,
         writable: bool,
     },
+    /// Bound read-only over a part of a read-write bind (see `place_protected`).
+    Protected {
+        path: PathBuf,
+    },
     /// The host's `path` below, read-only, with writes going to `layer` (`upper`, `work`).
     Overlay {
         path: PathBuf,
@@ -97,6 +105,7 @@ impl Entry {
     fn path(&self) -> &Path {
         match self {
             Entry::Bind { path, .. }
+            | Entry::Protected { path }
             | Entry::Overlay { path, .. }
             | Entry::PrivateFile { path, .. }
             | Entry::Tmpfs { path, .. }
@@ -228,10 +237,7 @@ fn plan(layout: &Layout<'_>) -> Vec<Entry> {
         }
     }
     for path in layout.protected {
-        entries.push(Entry::Bind {
-            path: path.clone(),
-            writable: false,
-        });
+        entries.push(Entry::Protected { path: path.clone() });
     }
     // Parents first; at one depth, a tmpfs before what is bound into it, and protected
     // paths (pushed last) after what they sit in.
@@ -281,6 +287,7 @@ fn place(entry: &Entry) -> Result<(), String> {
             let _ = writable; // made read-only, submounts included, by `seal`
             Ok(())
         }
+        Entry::Protected { path } => place_protected(path),
         Entry::Overlay { path, layer } => {
             let target = inside(NEW, path);
             make_dir(&target)?;
@@ -324,6 +331,86 @@ fn place(entry: &Entry) -> Result<(), String> {
             }
         }
     }
+}
+
+/// Binds `path` read-only over itself in the new root. It lies in the workspace, which the
+/// agent may change while this runs (a command of its still running) or may have changed
+/// before: neither end is found by name, where a link would lead elsewhere (another
+/// repository's `.git` bound in its place). Both are walked without links and bound
+/// through their descriptors; the mount is then opened the same way, checked to be the
+/// source's device and inode, and made read-only through its own descriptor.
+fn place_protected(path: &Path) -> Result<(), String> {
+    let proc = Path::new(OLD).join("proc");
+    let explain = |e: PinError| match e {
+        PinError::Link { link, target } => format!(
+            "{}{}",
+            crate::pinned::TAMPERED,
+            crate::pinned::link_found(path, &outside(&link), target.as_deref())
+        ),
+        other => format!("{} cannot be kept read-only: {other}", path.display()),
+    };
+    let pin = |at: &Path| crate::pinned::pin(at).map_err(explain);
+    let source = match crate::pinned::pin(&inside(OLD, path)) {
+        Ok(source) => source,
+        // Gone since the policy was made: nothing to protect.
+        Err(PinError::Missing { .. }) => return Ok(()),
+        Err(e) => return Err(explain(e)),
+    };
+    let target = pin(&inside(NEW, path))?;
+    if source.id() != target.id() {
+        return Err(format!(
+            "{}{} changed while the sandbox was built (is something of the agent's still running?)",
+            crate::pinned::TAMPERED,
+            path.display()
+        ));
+    }
+    // Recursive as every bind here (a user namespace refuses to split locked mounts);
+    // `seal` makes what is mounted below it read-only too.
+    mount_flags(
+        Some(&source.proc_path(&proc)),
+        target.proc_path(&proc),
+        None,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None,
+    )?;
+    let mounted = pin(&inside(NEW, path))?;
+    if mounted.id() != source.id() {
+        return Err(format!(
+            "{}{} is not what was bound there (it changed while the sandbox was built)",
+            crate::pinned::TAMPERED,
+            path.display()
+        ));
+    }
+    // The flags a user namespace may not drop, read from the mount itself.
+    let kept = nix::sys::statvfs::fstatvfs(mounted.fd())
+        .map(|vfs| kept_vfs_flags(vfs.flags()))
+        .map_err(|e| format!("statvfs {}: {e}", path.display()))?;
+    remount(
+        &mounted.proc_path(&proc),
+        MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY | kept,
+    )
+}
+
+/// A path under the host's root as seen while the new root is built, as the host names it.
+fn outside(path: &Path) -> PathBuf {
+    path.strip_prefix(OLD)
+        .map_or_else(|_| path.to_path_buf(), |inner| Path::new("/").join(inner))
+}
+
+/// `kept_flags` from what `statvfs` says of a mount.
+fn kept_vfs_flags(flags: nix::sys::statvfs::FsFlags) -> MsFlags {
+    use nix::sys::statvfs::FsFlags;
+    [
+        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+    ]
+    .into_iter()
+    .filter(|(vfs, _)| flags.contains(*vfs))
+    .fold(MsFlags::empty(), |all, (_, ms)| all | ms)
 }
 
 /// An overlay of `lower` (read-only) with its upper layer in `layer`, at `target`.
@@ -451,9 +538,12 @@ fn seal(entries: &[Entry]) -> Result<(), String> {
             .iter()
             .filter(|entry| inner.starts_with(entry.path()))
             .max_by_key(|entry| entry.path().components().count());
-        if let Some(Entry::Bind {
-            writable: false, ..
-        }) = owner
+        if let Some(
+            Entry::Bind {
+                writable: false, ..
+            }
+            | Entry::Protected { .. },
+        ) = owner
         {
             remount(
                 &point,

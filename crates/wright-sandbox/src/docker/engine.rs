@@ -151,6 +151,26 @@ pub(super) async fn create_and_start(
     Ok(())
 }
 
+/// The host's PID of the running container's first process.
+pub(super) async fn init_pid(docker: &Docker, name: &str) -> Result<i64, SandboxError> {
+    let inspected = docker.inspect_container(name, None).await.map_err(|e| {
+        refused(format!(
+            "cannot inspect the container {name}: {}",
+            cause(&e)
+        ))
+    })?;
+    inspected
+        .state
+        .filter(|state| state.running == Some(true))
+        .and_then(|state| state.pid)
+        .filter(|pid| *pid > 0)
+        .ok_or_else(|| {
+            refused(format!(
+                "the container {name} stopped as soon as it started"
+            ))
+        })
+}
+
 /// Removes the containers of wright runs that died without cleaning up (see `orphans`).
 /// Best effort: a failure here must not stop a new run.
 pub(super) async fn reap_orphans(docker: &Docker) {

@@ -14,6 +14,7 @@
 //! build, which aborts) leaves its container behind, labelled with its conversation:
 //! `docker rm -f $(docker ps -aq --filter label=wright.conversation)` removes them all.
 
+mod binds;
 mod engine;
 mod orphans;
 mod probe;
@@ -105,18 +106,31 @@ impl Container {
         let user = format!("{}:{}", meta.uid(), meta.gid());
         let cli = find_cli()?;
         let socket = engine::socket()?;
+        // The daemon takes names: each is resolved here without a link, and checked
+        // in the container once it runs (see `binds`).
+        let bound = binds::Binds::resolve(
+            &workspace,
+            &settings.workspace,
+            &settings.read_only,
+            &policy.protected,
+        )?;
         let settings = DockerSettings {
             workspace: workspace.clone(),
             ..settings.clone()
         };
         let name = format!("wright-{}", settings.conversation);
-        let body = spec::container_body(&settings, policy, &user);
-        engine::with_docker(&socket, |docker| {
+        let body = spec::container_body(&settings, &bound, policy, &user);
+        let pid = engine::with_docker(&socket, |docker| {
             let (name, image) = (name.clone(), settings.image.clone());
             async move {
                 engine::reap_orphans(&docker).await;
                 engine::ensure_image(&docker, &image).await?;
-                engine::create_and_start(&docker, &name, body).await
+                engine::create_and_start(&docker, &name, body).await?;
+                let pid = engine::init_pid(&docker, &name).await;
+                if pid.is_err() {
+                    let _ = engine::remove(&docker, &name).await;
+                }
+                pid
             }
         })?;
         let container = Self {
@@ -130,9 +144,37 @@ impl Container {
             needs_git: settings.needs_git,
             removed: AtomicBool::new(false),
         };
-        // On failure `container` is dropped here, which removes it.
+        // On failure `container` is dropped here, which removes it. Nothing of the
+        // agent's has run in it yet: the mounts are checked first.
+        bound.verify(&container.name, pid, |args| {
+            binds::exec_in(
+                &container.cli,
+                &container.cli_prefix(),
+                &container.user,
+                &container.name,
+                args,
+            )
+        })?;
+        container.still_runs(pid)?;
         let report = container.check()?;
         Ok((container, report))
+    }
+
+    /// Fails unless the container still runs with `pid` as its first process (the
+    /// process whose root the mounts were checked in).
+    fn still_runs(&self, pid: i64) -> Result<(), SandboxError> {
+        let name = self.name.clone();
+        let now = engine::with_docker(&self.socket, |docker| async move {
+            engine::init_pid(&docker, &name).await
+        })?;
+        if now == pid {
+            Ok(())
+        } else {
+            Err(refused(format!(
+                "the container {} restarted while its mounts were checked",
+                self.name
+            )))
+        }
     }
 
     /// Runs the probe in the container again.

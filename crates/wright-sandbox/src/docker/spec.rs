@@ -3,13 +3,14 @@
 //!
 //! Guarantees, for every container wright creates: only the workspace is bind-mounted
 //! (read-write, at the same absolute path, so the paths the file editor and the shell use
-//! agree), plus any read-only paths the caller names; the image's root filesystem is
+//! agree), plus any read-only paths the caller names, each as `binds` resolved it; the image's root filesystem is
 //! read-only and /tmp is a private tmpfs; no network but loopback unless the policy allows
 //! it; every capability dropped and no-new-privileges (also for `docker exec`, which
 //! inherits both); the uid:gid that owns the workspace; memory (no swap on top), process,
 //! file-size and open-file limits from the policy; an init process that reaps orphans;
 //! the label `wright.conversation=<id>`, so leftovers can be found.
 
+use super::binds::Binds;
 use super::DockerSettings;
 use crate::confine::Policy;
 use bollard::models::ContainerCreateBody;
@@ -29,19 +30,16 @@ const KEEP_ALIVE: &[&str] = &["bash", "-c", "read -r _"];
 
 pub(super) fn container_body(
     settings: &DockerSettings,
+    binds: &Binds,
     policy: &Policy,
     user: &str,
 ) -> ContainerCreateBody {
     let workspace = settings.workspace.display().to_string();
-    let mut mounts = vec![bind(&settings.workspace, false)];
-    mounts.extend(
-        settings
-            .read_only
-            .iter()
-            .chain(&policy.protected)
-            .filter(|path| path.exists())
-            .map(|path| bind(path, true)),
-    );
+    let mounts = binds
+        .all()
+        .iter()
+        .map(|b| bind(b.path(), b.read_only))
+        .collect();
     // With the workspace at /tmp itself, the workspace is the container's /tmp.
     let tmpfs = (settings.workspace != Path::new("/tmp")).then(|| {
         HashMap::from([(
@@ -127,19 +125,22 @@ mod tests {
 
     #[test]
     fn isolation_is_all_there() {
+        let base = tempfile::tempdir().unwrap();
+        let repo = base.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir(&repo).unwrap();
         let settings = DockerSettings {
             image: "img".into(),
             conversation: "c1".into(),
-            workspace: PathBuf::from("/work/repo"),
+            workspace: repo.clone(),
             read_only: vec![PathBuf::from("/nonexistent/objects")],
             needs_git: true,
             env: vec![("TERM".into(), "dumb".into())],
         };
-        let base = tempfile::tempdir().unwrap();
         let private = crate::PrivateDir::create(base.path(), "c1").unwrap();
-        let mut policy = Policy::for_workspace(Path::new("/work/repo"), &private, None);
+        let mut policy = Policy::for_workspace(&repo, &private, None);
         policy.max_memory_bytes = 1 << 30;
-        let body = container_body(&settings, &policy, "1000:1000");
+        let binds = Binds::resolve(&repo, &repo, &settings.read_only, &[]).unwrap();
+        let body = container_body(&settings, &binds, &policy, "1000:1000");
         let host = body.host_config.unwrap();
         assert_eq!(host.network_mode.as_deref(), Some("none"));
         assert_eq!(host.cap_drop, Some(vec!["ALL".to_string()]));
@@ -155,7 +156,10 @@ mod tests {
         assert_eq!(mounts.len(), 1, "a missing read-only path is not mounted");
         assert_eq!(mounts[0].source, mounts[0].target);
         assert_eq!(body.user.as_deref(), Some("1000:1000"));
-        assert_eq!(body.working_dir.as_deref(), Some("/work/repo"));
+        assert_eq!(
+            body.working_dir.as_deref(),
+            Some(repo.display().to_string().as_str())
+        );
         assert_eq!(body.env, Some(vec!["TERM=dumb".to_string()]));
         assert_eq!(body.labels.unwrap()[CONVERSATION_LABEL], "c1");
     }
