@@ -1,7 +1,8 @@
 //! `wright mcp list`: the MCP servers a conversation on this repository would start —
 //! yours and, once allowed, the repository's — each started as a run starts it (stdio
 //! servers in the sandbox, here with the repository readable and nothing of it
-//! writable), its state, and its tools as the model would see them.
+//! writable), its state, and its tools as the model would see them. It exits 1 when a
+//! server failed to start, and never needs the model's key (it talks to no model).
 
 use crate::settings::CommonArgs;
 use crate::settings::SessionSettings;
@@ -31,9 +32,11 @@ pub enum McpCommand {
 pub async fn mcp(command: McpCommand) -> Result<u8> {
     let McpCommand::List { workspace, common } = command;
     let source = crate::config_cmds::source_of(&workspace)?;
-    // Listed, never asked about here.
+    // Listed, never asked about here. No model is talked to: a key given here keeps a
+    // profile's key variable, unset in this shell, from failing the listing.
     let quiet = CommonArgs {
         json: true,
+        api_key: Some(String::new()),
         ..(*common).clone()
     };
     let settings = SessionSettings::resolve(&quiet, Some(&source))?;
@@ -75,11 +78,21 @@ pub async fn mcp(command: McpCommand) -> Result<u8> {
         settings: &settings.values,
         repo: &repo,
     };
-    let servers = McpServers::start(&config, &place, None).await;
+    let servers = McpServers::start(
+        &config,
+        &place,
+        None,
+        &crate::drive::Terminal { json: false },
+    )
+    .await;
     print(&servers);
     servers.stop().await;
     let _ = setup.stop_leftovers();
-    Ok(0)
+    let failed = servers
+        .status
+        .iter()
+        .any(|status| matches!(status.state, ServerState::Failed(_)));
+    Ok(u8::from(failed))
 }
 
 fn print(servers: &McpServers) {
@@ -103,6 +116,9 @@ fn print(servers: &McpServers) {
             ServerState::Refused(why) => format!("not reached: {why}"),
         };
         say!("{} ({whose}, {}): {state}", status.name, status.target);
+        for line in status.preparation() {
+            say!("  {line}");
+        }
         if let ServerState::Ready(names) = &status.state {
             for name in names {
                 let description = servers

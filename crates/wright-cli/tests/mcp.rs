@@ -14,6 +14,8 @@ use wright_testkit::git;
 use wright_testkit::reply;
 use wright_testkit::ScriptedServer;
 
+mod reach;
+
 const MISBEHAVING: &str = include_str!("mcp/misbehaving_server.py");
 
 /// The everything server's program, or `None` (said loudly) where it is not installed.

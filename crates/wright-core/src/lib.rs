@@ -42,6 +42,7 @@ pub use agent::NUDGE;
 pub use condense::SUMMARY_PROMPT;
 pub use history::render_history;
 pub use paths::conversations_dir;
+pub use paths::mcp_packages_dir;
 pub use paths::new_conversation_id;
 pub use paths::repositories_dir;
 pub use paths::workspaces_dir;

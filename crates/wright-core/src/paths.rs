@@ -33,6 +33,14 @@ pub fn repositories_dir() -> PathBuf {
     data_dir().with_file_name("wright-repositories")
 }
 
+/// Where the user installs MCP servers' packages for wright (`npm install --prefix DIR
+/// PKG`): an `npx PKG` server runs from `DIR/node_modules`, offline, read-only. Written by
+/// the user only; the sandbox sees its `node_modules` read-only, never the rest of the
+/// data directory.
+pub fn mcp_packages_dir() -> PathBuf {
+    data_dir().join("mcp-packages")
+}
+
 /// `YYYYMMDD-HHMMSS-xxxx`: sorts by time, unique enough for one user's machine.
 pub fn new_conversation_id() -> String {
     let now = SystemTime::now();

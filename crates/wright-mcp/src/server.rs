@@ -15,8 +15,10 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 /// What a server's process printed on stderr, its last bytes (for the sentence that
-/// says why it failed).
-const STDERR_TAIL: usize = 2048;
+/// says why it failed): a Node.js stack trace with its cause fits.
+const STDERR_TAIL: usize = 4096;
+/// Of which at most this many last lines are shown.
+const STDERR_LINES: usize = 20;
 
 /// How a handshake ended: in time or not, then connected or not.
 type Handshake<E> = Result<Result<RunningService<RoleClient, ()>, E>, tokio::time::error::Elapsed>;
@@ -114,7 +116,7 @@ impl Server {
         handshake: Handshake<E>,
         stderr: Arc<Mutex<Vec<u8>>>,
     ) -> Result<(Arc<Server>, Vec<ListedTool>), ServerError> {
-        let said = |stderr: &Arc<Mutex<Vec<u8>>>| last_line(stderr);
+        let said = |stderr: &Arc<Mutex<Vec<u8>>>| stderr_tail(stderr);
         let running = match handshake {
             Err(_) => {
                 return Err(ServerError(format!(
@@ -203,9 +205,9 @@ impl Server {
                 if closed {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     let why = format!(
-                        "the MCP server '{}' stopped (its connection closed){}; its tools cannot be used any more in this run",
+                        "the MCP server '{}' stopped (its connection closed); its tools cannot be used any more in this run{}",
                         self.name,
-                        last_line(&self.stderr)
+                        stderr_tail(&self.stderr)
                     );
                     *self.gone.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
                     return Err(ServerError(why));
@@ -232,19 +234,43 @@ impl Server {
     }
 }
 
-/// `; it said: LINE` with the last line a process wrote on stderr, if any.
-fn last_line(stderr: &Arc<Mutex<Vec<u8>>>) -> String {
+/// `; its stderr ended with:` and the last lines the process wrote there (at most
+/// `STDERR_LINES`, from the last `STDERR_TAIL` bytes), each on its own indented line and
+/// made printable (no escapes reach a terminal); empty if it wrote nothing.
+fn stderr_tail(stderr: &Arc<Mutex<Vec<u8>>>) -> String {
     let kept = stderr.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let text = String::from_utf8_lossy(&kept);
-    match text
+    tail_of(&kept)
+}
+
+fn tail_of(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<String> = text
         .lines()
-        .rev()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-    {
-        Some(line) => format!("; it said: {}", one_line(line)),
-        None => String::new(),
+        .map(printable)
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    if lines.is_empty() {
+        return String::new();
     }
+    let shown = &lines[lines.len().saturating_sub(STDERR_LINES)..];
+    let mut said = String::from("; its stderr ended with:");
+    for line in shown {
+        said.push_str("\n    ");
+        said.push_str(line.trim_end());
+    }
+    said
+}
+
+/// A line with its control characters (escape sequences, carriage returns) shown as
+/// `\u{..}` instead of acted on, and tabs as spaces.
+fn printable(line: &str) -> String {
+    line.chars()
+        .map(|c| match c {
+            '\t' => "  ".to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// An error's text on one line, bounded.
@@ -254,5 +280,32 @@ fn one_line(text: &str) -> String {
         format!("{}…", joined.chars().take(300).collect::<String>())
     } else {
         joined
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stderr_tail_is_the_last_lines_made_printable() {
+        assert_eq!(tail_of(b""), "");
+        assert_eq!(tail_of(b"\n  \n"), "");
+        let mut written = String::new();
+        for n in 1..=30 {
+            written.push_str(&format!("line {n}\n"));
+        }
+        written.push_str("\x1b[31mred\x1b[0m\rback\tend\n");
+        let tail = tail_of(written.as_bytes());
+        assert!(
+            tail.starts_with("; its stderr ended with:\n    line 12\n"),
+            "{tail}"
+        );
+        assert!(!tail.contains("line 11\n"), "{tail}");
+        assert!(
+            tail.ends_with("\n    \\u{1b}[31mred\\u{1b}[0m\\u{d}back  end"),
+            "{tail}"
+        );
+        assert!(!tail.contains('\x1b') && !tail.contains('\r'));
     }
 }

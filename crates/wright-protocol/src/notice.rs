@@ -31,13 +31,20 @@ pub enum Notice {
     /// A path of a directory worked in directly could not be put back (`what` says which
     /// and why).
     NotPutBack { what: String },
+    /// The conversation waits for its MCP servers `servers` to start and list their
+    /// tools, each for at most `seconds`. A warning, beside the work: said before the
+    /// wait, so a run (or a server's conversation, `starting`) never waits unexplained.
+    StartingMcp { servers: Vec<String>, seconds: u64 },
 }
 
 impl Notice {
     /// A warning beside the work (stderr on a terminal), rather than the result of what
     /// the user asked for.
     pub fn is_warning(&self) -> bool {
-        matches!(self, Notice::AgentRepoSetAside { .. })
+        matches!(
+            self,
+            Notice::AgentRepoSetAside { .. } | Notice::StartingMcp { .. }
+        )
     }
 }
 
@@ -72,6 +79,15 @@ impl fmt::Display for Notice {
                 root.display()
             ),
             Notice::NotPutBack { what } => write!(f, "   not put back: {what}"),
+            Notice::StartingMcp { servers, seconds } => write!(
+                f,
+                "waiting for the MCP {} {} to start (at most {seconds} s)",
+                match servers.len() {
+                    1 => "server",
+                    _ => "servers",
+                },
+                servers.join(", ")
+            ),
         }
     }
 }

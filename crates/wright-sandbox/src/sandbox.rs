@@ -125,6 +125,37 @@ impl Sandbox {
         }
     }
 
+    /// This sandbox with `paths` readable besides (read-only, never writable), for one
+    /// program the user named (an MCP server's script or package): the paths that were
+    /// not readable already, which are the grant. `None` where a sandbox cannot grow
+    /// (a running Docker container's mounts are fixed). Unconfined, everything is
+    /// readable: nothing is added.
+    pub fn with_read_only(&self, paths: &[PathBuf]) -> Option<(Sandbox, Vec<PathBuf>)> {
+        let confined = match &self.level {
+            Level::Unconfined => return Some((self.clone(), Vec::new())),
+            Level::Docker(_) => return None,
+            Level::Launcher(confined) => confined,
+        };
+        let mut policy: Policy = serde_json::from_str(&confined.policy_json).ok()?;
+        let covered = |policy: &Policy, path: &PathBuf| {
+            policy
+                .read_only
+                .iter()
+                .chain(&policy.read_write)
+                .chain(&policy.caches)
+                .any(|granted| path.starts_with(granted))
+        };
+        let mut added = Vec::new();
+        for path in paths {
+            if !covered(&policy, path) {
+                policy.read_only.push(path.clone());
+                added.push(path.clone());
+            }
+        }
+        let sandbox = Sandbox::confined(confined.launcher.clone(), &policy).ok()?;
+        Some((sandbox, added))
+    }
+
     pub fn is_confined(&self) -> bool {
         !matches!(self.level, Level::Unconfined)
     }

@@ -30,6 +30,8 @@ pub mod hooks;
 pub mod inspect;
 mod launcher;
 pub mod mcp;
+mod mcp_packages;
+pub mod mcp_program;
 mod probe_cache;
 pub mod profiles;
 pub mod removal;

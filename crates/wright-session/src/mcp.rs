@@ -3,13 +3,17 @@
 //! starts from, never from the agent's clone, never through a link), the latter only once
 //! the user allowed those files' exact content (the consent store, for one run by the
 //! front end's choice, or asked through the `Front`). Every stdio server runs inside the
-//! conversation's sandbox, in its scrubbed environment plus the entry's `env`; an HTTP
+//! conversation's sandbox, in its scrubbed environment plus the entry's `env` — yours
+//! may read, read-only, the files their command names, and `npx`/`uvx` ones run from the
+//! package installed here or are refused at once with the fix (`mcp_program`); an HTTP
 //! server is reached only where the egress policy lets the repository's code go (this
 //! machine always). Their tools are fixed when the conversation starts: a resumed one
 //! gets the tools its log started with, their schemas byte for byte.
 
 use crate::front::Front;
 use crate::hooks::RepoHooksChoice;
+use crate::mcp_program::Host;
+use crate::mcp_program::Plan;
 use crate::repo_config::Read;
 use crate::repo_config::RepoFiles;
 use anyhow::Result;
@@ -209,6 +213,44 @@ pub struct Place<'a> {
     pub repo: &'a Path,
 }
 
+impl Place<'_> {
+    /// The machine around the sandbox as a stdio server's command sees it (see
+    /// `mcp_program`): the sandbox's `PATH`, the user's home and package managers'
+    /// variables, and whether a registry's host may be reached.
+    fn host(&self) -> Host {
+        let own = |name: &str| std::env::var(name).ok().map(|v| (name.to_string(), v));
+        let unconfined = !self.sandbox.is_confined();
+        let network = self.settings.network;
+        let allow = wright_sandbox::egress::AllowList::parse(&self.settings.allow_hosts).ok();
+        Host {
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            path: self
+                .env
+                .iter()
+                .find(|(key, _)| key == "PATH")
+                .map(|(_, value)| value.into())
+                .or_else(|| std::env::var_os("PATH")),
+            cwd: self.cwd.to_path_buf(),
+            vars: [
+                "XDG_DATA_HOME",
+                "UV_TOOL_DIR",
+                "npm_config_cache",
+                "npm_config_prefix",
+            ]
+            .into_iter()
+            .filter_map(own)
+            .collect(),
+            registry_allowed: Box::new(move |host| {
+                unconfined
+                    || network
+                    || allow
+                        .as_ref()
+                        .is_some_and(|allow| allow.decide(host, 443).is_some())
+            }),
+        }
+    }
+}
+
 /// What became of one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerState {
@@ -230,6 +272,10 @@ pub struct ServerStatus {
     /// Its command line or URL.
     pub target: String,
     pub state: ServerState,
+    /// What it was given to read outside the sandbox's usual paths (read-only).
+    pub granted: Vec<PathBuf>,
+    /// What wright ran in place of its command as written (an installed package), why.
+    pub instead: Option<String>,
 }
 
 /// The connected servers of a session and the tools they offer.
@@ -248,7 +294,13 @@ impl McpServers {
     /// their tools, in the configuration's order; a tool whose name another already has
     /// is left out. `logged`: a resumed conversation's tool schemas, which are then the
     /// tools, whatever the servers list now.
-    pub async fn start(config: &McpConfig, place: &Place<'_>, logged: Option<&[Value]>) -> Self {
+    /// `front` is told which servers it waits for, before it does.
+    pub async fn start(
+        config: &McpConfig,
+        place: &Place<'_>,
+        logged: Option<&[Value]>,
+        front: &dyn Front,
+    ) -> Self {
         let wanted = |server: &ServerConfig| match logged {
             None => true,
             Some(schemas) => {
@@ -260,14 +312,24 @@ impl McpServers {
                     .any(|name| name.starts_with(&prefix))
             }
         };
-        let starts = config
+        let chosen: Vec<&(ServerConfig, Origin)> = config
             .servers
             .iter()
             .filter(|(server, _)| wanted(server))
-            .map(|(server, origin)| async move {
-                let result = start_one(server, place).await;
-                (server, *origin, result)
+            .collect();
+        if !chosen.is_empty() {
+            front.notice(wright_protocol::Notice::StartingMcp {
+                servers: chosen
+                    .iter()
+                    .map(|(server, _)| server.name.clone())
+                    .collect(),
+                seconds: wright_mcp::config::START_TIMEOUT.as_secs(),
             });
+        }
+        let starts = chosen.into_iter().map(|(server, origin)| async move {
+            let (result, launched) = start_one(server, *origin, place).await;
+            (server, *origin, result, launched)
+        });
         // At once: each has its own deadline, so the slowest bounds the wait.
         let started = futures_util::future::join_all(starts).await;
         let mut servers = McpServers {
@@ -276,7 +338,7 @@ impl McpServers {
             ..McpServers::default()
         };
         let mut fresh: Vec<(Arc<Server>, wright_mcp::ListedTool)> = Vec::new();
-        for (config, origin, result) in started {
+        for (config, origin, result, launched) in started {
             let state = match result {
                 Ok(Started::Connected(server, listed)) => {
                     let names = listed
@@ -295,6 +357,8 @@ impl McpServers {
                 origin,
                 target: target(config),
                 state,
+                granted: launched.granted,
+                instead: launched.instead,
             });
         }
         for refused in &config.refused {
@@ -303,6 +367,8 @@ impl McpServers {
                 origin: Origin::Repository,
                 target: target(refused),
                 state: ServerState::NotAllowed,
+                granted: Vec::new(),
+                instead: None,
             });
         }
         match logged {
@@ -376,6 +442,7 @@ impl McpServers {
                 }
             };
             lines.push(line);
+            lines.extend(status.preparation());
         }
         for skipped in &self.skipped {
             lines.push(format!("not read: {skipped}"));
@@ -397,38 +464,123 @@ enum Started {
     Refused(String),
 }
 
+/// How a stdio server was prepared to start: for the header.
+#[derive(Debug, Clone, Default)]
+struct Launched {
+    granted: Vec<PathBuf>,
+    instead: Option<String>,
+}
+
+impl ServerStatus {
+    /// What was done so that it runs in the sandbox, in lines (none when nothing was).
+    pub fn preparation(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(instead) = &self.instead {
+            lines.push(format!("mcp {}: {instead}", self.name));
+        }
+        if !self.granted.is_empty() {
+            let shown: Vec<String> = self
+                .granted
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect();
+            lines.push(format!(
+                "mcp {} may read (read-only, nothing else outside the sandbox): {}",
+                self.name,
+                shown.join(", ")
+            ));
+        }
+        lines
+    }
+}
+
 async fn start_one(
     config: &ServerConfig,
+    origin: Origin,
     place: &Place<'_>,
-) -> Result<Started, wright_mcp::ServerError> {
-    match &config.transport {
+) -> (Result<Started, wright_mcp::ServerError>, Launched) {
+    let mut launched = Launched::default();
+    let result = match &config.transport {
         Transport::Stdio { command, args, env } => {
-            let mut all: Vec<(String, String)> = place.env.to_vec();
-            all.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let command = place.sandbox.command(place.cwd, &all, command, &args);
-            let (server, listed) = Server::start_stdio(config, command.into()).await?;
-            Ok(Started::Connected(server, listed))
+            start_stdio(config, origin, place, (command, args, env), &mut launched).await
         }
-        Transport::Http { url, headers } => {
-            let destination = wright_llm::destination(url);
-            let host = wright_llm::host_and_port(url);
-            let granted = Consent::open(&Consent::default_path())
-                .map(|record| record.allows(consent::Kind::Egress, place.repo, &host))
-                .unwrap_or(false);
-            match place.settings.egress_verdict(destination, url, granted) {
-                EgressVerdict::Allowed => {}
-                EgressVerdict::Refused(why) => return Ok(Started::Refused(why)),
-                EgressVerdict::Ask => {
-                    return Ok(Started::Refused(format!(
-                        "{url} is not on this machine, and what the agent sends it may hold this repository's code: `wright allow egress {host}` allows it, or set egress = \"any\""
-                    )))
-                }
-            }
-            let (server, listed) = Server::connect_http(config, url, headers).await?;
-            Ok(Started::Connected(server, listed))
+        Transport::Http { url, headers } => start_http(config, place, url, headers).await,
+    };
+    (result, launched)
+}
+
+type StdioEntry<'a> = (
+    &'a String,
+    &'a Vec<String>,
+    &'a std::collections::BTreeMap<String, String>,
+);
+
+async fn start_stdio(
+    config: &ServerConfig,
+    origin: Origin,
+    place: &Place<'_>,
+    (command, args, env): StdioEntry<'_>,
+    launched: &mut Launched,
+) -> Result<Started, wright_mcp::ServerError> {
+    let fail = |why: String| Err(wright_mcp::ServerError(why));
+    let launch = match crate::mcp_program::plan(command, args, &place.host()) {
+        Plan::Launch(launch) => launch,
+        Plan::Refused(why) => return fail(why),
+    };
+    launched.instead = launch.instead.clone();
+    let Some((sandbox, added)) = place.sandbox.with_read_only(&launch.read) else {
+        return fail(format!(
+            "it must read {} outside the workspace, and a Docker sandbox's container cannot be given more files once it runs; use --sandbox auto, or install the server in the image",
+            shown(&launch.read)
+        ));
+    };
+    if !added.is_empty() && origin == Origin::Repository {
+        // A repository names what its server reads: never a path outside it.
+        return fail(format!(
+            "it would have to read {} outside the workspace, which wright gives only to the servers of your own configuration ({})",
+            shown(&added),
+            user_file().map_or_else(|| "mcp.json".into(), |p| p.display().to_string())
+        ));
+    }
+    launched.granted = added;
+    let mut all: Vec<(String, String)> = place.env.to_vec();
+    all.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let args: Vec<&str> = launch.args.iter().map(String::as_str).collect();
+    let command = sandbox.command(place.cwd, &all, &launch.command, &args);
+    let (server, listed) = Server::start_stdio(config, command.into()).await?;
+    Ok(Started::Connected(server, listed))
+}
+
+async fn start_http(
+    config: &ServerConfig,
+    place: &Place<'_>,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<Started, wright_mcp::ServerError> {
+    let destination = wright_llm::destination(url);
+    let host = wright_llm::host_and_port(url);
+    let granted = Consent::open(&Consent::default_path())
+        .map(|record| record.allows(consent::Kind::Egress, place.repo, &host))
+        .unwrap_or(false);
+    match place.settings.egress_verdict(destination, url, granted) {
+        EgressVerdict::Allowed => {}
+        EgressVerdict::Refused(why) => return Ok(Started::Refused(why)),
+        EgressVerdict::Ask => {
+            return Ok(Started::Refused(format!(
+                "{url} is not on this machine, and what the agent sends it may hold this repository's code: `wright allow egress {host}` allows it, or set egress = \"any\""
+            )))
         }
     }
+    let (server, listed) = Server::connect_http(config, url, headers).await?;
+    Ok(Started::Connected(server, listed))
+}
+
+fn shown(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A server's command line or URL, for people.

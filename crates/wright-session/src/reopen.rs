@@ -132,7 +132,7 @@ impl Session {
         let logged_mcp = crate::mcp::logged_schemas(&start.tools);
         if !logged_mcp.is_empty() {
             tools
-                .add_mcp(&mcp, &settings, source.key(), Some(&logged_mcp))
+                .add_mcp(&mcp, &settings, source.key(), Some(&logged_mcp), front)
                 .await;
         }
         // The schemas as they started: with `security_risk` when they offered it.

@@ -140,6 +140,7 @@ impl Tools {
         settings: &Settings,
         repo: &std::path::Path,
         logged: Option<&[serde_json::Value]>,
+        front: &dyn crate::Front,
     ) {
         if config.servers.is_empty() && config.refused.is_empty() && config.skipped.is_empty() {
             return;
@@ -151,7 +152,7 @@ impl Tools {
             settings,
             repo,
         };
-        let servers = crate::mcp::McpServers::start(config, &place, logged).await;
+        let servers = crate::mcp::McpServers::start(config, &place, logged, front).await;
         self.toolbox = self.toolbox.with(servers.tools.clone());
         self.mcp = servers;
     }
@@ -368,7 +369,7 @@ impl Session {
                 return Err(err);
             }
         };
-        tools.add_mcp(&mcp, &settings, &key, None).await;
+        tools.add_mcp(&mcp, &settings, &key, None, front).await;
         // The model may state a risk where the user is asked before risky actions.
         if settings
             .confirm
