@@ -16,7 +16,6 @@ use wright_protocol::count;
 use wright_protocol::read_log;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
-use wright_session::working_copy::status::Change;
 use wright_session::working_copy::Record;
 
 /// Output lines `wright show` prints of each output without `--full`: the first and the
@@ -125,7 +124,10 @@ pub fn diff(prefix: Option<&str>) -> Result<()> {
             workspace.display()
         ),
         Handed::Missing(Missing::NoBranch { branch, change }) => {
-            bail!("conversation {id} has no branch {branch}: {}", no_branch(change, &id))
+            bail!(
+                "conversation {id} has no branch {branch}: {}",
+                change.why_no_branch(&id)
+            )
         }
         Handed::Missing(Missing::LeftInTree(repo_root)) => bail!(
             "conversation {id} left its changes uncommitted in {}, among changes of yours: wright made no commit of its own to show",
@@ -136,23 +138,6 @@ pub fn diff(prefix: Option<&str>) -> Result<()> {
         ),
     }
     Ok(())
-}
-
-/// Why a conversation's branch is not there, and what to do.
-fn no_branch(change: Change, id: &str) -> String {
-    match change {
-        Change::Discarded => "it was discarded".to_string(),
-        Change::NoChanges => "it made no changes".to_string(),
-        Change::InClone => format!(
-            "its run did not hand its changes over; they are in its clone (`wright resume {id}` goes on there)"
-        ),
-        Change::RepoGone => "its repository is gone".to_string(),
-        Change::BranchGone
-        | Change::Applied
-        | Change::HasChanges
-        | Change::InYourTree
-        | Change::Unrecorded => "the branch was deleted".to_string(),
-    }
 }
 
 /// `wright show ID [--full]`: the conversation readably; each output cut to its head and

@@ -253,3 +253,58 @@ async fn a_run_stopped_before_any_change_leaves_no_commit() {
         assert_eq!(git(h.repo(), &["status", "--porcelain"]), "");
     }
 }
+
+/// A run killed before it handed its work over (as a second Ctrl-C leaves it): `wright
+/// apply` and `wright diff` give the one answer, that the work is in its clone — not
+/// that there are no changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_never_handed_over_is_in_its_clone_for_apply_and_diff() {
+    let h = Harness::new();
+    repository(h.repo());
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "printf 'agent\\n' > a"})),
+        Reply::Delayed(
+            std::time::Duration::from_secs(60),
+            Box::new(reply().call("finish", json!({"message": "done"}))),
+        ),
+    ])
+    .await
+    .unwrap();
+    let url = server.url();
+    let mut child = h.spawn_wright(
+        &[
+            "run",
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "change a",
+        ],
+        &[],
+    );
+    let conversations = h.data.path().join("wright/conversations");
+    let mut live = false;
+    for _ in 0..300 {
+        let log = std::fs::read_dir(&conversations)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| std::fs::read_to_string(e.ok()?.path().join("events.jsonl")).ok());
+        if log.is_some_and(|t| t.contains("\"kind\":\"observation\"")) {
+            live = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(live, "the run never got going");
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    let id = h.conversation_id();
+    let applied = h.wright(&["apply", &id], &[]).await;
+    assert_eq!(applied.status.code(), Some(2), "{}", stderr(&applied));
+    let diffed = h.wright(&["diff", &id], &[]).await;
+    assert!(!diffed.status.success(), "{}", stderr(&diffed));
+    for said in [stderr(&applied), stderr(&diffed)] {
+        assert!(said.contains("they are in its clone"), "{said}");
+        assert!(!said.contains("no changes"), "{said}");
+    }
+}

@@ -9,6 +9,7 @@ mod caches;
 mod editor;
 mod exhaustion;
 mod git;
+mod host_git;
 mod in_place;
 mod injection;
 mod leftovers;

@@ -14,6 +14,7 @@
 
 mod agent;
 mod command;
+mod configured;
 mod listing;
 mod remote;
 mod snapshot;
@@ -50,6 +51,11 @@ impl Oid {
         Self("4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string())
     }
 
+    /// The empty tree of a SHA-256 repository.
+    pub fn empty_tree_sha256() -> Self {
+        Self("6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321".to_string())
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -80,7 +86,8 @@ pub enum GitError {
     },
 }
 
-/// Variables that would point git at another repository, index or object store.
+/// Variables that would point git at another repository, index or object store, or name
+/// a program for it to run.
 const LOCATING_VARIABLES: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
@@ -101,6 +108,8 @@ const LOCATING_VARIABLES: &[&str] = &[
     "GIT_SSH",
     "GIT_SSH_COMMAND",
     "GIT_ASKPASS",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PROXY_COMMAND",
 ];
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use super::command::base_command;
 use super::command::failed;
 use super::command::HARDENED;
 use super::GitError;
+use super::Oid;
 use super::UserRepo;
 use crate::run::finish;
 use crate::run::RunLimits;
@@ -98,11 +99,16 @@ impl UserRepo {
             url.as_str(),
             &dest_text,
         ];
-        let child = base_command(parent)
+        // A SHA-256 repository's checkout stops at the attributes: fails rather than
+        // following them.
+        let child = base_command(parent, &Oid::empty_tree())
             .args(HARDENED)
             .args(args)
-            // ssh never asks (a host key or a password): it fails instead.
+            // ssh never asks (a host key or a password): it fails instead. Both
+            // variables outrank the host's configuration (`core.sshCommand`,
+            // `core.gitProxy`); empty, the proxy is none.
             .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+            .env("GIT_PROXY_COMMAND", "")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

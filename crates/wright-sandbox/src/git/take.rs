@@ -2,8 +2,6 @@
 //! cherry-pick with no hook, refused over a dirty tree or an operation in progress, and
 //! undone on a conflict so the repository is as it was, the conflicting files named.
 
-use super::command::base_command;
-use super::command::HARDENED;
 use super::GitError;
 use super::Oid;
 use super::UserRepo;
@@ -56,8 +54,8 @@ impl UserRepo {
     /// was, and says which files conflicted (or, if it could not be undone, that it is
     /// still in progress).
     fn taking(&self, args: &[&str], operation: &'static str) -> Result<(), GitError> {
-        let output = base_command(self.top())
-            .args(HARDENED)
+        let output = self
+            .command()
             .args(args)
             .stdin(Stdio::null())
             .output()

@@ -16,6 +16,7 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 use std::process::Stdio;
+use std::sync::OnceLock;
 
 /// An entry of a commit's tree, as `ls-tree` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,12 +64,15 @@ pub struct BranchTip {
 #[derive(Debug, Clone)]
 pub struct UserRepo {
     top: PathBuf,
+    /// The empty tree of the repository's object format, once known: where its git reads
+    /// attributes from (see `command`).
+    empty_tree: OnceLock<Oid>,
 }
 
 impl UserRepo {
     /// The repository `dir` is in (its top level), if any.
     pub fn discover(dir: &Path) -> Option<Self> {
-        let output = base_command(dir)
+        let output = base_command(dir, &Oid::empty_tree())
             .args(["rev-parse", "--show-toplevel"])
             .output()
             .ok()?;
@@ -76,16 +80,39 @@ impl UserRepo {
             return None;
         }
         let top = String::from_utf8(output.stdout).ok()?;
-        Some(Self {
-            top: PathBuf::from(top.trim_end_matches('\n')),
-        })
+        Some(Self::at(Path::new(top.trim_end_matches('\n'))))
     }
 
     /// A repository known to be at `top` (a conversation's record).
     pub fn at(top: &Path) -> Self {
         Self {
             top: top.to_path_buf(),
+            empty_tree: OnceLock::new(),
         }
+    }
+
+    /// The empty tree of this repository's object format: SHA-1's unless it says it is a
+    /// SHA-256 repository (a repository not made yet is SHA-1's for now, and asked again).
+    fn empty_tree(&self) -> Oid {
+        if let Some(known) = self.empty_tree.get() {
+            return known.clone();
+        }
+        let sha1 = Oid::empty_tree();
+        let asked = base_command(&self.top, &sha1)
+            .args(["rev-parse", "--show-object-format"])
+            .stdin(Stdio::null())
+            .output();
+        let Ok(output) = asked else {
+            return sha1;
+        };
+        if !output.status.success() {
+            return sha1;
+        }
+        let tree = match String::from_utf8_lossy(&output.stdout).trim() {
+            "sha256" => Oid::empty_tree_sha256(),
+            _ => sha1,
+        };
+        self.empty_tree.get_or_init(|| tree).clone()
     }
 
     pub fn top(&self) -> &Path {
@@ -115,8 +142,10 @@ impl UserRepo {
         Ok(repo)
     }
 
+    /// Git in this repository, hardened (see `command`'s module): no attribute of any tree
+    /// picks a filter or a driver for it.
     pub(super) fn command(&self) -> Command {
-        let mut command = base_command(&self.top);
+        let mut command = base_command(&self.top, &self.empty_tree());
         command.args(HARDENED);
         command
     }
@@ -419,75 +448,10 @@ impl UserRepo {
         diff_text(&args, finish(child, Vec::new(), RunLimits::default())?)
     }
 
-    /// The paths any commit of `base..tip` touches (every one of them gets checked out
-    /// by a cherry-pick, not only the end result).
-    pub fn paths_touched(&self, base: &Oid, tip: &str) -> Result<Vec<String>, GitError> {
-        let range = format!("{base}..{tip}");
-        let printed = self.run(&[
-            "log",
-            "--no-renames",
-            "--name-only",
-            "-z",
-            "--format=",
-            &range,
-            "--",
-        ])?;
-        let mut paths: Vec<String> = printed
-            .split(['\0', '\n'])
-            .filter(|p| !p.is_empty())
-            .map(str::to_string)
-            .collect();
-        paths.sort();
-        paths.dedup();
-        Ok(paths)
-    }
-
     /// Whether `ancestor` is in `tip`'s history.
     pub fn is_ancestor(&self, ancestor: &Oid, tip: &str) -> bool {
         self.run(&["merge-base", "--is-ancestor", ancestor.as_str(), tip])
             .is_ok()
-    }
-
-    /// Paths in the work tree that the repository's configuration points git at (a hooks
-    /// directory, attributes or excludes files, included config), relative to the top.
-    pub fn configured_paths(&self) -> Vec<String> {
-        let keys = [
-            "core.hooksPath",
-            "core.attributesFile",
-            "core.excludesFile",
-            "include.path",
-        ];
-        let mut paths = Vec::new();
-        for key in keys {
-            if let Ok(printed) = self.run(&["config", "--get-all", "--path", key]) {
-                paths.extend(printed.lines().map(str::to_string));
-            }
-        }
-        if let Ok(printed) =
-            self.run(&["config", "--get-regexp", "--path", r"^includeif\..*\.path$"])
-        {
-            paths.extend(
-                printed
-                    .lines()
-                    .filter_map(|l| l.split_once(' '))
-                    .map(|(_, p)| p.to_string()),
-            );
-        }
-        paths
-            .into_iter()
-            .filter_map(|path| {
-                let path = Path::new(&path);
-                let full = if path.is_absolute() {
-                    path.to_path_buf()
-                } else {
-                    self.top.join(path)
-                };
-                full.strip_prefix(&self.top)
-                    .ok()
-                    .map(|p| p.display().to_string())
-            })
-            .filter(|p| !p.is_empty())
-            .collect()
     }
 }
 

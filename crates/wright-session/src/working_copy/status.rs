@@ -133,6 +133,24 @@ impl Change {
         }
     }
 
+    /// Why the branch of conversation `id` is not there, and what to do: the one answer
+    /// `wright diff` and `wright apply` give.
+    pub fn why_no_branch(self, id: &str) -> String {
+        match self {
+            Change::Discarded => "it was discarded".to_string(),
+            Change::NoChanges => "it left no changes: there is nothing to take".to_string(),
+            Change::InClone => format!(
+                "its run did not hand its changes over; they are in its clone (`wright resume {id}` goes on there and hands them over at its end)"
+            ),
+            Change::RepoGone => "its repository is gone".to_string(),
+            Change::BranchGone
+            | Change::Applied
+            | Change::HasChanges
+            | Change::InYourTree
+            | Change::Unrecorded => "the branch was deleted".to_string(),
+        }
+    }
+
     /// Whether removing the conversation could lose work nobody has taken.
     pub fn holds_work(self) -> bool {
         match self {

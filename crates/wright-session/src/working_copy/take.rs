@@ -4,6 +4,7 @@
 //! or puts a directory worked in directly back as it was.
 
 use super::direct;
+use super::status::Repos;
 use super::status::DISCARDED;
 use super::Record;
 use crate::front::Front;
@@ -45,7 +46,17 @@ pub fn apply(
         bail!("this conversation's branch {branch} was discarded: there is nothing to take");
     }
     if !repo.branch_exists(&branch) {
-        bail!("this conversation left no changes (no branch {branch}): there is nothing to take");
+        // As `wright diff` says it: a run that never handed over keeps its work in its
+        // clone, which is not "no changes".
+        let id = conversation_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let change = crate::stored::Summary::read(&id)?.change(&mut Repos::default());
+        bail!(
+            "conversation {id} has no branch {branch}: {}",
+            change.why_no_branch(&id)
+        );
     }
     // Never mixed with what the user has in progress, and never left half done.
     if let Some(what) = repo.operation_in_progress() {
@@ -103,14 +114,53 @@ pub fn apply(
     Ok(())
 }
 
-/// Whether a path of a tree configures git, git-lfs or wright: by its name (in any case,
-/// as a case-insensitive file system would read it), or because the repository's config
-/// points at it or at a directory holding it (`pointed`, relative to the top).
+/// Files that tell a hook manager what to run at the user's next commit (pre-commit,
+/// lefthook, husky's old rc), by name wherever they are.
+const HOOK_MANAGER_FILES: &[&str] = &[
+    ".pre-commit-config.yaml",
+    ".pre-commit-config.yml",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
+    ".huskyrc",
+    ".simple-git-hooks.json",
+    ".simple-git-hooks.cjs",
+    ".simple-git-hooks.js",
+];
+
+/// Directories whose files hook managers run as hooks (husky's `.husky/pre-commit`,
+/// which the shims in `.husky/_` call; `.githooks`; lefthook's scripts), wherever they are.
+const HOOK_DIRECTORIES: &[&str] = &[
+    ".husky",
+    ".githooks",
+    ".git-hooks",
+    ".lefthook",
+    ".lefthook-local",
+];
+
+/// Whether a path of a tree configures git, git-lfs, a hook manager or wright: by its
+/// name (in any case, as a case-insensitive file system would read it), or because the
+/// repository's config points at it or at a directory holding it (`pointed`, relative to
+/// the top: hooks, included files, the scripts of its filters and drivers).
 pub(crate) fn configures_git(path: &str, pointed: &[String]) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
-    let name = name.trim_end_matches(['.', ' ']);
+    let lower = path.to_lowercase();
+    let parts: Vec<&str> = lower
+        .split('/')
+        .map(|p| p.trim_end_matches(['.', ' ']))
+        .collect();
+    let name = parts.last().copied().unwrap_or_default();
+    let in_hook_directory = parts[..parts.len().saturating_sub(1)]
+        .iter()
+        .any(|dir| HOOK_DIRECTORIES.contains(dir));
     matches!(name, ".gitattributes" | ".gitmodules" | ".lfsconfig")
-        || path.to_lowercase() == wright_config::REPO_FILE
+        || HOOK_MANAGER_FILES.contains(&name)
+        || in_hook_directory
+        || lower == wright_config::REPO_FILE
         || pointed
             .iter()
             .any(|p| path == p || path.starts_with(&format!("{}/", p.trim_end_matches('/'))))
@@ -184,4 +234,35 @@ pub fn drop_work(conversation_dir: &Path, front: &dyn Front) -> Result<Dropped> 
     } else {
         Dropped::AlreadyGone(branch)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_managers_and_pointed_scripts_configure_git() {
+        let pointed = vec![".husky/_".to_string(), "tools/smudge.sh".to_string()];
+        for path in [
+            ".husky/pre-commit",
+            ".husky/_/h",
+            "web/.husky/pre-push",
+            ".githooks/post-merge",
+            ".pre-commit-config.yaml",
+            "lefthook.yml",
+            ".lefthook/pre-commit/lint.sh",
+            "tools/smudge.sh",
+            "sub/.GitAttributes",
+        ] {
+            assert!(configures_git(path, &pointed), "{path}");
+        }
+        for path in [
+            "src/husky.rs",
+            "tools/other.sh",
+            ".husky",
+            "docs/lefthook.md",
+        ] {
+            assert!(!configures_git(path, &pointed), "{path}");
+        }
+    }
 }
