@@ -71,7 +71,14 @@ impl wright_acp::Starter for EditorStarter {
         dir: &Path,
         front: &dyn Front,
     ) -> Result<(Session, Conversation, ResumeNotes)> {
-        crate::unattended::reopen(&self.defaults, dir, None, front).await
+        crate::unattended::reopen(
+            &self.defaults,
+            dir,
+            None,
+            crate::going_on::Naming::Flags,
+            front,
+        )
+        .await
     }
 
     fn diagnostic(&self, line: &str) {

@@ -22,7 +22,6 @@ use wright_llm::Client;
 use wright_llm::LlmError;
 use wright_protocol::ModelAt;
 use wright_session::profiles::Unanswered;
-use wright_session::Existing;
 use wright_session::Profiles;
 
 /// What a session starts with: the settings of the profile whose server answered, its
@@ -66,10 +65,10 @@ pub async fn connect(
                 let Some(member) = members.next() else {
                     bail!("no profile's server answered:\n  {}", tried.join("\n  "));
                 };
-                let at = ModelAt {
-                    profile: Some(member.alternate.profile.clone()),
-                    ..model_at(&member.alternate.client)
-                };
+                let at = model_at(
+                    Some(member.alternate.profile.clone()),
+                    &member.alternate.client,
+                );
                 match member.settings.try_client(None).await? {
                     Ok(client) => break (member.settings, client, unanswered),
                     Err(err) => {
@@ -92,10 +91,7 @@ pub async fn connect(
             }
         }
     };
-    let in_use = ModelAt {
-        profile: settings.values.profile.clone(),
-        ..model_at(&client)
-    };
+    let in_use = model_at(settings.values.profile.clone(), &client);
     let mut lines: Vec<String> = route.iter().map(route_line).collect();
     for (at, gone) in unanswered.iter().enumerate() {
         let to = unanswered.get(at + 1).map_or(&in_use, |next| &next.at);
@@ -125,6 +121,7 @@ pub async fn connect(
         route,
         alternates,
         unanswered,
+        chosen: None,
     };
     Ok(Connected {
         settings,
@@ -134,10 +131,11 @@ pub async fn connect(
     })
 }
 
-fn model_at(client: &Client) -> ModelAt {
+/// `client`'s model and server, under `profile`.
+pub fn model_at(profile: Option<String>, client: &Client) -> ModelAt {
     let base_url = client.config().base_url.clone();
     ModelAt {
-        profile: None,
+        profile,
         model: client.config().model.clone(),
         destination: wright_llm::destination(&base_url),
         base_url,
@@ -168,26 +166,4 @@ fn first_at(settings: &SessionSettings, logged: Option<(&str, &str)>) -> ModelAt
 
 fn tried_line(at: &ModelAt, failure: &str) -> String {
     format!("{} on {}: {failure}", model_words(at), at.base_url)
-}
-
-/// What a reopened conversation goes on with: after a switch to a fallback profile that
-/// profile (the model in force) unless a profile, a server or a model is named; and the
-/// server and model its log last worked with, as `connect`'s `logged`.
-pub fn in_force(args: &CommonArgs, existing: &Existing) -> (CommonArgs, (String, String)) {
-    let mut args = args.clone();
-    let named = args.profile.is_some() || args.base_url.is_some() || args.model.is_some();
-    let in_force = existing.in_force.as_ref();
-    if let Some(profile) = in_force.and_then(|at| at.profile.clone()) {
-        if !named {
-            args.profile = Some(profile);
-        }
-    }
-    let logged = match in_force {
-        Some(at) => (at.base_url.clone(), at.model.clone()),
-        None => (
-            existing.start.base_url.clone(),
-            existing.start.model.clone(),
-        ),
-    };
-    (args, logged)
 }

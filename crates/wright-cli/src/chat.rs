@@ -239,7 +239,7 @@ pub async fn chat(mut args: ChatArgs) -> Result<u8> {
                             chat.conversation.set_context_window(tokens);
                         }
                         chat.window = window.tokens;
-                        chat.conversation.set_client(client);
+                        choose_model(&mut chat, client, None, format!("/model {}", rest.trim()))?;
                         say!("now talking to {}", rest.trim());
                     }
                     Err(err) => say!("{err:#}"),
@@ -402,8 +402,22 @@ fn resume_here(
         _ => None,
     });
     record.check_logged_workspace(std::path::Path::new(&logged.unwrap_or_default()))?;
-    let (resumed, _) =
+    let (mut resumed, _) =
         Conversation::resume(&dir.join("events.jsonl"), client, tools.toolbox.clone())?;
+    // It goes on with the chat's model: when that is not the one it was on, the log says so.
+    let now = resumed.model_at();
+    if let Some(was) = wright_protocol::model_in_force(resumed.events()) {
+        if (was.model.as_str(), was.base_url.as_str())
+            != (now.model.as_str(), now.base_url.as_str())
+        {
+            resumed.log_switch_before_step(
+                was,
+                now,
+                wright_protocol::SwitchReason::Chosen,
+                "/resume in a chat on this model".to_string(),
+            )?;
+        }
+    }
     Ok((resumed, lock))
 }
 
@@ -431,8 +445,38 @@ async fn switch_profile(chat: &mut Chat, name: &str) {
         client.config().base_url,
         crate::drive::window_words(&window)
     );
-    chat.conversation.set_client(client);
+    if let Err(err) = choose_model(
+        chat,
+        client,
+        Some(name.to_string()),
+        format!("/profile {name}"),
+    ) {
+        say!("{err:#}");
+    }
     chat.settings = settings;
+}
+
+/// Goes on with `client` from the next step on, a model the user chose in the chat: logged
+/// as a switch (reason `chosen`) when it is not the model the conversation is on, so
+/// `wright ls`, `wright show` and a resume name the model it is on.
+fn choose_model(
+    chat: &mut Chat,
+    client: wright_llm::Client,
+    profile: Option<String>,
+    detail: String,
+) -> Result<()> {
+    let from = chat.conversation.model_at();
+    let to = crate::answering::model_at(profile, &client);
+    chat.conversation.set_client(client);
+    if (from.model.as_str(), from.base_url.as_str()) != (to.model.as_str(), to.base_url.as_str()) {
+        chat.conversation.log_switch_before_step(
+            from,
+            to,
+            wright_protocol::SwitchReason::Chosen,
+            detail,
+        )?;
+    }
+    Ok(())
 }
 
 /// One turn: the agent works on `line` until it answers; Ctrl-C stops it.

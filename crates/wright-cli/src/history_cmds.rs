@@ -325,6 +325,17 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
     for line in crate::fleet::share_lines(&parsed.events) {
         say!("{line}");
     }
+    // After a switch, the model it goes on with.
+    if let Some(at) = parsed.events.iter().rev().find_map(|e| match &e.body {
+        EventBody::ModelSwitch(switch) => Some(&switch.to),
+        _ => None,
+    }) {
+        say!(
+            "model now: {} on {}",
+            crate::fleet::model_words(at),
+            at.base_url
+        );
+    }
     if let Some(torn) = parsed.torn {
         say!(
             "[the log ends in a torn line ({} at line {}): the process was killed while writing]",

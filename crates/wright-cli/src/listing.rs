@@ -1,5 +1,6 @@
 //! `wright ls`: the conversations, newest first, one line each — id, state, age, the
-//! repository worked on, steps, what became of the changes, and the task. Each log is
+//! repository worked on, the model it is on now, steps, what became of the changes, and
+//! the task. Each log is
 //! read once; git is asked per repository, not per conversation (see
 //! `working_copy::status`).
 
@@ -77,10 +78,11 @@ pub fn list(args: LsArgs) -> Result<()> {
             ""
         };
         let line = format!(
-            "{id}  {:<11} {:>4}  {:<24}  {:>3} {}  {:<12}  {}{torn}",
+            "{id}  {:<11} {:>4}  {:<24}  {:<20}  {:>3} {}  {:<12}  {}{torn}",
             summary.state.as_str(),
             summary.age().map(short_age).unwrap_or_default(),
             summary.repository().map(short_path).unwrap_or_default(),
+            clip(&summary.model, 19),
             summary.steps,
             if summary.steps == 1 { "step " } else { "steps" },
             summary.change(&mut repos).as_str(),

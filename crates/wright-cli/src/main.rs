@@ -15,6 +15,7 @@ mod drive;
 mod eval;
 mod fleet;
 mod fork;
+mod going_on;
 mod hints;
 mod history_cmds;
 mod housekeeping;

@@ -2,10 +2,13 @@
 //! ends, in the same workspace (its clone, when it has one), with the same model unless
 //! told otherwise.
 
+use crate::answering::model_at;
 use crate::drive::drive;
 use crate::drive::print_header;
 use crate::drive::CommonArgs;
 use crate::drive::Terminal;
+use crate::going_on::Naming;
+use crate::going_on::Plan;
 use crate::history_cmds::conversation_dir;
 use crate::settings::SessionSettings;
 use anyhow::bail;
@@ -44,20 +47,23 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
         json: args.common.json,
     };
     let existing = Existing::open(&dir, &front)?;
-    // After a switch to a fallback profile, that profile is the one in force: taken
-    // unless a profile, a server or a model is named.
-    let (common, (logged_url, logged_model)) = crate::answering::in_force(&args.common, &existing);
+    // The model it is on, unless another is named (then logged as a switch); never a
+    // server taken from the log.
+    let plan = Plan::new(&args.common, &existing, Naming::Flags)?;
+    let common = plan.args.clone();
+    let (logged_url, logged_model) = plan.logged();
     let in_force = existing.in_force.clone();
     let settings = SessionSettings::resolve(&common, Some(&existing.working_copy.config_source()))?;
     let start = existing.start.clone();
+    plan.check_settings(&settings)?;
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
     // The fallback profiles too: when the model in force does not answer, the next one.
     let crate::answering::Connected {
         settings,
         client,
-        profiles,
-        lines: profile_lines,
+        mut profiles,
+        lines: mut profile_lines,
     } = crate::answering::connect(
         settings,
         &common,
@@ -65,6 +71,23 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
         crate::hints::Front::CommandLine,
     )
     .await?;
+    let in_use = model_at(settings.values.profile.clone(), &client);
+    plan.check_connected(&in_use, &mut profiles)?;
+    if let Some(chosen) = &profiles.chosen {
+        let to = profiles.unanswered.first().map_or(&in_use, |gone| &gone.at);
+        profile_lines.insert(
+            0,
+            format!(
+                "model switch: {}",
+                crate::fleet::switch_words(
+                    &chosen.from,
+                    to,
+                    wright_protocol::SwitchReason::Chosen,
+                    &chosen.detail
+                )
+            ),
+        );
+    }
     let (session, conversation, notes) = Session::reopen(
         existing,
         client,

@@ -140,7 +140,18 @@ impl wright_server::Starter for CliStarter {
         settings: &wright_server::Settings,
         front: &dyn Front,
     ) -> Result<(Session, Conversation, ResumeNotes)> {
-        crate::unattended::reopen(&self.args(settings), dir, Some(ConfirmMode::Risky), front).await
+        // The request's settings (over the server's record of the conversation's) name
+        // the model it goes on with, or nothing does.
+        let named =
+            settings.model.is_some() || settings.base_url.is_some() || settings.profile.is_some();
+        crate::unattended::reopen(
+            &self.args(settings),
+            dir,
+            Some(ConfirmMode::Risky),
+            crate::going_on::Naming::Request { named },
+            front,
+        )
+        .await
     }
 
     fn sandbox(

@@ -62,6 +62,31 @@ pub fn server_failure(
     }
 }
 
+/// What this invocation itself names of the model and its server — its flags and the
+/// environment, not the configuration files — each as `key value (origin)`: a reopened
+/// conversation goes on with another model than the one it is on only when one is named
+/// here (see `going_on`).
+pub fn named_model(args: &CommonArgs) -> Result<Vec<String>> {
+    let mut config = Config::default().with_environment(|name| std::env::var(name).ok());
+    for (key, value, flag) in args.flags() {
+        config = config.with_flag(key, value, flag)?;
+    }
+    Ok(["profile", "base_url", "model", "model_file"]
+        .iter()
+        .filter_map(|key| {
+            let sourced = config.get(key)?;
+            let named = matches!(
+                sourced.origin,
+                wright_config::Origin::Flag(_) | wright_config::Origin::Env(_)
+            );
+            named.then(|| {
+                let value = sourced.value.as_str().unwrap_or_default();
+                format!("{key} {value} ({})", sourced.origin)
+            })
+        })
+        .collect())
+}
+
 /// What a session runs with, and how it was decided.
 pub struct SessionSettings {
     pub values: Settings,

@@ -6,6 +6,8 @@
 
 use crate::answering::connect;
 use crate::answering::Connected;
+use crate::going_on::Naming;
+use crate::going_on::Plan;
 use crate::settings::CommonArgs;
 use crate::settings::SessionSettings;
 use anyhow::Result;
@@ -68,22 +70,28 @@ pub async fn prepare(
         .map_err(crate::drive::with_remedy)
 }
 
-/// The session of the conversation in `dir`, locked, and the conversation read back.
+/// The session of the conversation in `dir`, locked, and the conversation read back;
+/// `naming`: who may name another model for it (see `going_on`).
 pub async fn reopen(
     args: &CommonArgs,
     dir: &Path,
     confirm: Option<ConfirmMode>,
+    naming: Naming,
     front: &dyn Front,
 ) -> Result<(Session, Conversation, ResumeNotes)> {
     let existing = Existing::open(dir, front)?;
-    // After a switch to a fallback profile, the model in force, as `wright resume` does.
-    let (args, (logged_url, logged_model)) = crate::answering::in_force(args, &existing);
+    // The model it is on unless another is named (logged as a switch), as `wright
+    // resume` does.
+    let plan = Plan::new(args, &existing, naming)?;
+    let args = plan.args.clone();
+    let (logged_url, logged_model) = plan.logged();
     let settings = SessionSettings::resolve(&args, Some(&existing.working_copy.config_source()))?;
+    plan.check_settings(&settings)?;
     let sandbox = settings.sandbox_choice()?;
     let Connected {
         mut settings,
         client,
-        profiles,
+        mut profiles,
         ..
     } = connect(
         settings,
@@ -92,6 +100,8 @@ pub async fn reopen(
         crate::hints::Front::CommandLine,
     )
     .await?;
+    let in_use = crate::answering::model_at(settings.values.profile.clone(), &client);
+    plan.check_connected(&in_use, &mut profiles)?;
     default_confirm(&mut settings, confirm);
     Session::reopen(
         existing,

@@ -29,6 +29,7 @@ mod fallback;
 mod faults;
 mod first_look;
 mod fork;
+mod going_on;
 mod history;
 mod hooks;
 mod host_attacks;

@@ -147,6 +147,30 @@ async fn profile_switches_server_and_model_mid_chat() {
     assert!(second[0].json()["messages"]
         .to_string()
         .contains("From one."));
+    // The log says so: `wright ls` and `wright show` name the model it is on now.
+    let switches: Vec<wright_protocol::ModelSwitch> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e.body {
+            wright_protocol::EventBody::ModelSwitch(switch) => Some(switch),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(switches.len(), 1, "{switches:?}");
+    assert_eq!(
+        (
+            switches[0].reason,
+            switches[0].from.model.as_str(),
+            switches[0].to.model.as_str(),
+            switches[0].to.profile.as_deref()
+        ),
+        (
+            wright_protocol::SwitchReason::Chosen,
+            "test-model",
+            "other-model",
+            Some("two")
+        )
+    );
 }
 
 /// `/cost` after `/resume` counts what the conversation used before: its steps and its

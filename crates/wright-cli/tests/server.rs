@@ -9,6 +9,7 @@ mod aside;
 mod confirm;
 mod engine;
 mod fallback;
+mod model;
 mod openai;
 mod runs;
 mod security;

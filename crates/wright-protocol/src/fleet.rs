@@ -32,6 +32,9 @@ pub enum SwitchReason {
     TooLarge,
     /// The stuck detector fired again after the model was told it goes in circles.
     Stuck,
+    /// The user named another model or server when the conversation went on (`wright
+    /// resume` or `wright fork` with `--model`/`--base-url`, a server request's settings).
+    Chosen,
 }
 
 impl SwitchReason {
@@ -41,6 +44,7 @@ impl SwitchReason {
             SwitchReason::Overloaded => "its server stayed overloaded",
             SwitchReason::TooLarge => "its server refused the request's size",
             SwitchReason::Stuck => "it was stuck",
+            SwitchReason::Chosen => "another was named when the conversation went on",
         }
     }
 }
@@ -103,6 +107,28 @@ pub struct ModelShare {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cost: Option<f64>,
+}
+
+/// The model the conversation is on after `events`: the last switch's, else its start's
+/// (`None` without a start). What its log says: a server read here is never connected to
+/// on the log's word.
+pub fn model_in_force(events: &[Event]) -> Option<ModelAt> {
+    let mut model = None;
+    for event in events {
+        match &event.body {
+            EventBody::Start(start) => {
+                model = Some(ModelAt {
+                    profile: None,
+                    model: start.model.clone(),
+                    base_url: start.base_url.clone(),
+                    destination: start.destination.unwrap_or(Destination::Remote),
+                })
+            }
+            EventBody::ModelSwitch(switch) => model = Some(switch.to.clone()),
+            _ => {}
+        }
+    }
+    model
 }
 
 /// Each model's share of the conversation, in the order they worked: the model of the

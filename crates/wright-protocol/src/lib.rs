@@ -44,6 +44,7 @@ pub use event::ToolCalling;
 pub use event::Usage;
 pub use event::LOG_FORMAT_VERSION;
 pub use fleet::by_model;
+pub use fleet::model_in_force;
 pub use fleet::ModelAt;
 pub use fleet::ModelShare;
 pub use fleet::ModelSwitch;

@@ -6,6 +6,7 @@
 
 use crate::api;
 use crate::error::ApiError;
+use crate::model_record::ModelRecord;
 use crate::routes::path_id;
 use crate::routes::AppState;
 use axum::extract::rejection::JsonRejection;
@@ -97,6 +98,14 @@ pub async fn fork(
         ForkError::Refused(refused) => ApiError::bad_request(refused.to_string()),
         ForkError::Failed(err) => ApiError::internal(&err),
     })?;
+    // The fork goes on with the original's model and server unless the request names
+    // others, as the server recorded them (never as the log says).
+    let record = ModelRecord::read(&id)
+        .unwrap_or_default()
+        .then(&ModelRecord::of(&request.settings));
+    record
+        .write(&forked.id)
+        .map_err(|err| ApiError::internal(&err))?;
     if let Some(text) = request.message {
         state.runs.message(
             &forked.id,

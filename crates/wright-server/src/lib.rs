@@ -23,6 +23,7 @@ mod error;
 mod front;
 mod hub;
 mod key;
+mod model_record;
 mod openai;
 mod openapi;
 mod queue;

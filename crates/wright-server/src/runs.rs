@@ -10,6 +10,7 @@ use crate::error::ApiError;
 use crate::front::Recorder;
 use crate::hub::Hub;
 use crate::hub::HubObserver;
+use crate::model_record::ModelRecord;
 use crate::starter::Starter;
 use anyhow::Result;
 use std::collections::HashMap;
@@ -367,6 +368,10 @@ impl Runs {
                     .starter
                     .prepare(id.to_string(), &request, &workspace, front.as_ref())
                     .await?;
+                // The model it was asked for, for its later runs (a restart included).
+                if let Err(err) = ModelRecord::of(&request.settings).write(id) {
+                    front.note(true, format!("{err:#}"));
+                }
                 // It has a log now: a restarted server finds it there.
                 crate::queue::take(id);
                 let mut conversation = session.start_conversation(session.workspace_map())?;
@@ -381,19 +386,29 @@ impl Runs {
             }
             Work::Confirm { .. } => {
                 let dir = conversations_dir().join(id);
-                let (session, conversation, _) = self
-                    .starter
-                    .reopen(&dir, &api::Settings::default(), front.as_ref())
-                    .await?;
+                // The model and server it was asked for, as the server recorded them.
+                let settings = ModelRecord::read(id)
+                    .unwrap_or_default()
+                    .apply(&api::Settings::default());
+                let (session, conversation, _) =
+                    self.starter.reopen(&dir, &settings, front.as_ref()).await?;
                 crate::queue::take(id);
                 self.drive(id, session, conversation, None, cancel).await
             }
             Work::Message(message) => {
                 let dir = conversations_dir().join(id);
+                // The recorded model and server, unless this request names others.
+                let recorded = ModelRecord::read(id).unwrap_or_default();
+                let chosen = recorded.then(&ModelRecord::of(&message.settings));
                 let (session, conversation, notes) = self
                     .starter
-                    .reopen(&dir, &message.settings, front.as_ref())
+                    .reopen(&dir, &chosen.apply(&message.settings), front.as_ref())
                     .await?;
+                if chosen != recorded {
+                    if let Err(err) = chosen.write(id) {
+                        front.note(true, format!("{err:#}"));
+                    }
+                }
                 // Taken: a restarted server must not give it twice.
                 crate::queue::take(id);
                 if let Some(torn) = &notes.torn {

@@ -84,6 +84,23 @@ export function createRenderer(ctx) {
     return row(ev, "message agent", `agent · step ${ev.step ?? "?"}`, reasoning, ev.text ? h("div", { class: "text" }, ev.text) : null);
   }
 
+  // The conversation goes on with another model from this step on: a fallback, or one
+  // named when it went on. Every word is the log's: shown as text.
+  function modelSwitch(ev) {
+    const at = (m) => (m ? `${m.model || "?"}${m.profile ? ` (${m.profile})` : ""}` : "?");
+    const why = {
+      unreachable: "its server could not be reached",
+      overloaded: "its server stayed overloaded",
+      too_large: "its server refused the request's size",
+      stuck: "it was stuck",
+      chosen: "another was named when the conversation went on",
+    }[ev.reason] || String(ev.reason);
+    const to = ev.to || {};
+    return row(ev, "model-switch", `model switch · step ${ev.step ?? "?"}`,
+      h("div", { class: "text" }, `${at(ev.from)} → ${at(to)} on ${to.base_url || "?"}: ${why}`),
+      ev.detail ? h("div", { class: "muted" }, ev.detail) : null);
+  }
+
   function start(ev) {
     const facts = [`model ${ev.model}`, `tool calling ${ev.tool_calling || "native"}`];
     if (ev.destination) facts.push(`requests go to ${ev.destination.replace("_", " ")}`);
@@ -190,6 +207,8 @@ export function createRenderer(ctx) {
         return row(ev, "together", "together", h("div", { class: "muted" }, `${(ev.call_ids || []).length} read-only calls ran at the same time`));
       case "changes":
         return changes(ev);
+      case "model_switch":
+        return modelSwitch(ev);
       case "check":
         return check(ev);
       case "candidate":

@@ -3,6 +3,9 @@
 //! egress policy), and those whose server did not answer when the session was prepared.
 //! The front end decides all of it; a session hands it to every conversation it makes or
 //! reopens, so no front end (a terminal, the server, an editor) can forget the chain.
+//! A reopened conversation that goes on with another model than the one it was on (the
+//! user named it) carries that too: logged as a switch before its next step, so no
+//! conversation ever changes model without a `model_switch` in its log.
 
 use wright_core::Alternate;
 use wright_core::Conversation;
@@ -23,6 +26,16 @@ pub struct Profiles {
     pub alternates: Vec<Alternate>,
     /// The profiles tried before the one in use, in order, whose server did not answer.
     pub unanswered: Vec<Unanswered>,
+    /// A reopened conversation's model before the one the user named for it now.
+    pub chosen: Option<Chosen>,
+}
+
+/// The model a reopened conversation was on, left for one the user named.
+#[derive(Debug, Clone)]
+pub struct Chosen {
+    pub from: ModelAt,
+    /// What was named, in words.
+    pub detail: String,
 }
 
 /// A profile whose server did not answer when the session was prepared.
@@ -45,17 +58,29 @@ impl Profiles {
             conversation.log_route(route.clone())?;
         }
         let in_use = conversation.model_at();
-        for (at, gone) in self.unanswered.iter().enumerate() {
-            let to = match self.unanswered.get(at + 1) {
-                Some(next) => next.at.clone(),
+        // The model left by the user's choice first, then each profile that did not answer.
+        let left: Vec<(ModelAt, SwitchReason, String)> = self
+            .chosen
+            .iter()
+            .map(|chosen| {
+                (
+                    chosen.from.clone(),
+                    SwitchReason::Chosen,
+                    chosen.detail.clone(),
+                )
+            })
+            .chain(
+                self.unanswered
+                    .iter()
+                    .map(|gone| (gone.at.clone(), gone.reason, gone.detail.clone())),
+            )
+            .collect();
+        for (at, (from, reason, detail)) in left.iter().enumerate() {
+            let to = match left.get(at + 1) {
+                Some((next, ..)) => next.clone(),
                 None => in_use.clone(),
             };
-            conversation.log_switch_before_step(
-                gone.at.clone(),
-                to,
-                gone.reason,
-                gone.detail.clone(),
-            )?;
+            conversation.log_switch_before_step(from.clone(), to, *reason, detail.clone())?;
         }
         Ok(())
     }

@@ -52,7 +52,8 @@ pub struct Summary {
     /// The first line of the first message of the user's.
     pub task: String,
     pub steps: u32,
-    /// The model its log names last (its start, or a resume on another).
+    /// The model it is on now: its start's, or the last switch's (to a fallback
+    /// profile, or to a model named when it went on).
     pub model: String,
     pub torn: bool,
     /// When its log was last written.
@@ -88,6 +89,7 @@ impl Summary {
                     group = start.group.clone();
                     forked_at = start.forked_from.as_deref().map(fork_point);
                 }
+                EventBody::ModelSwitch(switch) => model = switch.to.model.clone(),
                 EventBody::Message { .. } if event.source == Source::User => {
                     asked = true;
                     if task.is_empty() {
@@ -118,6 +120,14 @@ impl Summary {
             RunState::Logged(AgentState::AwaitingConfirmation | AgentState::Stopped)
             | RunState::Interrupted => wright_core::confirm::pending_in(&parsed.events),
             RunState::Logged(_) => None,
+        };
+        // Stopped while it waited (a server stopping, an interrupt), it waits still: its
+        // state says so, beside the action it waits for.
+        let state = match (state, &pending) {
+            (RunState::Logged(AgentState::Stopped), Some(_)) => {
+                RunState::Logged(AgentState::AwaitingConfirmation)
+            }
+            (state, _) => state,
         };
         Ok(Self {
             pending,

@@ -68,6 +68,15 @@ async fn a_forged_server_never_receives_a_request_or_the_key() {
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(chosen.remaining(), 0);
+    // The log says it went on with the server named, not the forged one.
+    let switched = h.events().into_iter().find_map(|e| match e.body {
+        wright_protocol::EventBody::ModelSwitch(switch) => Some(switch),
+        _ => None,
+    });
+    assert_eq!(
+        switched.map(|s| (s.from.base_url, s.to.base_url)),
+        Some((forged_url.clone(), chosen.url()))
+    );
     // With nothing named, the logged server is not taken on the log's word.
     let output = h
         .wright(
@@ -77,8 +86,8 @@ async fn a_forged_server_never_receives_a_request_or_the_key() {
         .await;
     assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains(&forged_url),
-        "the user is told how to go back to the logged server: {}",
+        stderr(&output).contains(&format!("pass --base-url {}", chosen.url())),
+        "the user is told how to go back to the server it is on: {}",
         stderr(&output)
     );
     assert!(

@@ -160,3 +160,58 @@ async fn a_server_killed_while_one_waits_shows_it_waiting_and_takes_the_answer()
         "{events:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_stopped_while_one_waits_shows_it_waiting_after_its_restart_and_runs_it_once() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let risky = "chmod +x export.py && echo RAN-ONCE";
+    let model = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": risky})),
+        reply().call("finish", json!({"message": "export.py is executable"})),
+    ])
+    .await
+    .unwrap();
+    let mut served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    let id = served
+        .create(h.repo(), "make export.py executable", &model.url())
+        .await;
+    waiting_for(&served, &id, risky).await;
+    // Stopped as a service manager stops it: the run logs its stop and ends.
+    let pid = served.child.id().unwrap().to_string();
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    served.child.wait().await.unwrap();
+
+    let served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
+    // It waits, as its state says: not `stopped` beside an action pending.
+    let (status, body) = served.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["state"], "awaiting_confirmation", "{body}");
+    assert_eq!(body["pending"]["arguments"]["command"], risky, "{body}");
+    let (status, body) = served
+        .post(
+            &format!("/api/conversations/{id}/confirm"),
+            json!({"approve": true}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    served.wait_for(&id, &["finished"]).await;
+    let events = served.events(&id, 1000).await;
+    let ran = events
+        .iter()
+        .filter(|e| {
+            e["kind"] == "observation" && e["output"].as_str().unwrap().contains("RAN-ONCE")
+        })
+        .count();
+    assert_eq!(ran, 1, "{events:#?}");
+    let approved = events
+        .iter()
+        .filter(|e| e["kind"] == "confirmation" && e["decision"] == "approved")
+        .count();
+    assert_eq!(approved, 1, "{events:#?}");
+    assert_eq!(model.chat_requests().len(), 2);
+}
