@@ -120,7 +120,7 @@ pub fn diff(prefix: Option<&str>) -> Result<()> {
         Handed::Diff(text) => crate::screen::out(&text),
         Handed::NoChanges => say!("conversation {id} made no changes"),
         Handed::Missing(Missing::NotGit(workspace)) => bail!(
-            "conversation {id} worked in {}, which is not a git repository: there is no diff to show",
+            "conversation {id} worked in {}, which is not a git repository, and kept no snapshot of it (--no-snapshot): there is no diff to show",
             workspace.display()
         ),
         Handed::Missing(Missing::NoBranch { branch, change }) => {

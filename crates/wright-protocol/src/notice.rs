@@ -20,11 +20,15 @@ pub enum Notice {
     Discarded { branch: String },
     /// Nothing was left of the branch or the clone.
     AlreadyDiscarded { branch: String },
-    /// A directory worked in directly was put back as it was.
+    /// The agent's changes to a directory worked in directly were undone: `restored`
+    /// paths put back, `removed` it added removed; `kept` changed paths were left as they
+    /// are (each named by a `LeftAsItIs`), not provably the agent's.
     PutBack {
         root: PathBuf,
         restored: u64,
         removed: u64,
+        #[serde(default)]
+        kept: u64,
     },
     /// A directory worked in directly already was as it was.
     AlreadyAsItWas { root: PathBuf },
@@ -35,6 +39,10 @@ pub enum Notice {
     /// tools, each for at most `seconds`. A warning, beside the work: said before the
     /// wait, so a run (or a server's conversation, `starting`) never waits unexplained.
     StartingMcp { servers: Vec<String>, seconds: u64 },
+    /// A path of a directory worked in directly that `discard` left as it is on purpose:
+    /// it changed after the agent's run, or when wright cannot tell whose change it is
+    /// (`what` says which and why).
+    LeftAsItIs { what: String },
 }
 
 impl Notice {
@@ -66,12 +74,26 @@ impl fmt::Display for Notice {
                 root,
                 restored,
                 removed,
+                kept: 0,
             } => write!(
                 f,
                 "put {} back as it was before the conversation: {} restored, {} removed",
                 root.display(),
                 crate::count(*restored, "path"),
                 crate::count(*removed, "new path")
+            ),
+            Notice::PutBack {
+                root,
+                restored,
+                removed,
+                kept,
+            } => write!(
+                f,
+                "undid the agent's changes in {}: {} restored, {} removed; not undone: {}",
+                root.display(),
+                crate::count(*restored, "path"),
+                crate::count(*removed, "new path"),
+                crate::count(*kept, "changed path")
             ),
             Notice::AlreadyAsItWas { root } => write!(
                 f,
@@ -88,6 +110,7 @@ impl fmt::Display for Notice {
                 },
                 servers.join(", ")
             ),
+            Notice::LeftAsItIs { what } => write!(f, "   left as it is: {what}"),
         }
     }
 }

@@ -51,7 +51,7 @@ pub async fn diff(
 fn why_none(missing: &Missing) -> String {
     match missing {
         Missing::NotGit(dir) => format!(
-            "it worked in {}, which is not a git repository",
+            "it worked in {}, which is not a git repository, and kept no snapshot of it",
             dir.display()
         ),
         Missing::NoBranch { branch, change } => {

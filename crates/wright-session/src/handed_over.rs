@@ -1,6 +1,7 @@
 //! The change a conversation handed over, read back from the user's repository: its
 //! branch against the commit it started from, or the commit wright made in place — as the
-//! end of a run shows it (no textconv, no external diff, bounded). What `wright diff` and
+//! end of a run shows it (no textconv, no external diff, bounded); outside git, the
+//! directory against the snapshot taken before the agent. What `wright diff` and
 //! a server's diff route print; why there is none is typed, for the front end to word.
 
 use crate::stored::Summary;
@@ -28,7 +29,8 @@ pub enum Handed {
 /// Why a conversation has no diff to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Missing {
-    /// It worked in a directory that is not a git repository.
+    /// It worked in a directory that is not a git repository and kept no snapshot of it
+    /// (`--no-snapshot`, or an older wright).
     NotGit(PathBuf),
     /// Its branch is not there (`change` says what became of it).
     NoBranch { branch: String, change: Change },
@@ -46,8 +48,18 @@ pub fn handed_over(dir: &Path) -> Result<Handed> {
         .unwrap_or_default();
     let record = Record::read(dir)?;
     let (repo_root, base_commit) = match &record {
-        Record::Direct { workspace, .. } => {
-            return Ok(Handed::Missing(Missing::NotGit(workspace.clone())))
+        Record::Direct {
+            workspace,
+            git_before,
+        } => {
+            // The snapshot taken before the agent, against the directory as it is now:
+            // what the end of its run showed, and what `discard` compares.
+            return match crate::working_copy::direct_changes(workspace, dir, git_before) {
+                None => Ok(Handed::Missing(Missing::NotGit(workspace.clone()))),
+                Some(Err(err)) => Err(err),
+                Some(Ok(text)) if text.trim().is_empty() => Ok(Handed::NoChanges),
+                Some(Ok(text)) => Ok(Handed::Diff(text)),
+            };
         }
         Record::InPlace {
             repo_root,

@@ -64,6 +64,9 @@ impl Tools {
         names: &[ToolName],
         skills: &[wright_protocol::SkillEntry],
     ) -> Result<Self> {
+        if readiness == Readiness::Reopen {
+            working_copy.begin_resumed_run()?;
+        }
         let setup = SandboxSetup::new(
             sandbox.mode,
             sandbox.options.clone(),
@@ -548,7 +551,8 @@ impl wright_core::StepGuard for DiskGuard {
 }
 
 impl Tools {
-    /// The guard on the disk the agent's commands fill, for one conversation.
+    /// The guard on the disk the agent's commands fill, for one conversation; the saved
+    /// outputs of its commands are bounded by the same limit.
     pub fn disk_guard(&self, max_disk_mb: Option<u64>) -> Box<dyn wright_core::StepGuard> {
         let paths = self.setup.written_paths();
         let limit = max_disk_mb.map(|mb| mb << 20).unwrap_or_else(|| {
@@ -557,6 +561,8 @@ impl Tools {
                 .and_then(|path| wright_sandbox::DiskUse::half_the_free_space(path))
                 .unwrap_or(u64::MAX)
         });
+        // What wright saves of the commands' outputs counts against the same limit.
+        self.terminal.scratch().bound_outputs(limit);
         Box::new(DiskGuard(wright_sandbox::DiskUse::start(paths, limit)))
     }
 

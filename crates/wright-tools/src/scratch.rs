@@ -5,7 +5,10 @@
 //!
 //! Even so, every file is created through a descriptor of that directory opened once,
 //! with `O_CREAT | O_EXCL` (which never follows a link), under a name not used before;
-//! and what is written is bounded by the same size limit as the agent's own files.
+//! and what is written is bounded by the same size limit as the agent's own files. Saved
+//! outputs are bounded together too: by the run's disk limit (`--max-disk`) once it is
+//! known, each of the outputs kept at once getting its share, so what wright keeps for
+//! the agent never costs more disk than the agent may take itself.
 
 use crate::ToolError;
 use cap_std::ambient_authority;
@@ -31,6 +34,8 @@ struct Inner {
     dir: Dir,
     path: PathBuf,
     max_file_bytes: u64,
+    /// The most all saved outputs kept at once may hold (no bound until told).
+    outputs_budget: AtomicU64,
     next: AtomicU64,
 }
 
@@ -45,6 +50,7 @@ impl Scratch {
                 dir,
                 path: path.to_path_buf(),
                 max_file_bytes,
+                outputs_budget: AtomicU64::new(u64::MAX),
                 next: AtomicU64::new(1),
             }),
         })
@@ -56,6 +62,23 @@ impl Scratch {
 
     pub fn max_file_bytes(&self) -> u64 {
         self.inner.max_file_bytes
+    }
+
+    /// Bounds the saved outputs kept at once to `total` bytes together (the run's disk
+    /// limit): each new one gets its share.
+    pub fn bound_outputs(&self, total: u64) {
+        self.inner.outputs_budget.store(total, Ordering::Relaxed);
+    }
+
+    /// The most one file named `stem` may hold.
+    fn limit_of(&self, stem: &str) -> u64 {
+        match stem {
+            "output" => self
+                .inner
+                .max_file_bytes
+                .min(self.inner.outputs_budget.load(Ordering::Relaxed) / KEPT_OUTPUTS),
+            _ => self.inner.max_file_bytes,
+        }
     }
 
     /// A new file `STEM-N.EXT`, never one that existed.
@@ -76,7 +99,7 @@ impl Scratch {
                         name,
                         file: file.into_std(),
                         written: 0,
-                        limit: self.inner.max_file_bytes,
+                        limit: self.limit_of(stem),
                         cut: false,
                     });
                 }
@@ -166,6 +189,28 @@ mod tests {
         assert!(file.was_cut());
         assert_eq!(std::fs::read(&file.path).unwrap(), b"0123456789");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "original");
+    }
+
+    #[test]
+    fn saved_outputs_together_stay_within_the_disk_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = Scratch::open(dir.path(), 1 << 20).unwrap();
+        scratch.bound_outputs(KEPT_OUTPUTS * 100);
+        for _ in 0..(KEPT_OUTPUTS * 2) {
+            let mut file = scratch.create("output", "txt").unwrap();
+            file.write(&[b'x'; 1000]).unwrap();
+            assert!(file.was_cut());
+            assert_eq!(file.written(), 100);
+        }
+        let total: u64 = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
+        assert_eq!(total, KEPT_OUTPUTS * 100);
+        // A command's script is not an output: the file-size limit alone bounds it.
+        let mut script = scratch.create("command", "sh").unwrap();
+        script.write(&[b'x'; 1000]).unwrap();
+        assert!(!script.was_cut());
     }
 
     #[test]

@@ -98,3 +98,31 @@ async fn filling_the_disk_stops_the_run() {
         "the run went on after filling the disk"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_command_outputs_count_against_the_disk_limit() {
+    let h = Harness::new();
+    // 8 MB of output, with a 1 MiB disk limit: wright saves no more than its share of
+    // that limit (one of the 16 outputs it keeps at once), and says so.
+    let server = ScriptedServer::start(vec![
+        reply().call(
+            "terminal",
+            json!({"command": "head -c 8000000 /dev/zero | tr '\\0' x"}),
+        ),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h
+        .run(&server.url(), "print a lot", &["--max-disk", "1"])
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown = observations(&h.events())[0]["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        shown.contains("8000000 bytes (1 line) in all, its first 65536 bytes saved to"),
+        "{shown}"
+    );
+}

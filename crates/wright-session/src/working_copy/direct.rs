@@ -3,6 +3,10 @@
 //! step, shows what changed at the end, and puts it back on `wright discard`. The user's
 //! own repositories in it are read-only to the agent, so they are neither kept nor
 //! touched.
+//!
+//! Beside the snapshot, each run records the directory as it began and as it ended, so
+//! that `wright discard` undoes only what the agent did: a path changed since a run ended
+//! (or during a run killed before its end) is left as it is and named.
 
 use super::git_entries::Scan;
 use crate::front::Front;
@@ -35,10 +39,32 @@ pub fn take(root: &Path, record_dir: &Path, git_before: &Scan) -> Result<Snapsho
         &skipped(root, git_before),
         wright_tools::SnapshotBounds::default(),
     )
+    .and_then(|snapshot| snapshot.begin_first().map(|()| snapshot))
     .map_err(|err| {
         let _ = std::fs::remove_dir_all(&dest);
         anyhow::anyhow!("{err}")
     })
+}
+
+/// A resumed run begins: what changed since the last run (the user's work, or a killed
+/// run's) is taken into the snapshot as how things were before the agent, so `discard`
+/// never undoes it. Without a record of it the run does not start: the agent's changes
+/// could not be told from the user's afterwards.
+pub fn begin(root: &Path, record_dir: &Path, git_before: &Scan) -> Result<()> {
+    let Some(mut snapshot) = kept(record_dir)? else {
+        return Ok(());
+    };
+    let workspace = Workspace::new(root).map_err(|err| anyhow::anyhow!("{err}"))?;
+    snapshot
+        .begin(&workspace, &skipped(root, git_before))
+        .map_err(|err| anyhow::anyhow!("{err}"))
+        .with_context(|| {
+            format!(
+                "cannot record {} as this run finds it (wright needs it to tell the agent's changes from yours)",
+                root.display()
+            )
+        })?;
+    Ok(())
 }
 
 /// The snapshot taken when the conversation started, if one was.
@@ -46,8 +72,18 @@ fn kept(record_dir: &Path) -> Result<Option<Snapshot>> {
     Snapshot::open(&record_dir.join(SNAPSHOT)).map_err(|err| anyhow::anyhow!("{err}"))
 }
 
-/// What changed since the start, as a diff; `None` without a snapshot.
+/// The end of a run: the directory as it left it is recorded (what `discard` may undo),
+/// and what changed since the start is returned as a diff; `None` without a snapshot.
+pub fn end(root: &Path, record_dir: &Path, git_before: &Scan) -> Option<Result<String>> {
+    diff(root, record_dir, git_before, true)
+}
+
+/// What changed since the start, as a diff (`wright diff`); `None` without a snapshot.
 pub fn changes(root: &Path, record_dir: &Path, git_before: &Scan) -> Option<Result<String>> {
+    diff(root, record_dir, git_before, false)
+}
+
+fn diff(root: &Path, record_dir: &Path, git_before: &Scan, ending: bool) -> Option<Result<String>> {
     let snapshot = match kept(record_dir) {
         Ok(Some(snapshot)) => snapshot,
         Ok(None) => return None,
@@ -55,9 +91,16 @@ pub fn changes(root: &Path, record_dir: &Path, git_before: &Scan) -> Option<Resu
     };
     Some((|| {
         let workspace = Workspace::new(root).map_err(|err| anyhow::anyhow!("{err}"))?;
-        let changes = snapshot
-            .changes(&workspace, &skipped(root, git_before))
+        let now = snapshot
+            .look(&workspace, &skipped(root, git_before))
             .map_err(|err| anyhow::anyhow!("{err}"))?;
+        if ending {
+            snapshot
+                .end(&now)
+                .map_err(|err| anyhow::anyhow!("{err}"))
+                .context("cannot record the directory as the run left it (`wright discard` will leave what changed)")?;
+        }
+        let changes = snapshot.changes_in(&now);
         Ok(snapshot.diff(&workspace, &changes))
     })())
 }
@@ -76,7 +119,11 @@ pub fn restore(root: &Path, record_dir: &Path, git_before: &Scan, front: &dyn Fr
     let restored = snapshot
         .restore(&workspace, &skipped(root, git_before))
         .map_err(|err| anyhow::anyhow!("{err}"))?;
-    if restored.put_back == 0 && restored.removed == 0 && restored.left.is_empty() {
+    if restored.put_back == 0
+        && restored.removed == 0
+        && restored.left.is_empty()
+        && restored.kept.is_empty()
+    {
         front.notice(Notice::AlreadyAsItWas {
             root: root.to_path_buf(),
         });
@@ -86,7 +133,13 @@ pub fn restore(root: &Path, record_dir: &Path, git_before: &Scan, front: &dyn Fr
         root: root.to_path_buf(),
         restored: restored.put_back as u64,
         removed: restored.removed as u64,
+        kept: restored.kept.len() as u64,
     });
+    for left in &restored.kept {
+        front.notice(Notice::LeftAsItIs {
+            what: left.to_string(),
+        });
+    }
     for what in &restored.left {
         front.notice(Notice::NotPutBack { what: what.clone() });
     }

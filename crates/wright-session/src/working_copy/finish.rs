@@ -98,7 +98,7 @@ impl WorkingCopy {
                 if quarantine.failed.is_empty() {
                     super::mark_settled(record_dir);
                 }
-                let diff = super::direct::changes(root, record_dir, git_before).map(|diff| {
+                let diff = super::direct::end(root, record_dir, git_before).map(|diff| {
                     diff.unwrap_or_else(|err| format!("(the changes could not be read: {err:#})"))
                 });
                 Outcome::NotGit { quarantine, diff }

@@ -12,6 +12,7 @@
 //! that keeps the clone; there is no fallback to doing it outside.
 
 mod direct;
+pub use direct::changes as direct_changes;
 mod finish;
 mod git_entries;
 mod map;
@@ -346,6 +347,19 @@ impl WorkingCopy {
                     .context("cannot check out the agent's clone")?;
                 Ok(())
             }
+        }
+    }
+
+    /// A resumed run begins (before the agent has a shell): outside git, what changed
+    /// since the last run is recorded as the user's, so `wright discard` never undoes it.
+    pub fn begin_resumed_run(&self) -> Result<()> {
+        match self {
+            WorkingCopy::Direct {
+                root,
+                git_before,
+                record_dir,
+            } => direct::begin(root, record_dir, git_before),
+            WorkingCopy::InPlace(_) | WorkingCopy::Clone(_) => Ok(()),
         }
     }
 

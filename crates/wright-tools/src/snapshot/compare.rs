@@ -3,13 +3,11 @@
 //! and bounded.
 
 use super::walk;
-use super::Bounds;
 use super::Entry;
 use super::Snapshot;
 use super::SnapshotError;
+use super::Tree;
 use crate::Workspace;
-use std::collections::BTreeMap;
-use std::path::Path;
 use std::path::PathBuf;
 
 /// The largest file shown as a text diff.
@@ -53,18 +51,15 @@ impl Snapshot {
         workspace: &Workspace,
         skip: &[PathBuf],
     ) -> Result<Changes, SnapshotError> {
-        let bounds = Bounds {
-            max_entries: Bounds::default().max_entries * 4,
-            max_bytes: Bounds::default().max_bytes * 4,
-        };
-        let found = walk::walk(workspace, skip, bounds, false, None)?;
-        let now: BTreeMap<String, Entry> = found
-            .items
-            .into_iter()
-            .map(|(path, item)| (path, entry_of(item)))
-            .collect();
+        Ok(self.changes_in(&self.look(workspace, skip)?))
+    }
+
+    /// `now` (a look at the workspace) against the snapshot. A path the look may have
+    /// missed (beneath a directory it did not enter, past its bounds) is not called
+    /// deleted.
+    pub fn changes_in(&self, now: &Tree) -> Changes {
         let mut list = Vec::new();
-        for (path, after) in &now {
+        for (path, after) in &now.entries {
             let before = self.manifest.entries.get(path);
             let kind = match before {
                 None => Some(ChangeKind::Added),
@@ -79,23 +74,21 @@ impl Snapshot {
                 });
             }
         }
-        if found.left_out.is_empty() {
-            for (path, before) in &self.manifest.entries {
-                if !now.contains_key(path) {
-                    list.push(Change {
-                        path: path.clone(),
-                        kind: ChangeKind::Deleted,
-                        before: Some(before.clone()),
-                        after: None,
-                    });
-                }
+        for (path, before) in &self.manifest.entries {
+            if !now.entries.contains_key(path) && !now.blind_at(path) {
+                list.push(Change {
+                    path: path.clone(),
+                    kind: ChangeKind::Deleted,
+                    before: Some(before.clone()),
+                    after: None,
+                });
             }
         }
         list.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(Changes {
+        Changes {
             list,
-            left_out: found.left_out,
-        })
+            left_out: now.left_out.clone(),
+        }
     }
 
     /// The changes as text: a unified diff for each text file, a line for the rest.
@@ -156,7 +149,7 @@ impl Snapshot {
             None => None,
         };
         let new = match now {
-            Some(workspace) => match read_now(workspace, Path::new(path)) {
+            Some(workspace) => match read_now(workspace, path) {
                 Ok(bytes) => Some(bytes),
                 Err(err) => return format!("{path}: changed (cannot read it now: {err})\n"),
             },
@@ -192,7 +185,7 @@ impl Snapshot {
 }
 
 /// What `before` and `after` (at one path) differ in, if anything.
-fn differs(before: &Entry, after: &Entry) -> Option<ChangeKind> {
+pub(super) fn differs(before: &Entry, after: &Entry) -> Option<ChangeKind> {
     match (before, after) {
         (Entry::Dir { mode: a }, Entry::Dir { mode: b }) => (a != b).then_some(ChangeKind::Mode),
         (
@@ -216,14 +209,6 @@ fn differs(before: &Entry, after: &Entry) -> Option<ChangeKind> {
     }
 }
 
-fn entry_of(item: walk::Item) -> Entry {
-    match item {
-        walk::Item::Dir { mode } => Entry::Dir { mode },
-        walk::Item::File { mode, size, sha256 } => Entry::File { mode, size, sha256 },
-        walk::Item::Link { target } => Entry::Link { target },
-    }
-}
-
 fn entry_words(entry: Option<&Entry>) -> String {
     match entry {
         None => "nothing".into(),
@@ -233,16 +218,8 @@ fn entry_words(entry: Option<&Entry>) -> String {
     }
 }
 
-/// A file of the workspace as it is now, read beneath its descriptor.
-fn read_now(workspace: &Workspace, path: &Path) -> std::io::Result<Vec<u8>> {
-    let (parent, name) = match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => (parent, name),
-        _ => return Err(std::io::Error::other("not a file's path")),
-    };
-    let dir = if parent.as_os_str().is_empty() {
-        workspace.dir().try_clone()?
-    } else {
-        workspace.dir().open_dir(parent)?
-    };
-    walk::read_regular(&dir, name, MAX_DIFFED_FILE)
+/// A file of the workspace as it is now, read beneath its descriptor (no link followed).
+fn read_now(workspace: &Workspace, path: &str) -> std::io::Result<Vec<u8>> {
+    let (dir, name) = walk::parent_dir(workspace.dir(), path)?;
+    walk::read_regular(&dir, &name, MAX_DIFFED_FILE)
 }

@@ -8,13 +8,20 @@
 //! and bytes: above the bounds the snapshot is refused with what was found, never taken
 //! in part. Paths listed as `skip` (the user's own repositories, read-only to the agent)
 //! are neither kept nor touched.
+//!
+//! Beside it, the tree as each run of the conversation left it (`state`): `wright
+//! discard` undoes a change only where the directory still is as the agent left it, so
+//! what the user did after a run (or between runs) is never undone.
 
 mod compare;
 mod restore;
+mod state;
 pub(crate) mod walk;
 
 pub use compare::Changes;
+pub use restore::Left;
 pub use restore::Restored;
+pub use state::RunState;
 
 use crate::Workspace;
 use serde::Deserialize;
@@ -22,6 +29,22 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::path::PathBuf;
+
+/// Writes `value` as JSON to `path`: aside first, then renamed over it.
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), SnapshotError> {
+    let damaged = |why: String| SnapshotError::Damaged {
+        path: path.display().to_string(),
+        why,
+    };
+    let text = serde_json::to_vec(value).map_err(|err| damaged(err.to_string()))?;
+    let aside = path.with_extension("json.new");
+    let write_err = |err| SnapshotError::Write {
+        path: path.display().to_string(),
+        err,
+    };
+    std::fs::write(&aside, text).map_err(write_err)?;
+    std::fs::rename(&aside, path).map_err(write_err)
+}
 
 /// The manifest's file name in the snapshot's directory.
 const MANIFEST: &str = "manifest.json";
@@ -82,6 +105,53 @@ struct Manifest {
     left_out: Vec<String>,
 }
 
+/// A directory as it is (or was): each path and what is there, and what the walk did not
+/// look at.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Tree {
+    entries: BTreeMap<String, Entry>,
+    /// What the walk could not look at, with why.
+    left_out: Vec<String>,
+    /// Directories it did not enter (too deep).
+    unseen: Vec<String>,
+    /// It stopped at its bounds: anything may be missing.
+    stopped: bool,
+}
+
+impl Tree {
+    fn from_walk(found: walk::Found) -> Self {
+        Self {
+            entries: found
+                .items
+                .into_iter()
+                .map(|(path, item)| (path, Entry::from(item)))
+                .collect(),
+            left_out: found.left_out,
+            unseen: found.unseen,
+            stopped: found.stopped,
+        }
+    }
+
+    /// Whether the walk may have missed what is (or was) at `path`.
+    fn blind_at(&self, path: &str) -> bool {
+        !self.entries.contains_key(path)
+            && (self.stopped
+                || self.unseen.iter().any(|dir| {
+                    path.starts_with(dir.as_str()) && path[dir.len()..].starts_with('/')
+                }))
+    }
+}
+
+impl From<walk::Item> for Entry {
+    fn from(item: walk::Item) -> Self {
+        match item {
+            walk::Item::Dir { mode } => Entry::Dir { mode },
+            walk::Item::Link { target } => Entry::Link { target },
+            walk::Item::File { mode, size, sha256 } => Entry::File { mode, size, sha256 },
+        }
+    }
+}
+
 /// A snapshot on disk.
 pub struct Snapshot {
     dir: PathBuf,
@@ -109,22 +179,30 @@ impl Snapshot {
             left_out: found.left_out,
         };
         for (path, item) in found.items {
-            let entry = match item {
-                walk::Item::Dir { mode } => Entry::Dir { mode },
-                walk::Item::Link { target } => Entry::Link { target },
-                walk::Item::File { mode, size, sha256 } => Entry::File { mode, size, sha256 },
-            };
-            manifest.entries.insert(path, entry);
+            manifest.entries.insert(path, Entry::from(item));
         }
-        let text = serde_json::to_vec(&manifest).map_err(|err| SnapshotError::Damaged {
-            path: dest.display().to_string(),
-            why: err.to_string(),
-        })?;
-        std::fs::write(dest.join(MANIFEST), text).map_err(write_err)?;
-        Ok(Self {
+        let snapshot = Self {
             dir: dest.to_path_buf(),
             manifest,
-        })
+        };
+        snapshot.write_manifest()?;
+        Ok(snapshot)
+    }
+
+    /// Writes the manifest aside, then renames it over the old one: never half of one.
+    fn write_manifest(&self) -> Result<(), SnapshotError> {
+        write_json(&self.dir.join(MANIFEST), &self.manifest)
+    }
+
+    /// The workspace as it is now (`skip` as when the snapshot was taken), walked with
+    /// bounds above the snapshot's and not strictly: what it cannot look at is named.
+    pub fn look(&self, workspace: &Workspace, skip: &[PathBuf]) -> Result<Tree, SnapshotError> {
+        let bounds = Bounds {
+            max_entries: Bounds::default().max_entries * 4,
+            max_bytes: Bounds::default().max_bytes * 4,
+        };
+        let found = walk::walk(workspace, skip, bounds, false, None)?;
+        Ok(Tree::from_walk(found))
     }
 
     /// The snapshot kept in `dir`, if one was taken there.
@@ -180,3 +258,6 @@ impl Snapshot {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

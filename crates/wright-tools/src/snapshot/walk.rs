@@ -1,6 +1,9 @@
 //! Walking a workspace beneath its descriptor: directories entered without following a
-//! link, files read only when regular (opened without blocking), bounded in entries and
-//! bytes.
+//! link, files read only when regular (opened without blocking), bounded in entries,
+//! bytes and depth. The walk is a loop over an explicit stack (never recursion: a chain
+//! of directories the agent made as deep as it likes costs wright no stack), holding one
+//! descriptor per level it is in, and a directory deeper than `MAX_DEPTH` is not entered
+//! but named as not looked at (paths that deep exceed `PATH_MAX` anyway).
 
 use super::Bounds;
 use super::SnapshotError;
@@ -9,10 +12,15 @@ use cap_std::fs::Dir;
 use cap_std::fs::OpenOptions;
 use cap_std::fs::OpenOptionsExt;
 use cap_std::fs::PermissionsExt;
+use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::path::PathBuf;
+
+/// How many directories deep a walk goes: deeper ones are named, not entered. Far past
+/// any project's tree, and few enough descriptors to hold at once.
+pub const MAX_DEPTH: usize = 256;
 
 /// What is at a path.
 pub(super) enum Item {
@@ -33,11 +41,16 @@ pub(super) struct Found {
     /// `/`-separated relative paths, parents before children.
     pub items: Vec<(String, Item)>,
     pub left_out: Vec<String>,
+    /// Directories listed in `items` but not entered (deeper than `MAX_DEPTH`).
+    pub unseen: Vec<String>,
+    /// The walk stopped at its bounds: anything may be missing from `items`.
+    pub stopped: bool,
 }
 
 /// Every path beneath the workspace but `skip`, each file hashed (and, with `store`, its
-/// content kept there by hash); with `strict`, more than `bounds` is an error (a snapshot
-/// is whole or not at all); without, the walk stops there and says so in `left_out`.
+/// content kept there by hash); with `strict`, more than `bounds` (or deeper than
+/// `MAX_DEPTH`) is an error (a snapshot is whole or not at all); without, the walk stops
+/// there and says so in `left_out`.
 pub(super) fn walk(
     workspace: &Workspace,
     skip: &[PathBuf],
@@ -55,14 +68,15 @@ pub(super) fn walk(
         found: Found {
             items: Vec::new(),
             left_out: Vec::new(),
+            unseen: Vec::new(),
+            stopped: false,
         },
-        stopped: false,
     };
     let dir = workspace
         .dir()
         .try_clone()
         .map_err(|err| walker.read_err("", err))?;
-    walker.dir(&dir, "")?;
+    walker.run(dir)?;
     Ok(walker.found)
 }
 
@@ -74,7 +88,14 @@ struct Walker<'a> {
     strict: bool,
     bytes: u64,
     found: Found,
-    stopped: bool,
+}
+
+/// A directory being listed: its descriptor, its path with a trailing `/` (empty for the
+/// root), and its names not yet looked at (sorted, the next last).
+struct Level {
+    dir: Dir,
+    prefix: String,
+    names: Vec<OsString>,
 }
 
 impl Walker<'_> {
@@ -92,27 +113,42 @@ impl Walker<'_> {
                 limit,
             });
         }
-        if !self.stopped {
+        if !self.found.stopped {
             self.found
                 .left_out
                 .push(format!("everything past {limit} (the walk stopped there)"));
-            self.stopped = true;
+            self.found.stopped = true;
         }
         Ok(())
     }
 
-    fn dir(&mut self, dir: &Dir, prefix: &str) -> Result<(), SnapshotError> {
-        let mut names: Vec<std::ffi::OsString> = dir
+    fn level(&self, dir: Dir, prefix: String) -> Result<Level, SnapshotError> {
+        let mut names: Vec<OsString> = dir
             .entries()
-            .map_err(|err| self.read_err(prefix, err))?
+            .map_err(|err| self.read_err(&prefix, err))?
             .filter_map(Result::ok)
             .map(|entry| entry.file_name())
             .collect();
-        names.sort();
-        for name in names {
-            if self.stopped {
+        // Reversed: `pop` takes them in order.
+        names.sort_by(|a, b| b.cmp(a));
+        Ok(Level { dir, prefix, names })
+    }
+
+    fn run(&mut self, root: Dir) -> Result<(), SnapshotError> {
+        let mut stack = vec![self.level(root, String::new())?];
+        loop {
+            let depth = stack.len();
+            let Some(level) = stack.last_mut() else {
+                break;
+            };
+            if self.found.stopped {
                 return Ok(());
             }
+            let Some(name) = level.names.pop() else {
+                stack.pop();
+                continue;
+            };
+            let prefix = level.prefix.clone();
             let Ok(name_text) = std::str::from_utf8(name.as_bytes()) else {
                 self.found.left_out.push(format!(
                     "{prefix}{} (a name that is not UTF-8)",
@@ -128,6 +164,7 @@ impl Walker<'_> {
                 self.too_big(format!("{} files and directories", self.bounds.max_entries))?;
                 return Ok(());
             }
+            let dir = &level.dir;
             let meta = match dir.symlink_metadata(&name) {
                 Ok(meta) => meta,
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
@@ -152,9 +189,24 @@ impl Walker<'_> {
                         .push(format!("{path} (a link whose target is not UTF-8)")),
                 }
             } else if kind.is_dir() {
-                let sub = open_dir_nofollow(dir, &name).map_err(|err| self.read_err(&path, err))?;
                 self.found.items.push((path.clone(), Item::Dir { mode }));
-                self.dir(&sub, &format!("{path}/"))?;
+                if depth >= MAX_DEPTH {
+                    if self.strict {
+                        return Err(SnapshotError::TooBig {
+                            dir: self.root.display().to_string(),
+                            limit: format!("{MAX_DEPTH} levels of directories"),
+                        });
+                    }
+                    self.found.left_out.push(format!(
+                        "what is in {} (more than {MAX_DEPTH} directories deep: not looked at)",
+                        shorten(&path)
+                    ));
+                    self.found.unseen.push(path);
+                    continue;
+                }
+                let sub = open_dir_nofollow(dir, &name).map_err(|err| self.read_err(&path, err))?;
+                let next = self.level(sub, format!("{path}/"))?;
+                stack.push(next);
             } else if kind.is_file() {
                 self.bytes += meta.len();
                 if self.bytes > self.bounds.max_bytes {
@@ -174,6 +226,49 @@ impl Walker<'_> {
         }
         Ok(())
     }
+}
+
+/// A long path as a person can read it: its start and its end.
+pub(crate) fn shorten(path: &str) -> String {
+    const KEEP: usize = 60;
+    if path.len() <= 2 * KEEP + 10 {
+        return path.to_string();
+    }
+    let start = path.char_indices().nth(KEEP).map_or(0, |(i, _)| i);
+    let end = path
+        .char_indices()
+        .rev()
+        .nth(KEEP)
+        .map_or(path.len(), |(i, _)| i);
+    format!(
+        "{}…{} ({} levels)",
+        &path[..start],
+        &path[end..],
+        path.matches('/').count() + 1
+    )
+}
+
+/// The directory holding `path` (relative, `/`-separated) beneath `root`, and its last
+/// name: each directory on the way opened from the one before without following a link,
+/// one descriptor held at a time, so no path is ever longer than a name (`PATH_MAX` does
+/// not bound it) and nothing the agent planted leads elsewhere.
+pub(crate) fn parent_dir(root: &Dir, path: &str) -> std::io::Result<(Dir, OsString)> {
+    let mut names = path.split('/').filter(|n| !n.is_empty() && *n != ".");
+    let Some(mut last) = names.next() else {
+        return Err(std::io::Error::other("not a path beneath the workspace"));
+    };
+    let mut dir = root.try_clone()?;
+    for name in names {
+        if last == ".." {
+            return Err(std::io::Error::other("not a path beneath the workspace"));
+        }
+        dir = open_dir_nofollow(&dir, std::ffi::OsStr::new(last))?;
+        last = name;
+    }
+    if last == ".." {
+        return Err(std::io::Error::other("not a path beneath the workspace"));
+    }
+    Ok((dir, OsString::from(last)))
 }
 
 /// The regular file `name` in `dir`, opened without following a link or blocking on a
@@ -208,7 +303,7 @@ pub(super) fn read_regular(
 /// The SHA-256 and size of the regular file `name` in `dir`, read in pieces (a file of any
 /// size costs wright no more than a buffer); with `store`, its content is kept there
 /// under its hash.
-fn hash_regular(
+pub(super) fn hash_regular(
     dir: &Dir,
     name: &std::ffi::OsStr,
     expected: u64,

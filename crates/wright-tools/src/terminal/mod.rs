@@ -96,6 +96,11 @@ impl TerminalTool {
         }
     }
 
+    /// Where its scripts and saved outputs go.
+    pub fn scratch(&self) -> &Scratch {
+        &self.scratch
+    }
+
     /// The same terminal, reporting the connections of its proxy's `journal` with each
     /// command's output (a refused one also in words, for the model).
     pub fn with_network_journal(mut self, journal: wright_sandbox::egress::Journal) -> Self {
@@ -294,7 +299,15 @@ impl TerminalTool {
                         file.path.display()
                     ))
                 })?;
-            let note = format!("; full output in {}", file.path.display());
+            let note = match file.was_cut() {
+                // Saved outputs are bounded together by the run's disk limit.
+                true => format!(
+                    "; its first {} saved in {} (saved outputs are bounded by the disk limit)",
+                    count(file.written(), "byte"),
+                    file.path.display()
+                ),
+                false => format!("; full output in {}", file.path.display()),
+            };
             if failed {
                 tail_first(text, head, tail, &note)
             } else {
