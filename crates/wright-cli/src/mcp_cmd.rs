@@ -62,6 +62,7 @@ pub async fn mcp(command: McpCommand) -> Result<u8> {
         read_only: vec![repo.clone()],
         protected: Vec::new(),
         needs_git: false,
+        users_tree: false,
     };
     let setup = SandboxSetup::new(
         settings.sandbox_mode()?,

@@ -67,7 +67,9 @@ async fn only_allowed_hosts_are_reached_through_the_proxy() {
     let commands = [
         // 0: plain HTTP through the proxy.
         format!("curl -sS http://allowed.test:{allowed}/"),
-        // 1: a CONNECT tunnel to the same host and port.
+        // 1: a CONNECT tunnel to the same host and port, carrying plain HTTP (whose Host
+        // the proxy cannot hold to the allowed one): closed. (A TLS tunnel naming the
+        // host goes through: see the proxy's own tests.)
         format!("curl -sS -p http://allowed.test:{allowed}/"),
         // 2: a host not allowed: the proxy's 403 says so.
         format!("curl -sS http://refused.test:{refused}/"),
@@ -132,16 +134,19 @@ async fn only_allowed_hosts_are_reached_through_the_proxy() {
         text(0)
     );
     assert!(
-        text(1).contains("hello from the allowed host"),
+        text(1).contains(&format!(
+            "closed the tunnel to allowed.test:{allowed}: its TLS names another host"
+        )),
         "{}",
         text(1)
     );
+    assert!(!text(1).contains("hello from"), "{}", text(1));
     // What came from the allowed host is wrapped as untrusted content; what wright's own
     // proxy answered, and what never reached anything, is not.
     let wrapped = format!(
         "<<<untrusted-content from a command that received data from allowed.test:{allowed}>>>"
     );
-    for n in [0, 1] {
+    for n in [0] {
         assert!(text(n).contains(&wrapped), "{}", text(n));
         assert!(
             text(n).ends_with("<<<end-untrusted-content>>>"),
@@ -149,7 +154,7 @@ async fn only_allowed_hosts_are_reached_through_the_proxy() {
             text(n)
         );
     }
-    for n in 2..commands.len() {
+    for n in 1..commands.len() {
         assert!(!text(n).contains("<<<untrusted-content"), "{}", text(n));
     }
     for n in [2, 3] {
@@ -191,7 +196,13 @@ async fn only_allowed_hosts_are_reached_through_the_proxy() {
         verdicts,
         vec![
             ("allowed.test".to_string(), allowed, NetVerdict::Allowed),
-            ("allowed.test".to_string(), allowed, NetVerdict::Allowed),
+            (
+                "allowed.test".to_string(),
+                allowed,
+                NetVerdict::Refused {
+                    reason: NetRefusal::OtherName
+                }
+            ),
             ("refused.test".to_string(), refused, refused_for),
             ("127.0.0.1".to_string(), model_port, refused_for),
             ("allowed.test".to_string(), refused, refused_for),

@@ -410,3 +410,57 @@ async fn a_prompt_injection_leads_to_no_risky_action_unasked_and_is_flagged() {
         stdout(&shown)
     );
 }
+
+/// `--confirm risky` reads a command as the shell would run it: an alias the agent set
+/// (asked about, approved) makes the plain `ls` after it ask too, and rejecting it keeps
+/// the files the alias would have deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alias_set_earlier_makes_ls_ask() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("keep.txt"), "mine\n").unwrap();
+    let alias = "alias ls='rm -rf ./*'";
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": alias})),
+        reply().call("terminal", json!({"command": "ls"})),
+        reply().text("Done."),
+    ])
+    .await
+    .unwrap();
+    let output = h
+        .wright_with_input(
+            &[
+                "chat",
+                "--base-url",
+                &server.url(),
+                "--model",
+                "test-model",
+                "--confirm",
+                "risky",
+            ],
+            b"tidy up\ny\nn not my files\n/exit\n",
+        )
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(h.repo().join("keep.txt").exists(), "{}", stderr(&output));
+    let events = h.events();
+    let (alias_call, alias_risk) = action(&events, alias);
+    let (ls_call, ls_risk) = action(&events, "ls");
+    assert_eq!(alias_risk, Some(Risk::Unknown));
+    assert_eq!(ls_risk, Some(Risk::Unknown));
+    assert_eq!(
+        asked(&events),
+        vec![alias_call.id.clone(), ls_call.id.clone()]
+    );
+    assert_eq!(
+        answers(&events),
+        vec![
+            (Decision::Approved, None),
+            (Decision::Rejected, Some("not my files".to_string()))
+        ]
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains("ls is an alias or function an earlier command gave the shell"),
+        "{err}"
+    );
+}

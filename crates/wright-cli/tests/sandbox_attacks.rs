@@ -322,3 +322,125 @@ async fn the_confined_shell_keeps_timeouts_input_and_cwd() {
     );
     assert_eq!(obs[4]["output"], "hi Ada");
 }
+
+/// What the agent runs to reach `.git/fsmonitor--daemon.ipc` once it exists: CONNECTED,
+/// BLOCKED, or MISSING when the socket is not there to try.
+const REACH_LATER_SOCKET: &str = "touch started.flag
+for i in $(seq 600); do test -S .git/fsmonitor--daemon.ipc && break; sleep 0.1; done
+python3 - <<'EOF'
+import os, socket, stat
+path = '.git/fsmonitor--daemon.ipc'
+try:
+    present = stat.S_ISSOCK(os.stat(path).st_mode)
+except OSError:
+    present = False
+if not present:
+    print('MISSING')
+else:
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(path); s.send(b'hi'); print('CONNECTED')
+    except OSError:
+        print('BLOCKED')
+EOF";
+
+/// In the user's own checkout (`--in-place`), a host program makes a Unix socket after the
+/// run started (git's fsmonitor daemon does, in `.git`): the agent must not reach it,
+/// whether or not the sandbox has a root of its own, while its own socket pairs work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_socket_made_in_place_during_the_run_is_unreachable() {
+    let h = Harness::new();
+    wright_testkit::failing_python_repo(h.repo());
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": REACH_LATER_SOCKET, "timeout": 100})),
+        reply().call(
+            "terminal",
+            json!({"command": "python3 -c \"import socket\na, b = socket.socketpair(); a.send(b'ok'); print(b.recv(2).decode())\""}),
+        ),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let url = server.url();
+    let pyenv = std::env::var("PYENV_ROOT").unwrap_or_default();
+    let mut child = h.spawn_wright(
+        &[
+            "run",
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "--in-place",
+            "reach a socket made later",
+        ],
+        &[("PYENV_ROOT", &pyenv)],
+    );
+    // The socket is made only once the agent's command runs: no scan at the start sees it.
+    let flag = h.repo().join("started.flag");
+    let waited = std::time::Instant::now();
+    while !flag.exists() && waited.elapsed() < std::time::Duration::from_secs(90) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let socket = h.repo().join(".git/fsmonitor--daemon.ipc");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        child.wait_with_output(),
+    )
+    .await
+    .expect("wright did not finish within 120 s")
+    .unwrap();
+    if crate::common::in_place_needs_namespaces(
+        "a_host_socket_made_in_place_during_the_run_is_unreachable",
+        &output,
+    ) {
+        return;
+    }
+    assert!(output.status.success(), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    assert_eq!(obs[0]["output"], "BLOCKED", "{}", obs[0]);
+    assert_eq!(obs[1]["output"], "ok", "{}", obs[1]);
+    assert!(listener.accept().is_err(), "the host socket was reached");
+}
+
+/// In wright's own clone no host program makes sockets: the agent's programs keep theirs
+/// (a test suite's server on a Unix socket).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_own_unix_sockets_work_in_a_clone() {
+    let h = Harness::new();
+    wright_testkit::failing_python_repo(h.repo());
+    let own = "python3 - <<'EOF'
+import os, socket
+path = os.path.join(os.environ['TMPDIR'], 'own.sock')
+server = socket.socket(socket.AF_UNIX); server.bind(path); server.listen(1)
+client = socket.socket(socket.AF_UNIX); client.connect(path); client.send(b'ok')
+print(server.accept()[0].recv(2).decode())
+EOF";
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": own})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let pyenv = std::env::var("PYENV_ROOT").unwrap_or_default();
+    let output = h
+        .wright(
+            &[
+                "run",
+                "--base-url",
+                &server.url(),
+                "--model",
+                "test-model",
+                "own sockets",
+            ],
+            &[("PYENV_ROOT", &pyenv)],
+        )
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    assert_eq!(obs[0]["output"], "ok", "{}", obs[0]);
+}

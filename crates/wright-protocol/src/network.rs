@@ -32,6 +32,9 @@ pub enum NetRefusal {
     BadRequest,
     /// The run has no network at all (`fetch` without `--network` or `--allow-host`).
     NoNetwork,
+    /// A CONNECT tunnel whose TLS names another host than the allowed one it was opened
+    /// to (or that carries no TLS).
+    OtherName,
 }
 
 impl NetRefusal {
@@ -45,6 +48,9 @@ impl NetRefusal {
             Self::Unreachable => "the server did not answer",
             Self::BadRequest => "not a request the proxy understands",
             Self::NoNetwork => "the network is off for this run",
+            Self::OtherName => {
+                "its TLS names another host than the one it was opened to, or it is not TLS"
+            }
         }
     }
 }

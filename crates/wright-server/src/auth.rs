@@ -4,6 +4,14 @@
 //! KEY`, and on a WebSocket, which a browser cannot give headers, `?session_api_key=KEY`.
 //! A key presented twice must be right both times. No CORS header is ever sent, so a
 //! browser shares no answer with another origin.
+//!
+//! The browser's cookie (see `browser`) counts as the key when it is right; a wrong one
+//! counts as none, since cookies ignore ports and another program's page on this machine
+//! may have set one of the same name. A request that does work (anything but a `GET`,
+//! and the `GET`s that probe a model server) on the cookie alone must say it comes from
+//! this server's own page — `Sec-Fetch-Site: same-origin`, or an `Origin` of ours — since
+//! a page on another local port is the same site, and its `<img>` would carry the cookie
+//! with no `Origin`.
 
 use crate::error::ApiError;
 use crate::key::ServerKey;
@@ -21,6 +29,34 @@ use std::sync::Arc;
 pub const KEY_HEADER: &str = "x-session-api-key";
 /// The query parameter a WebSocket may carry the key in.
 pub const KEY_QUERY: &str = "session_api_key";
+
+/// `GET` routes that do work (they reach a model server) rather than read state.
+const WORKING_GETS: &[&str] = &["/api/doctor", "/api/models", "/v1/models"];
+
+/// What a request asks of the server, as far as who may ask it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asks {
+    /// The one-time token's route: no key (the token instead).
+    Token,
+    /// Reading stored state, or a page.
+    Reading,
+    /// Changing something or probing a model server.
+    Work,
+}
+
+impl Asks {
+    /// What a request of `method` on `path` asks.
+    pub fn of(method: &axum::http::Method, path: &str) -> Self {
+        if path == crate::browser::AUTH_PATH {
+            return Asks::Token;
+        }
+        let reads = matches!(*method, axum::http::Method::GET | axum::http::Method::HEAD);
+        match reads && !WORKING_GETS.contains(&path) {
+            true => Asks::Reading,
+            false => Asks::Work,
+        }
+    }
+}
 
 /// The server's checks of every request.
 pub struct Guard {
@@ -99,7 +135,7 @@ impl Guard {
         &self,
         headers: &HeaderMap,
         query: Option<&str>,
-        token_route: bool,
+        asks: Asks,
     ) -> Result<(), ApiError> {
         let host = headers
             .get(header::HOST)
@@ -119,7 +155,7 @@ impl Guard {
                 ));
             }
         }
-        if token_route {
+        if asks == Asks::Token {
             return Ok(());
         }
         let mut presented: Vec<&[u8]> = Vec::new();
@@ -144,22 +180,35 @@ impl Guard {
         if let Some(value) = &in_query {
             presented.push(value.as_bytes());
         }
-        let cookies = crate::browser::cookies(headers);
-        if presented.is_empty() && cookies.is_empty() {
+        if !presented.is_empty() {
+            // Every one is compared, so timing does not say which was wrong.
+            let right = presented
+                .iter()
+                .fold(true, |all, given| self.key.matches(given) & all);
+            return match right {
+                true => Ok(()),
+                false => Err(ApiError::unauthorized("wrong_key", "the key is wrong")),
+            };
+        }
+        // A wrong cookie is another program's of the same name: as if there were none.
+        let cookie_right = crate::browser::cookies(headers)
+            .iter()
+            .fold(false, |any, given| self.browser.matches(given) | any);
+        if !cookie_right {
             return Err(ApiError::unauthorized(
                 "missing_key",
-                "this server wants its key: `Authorization: Bearer KEY` or `X-Session-API-Key: KEY`",
+                "this server wants its key: `Authorization: Bearer KEY` or `X-Session-API-Key: KEY` (a browser opens the address printed at start)",
             ));
         }
-        // Every one is compared, so timing does not say which was wrong.
-        let right = presented
-            .iter()
-            .fold(true, |all, given| self.key.matches(given) & all);
-        let right = cookies
-            .iter()
-            .fold(right, |all, given| self.browser.matches(given) & all);
-        if !right {
-            return Err(ApiError::unauthorized("wrong_key", "the key is wrong"));
+        let same_origin = headers
+            .get("sec-fetch-site")
+            .is_some_and(|site| site.as_bytes() == b"same-origin");
+        // An Origin present was checked above: it is ours.
+        if asks == Asks::Work && !same_origin && headers.get(header::ORIGIN).is_none() {
+            return Err(ApiError::forbidden(
+                "not_same_origin",
+                "on the browser's cookie, a request that does work must come from this server's own page (Sec-Fetch-Site: same-origin); other programs give the key",
+            ));
         }
         Ok(())
     }
@@ -244,8 +293,8 @@ pub async fn require(
         .starts_with("/sockets/")
         .then(|| request.uri().query())
         .flatten();
-    let token_route = request.uri().path() == crate::browser::AUTH_PATH;
-    match state.guard.check(request.headers(), query, token_route) {
+    let asks = Asks::of(request.method(), request.uri().path());
+    match state.guard.check(request.headers(), query, asks) {
         Ok(()) => next.run(request).await,
         Err(err) => err.into_response(),
     }

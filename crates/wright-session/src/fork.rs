@@ -294,6 +294,7 @@ fn fill_clone(
         ],
         protected: Vec::new(),
         needs_git: true,
+        users_tree: false,
     };
     let setup = SandboxSetup::new(
         choice.mode,

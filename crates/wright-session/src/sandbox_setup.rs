@@ -58,6 +58,9 @@ pub struct Placement {
     pub protected: Vec<PathBuf>,
     /// git must run in the sandbox (the image of `--sandbox docker` must have it).
     pub needs_git: bool,
+    /// `writable` is the user's own tree (in place, or worked directly), where their
+    /// programs make Unix sockets: the sandbox refuses the agent Unix sockets there.
+    pub users_tree: bool,
 }
 
 impl Placement {
@@ -67,6 +70,7 @@ impl Placement {
             read_only: Vec::new(),
             protected: Vec::new(),
             needs_git: false,
+            users_tree: false,
         }
     }
 }
@@ -157,6 +161,7 @@ impl SandboxSetup {
         let mut policy = Policy::for_workspace(&placement.writable, &private, home.as_deref());
         policy.read_only.extend(placement.read_only.iter().cloned());
         policy.protected = placement.protected.clone();
+        policy.users_tree = placement.users_tree;
         policy.network = options.network;
         let proxy = match allow {
             Some(allow) => {

@@ -398,6 +398,7 @@ fn give_files(
         read_only: vec![writer_root.to_path_buf()],
         protected: Vec::new(),
         needs_git: false,
+        users_tree: false,
     };
     let setup = SandboxSetup::new(
         choice.mode,

@@ -165,6 +165,13 @@ pub trait Tool: Send + Sync {
     /// tool shows stays a small share of it.
     fn fit_window(&self, _tokens: u64) {}
 
+    /// The terminal's shell as the commands it ran left it (its aliases, functions,
+    /// traps, `PATH`), which the risk of its next command depends on; `None` for the
+    /// other tools.
+    fn shell_state(&self) -> Option<risk::ShellState> {
+        None
+    }
+
     /// `run`, with what it prints sent to `output` as it comes (a command's output); most
     /// tools print nothing and keep this default.
     async fn run_watched(

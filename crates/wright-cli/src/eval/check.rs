@@ -82,6 +82,7 @@ fn run(spec: &CheckSpec) -> Result<CheckOutcome> {
         read_only,
         protected: Vec::new(),
         needs_git: true,
+        users_tree: false,
     };
     let name = format!("eval-check-{}", wright_core::new_conversation_id());
     let setup = SandboxSetup::new(

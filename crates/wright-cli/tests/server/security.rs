@@ -424,3 +424,97 @@ async fn a_browser_trades_the_one_time_address_for_a_strict_cookie() {
     let (status, body) = served.send(browser.get(&token_url)).await;
     assert_eq!((status, body["error"].as_str()), (401, Some("wrong_token")));
 }
+
+/// Cookies ignore ports: another local program's page may leave a `wright_session` of its
+/// own. It counts as no cookie (the key, the right cookie and the one-time address still
+/// sign in); and a page on another port, the same site, cannot make the server work on
+/// the right cookie with no `Origin` (an `<img>` to `/api/doctor`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stray_cookie_locks_nobody_out_and_the_cookie_alone_does_no_cross_port_work() {
+    let h = Harness::new();
+    let served = Served::start(&h, &[], &[]).await;
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let stray = "wright_session=set-by-another-port";
+    let (status, _) = served
+        .send(
+            browser
+                .get(served.url("/api/conversations"))
+                .header("Cookie", stray)
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!(status, 200, "the key with a stray cookie");
+    let (status, body) = served
+        .send(
+            browser
+                .get(served.url("/api/conversations"))
+                .header("Cookie", stray),
+        )
+        .await;
+    assert_eq!((status, body["error"].as_str()), (401, Some("missing_key")));
+    // The one-time address still signs the browser in, and its cookie beside the stray
+    // one opens the UI.
+    let opened = browser
+        .get(&served.browser)
+        .header("Cookie", stray)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 303);
+    let cookie = opened.headers()["set-cookie"].to_str().unwrap().to_string();
+    let both = format!("{stray}; {}", cookie.split(';').next().unwrap());
+    let (status, _) = served
+        .send(
+            browser
+                .get(served.url("/api/conversations"))
+                .header("Cookie", both.as_str()),
+        )
+        .await;
+    assert_eq!(status, 200, "the right cookie beside a stray one");
+
+    // Work on the cookie alone: only from the server's own page.
+    let doctor = || {
+        browser
+            .get(served.url("/api/doctor"))
+            .query(&[("sandbox", "sideways")])
+            .header("Cookie", both.as_str())
+    };
+    let (status, body) = served.send(doctor()).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (403, Some("not_same_origin"))
+    );
+    let (status, _) = served
+        .send(doctor().header("Sec-Fetch-Site", "same-site"))
+        .await;
+    assert_eq!(status, 403, "a page on another port is the same site");
+    let (status, body) = served
+        .send(doctor().header("Sec-Fetch-Site", "same-origin"))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("bad_request")),
+        "{body}"
+    );
+    let (status, body) = served
+        .send(
+            browser
+                .get(served.url("/api/doctor"))
+                .query(&[("sandbox", "sideways")])
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("bad_request")));
+    // Reading on the cookie alone needs nothing more (a page load, a list).
+    let (status, _) = served
+        .send(
+            browser
+                .get(served.url("/api/conversations"))
+                .header("Cookie", both.as_str()),
+        )
+        .await;
+    assert_eq!(status, 200);
+}

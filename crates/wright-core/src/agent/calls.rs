@@ -110,11 +110,20 @@ impl Conversation {
         let Some(tool) = self.tools.get(&call.function.name) else {
             return false;
         };
-        let risk =
-            wright_tools::risk::assess(&call.function.name, &arguments, &self.workspace_root())
-                .risk;
+        let risk = self.assess(&call.function.name, &arguments).risk;
         wright_tools::runs_concurrently(&call.function.name, &arguments)
             && !self.asks_about(tool.name(), risk)
+    }
+
+    /// How risky a call is, in this workspace, with the terminal's shell as earlier
+    /// commands left it (an alias or a trap they set changes what a name runs).
+    fn assess(&self, tool: &str, arguments: &Value) -> wright_tools::risk::Assessment {
+        let shell = self
+            .tools
+            .get("terminal")
+            .and_then(|terminal| terminal.shell_state())
+            .unwrap_or_default();
+        wright_tools::risk::assess_in(tool, arguments, &self.workspace_root(), &shell)
     }
 
     /// Logs and runs read-only calls of one reply at the same time: their actions in
@@ -206,8 +215,7 @@ impl Conversation {
             Ok(value) => value.clone(),
             Err(_) => Value::String(call.function.arguments.clone()),
         };
-        let assessment =
-            wright_tools::risk::assess(&name, &logged_arguments, &self.workspace_root());
+        let assessment = self.assess(&name, &logged_arguments);
         self.append(
             observer,
             Source::Agent,

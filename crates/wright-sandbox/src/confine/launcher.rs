@@ -77,8 +77,10 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         policy.cgroup_description
     );
     let prepared = files::prepare(&policy, isolated.own_root)?;
-    // Without a root of its own the host's socket paths are there to connect to.
-    let program = syscalls::program(policy.network, !isolated.own_root, proxied)?;
+    // Without a root of its own the host's socket paths are there to connect to; in the
+    // user's own tree, the sockets their programs make there (now or later) are.
+    let no_unix_sockets = !isolated.own_root || policy.users_tree;
+    let program = syscalls::program(policy.network, no_unix_sockets, proxied)?;
     let capabilities = limits::drop_capabilities()?;
     let (landlock, tcp_blocked) = files::enforce(prepared)?;
     syscalls::apply(&program)?;
@@ -106,7 +108,7 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         } else {
             "off (seccomp: no IP sockets)".into()
         },
-        seccomp: if isolated.own_root {
+        seccomp: if !no_unix_sockets {
             "io_uring, ptrace, process memory, keyrings and TIOCSTI refused".into()
         } else {
             "io_uring, ptrace, process memory, keyrings, TIOCSTI and Unix sockets (socketpair allowed) refused".into()

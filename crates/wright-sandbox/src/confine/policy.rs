@@ -54,6 +54,13 @@ pub struct Policy {
     /// directly). 0: no limit.
     #[serde(default)]
     pub max_memory_bytes: u64,
+    /// The workspace is the user's own tree (in place, or a directory worked directly),
+    /// where the user's programs make Unix sockets at any time (git's fsmonitor daemon in
+    /// `.git`, an editor's or a dev server's): `socket(AF_UNIX)` is refused even with a
+    /// root of its own (`socketpair` still works), since Landlock does not cover
+    /// `connect()` and no scan at the start sees a socket made later.
+    #[serde(default)]
+    pub users_tree: bool,
 }
 
 /// System locations a toolchain may live in: readable and executable.
@@ -167,6 +174,7 @@ impl Policy {
             cgroup_description: "no cgroup (the cgroup tree is not writable here)".into(),
             workspace: Some(workspace.to_path_buf()),
             max_memory_bytes: default_memory_limit(),
+            users_tree: false,
         }
     }
 }

@@ -5,7 +5,8 @@
 //!   UDP or raw sockets);
 //! - Unix sockets too (but `socketpair`) when the command has no root of its own, where
 //!   the host's socket paths (tmux, ssh-agent, Docker) are there to connect to and Landlock
-//!   does not cover `connect()`;
+//!   does not cover `connect()`, and when the workspace is the user's own tree, where
+//!   their programs make sockets at any time (git's fsmonitor daemon in `.git`);
 //! - io_uring (it can perform I/O without the system calls filtered here);
 //! - ptrace and reading or writing other processes' memory;
 //! - the kernel keyrings;
@@ -68,13 +69,16 @@ pub fn program(network: bool, no_unix_sockets: bool, proxied: bool) -> Result<Bp
     );
     let not_unix = || condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64);
     match (network, no_unix_sockets) {
-        (false, false) if proxied => {
+        (false, _) if proxied => {
             let family = |op, family: i32| condition(0, op, family as u64);
             let mut refused = vec![rule(vec![
                 family(SeccompCmpOp::Ne, libc::AF_UNIX)?,
                 family(SeccompCmpOp::Ne, libc::AF_INET)?,
                 family(SeccompCmpOp::Ne, libc::AF_INET6)?,
             ])?];
+            if no_unix_sockets {
+                refused.push(rule(vec![family(SeccompCmpOp::Eq, libc::AF_UNIX)?])?);
+            }
             for domain in [libc::AF_INET, libc::AF_INET6] {
                 for kind in [
                     libc::SOCK_DGRAM,

@@ -1,7 +1,8 @@
 //! The little of HTTP the proxy reads: a request's head (`CONNECT host:port` or a plain
 //! request in absolute form, `GET http://host/path`), the head sent on to the server
-//! (origin form, `Connection: close` so that each request is decided on its own), and
-//! the answer to a refused one.
+//! (origin form, `Connection: close` so that each request is decided on its own, and the
+//! `Host` the host decided on: the client's own would pick another site of the same
+//! server), and the answer to a refused one.
 
 use wright_protocol::NetRefusal;
 
@@ -51,24 +52,22 @@ pub fn parse(head: &[u8]) -> Result<Request, NetRefusal> {
         path.to_string()
     };
     let mut out = format!("{method} {path} HTTP/1.1\r\n").into_bytes();
-    let mut has_host = false;
     for header in request.headers.iter() {
         let name = header.name.to_ascii_lowercase();
+        // The client's Host is replaced (RFC 9112 §3.2.2): the server must be asked for
+        // the host that was allowed, not for another it also serves.
         if matches!(
             name.as_str(),
-            "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive"
+            "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive" | "host"
         ) {
             continue;
         }
-        has_host |= name == "host";
         out.extend_from_slice(header.name.as_bytes());
         out.extend_from_slice(b": ");
         out.extend_from_slice(header.value);
         out.extend_from_slice(b"\r\n");
     }
-    if !has_host {
-        out.extend_from_slice(format!("Host: {authority_text}\r\n").as_bytes());
-    }
+    out.extend_from_slice(format!("Host: {authority_text}\r\n").as_bytes());
     out.extend_from_slice(b"Connection: close\r\n\r\n");
     Ok(Request::Plain {
         host,
@@ -105,9 +104,10 @@ fn authority(text: &str, default: Option<u16>) -> Result<(String, u16), NetRefus
 /// the user allows the host.
 pub fn refusal(host: &str, port: u16, reason: NetRefusal) -> Vec<u8> {
     let status = match reason {
-        NetRefusal::NotAllowed | NetRefusal::PrivateAddress | NetRefusal::NoNetwork => {
-            "403 Forbidden"
-        }
+        NetRefusal::NotAllowed
+        | NetRefusal::PrivateAddress
+        | NetRefusal::NoNetwork
+        | NetRefusal::OtherName => "403 Forbidden",
         NetRefusal::Unresolved | NetRefusal::Unreachable => "502 Bad Gateway",
         NetRefusal::BadRequest => "400 Bad Request",
     };
@@ -133,6 +133,10 @@ pub fn refusal_words(host: &str, port: u16, reason: NetRefusal) -> String {
         ),
         NetRefusal::BadRequest => format!(
             "wright's network proxy refused the request: {}. Use HTTP_PROXY/HTTPS_PROXY (plain HTTP requests and CONNECT tunnels).",
+            reason.words()
+        ),
+        NetRefusal::OtherName => format!(
+            "wright's network proxy closed the tunnel to {target}: {}. A tunnel carries TLS for the host it was opened to.",
             reason.words()
         ),
         NetRefusal::Unresolved | NetRefusal::Unreachable | NetRefusal::NoNetwork => {
@@ -162,8 +166,23 @@ mod tests {
             Ok(Request::Plain {
                 host: "example.test".into(),
                 port: 8080,
-                head: b"GET /a?b HTTP/1.1\r\nHost: example.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n".to_vec()
+                head: b"GET /a?b HTTP/1.1\r\nAccept: */*\r\nHost: Example.test:8080\r\nConnection: close\r\n\r\n".to_vec()
             })
+        );
+    }
+
+    #[test]
+    fn the_server_is_asked_for_the_allowed_host_whatever_host_the_client_named() {
+        let Ok(Request::Plain { host, head, .. }) = parse(
+            b"GET http://pypi.org/simple/ HTTP/1.1\r\nHost: evil.example\r\nhost: other.example\r\nAccept: */*\r\n\r\n",
+        ) else {
+            panic!("not a plain request");
+        };
+        assert_eq!(host, "pypi.org");
+        let head = String::from_utf8(head).unwrap();
+        assert_eq!(
+            head,
+            "GET /simple/ HTTP/1.1\r\nAccept: */*\r\nHost: pypi.org\r\nConnection: close\r\n\r\n"
         );
     }
 

@@ -7,6 +7,7 @@ mod address;
 mod allow;
 mod http;
 mod proxy;
+mod tls;
 
 pub use address::is_public;
 pub use address::resolve;

@@ -3,8 +3,10 @@
 //! the sandbox's network namespace and passes the socket itself over a Unix socket
 //! (`SCM_RIGHTS`); here each one is read as an HTTP request (CONNECT or plain HTTP),
 //! decided against the allow-list, resolved by wright, and joined to the server — or
-//! answered with a refusal that says how the user allows the host. Every connection, let
-//! through or refused, goes to the journal, from which the terminal logs it.
+//! answered with a refusal that says how the user allows the host. A plain request goes
+//! on with the allowed host as its `Host`; a tunnel, only once its TLS ClientHello names
+//! that host (see `tls`). Every connection, let through or refused, goes to the journal,
+//! from which the terminal logs it.
 //!
 //! Blocking threads, one per connection: a coding agent opens few connections, and a
 //! thread needs no runtime from whoever starts the proxy (CLI, server, library).
@@ -13,6 +15,8 @@ use super::address::resolve;
 use super::allow::AllowList;
 use super::http;
 use super::http::Request;
+use super::tls;
+use super::tls::Hello;
 use std::io::Read;
 use std::io::Write;
 use std::net::Shutdown;
@@ -223,7 +227,10 @@ pub fn serve(mut client: TcpStream, allow: &AllowList, journal: &Journal) {
             let answer = http::refusal(&record.host, record.port, reason);
             // Journaled before the program hears of it, so the command's report has it.
             journal.record(record);
-            let _ = client.write_all(&answer);
+            // A tunnel already established speaks TLS, not HTTP: it is only closed.
+            if reason != NetRefusal::OtherName {
+                let _ = client.write_all(&answer);
+            }
             let _ = client.shutdown(Shutdown::Both);
             return;
         }
@@ -240,6 +247,7 @@ fn open(
 ) -> Result<(TcpStream, Vec<u8>), NetRefusal> {
     let _ = client.set_read_timeout(Some(HEAD_TIMEOUT));
     let (head, rest) = read_head(client)?;
+    // (Still under HEAD_TIMEOUT: a tunnel's ClientHello is read before anything is sent.)
     let request = http::parse(&head)?;
     let (host, port) = match &request {
         Request::Connect { host, port } | Request::Plain { host, port, .. } => (host, *port),
@@ -249,18 +257,52 @@ fn open(
     let grant = allow.decide(host, port).ok_or(NetRefusal::NotAllowed)?;
     let addresses = resolve(host, port, grant)?;
     let upstream = connect(&addresses).ok_or(NetRefusal::Unreachable)?;
-    let _ = client.set_read_timeout(None);
     let mut first = Vec::new();
     match request {
         Request::Connect { .. } => {
             client
                 .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 .map_err(|_| NetRefusal::Unreachable)?;
+            first = read_hello(client, rest, &record.host)?;
         }
-        Request::Plain { head, .. } => first.extend_from_slice(&head),
+        Request::Plain { head, .. } => {
+            first.extend_from_slice(&head);
+            first.extend_from_slice(&rest);
+        }
     }
-    first.extend_from_slice(&rest);
+    let _ = client.set_read_timeout(None);
     Ok((upstream, first))
+}
+
+/// The tunnel's first bytes (`read`, and more from `client`), once they hold a ClientHello
+/// naming `host` (or naming none, for an address); refused otherwise.
+fn read_hello(client: &mut TcpStream, read: Vec<u8>, host: &str) -> Result<Vec<u8>, NetRefusal> {
+    let mut bytes = read;
+    let mut chunk = [0u8; 4096];
+    let hello = loop {
+        match tls::read_hello(&bytes) {
+            Hello::Incomplete if bytes.len() < tls::MAX_HELLO => {}
+            other => break other,
+        }
+        match client.read(&mut chunk) {
+            Ok(0) | Err(_) => break Hello::Incomplete,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    let names_it = match hello {
+        Hello::Named(name) => name == host,
+        Hello::Unnamed => host.parse::<std::net::IpAddr>().is_ok(),
+        Hello::Incomplete | Hello::NotTls => false,
+    };
+    match names_it {
+        true => Ok(bytes),
+        false => Err(NetRefusal::OtherName),
+    }
 }
 
 /// The head (up to its empty line) and the bytes read past it.
@@ -309,4 +351,86 @@ fn pump(client: TcpStream, upstream: TcpStream, first: &[u8]) -> (u64, u64) {
     let _ = client_out.shutdown(Shutdown::Write);
     let sent = up.join().unwrap_or(0);
     (sent, received)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A server on 127.0.0.1 that reads `expect` bytes, answers `ok` and closes; its port,
+    /// and for each connection what it read (`None`: the connection ended before).
+    fn upstream(expect: usize) -> (u16, std::sync::mpsc::Receiver<Option<Vec<u8>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut got = vec![0u8; expect];
+                let read = stream.read_exact(&mut got).is_ok();
+                if read {
+                    let _ = stream.write_all(b"ok");
+                }
+                let _ = tx.send(read.then_some(got));
+            }
+        });
+        (port, rx)
+    }
+
+    /// `CONNECT localhost:PORT` then a ClientHello naming `name`, through `serve`: what
+    /// the client heard, and the journal's connection.
+    fn tunnel(port: u16, name: &str) -> (String, NetConnection) {
+        let allow = AllowList::parse(&[format!("localhost:{port}")]).unwrap();
+        let journal = Journal::default();
+        let front = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(front.local_addr().unwrap()).unwrap();
+        let (served, _) = front.accept().unwrap();
+        let journaled = journal.clone();
+        let server = std::thread::spawn(move || serve(served, &allow, &journaled));
+        let mut request = format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n").into_bytes();
+        request.extend_from_slice(&tls::hello_naming(name));
+        client.write_all(&request).unwrap();
+        let mut heard = Vec::new();
+        let _ = client.read_to_end(&mut heard);
+        // A client done with the tunnel closes it, which ends the proxy's copying.
+        drop(client);
+        server.join().unwrap();
+        let mut connections = journal.drain();
+        assert_eq!(connections.len(), 1);
+        (
+            String::from_utf8_lossy(&heard).into_owned(),
+            connections.remove(0),
+        )
+    }
+
+    #[test]
+    fn a_tunnel_goes_through_only_when_its_tls_names_the_allowed_host() {
+        let hello = tls::hello_naming("LocalHost.");
+        let (port, received) = upstream(hello.len());
+        let (heard, connection) = tunnel(port, "LocalHost.");
+        assert_eq!(heard, "HTTP/1.1 200 Connection established\r\n\r\nok");
+        assert_eq!(connection.verdict, NetVerdict::Allowed);
+        assert_eq!(
+            received.recv_timeout(Duration::from_secs(10)).unwrap(),
+            Some(hello)
+        );
+
+        // The same allowed address, another name: a fronted site; nothing reaches it.
+        let (port, received) = upstream(1);
+        let (heard, connection) = tunnel(port, "evil.example");
+        assert_eq!(heard, "HTTP/1.1 200 Connection established\r\n\r\n");
+        assert_eq!(
+            connection.verdict,
+            NetVerdict::Refused {
+                reason: NetRefusal::OtherName
+            }
+        );
+        assert_eq!(connection.bytes_sent, 0);
+        // The proxy dropped its connection to the server without a byte sent.
+        assert_eq!(
+            received.recv_timeout(Duration::from_secs(10)).unwrap(),
+            None
+        );
+    }
 }

@@ -497,6 +497,7 @@ impl WorkingCopy {
                 // The user's own repositories in it stay theirs: read-only to the agent.
                 protected: guarded(git_before),
                 needs_git: false,
+                users_tree: true,
                 ..Placement::writable(root)
             },
             WorkingCopy::InPlace(in_place) => {
@@ -523,6 +524,7 @@ impl WorkingCopy {
                     read_only: outside,
                     protected,
                     needs_git: true,
+                    users_tree: true,
                 }
             }
             WorkingCopy::Clone(clone) => Placement {
@@ -530,6 +532,7 @@ impl WorkingCopy {
                 read_only: vec![clone.repo.top().join(".git").join("objects")],
                 protected: Vec::new(),
                 needs_git: true,
+                users_tree: false,
             },
         }
     }

@@ -13,6 +13,7 @@ use super::paths::Place;
 use super::shell;
 use super::shell::Command;
 use super::shell::Word;
+use super::shell_state;
 use super::Finding;
 use wright_protocol::Risk;
 
@@ -151,22 +152,23 @@ fn read_command(command: &Command, place: &mut Place, depth: usize) -> Vec<Findi
         .filter(|r| r.writes)
         .map(|r| place.written_word(&r.target, "writes"))
         .collect();
-    findings.extend(read_words(&command.words, command, place, depth));
+    findings.extend(shell_state::of_command(command));
+    // A function's name is not run where it is defined.
+    if command.defines_function.is_none() {
+        findings.extend(read_words(&command.words, command, place, depth));
+    }
     findings
 }
 
 /// Findings of the command `words` (with `command` for its input).
 fn read_words(words: &[Word], command: &Command, place: &mut Place, depth: usize) -> Vec<Finding> {
-    let Some(first) = words.first() else {
+    if words.is_empty() {
         return Vec::new();
-    };
-    if first.expands {
-        return vec![Finding::new(
-            Risk::Unknown,
-            format!("runs {}, a program chosen at run time", first.text),
-        )];
     }
     let name = program(words).unwrap_or("");
+    if let Some(finding) = shell_state::of_words(name, words) {
+        return vec![finding];
+    }
     let args = &words[1..];
     // A keyword that opens a compound command: what follows is the command.
     if matches!(
@@ -179,6 +181,11 @@ fn read_words(words: &[Word], command: &Command, place: &mut Place, depth: usize
     let has = |flags: &[&str]| args.iter().any(|w| flags.contains(&w.text.as_str()));
     let wrapped = strip_wrappers(words);
     if wrapped.len() != words.len() {
+        if name == "env" {
+            if let Some(finding) = shell_state::of_env(words) {
+                return vec![finding];
+            }
+        }
         return match wrapped.is_empty() {
             // `env` alone prints the environment; `nohup` alone does nothing.
             true if name == "env" => vec![environment()],
@@ -235,18 +242,6 @@ fn read_words(words: &[Word], command: &Command, place: &mut Place, depth: usize
         "set" | "export" | "declare" | "typeset" | "umask" | "ulimit" => {
             vec![Finding::new(Risk::Low, "sets the shell's state")]
         }
-        "eval" => {
-            if args.iter().any(|w| w.expands) {
-                vec![Finding::new(
-                    Risk::Unknown,
-                    "eval of text known only when it runs",
-                )]
-            } else {
-                let text: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-                read_line(&text.join(" "), place, depth + 1)
-            }
-        }
-        "source" | "." => vec![Finding::new(Risk::Medium, "runs a script in the shell")],
         "sh" | "bash" | "zsh" | "dash" | "ksh" => shell_command(name, args, command, place, depth),
         "xargs" => xargs(args, place, depth),
         "find" => find(args, command, place, depth),

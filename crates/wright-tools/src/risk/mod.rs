@@ -7,7 +7,8 @@
 //! know) `unknown`. The model may state a risk too (`security_risk`); the higher wins.
 //!
 //! It reads what the call says, not what it will do: a script of the workspace run by
-//! `python3 x.py` is `medium` whatever the script holds. It decides when the user is
+//! `python3 x.py` is `medium` whatever the script holds. What a name runs depends on the
+//! terminal's shell too (its aliases, functions, traps, `PATH`): see `shell_state`. It decides when the user is
 //! asked (see `ConfirmMode`); the sandbox still bounds what anything can do.
 
 mod commands;
@@ -17,10 +18,13 @@ mod lists;
 mod packages;
 mod paths;
 mod shell;
+mod shell_state;
 mod stated;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use shell::simple_commands;
+pub use shell_state::ShellState;
 pub use stated::offers_stated_risk;
 
 use serde_json::Value;
@@ -39,6 +43,8 @@ pub struct Assessment {
 pub(crate) struct Finding {
     pub risk: Risk,
     pub reason: String,
+    /// What it does to the persistent shell, when it changes what names run there.
+    pub shell: Option<shell_state::ShellChange>,
 }
 
 impl Finding {
@@ -46,14 +52,22 @@ impl Finding {
         Self {
             risk,
             reason: reason.into(),
+            shell: None,
         }
     }
 }
 
-/// The risk of calling `tool` with `arguments` in the workspace at `root`: the higher of
-/// wright's reading and the level the model stated in `security_risk`.
+/// The risk of calling `tool` with `arguments` in the workspace at `root`, in a fresh
+/// shell (see `assess_in`).
 pub fn assess(tool: &str, arguments: &Value, root: &Path) -> Assessment {
-    let read = read_call(tool, arguments, root);
+    assess_in(tool, arguments, root, &ShellState::default())
+}
+
+/// The risk of calling `tool` with `arguments` in the workspace at `root`, with the
+/// terminal's shell as `shell` (what earlier commands gave it): the higher of wright's
+/// reading and the level the model stated in `security_risk`.
+pub fn assess_in(tool: &str, arguments: &Value, root: &Path, shell: &ShellState) -> Assessment {
+    let read = read_call(tool, arguments, root, shell);
     let stated = arguments
         .get("security_risk")
         .and_then(Value::as_str)
@@ -68,7 +82,7 @@ pub fn assess(tool: &str, arguments: &Value, root: &Path) -> Assessment {
 }
 
 /// wright's own reading of a call.
-fn read_call(tool: &str, arguments: &Value, root: &Path) -> Assessment {
+fn read_call(tool: &str, arguments: &Value, root: &Path, shell: &ShellState) -> Assessment {
     let field = |key: &str| arguments.get(key).and_then(Value::as_str);
     match tool {
         "terminal" | "execute_bash" | "bash" => {
@@ -88,7 +102,9 @@ fn read_call(tool: &str, arguments: &Value, root: &Path) -> Assessment {
             if command.trim().is_empty() {
                 return summarize(vec![Finding::new(Risk::Low, "no command")]);
             }
-            summarize(commands::read_line(command, &paths::Place::new(root), 0))
+            let mut findings = commands::read_line(command, &paths::Place::new(root), 0);
+            findings.extend(shell.finding(command));
+            summarize(findings)
         }
         "file_editor" | "str_replace_editor" => {
             let path = field("path").unwrap_or("");

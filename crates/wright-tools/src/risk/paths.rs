@@ -87,19 +87,21 @@ impl Place {
         let Some(path) = self.resolve(text) else {
             return Where::Unknown;
         };
-        if path.starts_with("/tmp") || path.starts_with("/var/tmp") || path.starts_with("/dev/shm")
-        {
-            return Where::Scratch;
-        }
-        match path.strip_prefix(&self.root) {
-            Ok(inside) => match inside.components().next() {
+        // The workspace first: it may itself lie under /tmp (a clone, or the user's own
+        // checkout there with `--in-place`), and its files are kept, not scratch.
+        if let Ok(inside) = path.strip_prefix(&self.root) {
+            return match inside.components().next() {
                 Some(Component::Normal(first)) if first == ".git" || first == ".wright" => {
                     Where::Control
                 }
                 _ => Where::Inside,
-            },
-            Err(_) => Where::Outside,
+            };
         }
+        if path.starts_with("/tmp") || path.starts_with("/var/tmp") || path.starts_with("/dev/shm")
+        {
+            return Where::Scratch;
+        }
+        Where::Outside
     }
 
     /// What writing `word` (by `verb`: "writes", "deletes", …) comes to.

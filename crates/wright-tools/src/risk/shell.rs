@@ -35,6 +35,10 @@ pub(crate) struct Command {
     pub piped: bool,
     /// The bodies of its here-documents and here-strings (what it reads on stdin).
     pub stdin_text: Vec<String>,
+    /// The variables assigned in front of it (`PATH=x make`), or alone (`PATH=x`).
+    pub assigned: Vec<String>,
+    /// `NAME() …`: it defines the function NAME (its body follows as commands).
+    pub defines_function: Option<String>,
 }
 
 /// A command line, read.
@@ -97,23 +101,85 @@ impl Lexer<'_> {
 
     fn end_word(&mut self) {
         if let Some(word) = self.word.take() {
-            // `NAME=value` before the program is an assignment, not the program.
-            let assignment = self.current.words.is_empty()
-                && word
+            // `NAME=value` (`NAME+=…`, `NAME[i]=…`) before the program is an assignment,
+            // not the program.
+            let assigned = match self.current.words.is_empty() {
+                true => word
                     .text
                     .split_once('=')
-                    .is_some_and(|(name, _)| is_name(name));
-            if !assignment {
-                self.current.words.push(word);
+                    .map(|(name, _)| assigned_name(name)),
+                false => None,
+            };
+            match assigned {
+                Some(name) if is_name(name) => self.current.assigned.push(name.to_string()),
+                _ => self.current.words.push(word),
             }
         }
+    }
+
+    /// At `(`: whether `()` follows, making the word before it a function's name.
+    fn function_parens(&self) -> bool {
+        let mut ahead = 1;
+        while matches!(self.peek(ahead), Some(' ' | '\t')) {
+            ahead += 1;
+        }
+        self.peek(ahead) == Some(')')
+    }
+
+    /// `NAME()` or `NAME ()`: the command defines a function; its body is read as the
+    /// commands that follow.
+    fn function_definition(&mut self) {
+        self.end_word();
+        while self.peek(0) != Some(')') {
+            self.at += 1;
+        }
+        self.at += 1;
+        self.current.defines_function = Some(
+            self.current
+                .words
+                .last()
+                .map(|w| w.text.clone())
+                .unwrap_or_default(),
+        );
+        self.end_command(false);
+    }
+
+    /// `$'…'`: ANSI-C quoting, whose escapes (`\x72`) are not decoded here, so what the
+    /// word says is not known.
+    fn ansi_c_quoted(&mut self) -> Result<(), String> {
+        self.at += 2;
+        loop {
+            match self.peek(0) {
+                None => return Err("a $' is not closed".into()),
+                Some('\'') => {
+                    self.at += 1;
+                    break;
+                }
+                Some('\\') => {
+                    self.push_char('\\');
+                    if let Some(next) = self.peek(1) {
+                        self.push_char(next);
+                    }
+                    self.at += 2;
+                }
+                Some(c) => {
+                    self.push_char(c);
+                    self.at += 1;
+                }
+            }
+        }
+        self.word_mut().expands = true;
+        Ok(())
     }
 
     /// Ends the current command; `piped_next` when a `|` joins it to the next.
     fn end_command(&mut self, piped_next: bool) {
         self.end_word();
         let command = std::mem::take(&mut self.current);
-        let had_any = !command.words.is_empty() || !command.redirects.is_empty();
+        let had_any = !command.words.is_empty()
+            || !command.redirects.is_empty()
+            || !command.assigned.is_empty()
+            || command.defines_function.is_some();
         if had_any {
             self.script.commands.push(command);
         }
@@ -165,7 +231,18 @@ impl Lexer<'_> {
                     let inner = self.until('`')?;
                     self.substitution(inner);
                 }
+                '$' if self.peek(1) == Some('\'') => self.ansi_c_quoted()?,
+                // `$"…"`: translated through a message catalog at run time.
+                '$' if self.peek(1) == Some('"') => {
+                    self.at += 1;
+                    self.word_mut().expands = true;
+                }
                 '$' => self.dollar()?,
+                '(' if self.function_parens()
+                    && (self.word.is_some() || self.current.words.len() == 1) =>
+                {
+                    self.function_definition()
+                }
                 '|' => {
                     self.at += 1;
                     if self.peek(0) == Some('|') {
@@ -465,6 +542,7 @@ impl Lexer<'_> {
                     }
                     self.at += 2;
                 }
+                Some('$') if self.peek(1) == Some('\'') => self.ansi_c_quoted()?,
                 Some('$') => self.dollar()?,
                 Some(c) => {
                     self.push_char(c);
@@ -513,6 +591,32 @@ impl Lexer<'_> {
     }
 }
 
+/// The words of every simple command of `line`, those of its command substitutions
+/// too (as far as `depth` levels down); `None` when the line cannot be read.
+pub(crate) fn simple_commands(line: &str, depth: usize) -> Option<Vec<Vec<String>>> {
+    let script = parse(line).ok()?;
+    let mut all: Vec<Vec<String>> = script
+        .commands
+        .iter()
+        .map(|command| command.words.iter().map(|w| w.text.clone()).collect())
+        .collect();
+    if depth > 0 {
+        for inner in &script.substitutions {
+            all.extend(simple_commands(inner, depth - 1)?);
+        }
+    }
+    Some(all)
+}
+
+/// The variable an assignment's left side names: `PATH` of `PATH+`, `BASH_ALIASES[ls]`.
+fn assigned_name(left: &str) -> &str {
+    let name = left.strip_suffix('+').unwrap_or(left);
+    match name.split_once('[') {
+        Some((array, _)) if name.ends_with(']') => array,
+        _ => name,
+    }
+}
+
 /// Whether `name` is a shell variable's name.
 fn is_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -523,75 +627,5 @@ fn is_name(name: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    fn words(script: &Script) -> Vec<Vec<String>> {
-        script
-            .commands
-            .iter()
-            .map(|c| c.words.iter().map(|w| w.text.clone()).collect())
-            .collect()
-    }
-
-    #[test]
-    fn operators_split_commands_and_quotes_hold_them_together() {
-        let script = parse("cd src && ls -la | grep 'a b' ; echo \"x && y\" || true &").unwrap();
-        assert_eq!(
-            words(&script),
-            vec![
-                vec!["cd", "src"],
-                vec!["ls", "-la"],
-                vec!["grep", "a b"],
-                vec!["echo", "x && y"],
-                vec!["true"],
-            ]
-        );
-        let pipelines: Vec<(usize, bool)> = script
-            .commands
-            .iter()
-            .map(|c| (c.pipeline, c.piped))
-            .collect();
-        assert_eq!(pipelines[1].0, pipelines[2].0);
-        assert!(pipelines[2].1 && !pipelines[1].1);
-        assert_ne!(pipelines[0].0, pipelines[1].0);
-    }
-
-    #[test]
-    fn redirections_assignments_and_substitutions() {
-        let script = parse("FOO=1 make >out.log 2>&1 && cat </dev/null >>/etc/x").unwrap();
-        assert_eq!(words(&script), vec![vec!["make"], vec!["cat"]]);
-        assert_eq!(script.commands[0].redirects[0].target.text, "out.log");
-        assert_eq!(script.commands[0].redirects.len(), 1);
-        assert!(script.commands[1].redirects[1].writes);
-        assert_eq!(script.commands[1].redirects[1].target.text, "/etc/x");
-        let script = parse("echo $(git push) `rm -rf x` \"$(id)\" ${HOME}").unwrap();
-        assert_eq!(script.substitutions, vec!["git push", "rm -rf x", "id"]);
-        assert!(script.commands[0].words[1].expands);
-        let script = parse("echo hi>/tmp/x").unwrap();
-        assert_eq!(script.commands[0].redirects[0].target.text, "/tmp/x");
-    }
-
-    #[test]
-    fn heredocs_are_the_commands_input() {
-        let script = parse(
-            "cat > f.py <<'EOF'\nimport os\nos.system('x')\nEOF\nbash <<-END\n\tgit push\n\tEND\n",
-        )
-        .unwrap();
-        assert_eq!(words(&script), vec![vec!["cat"], vec!["bash"]]);
-        assert_eq!(
-            script.commands[0].stdin_text,
-            vec!["import os\nos.system('x')\n"]
-        );
-        assert_eq!(script.commands[1].stdin_text, vec!["\tgit push\n"]);
-    }
-
-    #[test]
-    fn what_cannot_be_read_is_an_error() {
-        assert!(parse("echo 'unterminated").is_err());
-        assert!(parse("echo $(ls").is_err());
-        assert!(parse("cat <<EOF\nno end").is_err());
-        assert!(parse("ls # a comment with 'quote").is_ok());
-    }
-}
+#[path = "shell_tests.rs"]
+mod tests;

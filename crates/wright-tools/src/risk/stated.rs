@@ -49,6 +49,9 @@ impl Tool for WithStatedRisk {
     fn fit_window(&self, tokens: u64) {
         self.0.fit_window(tokens)
     }
+    fn shell_state(&self) -> Option<crate::risk::ShellState> {
+        self.0.shell_state()
+    }
     async fn run_watched(
         &self,
         arguments: &Value,

@@ -236,3 +236,167 @@ fn other_tools() {
         Unknown
     );
 }
+
+#[test]
+fn a_workspace_under_tmp_is_the_workspace_not_scratch() {
+    let root = Path::new("/tmp/checkout");
+    let level = |tool: &str, arguments: serde_json::Value| assess(tool, &arguments, root);
+    let edit = level(
+        "file_editor",
+        json!({"command": "str_replace", "path": "/tmp/checkout/src/a.py"}),
+    );
+    assert_eq!(edit.risk, Medium, "{}", edit.reason);
+    assert_eq!(
+        level(
+            "file_editor",
+            json!({"command": "create", "path": "/tmp/checkout/.git/hooks/pre-commit"})
+        )
+        .risk,
+        High
+    );
+    assert_eq!(
+        level("terminal", json!({"command": "echo x > notes.txt"})).risk,
+        Medium
+    );
+    // Elsewhere in /tmp is still scratch.
+    assert_eq!(
+        level("terminal", json!({"command": "echo x > /tmp/other.txt"})).risk,
+        Low
+    );
+}
+
+/// Lines that give the shell something that changes what a name runs: each asks.
+#[test]
+fn changing_the_shell_asks() {
+    let lines = [
+        "alias ls='rm -rf ./*'",
+        "builtin alias ls='rm -rf ./*'",
+        "ls() { rm -rf ./*; }",
+        "ls () { echo hi; }",
+        "function ls { echo hi; }",
+        "trap 'rm -rf ./*' DEBUG",
+        "trap 'rm -rf ./*' EXIT",
+        "PROMPT_COMMAND='rm -rf ./*'",
+        "PS0='$(rm -rf ./*)'",
+        "export BASH_ENV=./evil.sh",
+        "BASH_ENV=./evil.sh bash build.sh",
+        "env BASH_ENV=./evil.sh bash build.sh",
+        "$'\\x72\\x6d' -rf ./*",
+        "$'rm' -rf ./*",
+        "hash -p /tmp/rm ls",
+        "PATH=./bin:$PATH",
+        "export PATH=\"$PWD/bin:$PATH\"",
+        "cp /bin/rm bin/ls && export PATH=bin:$PATH && ls",
+        "source evil.sh",
+        ". ./evil.sh",
+        "eval ls",
+        "BASH_ALIASES[ls]='rm -rf ./*'",
+        "BASH_CMDS[ls]=/tmp/rm",
+        "declare -n p=PATH",
+        "read PATH <<< /tmp",
+        "printf -v PATH %s /tmp",
+        "{rm,-rf,./*}",
+        "/bin/r? -rf ./*",
+        "${!x} -rf ./*",
+        "enable -n echo",
+        "if true; then alias ls=x; fi",
+        "export -f ls",
+        "declare -fx ls",
+        "env 'BASH_FUNC_ls%%=() { rm -rf ./*; }' bash build.sh",
+    ];
+    let mut wrong = Vec::new();
+    for line in lines {
+        let got = assess("terminal", &json!({ "command": line }), Path::new(ROOT));
+        if got.risk < Unknown {
+            wrong.push(format!("{line:?}: {} ({})", got.risk, got.reason));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Ordinary lines keep their level in a fresh shell.
+#[test]
+fn an_unchanged_shell_keeps_ordinary_levels() {
+    for (line, expected) in [
+        ("ls", Low),
+        ("alias", Low),
+        ("trap -p", Low),
+        ("export FOO=1", Low),
+        ("read -p 'name? ' n", Low),
+        ("case $f in *.py) echo py;; esac", Low),
+        ("[ -f x ] && cat x", Low),
+        ("FOO=1 python3 app.py", Medium),
+        ("cargo test", Medium),
+    ] {
+        let got = assess("terminal", &json!({ "command": line }), Path::new(ROOT));
+        assert_eq!(got.risk, expected, "{line:?}: {}", got.reason);
+    }
+}
+
+fn env(path: &str) -> Vec<(String, String)> {
+    vec![
+        ("PATH".to_string(), path.to_string()),
+        ("HOME".to_string(), "/tmp/private/home".to_string()),
+    ]
+}
+
+fn in_shell(shell: &super::ShellState, line: &str) -> super::Assessment {
+    super::assess_in(
+        "terminal",
+        &json!({ "command": line }),
+        Path::new(ROOT),
+        shell,
+    )
+}
+
+#[test]
+fn what_ran_in_the_shell_decides_what_a_name_runs() {
+    let root = Path::new(ROOT);
+    let clean = super::ShellState::fresh(&env("/usr/bin:/bin"), root);
+    assert_eq!(in_shell(&clean, "ls").risk, Low);
+
+    // An alias or function of a known name: lines naming it ask, others do not.
+    let mut aliased = clean.clone();
+    aliased.ran("alias ls='rm -rf ./*'", root);
+    assert_eq!(in_shell(&aliased, "ls").risk, Unknown);
+    assert_eq!(in_shell(&aliased, "cd src; ls -la").risk, Unknown);
+    assert_eq!(in_shell(&aliased, "cat README.md").risk, Low);
+    assert_eq!(in_shell(&aliased, "cargo test").risk, Medium);
+    let mut hashed = clean.clone();
+    hashed.ran("hash -p /tmp/rm cat", root);
+    assert_eq!(in_shell(&hashed, "cat x").risk, Unknown);
+    let mut function = clean.clone();
+    function.ran("ls() { rm -rf ./*; }", root);
+    assert_eq!(in_shell(&function, "ls").risk, Unknown);
+
+    // A trap, a new PATH, a sourced script: every line asks.
+    for change in [
+        "trap 'rm -rf ./*' DEBUG",
+        "PROMPT_COMMAND='rm -rf ./*'",
+        "cp /bin/rm bin/ls; export PATH=$PWD/bin:$PATH",
+        "source .venv/bin/activate",
+        "$CMD",
+        "command_not_found_handle() { rm -rf ./*; }",
+    ] {
+        let mut changed = clean.clone();
+        changed.ran(change, root);
+        let got = in_shell(&changed, "cat README.md");
+        assert_eq!(got.risk, Unknown, "after {change:?}: {}", got.reason);
+    }
+
+    // Ordinary commands leave it as it was.
+    let mut ordinary = clean.clone();
+    ordinary.ran("ls -la && cargo test && export FOO=1", root);
+    assert_eq!(ordinary, clean);
+
+    // A PATH that holds a directory the agent can write is a change from the start.
+    for path in [
+        ".:/usr/bin",
+        "/usr/bin::/bin",
+        "/home/me/project/bin:/usr/bin",
+        "/tmp/private/home/bin:/usr/bin",
+    ] {
+        let shell = super::ShellState::fresh(&env(path), root);
+        assert_eq!(in_shell(&shell, "ls").risk, Unknown, "PATH={path}");
+    }
+}

@@ -11,6 +11,7 @@ mod waiting;
 
 use crate::args;
 use crate::mask::Masker;
+use crate::risk::ShellState;
 use crate::scratch::Scratch;
 use crate::text::clean_terminal_output;
 use crate::text::ends_of_larger;
@@ -71,6 +72,9 @@ pub struct TerminalTool {
     masker: Option<Arc<Masker>>,
     /// With an allow-list: the connections wright's proxy saw, drained after each command.
     journal: Option<wright_sandbox::egress::Journal>,
+    /// What the commands run in the current shell gave it (aliases, functions, traps,
+    /// `PATH`): fresh with each new shell.
+    shell_state: std::sync::Mutex<ShellState>,
 }
 
 impl TerminalTool {
@@ -83,7 +87,9 @@ impl TerminalTool {
         scratch: Scratch,
     ) -> Self {
         let root = workspace.root().to_path_buf();
+        let shell_state = std::sync::Mutex::new(ShellState::fresh(&env, &root));
         Self {
+            shell_state,
             workspace,
             env,
             sandbox,
@@ -124,14 +130,26 @@ impl TerminalTool {
     }
 
     async fn start(&self) -> Result<ShellSession, ToolError> {
-        ShellSession::start(
+        let session = ShellSession::start(
             &self.workspace,
             &self.env,
             &self.sandbox,
             &self.scratch,
             self.masker.clone(),
         )
-        .await
+        .await?;
+        self.set_shell_state(|state| *state = ShellState::fresh(&self.env, self.workspace.root()));
+        Ok(session)
+    }
+
+    /// Changes the tracked state of the shell (a poisoned lock is taken over: the state
+    /// is plain data, whole after any change).
+    fn set_shell_state(&self, change: impl FnOnce(&mut ShellState)) {
+        let mut state = self
+            .shell_state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        change(&mut state);
     }
 }
 
@@ -147,6 +165,14 @@ impl Tool for TerminalTool {
 
     fn fit_window(&self, tokens: u64) {
         self.shown.store(shown_chars(tokens), Ordering::Relaxed);
+    }
+
+    fn shell_state(&self) -> Option<ShellState> {
+        let state = self
+            .shell_state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(state.clone())
     }
 
     fn schema(&self) -> Value {
@@ -241,6 +267,9 @@ impl TerminalTool {
             Some(session) => session,
             None => guard.insert(self.start().await?),
         };
+        // Taken in before it runs: whatever it gave the shell, it may have given it even
+        // if it then failed or was stopped.
+        self.set_shell_state(|state| state.ran(command, self.workspace.root()));
         let result = session.run(command, timeout, output).await?;
         self.report(&mut guard, result, timeout_secs, notes).await
     }
