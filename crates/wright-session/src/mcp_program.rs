@@ -133,14 +133,13 @@ pub fn grants_for(file: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let mut grants = vec![root_of(file, home)];
     if let Ok(real) = std::fs::canonicalize(file) {
         let root = root_of(&real, home);
+        // A virtual environment's python is a link into the installation it was made
+        // from, which `pyvenv.cfg` names.
+        let python = venv_home(&root);
         if !grants.contains(&root) {
             grants.push(root);
         }
-        // A virtual environment's python is a link into the installation it was made
-        // from, which `pyvenv.cfg` names.
-        if let Some(python) = venv_home(&root) {
-            grants.push(python);
-        }
+        grants.extend(python);
     }
     grants
 }
