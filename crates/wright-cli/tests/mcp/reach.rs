@@ -76,6 +76,8 @@ async fn your_server_outside_the_workspace_reads_its_package_and_only_it() {
             "terminal",
             json!({"command": format!("cat {}", manifest.display())}),
         ),
+        // A finish right after a failed command is sent back: something works first.
+        reply().call("terminal", json!({"command": "true"})),
         reply().call("finish", json!({"message": "done"})),
     ])
     .await
