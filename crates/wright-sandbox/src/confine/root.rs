@@ -10,7 +10,9 @@
 //! - the policy's read-only paths (system, toolchains, shared objects, wright's scratch)
 //!   and read-write paths (workspace, private tmp and home, caches), bound at the same
 //!   paths; a path that is a symbolic link on the host is the same link inside;
-//! - `protected` paths bound read-only over a read-write one (an in-place `.git`);
+//! - `protected` paths bound read-only over a read-write one (an in-place `.git`), and
+//!   the directories between them and the workspace pinned (bound onto themselves), so
+//!   the agent cannot move a protected path aside by renaming its parent;
 //! - the user's toolchain caches as overlays: theirs below, read-only, and a private
 //!   upper layer taking the writes, so nothing the agent writes there reaches the real
 //!   cache, which the user's own builds run (read-only where an overlay cannot be had);
@@ -77,6 +79,12 @@ enum Entry {
         path: PathBuf,
         layer: PathBuf,
     },
+    /// A directory between the workspace and a protected path, bound onto itself
+    /// writable: a mount point, which the agent cannot rename or remove to move the
+    /// protected path aside and put its own in its place.
+    Pin {
+        path: PathBuf,
+    },
     /// A file (a lock) given a private empty copy, writable.
     PrivateFile {
         path: PathBuf,
@@ -97,6 +105,7 @@ impl Entry {
     fn path(&self) -> &Path {
         match self {
             Entry::Bind { path, .. }
+            | Entry::Pin { path }
             | Entry::Overlay { path, .. }
             | Entry::PrivateFile { path, .. }
             | Entry::Tmpfs { path, .. }
@@ -233,6 +242,12 @@ fn plan(layout: &Layout<'_>) -> Vec<Entry> {
             writable: false,
         });
     }
+    for path in crate::protection_pins(layout.protected, layout.read_write) {
+        // Never through a link (the bind would follow it).
+        if std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+            entries.push(Entry::Pin { path });
+        }
+    }
     // Parents first; at one depth, a tmpfs before what is bound into it, and protected
     // paths (pushed last) after what they sit in.
     entries.sort_by_key(|entry| entry.path().components().count());
@@ -281,6 +296,10 @@ fn place(entry: &Entry) -> Result<(), String> {
             let _ = writable; // made read-only, submounts included, by `seal`
             Ok(())
         }
+        Entry::Pin { path } => place(&Entry::Bind {
+            path: path.clone(),
+            writable: true,
+        }),
         Entry::Overlay { path, layer } => {
             let target = inside(NEW, path);
             make_dir(&target)?;

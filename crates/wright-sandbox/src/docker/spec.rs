@@ -3,7 +3,8 @@
 //!
 //! Guarantees, for every container wright creates: only the workspace is bind-mounted
 //! (read-write, at the same absolute path, so the paths the file editor and the shell use
-//! agree), plus any read-only paths the caller names; the image's root filesystem is
+//! agree), plus any read-only paths the caller names and the directories holding protected
+//! ones (pinned, read-write: mount points the agent cannot rename); the image's root filesystem is
 //! read-only and /tmp is a private tmpfs; no network but loopback unless the policy allows
 //! it; every capability dropped and no-new-privileges (also for `docker exec`, which
 //! inherits both); the uid:gid that owns the workspace; memory (no swap on top), process,
@@ -34,6 +35,13 @@ pub(super) fn container_body(
 ) -> ContainerCreateBody {
     let workspace = settings.workspace.display().to_string();
     let mut mounts = vec![bind(&settings.workspace, false)];
+    // Pinned (see `crate::protection_pins`): mount points the agent cannot rename.
+    mounts.extend(
+        crate::protection_pins(&policy.protected, std::slice::from_ref(&settings.workspace))
+            .iter()
+            .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir()))
+            .map(|path| bind(path, false)),
+    );
     mounts.extend(
         settings
             .read_only

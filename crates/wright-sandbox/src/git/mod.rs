@@ -14,6 +14,7 @@
 
 mod agent;
 mod command;
+mod configured;
 mod listing;
 mod remote;
 mod snapshot;
@@ -23,6 +24,9 @@ mod user;
 pub use agent::AgentRepo;
 pub use agent::AsideCommit;
 pub use agent::StepCommit;
+pub use configured::InTree;
+pub use configured::Pointed;
+pub use configured::Use as ConfiguredUse;
 pub use listing::LastChange;
 pub use listing::Listing;
 pub use remote::RemoteUrl;
