@@ -275,7 +275,7 @@ pub fn print_header(
                 .map(|line| format!("\n  {line}"))
                 .unwrap_or_default()
         ),
-        WorkingCopy::InPlace(_) => " (in place; .git is read-only to the agent)".to_string(),
+        WorkingCopy::InPlace(in_place) => format!(" (in place; {})", in_place.read_only_words()),
         WorkingCopy::Direct { .. } => String::new(),
     };
     let place = if client.is_in_process() {

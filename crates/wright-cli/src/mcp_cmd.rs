@@ -60,7 +60,7 @@ pub async fn mcp(command: McpCommand) -> Result<u8> {
     let placement = Placement {
         writable: scratch.path().to_path_buf(),
         read_only: vec![repo.clone()],
-        protected: Vec::new(),
+        protected: wright_sandbox::Protected::new(),
         needs_git: false,
         users_tree: false,
     };

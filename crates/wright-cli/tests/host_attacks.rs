@@ -14,6 +14,7 @@ mod in_place;
 mod injection;
 mod leftovers;
 mod policy_paths;
+mod protected;
 mod resume;
 mod scratch;
 mod sockets;

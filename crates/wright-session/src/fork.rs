@@ -292,7 +292,7 @@ fn fill_clone(
             clone.repo.top().join(".git").join("objects"),
             source.clone_root.clone(),
         ],
-        protected: Vec::new(),
+        protected: wright_sandbox::Protected::new(),
         needs_git: true,
         users_tree: false,
     };

@@ -20,6 +20,7 @@ use wright_sandbox::egress::Journal;
 use wright_sandbox::egress::Proxy;
 use wright_sandbox::shell_environment;
 use wright_sandbox::PrivateDir;
+use wright_sandbox::Protected;
 use wright_sandbox::Sandbox;
 use wright_sandbox::SandboxMode;
 
@@ -54,8 +55,10 @@ pub struct Placement {
     pub writable: PathBuf,
     /// Readable besides the system (a clone's shared objects, a repository's git dirs).
     pub read_only: Vec<PathBuf>,
-    /// Inside `writable`, kept read-only (an in-place run's `.git`).
-    pub protected: Vec<PathBuf>,
+    /// Inside `writable`, kept read-only (an in-place run's `.git`, the user's
+    /// repositories in a plain directory, work-tree files the user's git config runs): by
+    /// the sandbox's mounts and by wright's own in-process tools alike.
+    pub protected: Protected,
     /// git must run in the sandbox (the image of `--sandbox docker` must have it).
     pub needs_git: bool,
     /// `writable` is the user's own tree (in place, or worked directly), where their
@@ -68,7 +71,7 @@ impl Placement {
         Self {
             writable: root.to_path_buf(),
             read_only: Vec::new(),
-            protected: Vec::new(),
+            protected: Protected::new(),
             needs_git: false,
             users_tree: false,
         }
@@ -123,11 +126,12 @@ impl SandboxSetup {
         if !placement.protected.is_empty() && mode == SandboxMode::Landlock {
             let listed: Vec<String> = placement
                 .protected
+                .paths()
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect();
             anyhow::bail!(
-                "the agent must not write {} (the repository's .git with --in-place, or your own repositories in the workspace), and --sandbox landlock cannot keep them read-only (Landlock only adds rights; it takes a mount namespace or Docker), so the agent could plant hooks that run on your next git command; use --sandbox auto or docker, or work in a clone (drop --in-place)",
+                "the agent must not write {} (the repository's .git and what your git configuration runs with --in-place, or your own repositories in the workspace), and --sandbox landlock cannot keep them read-only (Landlock only adds rights; it takes a mount namespace or Docker), so the agent could plant hooks that run on your next git command; use --sandbox auto or docker, or work in a clone (drop --in-place)",
                 listed.join(", ")
             );
         }
@@ -160,7 +164,7 @@ impl SandboxSetup {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut policy = Policy::for_workspace(&placement.writable, &private, home.as_deref());
         policy.read_only.extend(placement.read_only.iter().cloned());
-        policy.protected = placement.protected.clone();
+        policy.protected = placement.protected.paths();
         policy.users_tree = placement.users_tree;
         policy.network = options.network;
         let proxy = match allow {

@@ -396,7 +396,7 @@ fn give_files(
     let placement = Placement {
         writable: clone.clone_root.clone(),
         read_only: vec![writer_root.to_path_buf()],
-        protected: Vec::new(),
+        protected: wright_sandbox::Protected::new(),
         needs_git: false,
         users_tree: false,
     };

@@ -67,10 +67,11 @@ impl Tools {
         if readiness == Readiness::Reopen {
             working_copy.begin_resumed_run()?;
         }
+        let placement = working_copy.placement();
         let setup = SandboxSetup::new(
             sandbox.mode,
             sandbox.options.clone(),
-            &working_copy.placement(),
+            &placement,
             id,
             &sandbox.launcher,
             &sandbox.secrets,
@@ -78,8 +79,12 @@ impl Tools {
         if readiness == Readiness::Start {
             working_copy.start(&setup)?;
         }
-        // Opened once it exists, and never through a link the agent made.
-        let workspace = working_copy.open_workspace()?;
+        // Opened once it exists, and never through a link the agent made; what the sandbox
+        // keeps read-only, wright's own tools leave alone too (the same list).
+        let workspace = working_copy
+            .open_workspace()?
+            .protecting(&placement.protected)
+            .map_err(|err| anyhow::anyhow!("{err}"))?;
         let mut terminal = TerminalTool::new(
             workspace.clone(),
             setup.shell_env().to_vec(),

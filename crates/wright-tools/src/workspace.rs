@@ -8,6 +8,7 @@
 //! Paths from the model are made relative first: absolute ones must name the workspace
 //! root lexically, and `..` may not climb above it.
 
+use crate::guard::Guard;
 use crate::ToolError;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -15,11 +16,14 @@ use std::path::Component;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
+use wright_sandbox::Protected;
 
 #[derive(Clone)]
 pub struct Workspace {
     root: PathBuf,
     dir: Arc<Dir>,
+    /// The paths the sandbox keeps read-only, which wright's own writes leave alone too.
+    guard: Arc<Guard>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -40,7 +44,20 @@ impl Workspace {
         Ok(Self {
             root,
             dir: Arc::new(dir),
+            guard: Arc::new(Guard::default()),
         })
+    }
+
+    /// The same workspace, its writes refused at and beneath the paths of `protected`
+    /// (those the sandbox binds read-only: one list for both).
+    pub fn protecting(mut self, protected: &Protected) -> Result<Self, ToolError> {
+        self.guard = Arc::new(Guard::open(&self.root, &self.dir, protected)?);
+        Ok(self)
+    }
+
+    /// What wright's own writes must leave alone.
+    pub(crate) fn guard(&self) -> &Guard {
+        &self.guard
     }
 
     /// `sub` within `trusted` (a directory only wright controls), reached component by
@@ -76,6 +93,7 @@ impl Workspace {
         Ok(Self {
             root,
             dir: Arc::new(dir),
+            guard: Arc::new(Guard::default()),
         })
     }
 
@@ -96,7 +114,11 @@ impl Workspace {
         if raw.is_empty() {
             return Err(ToolError::Model("the path is empty".into()));
         }
-        let given = Path::new(raw);
+        self.relative_path(Path::new(raw), raw)
+    }
+
+    /// `given` relative to the root, as `relative` makes it (`raw`: as the model gave it).
+    pub(crate) fn relative_path(&self, given: &Path, raw: &str) -> Result<PathBuf, ToolError> {
         let relative = if given.is_absolute() {
             given
                 .strip_prefix(&self.root)

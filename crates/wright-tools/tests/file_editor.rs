@@ -232,3 +232,95 @@ async fn create_insert_and_undo() {
         .await;
     assert!(nothing.contains("no edit of pkg/new.py to undo"));
 }
+
+/// What the sandbox keeps read-only (`Protected`, the same list), the editor refuses to
+/// write: by name, through links inside the workspace to the directory or to the file, by
+/// `..`, in a new directory made beneath it, and by undoing a creation after the file was
+/// swapped for a link into it; the rest of the workspace is edited as before.
+#[tokio::test]
+async fn protected_paths_are_read_only_to_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("mine/.git/hooks")).unwrap();
+    std::fs::write(root.join("mine/.git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(root.join("tools")).unwrap();
+    std::fs::write(root.join("tools/clean.sh"), "cat\n").unwrap();
+    std::fs::write(root.join("tools/other.sh"), "echo\n").unwrap();
+    std::os::unix::fs::symlink("mine/.git", root.join("g")).unwrap();
+    std::os::unix::fs::symlink("../mine/.git/config", root.join("tools/cfg")).unwrap();
+    std::os::unix::fs::symlink("clean.sh", root.join("tools/link.sh")).unwrap();
+    let mut protected = wright_sandbox::Protected::new();
+    let real = root.canonicalize().unwrap();
+    protected.add(real.join("mine/.git"), wright_sandbox::ProtectedWhy::GitDir);
+    protected.add(
+        real.join("tools/clean.sh"),
+        wright_sandbox::ProtectedWhy::GitConfigured,
+    );
+    let workspace = Workspace::new(root)
+        .unwrap()
+        .protecting(&protected)
+        .unwrap();
+    let tool = FileEditorTool::new(workspace);
+    let refused = |args: Value| {
+        let tool = &tool;
+        async move {
+            match tool.run(&args).await {
+                Err(ToolError::Model(message)) => {
+                    assert!(
+                        message.contains("is read-only to the agent"),
+                        "{args}: {message}"
+                    );
+                }
+                other => panic!("{args}: expected a refusal, got {other:?}"),
+            }
+        }
+    };
+    let replace = |path: &str| json!({"command": "str_replace", "path": path, "old_str": "[core]", "new_str": "[core]\n\tfsmonitor = x"});
+    for path in [
+        "mine/.git/config",
+        "g/config",
+        "tools/cfg",
+        "tools/../g/config",
+    ] {
+        refused(replace(path)).await;
+    }
+    for path in [
+        "mine/.git/hooks/pre-commit",
+        "g/hooks/post-commit",
+        "g/info/attributes",
+    ] {
+        refused(json!({"command": "create", "path": path, "file_text": "#!/bin/sh\n"})).await;
+    }
+    for path in ["tools/clean.sh", "tools/link.sh"] {
+        refused(json!({"command": "insert", "path": path, "insert_line": 0, "new_str": "touch x"}))
+            .await;
+    }
+    assert_eq!(
+        std::fs::read(root.join("mine/.git/config")).unwrap(),
+        b"[core]\n"
+    );
+    assert_eq!(
+        std::fs::read(root.join("tools/clean.sh")).unwrap(),
+        b"cat\n"
+    );
+    assert!(!root.join("mine/.git/hooks/pre-commit").exists());
+    assert!(!root.join("mine/.git/info").exists());
+    // The rest is the agent's to edit.
+    let ok = tool
+        .run(&json!({"command": "insert", "path": "tools/other.sh", "insert_line": 0, "new_str": "set -e"}))
+        .await;
+    assert!(ok.is_ok(), "{ok:?}");
+    let made = tool
+        .run(&json!({"command": "create", "path": "new/deep/f.txt", "file_text": "x"}))
+        .await;
+    assert!(made.is_ok(), "{made:?}");
+    // A file it made, swapped for a link into the protected directory: undoing the
+    // creation removes the link, not what it leads to.
+    std::fs::remove_file(root.join("new/deep/f.txt")).unwrap();
+    std::os::unix::fs::symlink(root.join("mine/.git/config"), root.join("new/deep/f.txt")).unwrap();
+    let undone = tool
+        .run(&json!({"command": "undo_edit", "path": "new/deep/f.txt"}))
+        .await;
+    assert!(undone.is_ok(), "{undone:?}");
+    assert!(root.join("mine/.git/config").exists());
+}

@@ -80,7 +80,7 @@ fn run(spec: &CheckSpec) -> Result<CheckOutcome> {
     let placement = Placement {
         writable: spec.dir.clone(),
         read_only,
-        protected: Vec::new(),
+        protected: wright_sandbox::Protected::new(),
         needs_git: true,
         users_tree: false,
     };

@@ -13,7 +13,9 @@
 //! - `protected` paths bound read-only over a read-write one (an in-place `.git`), both
 //!   ends found without following a link and bound through their descriptors: they lie
 //!   in the workspace, which the agent may have changed (a parent directory swapped for a
-//!   link to another repository is refused, saying so, rather than bound);
+//!   link to another repository is refused, saying so, rather than bound); and the
+//!   directories between them and the workspace pinned (bound onto themselves), so the
+//!   agent cannot move a protected path aside by renaming its parent;
 //! - the user's toolchain caches as overlays: theirs below, read-only, and a private
 //!   upper layer taking the writes, so nothing the agent writes there reaches the real
 //!   cache, which the user's own builds run (read-only where an overlay cannot be had);
@@ -85,6 +87,12 @@ enum Entry {
         path: PathBuf,
         layer: PathBuf,
     },
+    /// A directory between the workspace and a protected path, bound onto itself
+    /// writable: a mount point, which the agent cannot rename or remove to move the
+    /// protected path aside and put its own in its place.
+    Pin {
+        path: PathBuf,
+    },
     /// A file (a lock) given a private empty copy, writable.
     PrivateFile {
         path: PathBuf,
@@ -106,6 +114,7 @@ impl Entry {
         match self {
             Entry::Bind { path, .. }
             | Entry::Protected { path }
+            | Entry::Pin { path }
             | Entry::Overlay { path, .. }
             | Entry::PrivateFile { path, .. }
             | Entry::Tmpfs { path, .. }
@@ -239,6 +248,12 @@ fn plan(layout: &Layout<'_>) -> Vec<Entry> {
     for path in layout.protected {
         entries.push(Entry::Protected { path: path.clone() });
     }
+    for path in crate::protection_pins(layout.protected, layout.read_write) {
+        // Never through a link (the bind would follow it).
+        if std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+            entries.push(Entry::Pin { path });
+        }
+    }
     // Parents first; at one depth, a tmpfs before what is bound into it, and protected
     // paths (pushed last) after what they sit in.
     entries.sort_by_key(|entry| entry.path().components().count());
@@ -288,6 +303,10 @@ fn place(entry: &Entry) -> Result<(), String> {
             Ok(())
         }
         Entry::Protected { path } => place_protected(path),
+        Entry::Pin { path } => place(&Entry::Bind {
+            path: path.clone(),
+            writable: true,
+        }),
         Entry::Overlay { path, layer } => {
             let target = inside(NEW, path);
             make_dir(&target)?;

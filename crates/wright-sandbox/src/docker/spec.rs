@@ -3,7 +3,9 @@
 //!
 //! Guarantees, for every container wright creates: only the workspace is bind-mounted
 //! (read-write, at the same absolute path, so the paths the file editor and the shell use
-//! agree), plus any read-only paths the caller names, each as `binds` resolved it; the image's root filesystem is
+//! agree), plus any read-only paths the caller names, each as `binds` resolved it, and the
+//! directories holding protected ones (pinned, read-write: mount points the agent cannot
+//! rename); the image's root filesystem is
 //! read-only and /tmp is a private tmpfs; no network but loopback unless the policy allows
 //! it; every capability dropped and no-new-privileges (also for `docker exec`, which
 //! inherits both); the uid:gid that owns the workspace; memory (no swap on top), process,
@@ -35,11 +37,18 @@ pub(super) fn container_body(
     user: &str,
 ) -> ContainerCreateBody {
     let workspace = settings.workspace.display().to_string();
-    let mounts = binds
+    let mut mounts: Vec<_> = binds
         .all()
         .iter()
         .map(|b| bind(b.path(), b.read_only))
         .collect();
+    // Pinned (see `crate::protection_pins`): mount points the agent cannot rename.
+    mounts.extend(
+        crate::protection_pins(&policy.protected, std::slice::from_ref(&settings.workspace))
+            .iter()
+            .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir()))
+            .map(|path| bind(path, false)),
+    );
     // With the workspace at /tmp itself, the workspace is the container's /tmp.
     let tmpfs = (settings.workspace != Path::new("/tmp")).then(|| {
         HashMap::from([(

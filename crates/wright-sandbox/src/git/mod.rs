@@ -15,6 +15,7 @@
 mod agent;
 mod command;
 mod configured;
+mod in_tree;
 mod listing;
 mod remote;
 mod snapshot;
@@ -24,6 +25,9 @@ mod user;
 pub use agent::AgentRepo;
 pub use agent::AsideCommit;
 pub use agent::StepCommit;
+pub use in_tree::InTree;
+pub use in_tree::Pointed;
+pub use in_tree::Use as ConfiguredUse;
 pub use listing::LastChange;
 pub use listing::Listing;
 pub use remote::RemoteUrl;

@@ -49,12 +49,15 @@ pub struct Scan {
     pub truncated: bool,
 }
 
-fn is_bare_layout(dir: &Path) -> bool {
+/// Whether git would take `dir` for a repository (its `is_git_directory`), or more: a
+/// `HEAD` that is a file or a symbolic link (git takes a link to `refs/…`, a file
+/// `ref: refs/…` or a detached id), and either `objects` and `refs` of any kind (git only
+/// checks it may enter them, so links count) or a `commondir` naming where they are.
+/// Nothing is followed or read: taking more than git would is safe, less is not.
+fn is_repository_layout(dir: &Path) -> bool {
     let kind = |name: &str| std::fs::symlink_metadata(dir.join(name)).ok();
-    matches!(
-        (kind("HEAD"), kind("objects"), kind("refs")),
-        (Some(head), Some(objects), Some(refs)) if head.is_file() && objects.is_dir() && refs.is_dir()
-    )
+    let head = kind("HEAD").is_some_and(|head| head.is_file() || head.is_symlink());
+    head && (kind("commondir").is_some() || kind("objects").is_some() && kind("refs").is_some())
 }
 
 /// The repositories under `root`. With `open_up`, a directory that cannot be listed and
@@ -67,7 +70,7 @@ pub fn scan(root: &Path, open_up: bool, known_unreadable: &[PathBuf]) -> Scan {
     while let Some(dir) = pending.pop() {
         // Paths waiting and paths found together stay under the bound.
         bytes_held = bytes_held.saturating_sub(dir.as_os_str().len());
-        if is_bare_layout(&dir) {
+        if is_repository_layout(&dir) {
             bytes_held += dir.as_os_str().len();
             found.repositories.push(Repository::Bare(dir.clone()));
         }
@@ -168,8 +171,8 @@ pub fn quarantine_new(root: &Path, before: &Scan) -> Quarantine {
         match renamed {
             Ok(()) => {
                 // A `.git` directory set aside is still a bare layout git would take for a
-                // repository: its HEAD goes too.
-                if target.is_dir() {
+                // repository: its HEAD goes too (never through a `.git` that is a link).
+                if std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
                     let _ = std::fs::rename(target.join("HEAD"), target.join(QUARANTINED_HEAD));
                 }
                 done.moved.push((dir.to_path_buf(), target));
@@ -203,8 +206,42 @@ mod tests {
         std::fs::create_dir_all(bare.join("objects")).unwrap();
         std::fs::create_dir_all(bare.join("refs")).unwrap();
         std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        // A HEAD that is a symbolic link to refs/… (git takes it), with `objects` a link.
+        let linked = dir.path().join("linked");
+        std::fs::create_dir_all(linked.join("refs/heads")).unwrap();
+        std::os::unix::fs::symlink("refs/heads/main", linked.join("HEAD")).unwrap();
+        std::os::unix::fs::symlink(bare.join("objects"), linked.join("objects")).unwrap();
+        // A worktree-like layout: HEAD and a `commondir` naming where objects and refs are.
+        let common = dir.path().join("common");
+        std::fs::create_dir_all(&common).unwrap();
+        std::fs::write(
+            common.join("HEAD"),
+            "0123456789abcdef0123456789abcdef01234567\n",
+        )
+        .unwrap();
+        std::fs::write(common.join("commondir"), "../bare\n").unwrap();
+        // A `.git` that is a link to a repository outside: set aside, what it leads to not
+        // touched.
+        std::fs::create_dir_all(dir.path().join("via")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("repo/.git"),
+            dir.path().join("via/.git"),
+        )
+        .unwrap();
+        std::fs::write(
+            outside.path().join("repo/.git/HEAD"),
+            "ref: refs/heads/main\n",
+        )
+        .unwrap();
         let done = quarantine_new(dir.path(), &before);
-        assert_eq!(done.moved.len(), 3, "{:?}", done.moved);
+        assert_eq!(done.moved.len(), 6, "{:?}", done.moved);
+        assert!(
+            std::fs::symlink_metadata(linked.join("HEAD.wright-quarantined"))
+                .unwrap()
+                .is_symlink()
+        );
+        assert!(common.join("HEAD.wright-quarantined").is_file());
+        assert!(outside.path().join("repo/.git/HEAD").is_file());
         assert!(done.failed.is_empty() && done.unreadable.is_empty());
         assert!(dir.path().join("old/.git").is_dir());
         assert!(dir

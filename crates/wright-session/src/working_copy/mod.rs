@@ -46,7 +46,10 @@ use std::path::Path;
 use std::path::PathBuf;
 use wright_sandbox::git::AgentRepo;
 use wright_sandbox::git::Oid;
+use wright_sandbox::git::Pointed;
 use wright_sandbox::git::UserRepo;
+use wright_sandbox::Protected;
+use wright_sandbox::ProtectedWhy;
 
 pub enum WorkingCopy {
     /// Not a git repository: the agent works in the directory itself.
@@ -74,6 +77,51 @@ pub struct InPlace {
     pub git_before: Scan,
     /// The conversation's own directory (where its record is).
     pub record_dir: PathBuf,
+    /// Work-tree files the user's git configuration runs or reads (a hooks directory,
+    /// husky's hooks, included config, a filter's script): read-only to the agent, as
+    /// `.git` is.
+    pub configured: Vec<Pointed>,
+}
+
+impl InPlace {
+    /// What the agent may not write, in words for the run's header.
+    pub fn read_only_words(&self) -> String {
+        let mut listed = vec![".git".to_string()];
+        for pointed in &self.configured {
+            let shown = pointed
+                .path
+                .strip_prefix(self.repo.top())
+                .unwrap_or(&pointed.path)
+                .display()
+                .to_string();
+            listed.push(format!("{shown} ({})", pointed.used.words()));
+        }
+        format!("read-only to the agent: {}", listed.join(", "))
+    }
+}
+
+/// The work-tree files the user's git configuration (read before the agent runs) makes
+/// git run or read, but those in its git directories (protected already). In place, one
+/// that cannot be kept read-only — not there yet, or reached through a link — refuses the
+/// run: the user's next git command would run what the agent put there.
+fn configured_in_tree(repo: &UserRepo, git_dirs: &[PathBuf]) -> Result<Vec<Pointed>> {
+    let found = repo
+        .configured_in_tree()
+        .context("cannot read your git configuration")?;
+    if !found.unprotectable.is_empty() {
+        bail!(
+            "--in-place cannot keep read-only what your git configuration runs or reads in the work tree: {}; your next git command would run what the agent put there. Work in a clone (drop --in-place), or point the configuration elsewhere",
+            found.unprotectable.join("; ")
+        );
+    }
+    let dot_git = repo.top().join(".git");
+    Ok(found
+        .pointed
+        .into_iter()
+        .filter(|p| {
+            !p.path.starts_with(&dot_git) && !git_dirs.iter().any(|d| p.path.starts_with(d))
+        })
+        .collect())
 }
 
 pub struct AgentClone {
@@ -155,6 +203,15 @@ fn guarded(scan: &Scan) -> Vec<PathBuf> {
         .iter()
         .map(|r| r.guarded_path().to_path_buf())
         .collect()
+}
+
+/// The same, as the sandbox and wright's own tools take it.
+fn protection(scan: &Scan) -> Protected {
+    let mut protected = Protected::new();
+    for path in guarded(scan) {
+        protected.add(path, ProtectedWhy::GitDir);
+    }
+    protected
 }
 
 /// The marker a conversation working directly leaves once its end set aside the
@@ -287,6 +344,7 @@ impl WorkingCopy {
         };
         if in_place {
             let git_dirs = repo.git_dirs()?;
+            let configured = configured_in_tree(&repo, &git_dirs)?;
             let git_before = git_entries::scan(workspace, false, &[]);
             Record::InPlace {
                 repo_root: repo.top().to_path_buf(),
@@ -304,6 +362,7 @@ impl WorkingCopy {
                 forced: force,
                 git_before,
                 record_dir: conversation_dir.to_path_buf(),
+                configured,
             }));
         }
         let (base, uncommitted) = take_uncommitted(&repo, base, uncommitted, front)?;
@@ -394,8 +453,10 @@ impl WorkingCopy {
             } => {
                 settle_earlier_runs(&workspace, conversation_dir, front);
                 let repo = UserRepo::at(&repo_root);
+                let git_dirs = repo.git_dirs()?;
                 WorkingCopy::InPlace(InPlace {
-                    git_dirs: repo.git_dirs()?,
+                    configured: configured_in_tree(&repo, &git_dirs)?,
+                    git_dirs,
                     repo,
                     workspace,
                     base: parse(&base_commit)?,
@@ -495,7 +556,7 @@ impl WorkingCopy {
                 root, git_before, ..
             } => Placement {
                 // The user's own repositories in it stay theirs: read-only to the agent.
-                protected: guarded(git_before),
+                protected: protection(git_before),
                 needs_git: false,
                 users_tree: true,
                 ..Placement::writable(root)
@@ -508,21 +569,20 @@ impl WorkingCopy {
                     .cloned()
                     .partition(|dir| dir.starts_with(&writable));
                 // A `.git` file (a linked worktree's) inside is protected too, and so is
-                // every other repository of the user's in the workspace (submodules).
-                let mut protected = inside;
-                for path in guarded(&in_place.git_before) {
-                    if !protected.contains(&path) {
-                        protected.push(path);
-                    }
+                // every other repository of the user's in the workspace (submodules), and
+                // what the user's git configuration runs in the work tree.
+                let mut protected = protection(&in_place.git_before);
+                for dir in inside {
+                    protected.add(dir, ProtectedWhy::GitDir);
                 }
-                let dot_git = in_place.repo.top().join(".git");
-                if dot_git.starts_with(&writable) && !protected.contains(&dot_git) {
-                    protected.push(dot_git);
+                protected.add(in_place.repo.top().join(".git"), ProtectedWhy::GitDir);
+                for pointed in &in_place.configured {
+                    protected.add(pointed.path.clone(), ProtectedWhy::GitConfigured);
                 }
                 Placement {
+                    protected: protected.inside(&writable),
                     writable,
                     read_only: outside,
-                    protected,
                     needs_git: true,
                     users_tree: true,
                 }
@@ -530,7 +590,7 @@ impl WorkingCopy {
             WorkingCopy::Clone(clone) => Placement {
                 writable: clone.clone_root.clone(),
                 read_only: vec![clone.repo.top().join(".git").join("objects")],
-                protected: Vec::new(),
+                protected: Protected::new(),
                 needs_git: true,
                 users_tree: false,
             },

@@ -4,13 +4,18 @@
 //! so nothing the agent leaves (a link out, `/dev/zero`, a 200 MB line) can lead wright's
 //! own process outside or make it swell.
 
+use crate::Last;
+use crate::Target;
 use crate::ToolError;
 use crate::Workspace;
 use cap_std::fs::OpenOptions;
 use cap_std::fs::OpenOptionsExt;
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
 use std::io::Read;
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
 
 /// Largest file the editor reads whole (to edit it, or to keep it for undo).
 pub const MAX_EDITED_BYTES: u64 = 8 << 20;
@@ -118,47 +123,76 @@ pub fn too_large(shown: &str, size: u64) -> ToolError {
     ))
 }
 
-/// Replaces the contents of an existing regular file.
+/// Replaces the contents of an existing regular file (a link at the end is followed
+/// inside the workspace); refused at or beneath a protected path.
 pub fn overwrite(workspace: &Workspace, relative: &Path, bytes: &[u8]) -> Result<(), ToolError> {
-    let mut options = OpenOptions::new();
-    options
-        .write(true)
-        .custom_flags(libc_flags::NONBLOCK | libc_flags::NOCTTY);
-    let mut file = workspace
-        .dir()
-        .open_with(relative, &options)
-        .map_err(|err| write_error(workspace, relative, err))?
-        .into_std();
+    let target = workspace.for_writing(relative, Last::Follow)?;
+    let flags = OFlag::O_WRONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    let mut file = open_in(workspace, relative, &target, flags)?;
     regular(workspace, relative, &file)?;
     file.set_len(0)
         .and_then(|()| file.write_all(bytes))
         .map_err(|err| write_error(workspace, relative, err))
 }
 
-/// Creates a new file (and its parent directories); never writes through a link.
+/// Creates a new file (and its parent directories); never writes through a link, and
+/// never in or beneath a protected path: each directory is checked before anything is
+/// made in it.
 pub fn create(workspace: &Workspace, relative: &Path, bytes: &[u8]) -> Result<(), ToolError> {
+    let shown = workspace.display(relative);
     if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
-        workspace
-            .dir()
-            .create_dir_all(parent)
-            .map_err(|err| write_error(workspace, relative, err))?;
+        let mut made = PathBuf::new();
+        for component in parent.components() {
+            let here = if made.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                made.as_path()
+            };
+            let dir = workspace
+                .dir()
+                .open_dir(here)
+                .map_err(|err| write_error(workspace, relative, err))?;
+            workspace.guard().check_dir(&dir, &shown)?;
+            match dir.create_dir(component) {
+                Ok(()) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(err) => return Err(write_error(workspace, relative, err)),
+            }
+            made.push(component);
+        }
     }
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    let mut file = workspace
-        .dir()
-        .open_with(relative, &options)
-        .map_err(|err| write_error(workspace, relative, err))?
-        .into_std();
+    let target = workspace.for_writing(relative, Last::AsIs)?;
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW;
+    let mut file = open_in(workspace, relative, &target, flags)?;
     file.write_all(bytes)
         .map_err(|err| write_error(workspace, relative, err))
 }
 
+/// Removes a file (not what a link there leads to); refused in a protected path.
 pub fn remove(workspace: &Workspace, relative: &Path) -> Result<(), ToolError> {
-    workspace
-        .dir()
-        .remove_file(relative)
+    let target = workspace.for_writing(relative, Last::AsIs)?;
+    target
+        .dir
+        .remove_file(&target.name)
         .map_err(|err| write_error(workspace, relative, err))
+}
+
+/// Opens the name of `target` in its checked directory (one component: nothing to
+/// resolve but that name, which `O_NOFOLLOW` keeps from being a link).
+fn open_in(
+    workspace: &Workspace,
+    relative: &Path,
+    target: &Target,
+    flags: OFlag,
+) -> Result<std::fs::File, ToolError> {
+    nix::fcntl::openat(
+        &target.dir,
+        target.name.as_os_str(),
+        flags | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o666),
+    )
+    .map(std::fs::File::from)
+    .map_err(|err| write_error(workspace, relative, std::io::Error::from(err)))
 }
 
 fn regular(workspace: &Workspace, relative: &Path, file: &std::fs::File) -> Result<(), ToolError> {
@@ -185,6 +219,11 @@ fn write_error(workspace: &Workspace, relative: &Path, err: std::io::Error) -> T
         | std::io::ErrorKind::NotFound
         | std::io::ErrorKind::AlreadyExists
         | std::io::ErrorKind::NotADirectory => workspace.open_error(relative, err),
+        // A link swapped in after the check (`O_NOFOLLOW`): nothing was written.
+        _ if err.raw_os_error() == Some(nix::libc::ELOOP) => ToolError::Model(format!(
+            "{} is a symbolic link now; nothing was written",
+            workspace.display(relative)
+        )),
         // A full disk or a read-only file system: nothing the model can do.
         _ => ToolError::Fatal(format!(
             "cannot write {}: {err}",
