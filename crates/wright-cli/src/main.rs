@@ -64,11 +64,11 @@ enum Command {
     EvalCheck(eval::EvalCheckArgs),
     /// Continue a stopped or crashed conversation, optionally with a new message.
     Resume(Box<resume::ResumeArgs>),
-    /// The agent server: conversations over HTTP and WebSocket, behind a key (see the
-    /// README's "Server").
+    /// The agent server: conversations over HTTP and WebSocket, behind a key (see
+    /// docs/server.md).
     Serve(Box<serve::ServeArgs>),
     /// The Agent Client Protocol on stdin and stdout, for editors (Zed, JetBrains,
-    /// Neovim): sessions, prompts, streamed updates (see the README's "Editors (ACP)").
+    /// Neovim): sessions, prompts, streamed updates (see docs/server.md, "Editors (ACP)").
     Acp(Box<acp::AcpArgs>),
     /// Start a new conversation from a prefix of another, in its own clone.
     Fork(Box<fork::ForkArgs>),

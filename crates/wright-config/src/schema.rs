@@ -1,6 +1,6 @@
 //! Every key wright's configuration knows, with its type, what it does, and whether a
-//! repository's own file may set it without the user's approval. The README's table of
-//! keys is this list; an unknown key is an error that names the closest known one.
+//! repository's own file may set it without the user's approval. The table of
+//! keys in docs/configuration.md is this list; an unknown key is an error that names the closest known one.
 
 /// What a key holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -200,10 +200,12 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_documents_every_key() {
-        let readme =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-                .unwrap();
+    fn the_configuration_page_documents_every_key() {
+        let readme = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/configuration.md"
+        ))
+        .unwrap();
         for key in KEYS {
             let shown = key
                 .path
@@ -211,7 +213,7 @@ mod tests {
                 .replace('*', "NAME");
             assert!(
                 readme.contains(&format!("| `{shown}` |")),
-                "the README's table of keys lacks {shown}"
+                "docs/configuration.md's table of keys lacks {shown}"
             );
         }
     }

@@ -1,4 +1,4 @@
-//! The event types. Field names are the documented log format (README, "Event log"):
+//! The event types. Field names are the documented log format (docs/event-log.md):
 //! renaming one is a format change and needs `LOG_FORMAT_VERSION` bumped.
 
 use serde::Deserialize;
