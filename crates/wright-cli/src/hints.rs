@@ -102,12 +102,14 @@ pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &
         | StopReason::ToolFailed { .. }
             if front == Front::CommandLine =>
         {
-            let stop = if fact.ends_with(['.', '?', '!']) {
+            // The server's fix first (it is about why it stopped), then how to go on.
+            let fixed = with_remedy(&fact, remedy, front);
+            let stop = if fixed.ends_with(['.', '?', '!']) {
                 ""
             } else {
                 "."
             };
-            format!("{fact}{stop} Go on with `wright resume {id}`")
+            return format!("{fixed}{stop} Go on with `wright resume {id}`");
         }
         StopReason::Finished
         | StopReason::Answered

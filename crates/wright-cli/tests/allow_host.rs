@@ -146,14 +146,12 @@ async fn only_allowed_hosts_are_reached_through_the_proxy() {
     let wrapped = format!(
         "<<<untrusted-content from a command that received data from allowed.test:{allowed}>>>"
     );
-    for n in [0] {
-        assert!(text(n).contains(&wrapped), "{}", text(n));
-        assert!(
-            text(n).ends_with("<<<end-untrusted-content>>>"),
-            "{}",
-            text(n)
-        );
-    }
+    assert!(text(0).contains(&wrapped), "{}", text(0));
+    assert!(
+        text(0).ends_with("<<<end-untrusted-content>>>"),
+        "{}",
+        text(0)
+    );
     for n in 1..commands.len() {
         assert!(!text(n).contains("<<<untrusted-content"), "{}", text(n));
     }

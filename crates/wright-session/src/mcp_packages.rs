@@ -168,7 +168,7 @@ fn npm_places(host: &Host, packages: &Path) -> Vec<PathBuf> {
                 (modified, entry.path().join("node_modules"))
             })
             .collect();
-        npx.sort_by(|a, b| b.0.cmp(&a.0));
+        npx.sort_by_key(|entry| std::cmp::Reverse(entry.0));
         places.extend(npx.into_iter().map(|(_, dir)| dir));
     }
     if let Some(prefix) = host.var("npm_config_prefix") {

@@ -32,7 +32,7 @@ pub async fn a_parent_swapped_for_a_link(test: &str, sandbox: &[&str]) {
     let term = |command: &str| reply().call("terminal", json!({ "command": command }));
     let finish = || reply().call("finish", json!({"message": "done"}));
     let swap = format!(
-        "cat sub/inner/.git/description && mv sub sub.old && ln -s {} sub && echo swapped",
+        "cat sub/inner/.git/description && mv sub sub.old && ln -s {} sub && echo swapped; true",
         link.display()
     );
     let server = ScriptedServer::start(vec![term(&swap), finish()])
@@ -47,7 +47,21 @@ pub async fn a_parent_swapped_for_a_link(test: &str, sandbox: &[&str]) {
         return;
     }
     assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(observations(&h.events())[0]["output"], "MINE\nswapped");
+    let swapped = observations(&h.events())[0]["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Where the sandbox pins the directories above a protected path (a mount namespace,
+    // or Docker), the agent cannot move them; the swap is then made here, as the agent
+    // of a sandbox without pins (Landlock alone) or any other program could, for the
+    // next start to meet it.
+    if swapped.contains("Device or resource busy") {
+        assert!(swapped.starts_with("MINE\n"), "{swapped}");
+        std::fs::rename(ws.join("sub"), ws.join("sub.old")).unwrap();
+        std::os::unix::fs::symlink(&link, ws.join("sub")).unwrap();
+    } else {
+        assert_eq!(swapped, "MINE\nswapped");
+    }
     let id = h.conversation_id();
 
     let resume = |url: String| {

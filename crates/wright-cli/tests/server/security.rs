@@ -133,7 +133,10 @@ async fn bad_input_gets_a_clear_4xx_and_changes_nothing() {
         .await;
     assert_eq!(status, 400, "{body}");
     assert!(
-        body["message"].as_str().unwrap().contains("--workspace"),
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--workspace"),
         "{body}"
     );
     // Nothing of it made a conversation.

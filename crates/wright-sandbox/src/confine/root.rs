@@ -249,8 +249,12 @@ fn plan(layout: &Layout<'_>) -> Vec<Entry> {
         entries.push(Entry::Protected { path: path.clone() });
     }
     for path in crate::protection_pins(layout.protected, layout.read_write) {
-        // Never through a link (the bind would follow it).
-        if std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+        // Never through a link in any component (the bind would follow it): a parent
+        // swapped for a link is left to the protected path's own placement, which refuses
+        // it and says so.
+        if crate::pinned::pin(&path).is_ok()
+            && std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir())
+        {
             entries.push(Entry::Pin { path });
         }
     }

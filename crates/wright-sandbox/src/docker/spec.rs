@@ -46,7 +46,11 @@ pub(super) fn container_body(
     mounts.extend(
         crate::protection_pins(&policy.protected, std::slice::from_ref(&settings.workspace))
             .iter()
-            .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir()))
+            .filter(|path| {
+                // Never through a link in any component: Docker would follow it.
+                crate::pinned::pin(path).is_ok()
+                    && std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
+            })
             .map(|path| bind(path, false)),
     );
     // With the workspace at /tmp itself, the workspace is the container's /tmp.

@@ -53,6 +53,10 @@ pub(super) const HARDENED: &[&str] = &[
     "protocol.ext.allow=never",
     "-c",
     "core.attributesFile=/dev/null",
+    // A config file included from the work tree could ask for signatures, whose
+    // checking runs `gpg.program`.
+    "-c",
+    "log.showSignature=false",
     "-c",
     "core.quotePath=false",
 ];
