@@ -440,7 +440,15 @@ EOF";
             &[("PYENV_ROOT", &pyenv)],
         )
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    let said = stderr(&output);
     let obs = observations(&h.events());
+    if said.contains("no namespaces") {
+        // Without a root of its own the host's socket paths are all in view, so the
+        // sandbox refuses every Unix socket but `socketpair` (as the header says).
+        let out = obs[0]["output"].as_str().unwrap();
+        assert!(out.contains("Operation not permitted"), "{out}");
+        return;
+    }
+    assert!(output.status.success(), "{said}");
     assert_eq!(obs[0]["output"], "ok", "{}", obs[0]);
 }
