@@ -119,15 +119,8 @@ async fn a_risky_action_waits_for_the_answer_through_the_route() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_while_one_waits_shows_it_waiting_and_takes_the_answer() {
-    let h = Harness::new();
-    failing_python_repo(h.repo());
-    let risky = "chmod +x export.py && echo RAN-AFTER-RESTART";
-    let model = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": risky})),
-        reply().call("finish", json!({"message": "export.py is executable"})),
-    ])
-    .await
-    .unwrap();
+    let (h, risky, model) = risky_chmod("RAN-AFTER-RESTART", "export.py is executable").await;
+    let risky = risky.as_str();
     let mut served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
     let id = served
         .create(h.repo(), "make export.py executable", &model.url())
@@ -163,15 +156,8 @@ async fn a_server_killed_while_one_waits_shows_it_waiting_and_takes_the_answer()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_stopped_while_one_waits_shows_it_waiting_after_its_restart_and_runs_it_once() {
-    let h = Harness::new();
-    failing_python_repo(h.repo());
-    let risky = "chmod +x export.py && echo RAN-ONCE";
-    let model = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": risky})),
-        reply().call("finish", json!({"message": "export.py is executable"})),
-    ])
-    .await
-    .unwrap();
+    let (h, risky, model) = risky_chmod("RAN-ONCE", "export.py is executable").await;
+    let risky = risky.as_str();
     let mut served = Served::start(&h, &["--base-url", &model.url()], &[]).await;
     let id = served
         .create(h.repo(), "make export.py executable", &model.url())
@@ -214,4 +200,19 @@ async fn a_server_stopped_while_one_waits_shows_it_waiting_after_its_restart_and
         .count();
     assert_eq!(approved, 1, "{events:#?}");
     assert_eq!(model.chat_requests().len(), 2);
+}
+
+/// A workspace whose failing test needs `export.py` made executable, and a model that asks
+/// for that risky command (which prints `marker`), then finishes with `message`.
+pub(super) async fn risky_chmod(marker: &str, message: &str) -> (Harness, String, ScriptedServer) {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let risky = format!("chmod +x export.py && echo {marker}");
+    let model = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": risky})),
+        reply().call("finish", json!({"message": message})),
+    ])
+    .await
+    .unwrap();
+    (h, risky, model)
 }

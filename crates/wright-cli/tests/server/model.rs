@@ -2,6 +2,7 @@
 //! the server restarts too, from the server's own record (never from its log) — and with
 //! another only when a request names it, logged as a switch the listing shows.
 
+use super::confirm::risky_chmod;
 use super::*;
 
 /// A scripted server with `model` whose only reply is a call of `finish`.
@@ -16,15 +17,8 @@ async fn finishing(model: &str, message: &str) -> ScriptedServer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_restart_a_confirmation_goes_on_with_the_server_it_was_created_with() {
-    let h = Harness::new();
-    failing_python_repo(h.repo());
-    let risky = "chmod +x export.py && echo RAN-ON-ITS-SERVER";
-    let model = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": risky})),
-        reply().call("finish", json!({"message": "export.py is executable"})),
-    ])
-    .await
-    .unwrap();
+    let (h, risky, model) = risky_chmod("RAN-ON-ITS-SERVER", "export.py is executable").await;
+    let risky = risky.as_str();
     // The server's own default: another server, with a model of the same name.
     let default = finishing("test-model", "wrong server").await;
     let default_url = default.url();
@@ -108,15 +102,7 @@ async fn after_a_restart_a_confirmation_goes_on_with_the_server_it_was_created_w
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_created_on_the_default_is_refused_when_the_default_changed() {
-    let h = Harness::new();
-    failing_python_repo(h.repo());
-    let risky = "chmod +x export.py && echo RAN";
-    let first = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": risky})),
-        reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
+    let (h, _, first) = risky_chmod("RAN", "done").await;
     let first_url = first.url();
     let mut served = Served::start(&h, &["--base-url", &first_url], &[]).await;
     // No server named: the server's default.
