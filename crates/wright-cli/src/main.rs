@@ -26,6 +26,8 @@ mod model_cmd;
 mod parallel;
 mod parallel_table;
 mod progress;
+#[cfg(test)]
+mod reference;
 mod report;
 mod resume;
 mod run;

@@ -67,7 +67,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "fallback", kind: Kind::List, repo: RepoRule::NeedsApproval, doc: "the profiles a conversation goes on with, in order, when the one in use cannot: its server down or overloaded after the retries, the request too large for it, or the model stuck (--fallback a,b)" },
     Key { path: "egress", kind: Kind::OneOf(EGRESS), repo: RepoRule::NeedsApproval, doc: "where this repository's code may go: local_only (loopback servers only), ask (the first request to another server asks), any; a repository's file may always choose local_only" },
     Key { path: "base_url", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the OpenAI-compatible server (--base-url, OPENAI_BASE_URL, OLLAMA_HOST); default: the local servers that answer" },
-    Key { path: "model_file", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "run this GGUF model file (or a name from `wright model ls`) in wright's embedded engine instead of asking a server (--model-file, WRIGHT_MODEL_FILE)" },
+    Key { path: "model_file", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "run this GGUF model file (or a name from `wright model ls`) in wright's embedded engine instead of asking a server (--model-file, WRIGHT_MODEL_FILE; the user's file only: llama.cpp parses it on the host)" },
     Key { path: "model", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the model's name on that server (--model, OPENAI_MODEL); default: the server's only model" },
     Key { path: "api_key_env", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the environment variable holding the API key, never the key itself (--api-key and OPENAI_API_KEY give one directly)" },
     Key { path: "context_window", kind: Kind::Int { min: 256 }, repo: RepoRule::Lower, doc: "never send more than this many tokens, even if the server's window is larger (--context-window)" },
@@ -81,7 +81,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "price_in", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million prompt tokens, for max_cost" },
     Key { path: "price_out", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million generated tokens, for max_cost" },
     Key { path: "max_cost", kind: Kind::Float { min: 0.0, max: 1.0e9 }, repo: RepoRule::NeedsApproval, doc: "stop a conversation once its cost, by price_in and price_out, reaches this (--max-cost)" },
-    Key { path: "confirm", kind: Kind::OneOf(CONFIRM), repo: RepoRule::NeedsApproval, doc: "when to ask before an action runs (--confirm): never, risky (high or unknown risk), always; default risky for chat and the server, never for run (resume and fork: as the conversation last ran)" },
+    Key { path: "confirm", kind: Kind::OneOf(CONFIRM), repo: RepoRule::NeedsApproval, doc: "when to ask before an action runs (--confirm): never, risky (high or unknown risk), always; default risky for chat, the server and `acp`, never for run; resume and fork: as the conversation last ran (see [Confirmation](safety.md#confirmation-of-risky-actions))" },
     Key { path: "run.max_steps", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "model steps per run (--max-steps); default 50" },
     Key { path: "run.max_tokens", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "prompt plus completion tokens of a conversation (--max-tokens)" },
     Key { path: "run.max_time", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "seconds per run (--max-time)" },
@@ -107,7 +107,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "sandbox.max_memory", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "MiB of memory for all commands (--max-memory); default half the RAM, at most 16 GiB" },
     Key { path: "sandbox.max_file_size", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "MiB, the largest file a command may write (--max-file-size); default 4096" },
     Key { path: "sandbox.max_disk", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "MiB the agent's files may grow by (--max-disk); default half the free space" },
-    Key { path: "profiles.*.model_file", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the profile's GGUF model file for the embedded engine" },
+    Key { path: "profiles.*.model_file", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the profile's GGUF model file for the embedded engine (the user's file only)" },
     Key { path: "profiles.*.base_url", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile's OpenAI-compatible server" },
     Key { path: "profiles.*.model", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the model's name on that server" },
     Key { path: "profiles.*.api_key_env", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the environment variable holding the API key (never the key itself)" },
@@ -134,6 +134,59 @@ const TABLES: &[&str] = &[
     "repos",
     "repos.*",
 ];
+
+#[cfg(test)]
+impl Kind {
+    /// How the reference names the type.
+    pub fn words(self) -> String {
+        match self {
+            Kind::Str => "string".into(),
+            Kind::Int { .. } => "integer".into(),
+            Kind::Float { .. } => "number".into(),
+            Kind::Bool => "boolean".into(),
+            Kind::OneOf(words) => words.join(" / "),
+            Kind::Table => "table".into(),
+            Kind::Names => "list of names".into(),
+            Kind::List => "list of profiles".into(),
+            Kind::Strings => "list of strings".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+impl RepoRule {
+    /// How the reference says what a repository's own file may do with the key.
+    pub fn words(self) -> &'static str {
+        match self {
+            RepoRule::Allowed => "yes",
+            RepoRule::NeedsApproval => "approved",
+            RepoRule::UserOnly => "no",
+            RepoRule::Lower => "lower",
+        }
+    }
+}
+
+/// The table of every key, as docs/configuration.md shows it (generated from `KEYS`; a
+/// test keeps the page in step).
+#[cfg(test)]
+fn reference_table() -> String {
+    let mut table = String::from(
+        "| key | type | repository file | what it does |\n| --- | --- | --- | --- |\n",
+    );
+    for key in KEYS {
+        let shown = key
+            .path
+            .replace("repos.*", "repos.\"PATH\"")
+            .replace('*', "NAME");
+        table.push_str(&format!(
+            "| `{shown}` | {} | {} | {} |\n",
+            key.kind.words(),
+            key.repo.words(),
+            key.doc.replace('|', "\\|")
+        ));
+    }
+    table
+}
 
 fn matches(pattern: &str, path: &[&str]) -> bool {
     let parts: Vec<&str> = pattern.split('.').collect();
@@ -199,22 +252,31 @@ mod tests {
         assert_eq!(closest(&["completely", "different", "thing"]), None);
     }
 
+    /// The key table of docs/configuration.md is generated from `KEYS`; with
+    /// `UPDATE_REFERENCE=1` this test rewrites it.
     #[test]
     fn the_configuration_page_documents_every_key() {
-        let readme = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/configuration.md"
-        ))
-        .unwrap();
-        for key in KEYS {
-            let shown = key
-                .path
-                .replace("repos.*", "repos.\"PATH\"")
-                .replace('*', "NAME");
-            assert!(
-                readme.contains(&format!("| `{shown}` |")),
-                "docs/configuration.md's table of keys lacks {shown}"
-            );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
+        let page = std::fs::read_to_string(path).unwrap();
+        let start = page.find(TABLE_START).expect("the page's table marker") + TABLE_START.len();
+        let end = start
+            + page[start..]
+                .find(TABLE_END)
+                .expect("the page's table end marker");
+        let generated = format!("\n{}", reference_table());
+        if std::env::var_os("UPDATE_REFERENCE").is_some() {
+            let updated = format!("{}{generated}{}", &page[..start], &page[end..]);
+            std::fs::write(path, updated).unwrap();
+            return;
         }
+        assert_eq!(
+            page[start..end],
+            generated,
+            "docs/configuration.md's key table is not the one KEYS gives: run \
+             UPDATE_REFERENCE=1 cargo test -p wright-config the_configuration_page"
+        );
     }
+
+    const TABLE_START: &str = "<!-- generated from crates/wright-config/src/schema.rs: keys -->";
+    const TABLE_END: &str = "<!-- end of the generated keys -->";
 }

@@ -15,19 +15,19 @@
 mod agent;
 mod command;
 mod configured;
-mod in_tree;
 mod listing;
 mod remote;
 mod snapshot;
 mod take;
+mod touched;
 mod user;
 
 pub use agent::AgentRepo;
 pub use agent::AsideCommit;
 pub use agent::StepCommit;
-pub use in_tree::InTree;
-pub use in_tree::Pointed;
-pub use in_tree::Use as ConfiguredUse;
+pub use configured::InTree;
+pub use configured::Pointed;
+pub use configured::Use as ConfiguredUse;
 pub use listing::LastChange;
 pub use listing::Listing;
 pub use remote::RemoteUrl;
