@@ -1,33 +1,40 @@
 //! What stands between the model's `finish` and the run's end, after the check of the
 //! work (see `retest`): the review of the changes (tests edited, removed or skipped;
-//! files the task never names) and the reminder when the last command failed — each said
-//! to the model once — then the Stop hooks and the second look.
+//! files the task never names), said to the model once, then the strategies' say (see
+//! `crate::strategy`), the Stop hooks and the second look.
 
 use super::*;
+use crate::strategy::AtFinish;
+use crate::strategy::Finish;
 
 impl Conversation {
     /// What else stands between a `finish` and the run's end, once the check (if any)
-    /// passed: the review of the changes, a command that just failed (unless the check
-    /// `passed`: the command that matters passes), the Stop hooks, the second look. The
-    /// words it is sent back with, if it is.
+    /// passed: the review of the changes, the strategies (told whether the check
+    /// `passed`), the Stop hooks, the second look.
     pub(super) async fn guard_finish(
         &mut self,
         observer: &mut dyn Observer,
         call_id: &str,
         passed: bool,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<AtFinish, StoreError> {
         if let Some(review) = self.review_before_finish(observer)? {
-            return Ok(Some(review));
+            return Ok(AtFinish::SendBack(review));
         }
-        if !passed {
-            if let Some(failure) = self.finish_after_failure() {
-                return Ok(Some(failure));
-            }
+        let finish = Finish {
+            call_id: call_id.to_string(),
+            check_passed: passed,
+        };
+        match self.strategies_at_finish(observer, finish).await? {
+            AtFinish::Continue => {}
+            decided => return Ok(decided),
         }
         if let Some(reason) = self.stop_hooks(observer, Some(call_id)).await? {
-            return Ok(Some(format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")));
+            return Ok(AtFinish::SendBack(format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")));
         }
-        self.second_look(observer).await
+        Ok(match self.second_look(observer).await? {
+            Some(findings) => AtFinish::SendBack(findings),
+            None => AtFinish::Continue,
+        })
     }
 
     /// Reviews the changes when `finish` is called: the first time suspicious changes are
@@ -82,39 +89,6 @@ impl Conversation {
             })
             .collect::<Vec<_>>()
             .join("\n")
-    }
-
-    /// In a run, the first `finish` that comes right after a failing command is sent back
-    /// once, quoting the command: small models "finish" with the tests still failing. A
-    /// second `finish` is taken.
-    pub(super) fn finish_after_failure(&mut self) -> Option<String> {
-        if !self.require_finish || self.asked_after_failure {
-            return None;
-        }
-        let events = self.log.events();
-        let (call_id, code) = events.iter().rev().find_map(|e| match &e.body {
-            EventBody::Observation {
-                tool,
-                call_id,
-                exit_code,
-                ..
-            } if tool != "finish" && tool != "think" => Some((call_id.clone(), *exit_code)),
-            _ => None,
-        })?;
-        let code = code.filter(|c| *c != 0)?;
-        let command = events.iter().rev().find_map(|e| match &e.body {
-            EventBody::Action {
-                call_id: id,
-                arguments,
-                ..
-            } if *id == call_id => arguments["command"].as_str().map(str::to_string),
-            _ => None,
-        })?;
-        self.asked_after_failure = true;
-        let shown: String = command.chars().take(200).collect();
-        Some(format!(
-            "The last command failed (exit {code}): {shown}. If the task needs it to pass, the task is not done: fix the cause and run it again. If the task is done anyway, call finish again."
-        ))
     }
 
     /// Reviews the changes as they are now (after the user reverted some, say): the

@@ -142,7 +142,7 @@ impl Conversation {
 
     /// That the check passes now and what is left to do; `None` when there is no check or
     /// it does not pass.
-    pub(super) fn passes_now_note(&self) -> Option<String> {
+    pub(crate) fn passes_now_note(&self) -> Option<String> {
         let command = self.check_command()?;
         self.check_passes_now().then(|| {
             format!(

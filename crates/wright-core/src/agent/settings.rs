@@ -64,7 +64,16 @@ impl Conversation {
     /// `run` mode: the task ends only with `finish` (a reply without a tool call is sent
     /// back once, and a second stops the run); in chat a plain answer ends the turn.
     pub fn set_require_finish(&mut self, require: bool) {
-        self.require_finish = require;
+        match require {
+            true => {
+                self.add_strategy(Box::new(crate::strategy::ActOrFinish::default()));
+                self.add_strategy(Box::new(crate::strategy::FinishAfterFailure::default()));
+            }
+            false => {
+                self.remove_strategy("act-or-finish");
+                self.remove_strategy("finish-after-failure");
+            }
+        }
     }
 
     /// Has `reviewer` look at the change at each `finish` (after the test-integrity
