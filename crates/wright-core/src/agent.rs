@@ -32,6 +32,7 @@ pub use aside::AsideSender;
 pub use aside::ASIDE;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
+pub(crate) use retest::edits_code;
 pub use snapshot::StepSnapshot;
 pub use types::Limits;
 pub use types::Observer;
@@ -94,12 +95,6 @@ pub struct Conversation {
     condensed_at_steps: Vec<u32>,
     /// The user asked for the history to be condensed before the next request.
     condense_requested: bool,
-    /// Reads the workspace's changes for the review before `finish`.
-    inspector: Option<Box<dyn Inspector>>,
-    /// Whether the model was already asked to account for its changes.
-    reviewed: bool,
-    /// The last review (shown to the user first).
-    last_review: Option<Review>,
     /// Checked before each step, after the budgets.
     guards: Vec<Box<dyn StepGuard>>,
     /// The model's prices, for the cost of each request and `max_cost`.
@@ -278,11 +273,8 @@ impl Conversation {
             condense_at: DEFAULT_CONDENSE_AT,
             condensed_at_steps: Vec::new(),
             condense_requested: false,
-            inspector: None,
             guards: Vec::new(),
             price: None,
-            reviewed: false,
-            last_review: None,
             workspace: None,
             snapshots: snapshot::Snapshots::default(),
             first_look: None,

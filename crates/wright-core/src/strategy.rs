@@ -1,7 +1,8 @@
 //! The strategy interface: each piece of help the loop gives a model (a nudge, a note, a
 //! `finish` sent back, a request narrowed) is one `Strategy` that owns its own state and
 //! is asked, in the order strategies were registered, at the loop's decision points:
-//! shaping a request, a reply without a tool call, before a call, a call's result, at
+//! shaping a request, a reply without a tool call, a call written for another tool,
+//! before a call, its arguments, a call's result, at
 //! `finish`, after a step. Each gets a narrow context (the log read-only, the tools, the
 //! client, the workspace, a way to log an event), never the conversation itself.
 //!
@@ -13,15 +14,21 @@
 
 pub(crate) mod act_or_finish;
 mod finish_after_failure;
+mod fixed_note;
+mod foreign;
 mod narrow;
 mod premature_finish;
+mod review;
 mod stuck;
 mod test_edits;
 
 pub use act_or_finish::ActOrFinish;
 pub use finish_after_failure::FinishAfterFailure;
+pub use fixed_note::FixedNote;
+pub use foreign::ForeignCalls;
 pub use narrow::Narrowing;
 pub use premature_finish::PrematureFinish;
+pub use review::ReviewChanges;
 pub use stuck::StuckCheck;
 pub use test_edits::TestEditNote;
 
@@ -47,6 +54,12 @@ pub trait Strategy: Send + Sync {
     /// Its name, to find it again (`Conversation::remove_strategy`).
     fn name(&self) -> &'static str;
 
+    /// The strategy itself, for a front end that talks to it between runs (see
+    /// `Conversation::strategy_mut`); `None` for most.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
+
     /// Takes in one event of the log (each once, in order, before any hook below runs):
     /// the only way a strategy's state changes.
     fn absorb(&mut self, event: &Event) {
@@ -67,6 +80,20 @@ pub trait Strategy: Send + Sync {
         Unanswered::Pass
     }
 
+    /// A call written for another tool, to run as that tool's call (said in its result).
+    /// The first strategy that says one wins; the others see the call as rerouted.
+    fn reroute(&mut self, view: &View<'_>, call: &Call<'_>) -> Option<wright_tools::Rerouted> {
+        let _ = (view, call);
+        None
+    }
+
+    /// Why a call's arguments, read and coerced to its tool's schema, are not run (words
+    /// for the model), if they are not.
+    fn check_arguments(&mut self, view: &View<'_>, call: &Call<'_>) -> Option<String> {
+        let _ = (view, call);
+        None
+    }
+
     /// A call about to run (its action logged, its tool known, its arguments read): it
     /// runs, or is refused with words for the model.
     fn before_call(&mut self, view: &View<'_>, call: &Call<'_>) -> BeforeCall {
@@ -74,10 +101,10 @@ pub trait Strategy: Send + Sync {
         BeforeCall::Run
     }
 
-    /// Words added to the result of a call that ran without error, before its
+    /// Words added (on a line of their own) to the result of a call that ran, before its
     /// observation is logged.
-    fn annotate(&mut self, view: &View<'_>, call: &Call<'_>) -> Option<String> {
-        let _ = (view, call);
+    fn annotate(&mut self, view: &View<'_>, call: &Call<'_>, ran: Ran) -> Option<String> {
+        let _ = (view, call, ran);
         None
     }
 
@@ -106,6 +133,15 @@ pub struct Call<'a> {
     pub call_id: &'a str,
     pub tool: &'a str,
     pub arguments: &'a Value,
+}
+
+/// How a call that ran came out, as `annotate` is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ran {
+    /// Without error.
+    Fine,
+    /// The tool refused the call as the model made it (text not found, a bad path).
+    Refused,
 }
 
 /// A `finish` call at the strategies.
@@ -249,6 +285,12 @@ impl Strategies {
 
     pub(crate) fn remove(&mut self, name: &str) {
         self.list.retain(|(s, _)| s.name() != name);
+    }
+
+    /// The strategy named `name`, caught up with `events`.
+    pub(crate) fn named(&mut self, name: &str, events: &[Event]) -> Option<&mut dyn Strategy> {
+        let at = self.list.iter().position(|(s, _)| s.name() == name)?;
+        Some(self.caught_up_at(at, events))
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -166,3 +166,90 @@ async fn a_strategy_registered_from_outside_decides_at_finish_through_the_log() 
     assert_eq!(outcome.state, AgentState::Finished);
     assert_eq!(h.results_of("finish")[0], "Are you sure?");
 }
+
+/// Says a test was removed, whatever the workspace holds.
+struct TestRemoved;
+
+impl wright_core::Inspector for TestRemoved {
+    fn changes(&self) -> Vec<wright_core::FileChange> {
+        vec![wright_core::FileChange {
+            path: "tests/test_calc.py".into(),
+            added: Vec::new(),
+            removed: vec!["def test_add():".into()],
+        }]
+    }
+}
+
+#[tokio::test]
+async fn a_removed_test_sends_the_finish_back_once_before_the_failed_command_is_named() {
+    let script = vec![terminal("false"), finish(), finish(), finish()];
+    let mut h = Harness::run_mode(script).await;
+    h.shell.answers("false", 1, "");
+    h.conversation.set_inspector(Box::new(TestRemoved));
+    let outcome = h.run("fix the calculator").await;
+    assert_eq!(outcome.state, AgentState::Finished);
+    let finishes = h.results_of("finish");
+    // The review first (it is asked before the strategies added after it), then the
+    // failed command, then the finish is taken.
+    assert!(finishes[0].starts_with("Before finishing, look at your own changes."));
+    assert!(finishes[1].starts_with("The last command failed (exit 1): false."));
+    assert_eq!(finishes[2], "Task finished.");
+    let review = outcome.review.expect("the review in the outcome");
+    assert_eq!(
+        review.tests_removed,
+        vec!["tests/test_calc.py: def test_add():"]
+    );
+}
+
+#[tokio::test]
+async fn a_look_written_as_a_command_runs_as_the_editor_and_foreign_arguments_are_named() {
+    let script = vec![
+        terminal("file_editor view calc.py"),
+        reply().call("terminal", json!({"command": "ls", "path": "calc.py"})),
+        finish(),
+    ];
+    let mut h = Harness::run_mode(script).await;
+    h.write("calc.py", "def add(a, b):\n    return a - b\n");
+    h.run("read calc.py").await;
+    let shell = h.results_of("terminal");
+    // The look ran as `file_editor` `view`: the file is in its result, the note first.
+    assert!(shell[0].contains("return a - b"), "{shell:?}");
+    assert!(shell[0].contains("file_editor"), "{shell:?}");
+    assert!(
+        shell[1].starts_with("terminal has no parameter `path`"),
+        "{shell:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_edit_after_the_check_passes_is_told_the_failure_is_fixed() {
+    let fix = || {
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "calc.py", "old_str": "a - b", "new_str": "a + b"}),
+        )
+    };
+    let mut h = Harness::run_mode(vec![fix(), fix(), finish()]).await;
+    h.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let calc = h.workspace.path().join("calc.py");
+    // The tests pass once the code adds.
+    h.shell.reacts(move |command| {
+        let fixed = std::fs::read_to_string(&calc).is_ok_and(|text| text.contains("a + b"));
+        command.contains("pytest").then(|| {
+            if fixed {
+                (0, "1 passed".into())
+            } else {
+                (1, "1 failed".into())
+            }
+        })
+    });
+    h.conversation.look_first("pytest".into());
+    let outcome = h.run("fix add").await;
+    assert_eq!(outcome.state, AgentState::Finished, "{:?}", h.results());
+    let edits = h.results_of("file_editor");
+    assert!(!edits[0].contains("passes now"), "{edits:?}");
+    assert!(
+        edits[1].contains("[`pytest` passes now (its last run): the failure is fixed"),
+        "{edits:?}"
+    );
+}

@@ -5,6 +5,7 @@ use super::retest::FinishCheck;
 use super::*;
 use crate::strategy::AtFinish;
 use crate::strategy::Call;
+use crate::strategy::Ran;
 use std::sync::Arc;
 
 /// A call whose action is logged, on its way to its observation.
@@ -282,7 +283,11 @@ impl Conversation {
         // `finish` written as a command is the `finish` call: asked about, checked, hooked
         // and run as any call of that tool (see `wright_tools::Rerouted`).
         let rerouted = match (&tool, &parsed) {
-            (Some(tool), Ok(arguments)) => self.tools.reroute(tool.name(), arguments),
+            (Some(tool), Ok(arguments)) => self.rerouted(&Call {
+                call_id: &call_id,
+                tool: tool.name(),
+                arguments,
+            }),
             _ => None,
         };
         let (tool, parsed, note) = match rerouted {
@@ -340,12 +345,17 @@ impl Conversation {
             (Some(tool), Ok(mut arguments)) => {
                 let schema = tool.schema();
                 let coerced = coerce_arguments(&mut arguments, &schema["function"]["parameters"])
-                    .and_then(
-                        |()| match self.tools.foreign_arguments(tool.as_ref(), &arguments) {
+                    .and_then(|()| {
+                        let call = Call {
+                            call_id: &call_id,
+                            tool: tool.name(),
+                            arguments: &arguments,
+                        };
+                        match self.arguments_refused(&call) {
                             Some(message) => Err(message),
                             None => Ok(()),
-                        },
-                    );
+                        }
+                    });
                 match coerced {
                     Err(message) => Some(Err(ToolError::Model(message))),
                     Ok(()) => {
@@ -443,7 +453,7 @@ impl Conversation {
                         tool: &name,
                         arguments,
                     };
-                    for note in self.annotations(&call) {
+                    for note in self.annotations(&call, Ran::Fine) {
                         output.text.push('\n');
                         output.text.push_str(&note);
                     }
@@ -452,8 +462,18 @@ impl Conversation {
             }
             Some(Err(ToolError::Model(message))) => (
                 ToolOutput {
-                    text: match self.failed_edit_note(&name, ready.as_ref()) {
-                        Some(passes) => format!("{message}\n[{passes}]"),
+                    text: match ready.as_ref() {
+                        Some(arguments) => {
+                            let call = Call {
+                                call_id: &call_id,
+                                tool: &name,
+                                arguments,
+                            };
+                            std::iter::once(message)
+                                .chain(self.annotations(&call, Ran::Refused))
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        }
                         None => message,
                     },
                     is_error: true,

@@ -41,7 +41,7 @@ impl Conversation {
 
     /// Reviews the agent's changes with `inspector` before accepting `finish`.
     pub fn set_inspector(&mut self, inspector: Box<dyn Inspector>) {
-        self.inspector = Some(inspector);
+        self.add_strategy(Box::new(crate::strategy::ReviewChanges::new(inspector)));
     }
 
     /// The workspace whose files a failure names: a loop over a failure is then met with

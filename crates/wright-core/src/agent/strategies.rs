@@ -10,6 +10,7 @@ use crate::strategy::BeforeCall;
 use crate::strategy::Call;
 use crate::strategy::Context;
 use crate::strategy::Finish;
+use crate::strategy::Ran;
 use crate::strategy::Strategies;
 use crate::strategy::Strategy;
 use crate::strategy::Unanswered;
@@ -25,6 +26,15 @@ impl Conversation {
     /// Stops asking the strategy named `name`.
     pub fn remove_strategy(&mut self, name: &str) {
         self.strategies.remove(name);
+    }
+
+    /// The strategy named `name`, if it is registered and of type `T` (caught up with the
+    /// log).
+    pub fn strategy_mut<T: 'static>(&mut self, name: &str) -> Option<&mut T> {
+        self.strategies
+            .named(name, self.log.events())?
+            .as_any_mut()?
+            .downcast_mut::<T>()
     }
 
     /// The first answer a strategy gives to a hook that only reads.
@@ -63,6 +73,16 @@ impl Conversation {
         .unwrap_or(Unanswered::Pass)
     }
 
+    /// The call `call` runs as instead, if a strategy reroutes it.
+    pub(super) fn rerouted(&mut self, call: &Call<'_>) -> Option<wright_tools::Rerouted> {
+        self.ask_strategies(|strategy, view| strategy.reroute(view, call))
+    }
+
+    /// Why a call's checked arguments are not run, if they are not.
+    pub(super) fn arguments_refused(&mut self, call: &Call<'_>) -> Option<String> {
+        self.ask_strategies(|strategy, view| strategy.check_arguments(view, call))
+    }
+
     /// Why a call is refused before it runs, if it is.
     pub(super) fn refused(&mut self, call: &Call<'_>) -> Option<String> {
         self.ask_strategies(|strategy, view| match strategy.before_call(view, call) {
@@ -71,11 +91,11 @@ impl Conversation {
         })
     }
 
-    /// The notes for the result of a call that ran without error, each on a line.
-    pub(super) fn annotations(&mut self, call: &Call<'_>) -> Vec<String> {
+    /// The notes for the result of a call that ran, each on a line of its own.
+    pub(super) fn annotations(&mut self, call: &Call<'_>, ran: Ran) -> Vec<String> {
         let mut notes = Vec::new();
         self.ask_strategies(|strategy, view| {
-            notes.extend(strategy.annotate(view, call));
+            notes.extend(strategy.annotate(view, call, ran));
             None::<()>
         });
         notes
@@ -150,9 +170,13 @@ impl Conversation {
 /// The strategies every conversation starts with, in the order they are asked.
 pub(super) fn defaults() -> Strategies {
     let mut strategies = Strategies::default();
+    strategies.add(Box::new(crate::strategy::ForeignCalls));
     strategies.add(Box::new(crate::strategy::PrematureFinish::default()));
     strategies.add(Box::new(crate::strategy::Narrowing));
     strategies.add(Box::new(crate::strategy::TestEditNote::default()));
+    strategies.add(Box::new(crate::strategy::FixedNote));
+    // Before any `finish` strategy added later: its inspector comes with `set_inspector`.
+    strategies.add(Box::new(crate::strategy::ReviewChanges::default()));
     strategies.add(Box::new(crate::strategy::StuckCheck::default()));
     strategies
 }

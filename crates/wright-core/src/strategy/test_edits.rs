@@ -6,6 +6,7 @@
 //! so a resumed conversation finds it there and does not say it again.
 
 use super::Call;
+use super::Ran;
 use super::Strategy;
 use super::View;
 use wright_protocol::Event;
@@ -32,7 +33,7 @@ impl Strategy for TestEditNote {
         }
     }
 
-    fn annotate(&mut self, _view: &View<'_>, call: &Call<'_>) -> Option<String> {
+    fn annotate(&mut self, _view: &View<'_>, call: &Call<'_>, ran: Ran) -> Option<String> {
         let arguments = call.arguments;
         let edits = matches!(call.tool, "file_editor" | "str_replace_editor")
             && matches!(
@@ -40,7 +41,7 @@ impl Strategy for TestEditNote {
                 Some("str_replace" | "insert" | "create")
             );
         let path = arguments["path"].as_str()?;
-        if self.told || !edits || !crate::review::is_test_file(path) {
+        if ran != Ran::Fine || self.told || !edits || !crate::review::is_test_file(path) {
             return None;
         }
         // Set at once: two edits in one reply get the note once (absorb confirms it).

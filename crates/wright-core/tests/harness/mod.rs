@@ -215,20 +215,31 @@ impl Observer for Quiet {
     fn delta(&mut self, _delta: &wright_llm::StreamDelta) {}
 }
 
-/// A `terminal` that runs nothing: each command is answered by the first rule whose
-/// prefix it starts with (exit code and output), else exits 0 printing nothing. For the
-/// decisions that read exit codes; the real shell is tested with the sandbox elsewhere.
+/// How the scripted shell answers a command, when it does: exit code and output.
+type Rule = Box<dyn Fn(&str) -> Option<(i32, String)> + Send + Sync>;
+
+/// A `terminal` that runs nothing: each command is answered by the first rule that
+/// answers it (the newest first), else exits 0 printing nothing. For the decisions that
+/// read exit codes; the real shell is tested with the sandbox elsewhere.
 #[derive(Default)]
 pub struct ScriptedShell {
-    rules: Mutex<Vec<(String, i32, String)>>,
+    rules: Mutex<Vec<Rule>>,
 }
 
 impl ScriptedShell {
-    pub fn answers(&self, prefix: &str, exit_code: i32, output: &str) {
-        self.rules
-            .lock()
-            .expect("rules")
-            .push((prefix.into(), exit_code, output.into()));
+    /// A command that holds `words` exits with `exit_code`, printing `output`.
+    pub fn answers(&self, words: &str, exit_code: i32, output: &str) {
+        let (words, output) = (words.to_string(), output.to_string());
+        self.reacts(move |command| {
+            command
+                .contains(&words)
+                .then(|| (exit_code, output.clone()))
+        });
+    }
+
+    /// Commands answered by `rule` (say, from what a file of the workspace holds now).
+    pub fn reacts(&self, rule: impl Fn(&str) -> Option<(i32, String)> + Send + Sync + 'static) {
+        self.rules.lock().expect("rules").insert(0, Box::new(rule));
     }
 }
 
@@ -250,11 +261,13 @@ impl Tool for ScriptedShell {
 
     async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError> {
         let command = arguments["command"].as_str().unwrap_or_default();
-        let rules = self.rules.lock().expect("rules").clone();
-        let (code, text) = rules
-            .into_iter()
-            .find(|(prefix, _, _)| command.starts_with(prefix.as_str()))
-            .map_or((0, String::new()), |(_, code, text)| (code, text));
+        let (code, text) = self
+            .rules
+            .lock()
+            .expect("rules")
+            .iter()
+            .find_map(|rule| rule(command))
+            .unwrap_or_default();
         Ok(ToolOutput {
             text: format!("{text}\n[exit code: {code}]"),
             exit_code: Some(code),
