@@ -16,7 +16,6 @@ mod printed;
 mod reading;
 mod restore;
 mod retest;
-mod reviewing;
 mod send;
 mod settings;
 mod snapshot;
@@ -142,8 +141,6 @@ pub struct Conversation {
     /// The repository's setup script (its path, its approved text), due before the first
     /// step.
     setup_script: Option<(String, String)>,
-    /// The second agent that reviews the change at `finish` (see `second_look`).
-    second_look: Option<crate::second_look::SecondLooks>,
     /// The profile in use and those to go on with (see `fallback`).
     fallback: fallback::Chain,
     /// Side questions handed in while a run goes on (see `aside`).
@@ -294,7 +291,6 @@ impl Conversation {
             session_started: false,
             stop_refused: false,
             setup_script: None,
-            second_look: None,
             fallback: fallback::Chain::default(),
             asides: None,
             strategies: strategies::defaults(),

@@ -19,6 +19,7 @@ mod foreign;
 mod narrow;
 mod premature_finish;
 mod review;
+mod second_look;
 mod stuck;
 mod test_edits;
 
@@ -29,6 +30,8 @@ pub use foreign::ForeignCalls;
 pub use narrow::Narrowing;
 pub use premature_finish::PrematureFinish;
 pub use review::ReviewChanges;
+pub use second_look::SecondLookAtFinish;
+pub(crate) use second_look::StopHooks;
 pub use stuck::StuckCheck;
 pub use test_edits::TestEditNote;
 
@@ -236,6 +239,11 @@ impl View<'_> {
         self.conversation.workspace.as_ref()
     }
 
+    /// The user's task: their first message.
+    pub fn task(&self) -> String {
+        self.conversation.task()
+    }
+
     /// That wright's own check passes now and what is left to do, when there is a check
     /// and it passes (see `retest`).
     pub fn check_passes_note(&self) -> Option<String> {
@@ -254,6 +262,11 @@ impl Context<'_> {
         View {
             conversation: self.conversation,
         }
+    }
+
+    /// The user's cancellation of the run (Ctrl-C), for work a strategy waits on.
+    pub fn cancel_token(&self) -> tokio_util::sync::CancellationToken {
+        self.conversation.user_cancel_token()
     }
 
     /// Appends an event (shown to the observer once it is on disk).

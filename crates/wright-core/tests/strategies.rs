@@ -253,3 +253,48 @@ async fn a_failed_edit_after_the_check_passes_is_told_the_failure_is_fixed() {
         "{edits:?}"
     );
 }
+
+/// Asks for a change each time, with one finding.
+struct Picky;
+
+#[async_trait::async_trait]
+impl wright_core::second_look::Reviewer for Picky {
+    fn model(&self) -> String {
+        "picky".into()
+    }
+
+    async fn review(
+        &self,
+        task: &str,
+        _cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<wright_core::second_look::Opinion, wright_core::second_look::NoVerdict> {
+        Ok(wright_core::second_look::Opinion {
+            verdict: wright_protocol::Verdict::RequestChanges,
+            findings: vec![format!("'{task}' is not done: total() is off by one")],
+            conversation: None,
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_second_look_comes_after_the_failed_command_and_its_findings_go_back_for_its_rounds() {
+    let script = vec![terminal("false"), finish(), finish(), finish()];
+    let mut h = Harness::run_mode(script).await;
+    h.shell.answers("false", 1, "");
+    // Whatever order the setters come in, the places are fixed: the reminder first.
+    h.conversation.set_reviewer(std::sync::Arc::new(Picky), 1);
+    h.conversation.set_require_finish(true);
+    let outcome = h.run("fix total").await;
+    assert_eq!(outcome.state, AgentState::Finished);
+    let finishes = h.results_of("finish");
+    assert!(finishes[0].starts_with("The last command failed (exit 1): false."));
+    assert!(
+        finishes[1].contains("total() is off by one"),
+        "{finishes:?}"
+    );
+    assert_eq!(finishes[2], "Task finished.");
+    let look = outcome
+        .second_look
+        .expect("the last verdict in the outcome");
+    assert_eq!((look.round, look.sent_back), (2, false));
+}

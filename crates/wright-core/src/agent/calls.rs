@@ -548,7 +548,7 @@ impl Conversation {
     }
 
     /// The user's task: the first user message.
-    pub(super) fn task(&self) -> String {
+    pub(crate) fn task(&self) -> String {
         self.log
             .events()
             .iter()

@@ -65,9 +65,10 @@ impl Conversation {
             remedy: None,
             flags: self.flags.clone(),
             second_look: self
-                .second_look
-                .as_ref()
-                .and_then(|looks| looks.last.clone()),
+                .strategy_mut::<crate::strategy::SecondLookAtFinish>(
+                    crate::strategy::SecondLookAtFinish::NAME,
+                )
+                .and_then(|looks| looks.last().cloned()),
         })
     }
 

@@ -1,7 +1,7 @@
 //! What stands between the model's `finish` and the run's end, after the check of the
 //! work (see `retest`): the review of the changes (tests edited, removed or skipped;
-//! files the task never names), said to the model once, then the strategies' say (see
-//! `crate::strategy`), the Stop hooks and the second look.
+//! files the task never names), said to the model once, a command that just failed, the
+//! Stop hooks and the second look — each a strategy (see `crate::strategy`).
 
 use super::*;
 use crate::strategy::AtFinish;
@@ -9,8 +9,8 @@ use crate::strategy::Finish;
 
 impl Conversation {
     /// What else stands between a `finish` and the run's end, once the check (if any)
-    /// passed: the strategies — the review of the changes first — (told whether the check
-    /// `passed`), the Stop hooks, the second look.
+    /// passed: the strategies, in order (told whether the check `passed`): the review of
+    /// the changes, a command that just failed, the Stop hooks, the second look.
     pub(super) async fn guard_finish(
         &mut self,
         observer: &mut dyn Observer,
@@ -21,17 +21,7 @@ impl Conversation {
             call_id: call_id.to_string(),
             check_passed: passed,
         };
-        match self.strategies_at_finish(observer, finish).await? {
-            AtFinish::Continue => {}
-            decided => return Ok(decided),
-        }
-        if let Some(reason) = self.stop_hooks(observer, Some(call_id)).await? {
-            return Ok(AtFinish::SendBack(format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")));
-        }
-        Ok(match self.second_look(observer).await? {
-            Some(findings) => AtFinish::SendBack(findings),
-            None => AtFinish::Continue,
-        })
+        self.strategies_at_finish(observer, finish).await
     }
 
     /// Reviews the changes as they are now (after the user reverted some, say): the

@@ -134,6 +134,11 @@ impl Conversation {
         }
     }
 
+    /// The user's own cancellation of the run in progress (none outside a run).
+    pub(crate) fn user_cancel_token(&self) -> CancellationToken {
+        self.user_cancel.clone().unwrap_or_default()
+    }
+
     fn time_ran_out(&self) -> bool {
         matches!(&self.user_cancel, Some(user) if !user.is_cancelled())
     }

@@ -70,8 +70,8 @@ impl Conversation {
                 self.add_strategy(Box::new(crate::strategy::FinishAfterFailure::default()));
             }
             false => {
-                self.remove_strategy("act-or-finish");
-                self.remove_strategy("finish-after-failure");
+                self.add_strategy(Box::new(crate::strategy::ActOrFinish::off()));
+                self.add_strategy(Box::new(crate::strategy::FinishAfterFailure::off()));
             }
         }
     }
@@ -83,7 +83,9 @@ impl Conversation {
         reviewer: std::sync::Arc<dyn crate::second_look::Reviewer>,
         rounds: u32,
     ) {
-        self.second_look = Some(crate::second_look::SecondLooks::new(reviewer, rounds));
+        self.add_strategy(Box::new(crate::strategy::SecondLookAtFinish::new(
+            reviewer, rounds,
+        )));
     }
 
     /// Checks `guard` before each step; its reason stops the run.

@@ -175,8 +175,14 @@ pub(super) fn defaults() -> Strategies {
     strategies.add(Box::new(crate::strategy::Narrowing));
     strategies.add(Box::new(crate::strategy::TestEditNote::default()));
     strategies.add(Box::new(crate::strategy::FixedNote));
-    // Before any `finish` strategy added later: its inspector comes with `set_inspector`.
+    // At `finish`, in this order; the setters put theirs in these places (`add` replaces
+    // one of the same name where it is).
     strategies.add(Box::new(crate::strategy::ReviewChanges::default()));
+    strategies.add(Box::new(crate::strategy::FinishAfterFailure::off()));
+    strategies.add(Box::new(crate::strategy::StopHooks));
+    strategies.add(Box::new(crate::strategy::SecondLookAtFinish::default()));
+    // A reply without a call: `set_require_finish` turns it on.
+    strategies.add(Box::new(crate::strategy::ActOrFinish::off()));
     strategies.add(Box::new(crate::strategy::StuckCheck::default()));
     strategies
 }

@@ -13,10 +13,31 @@ use wright_protocol::StopReason;
 /// What the model is told when, in `run` mode, it replies without a tool call.
 pub const NUDGE: &str = "You replied without a tool call. Nobody reads your replies during the task: act through the tools, or call finish with your summary if the task is done.";
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ActOrFinish {
+    /// Off in a chat, where a plain answer ends the turn.
+    on: bool,
     /// The last reply had no tool call and was sent back.
     told: bool,
+}
+
+impl Default for ActOrFinish {
+    fn default() -> Self {
+        Self {
+            on: true,
+            told: false,
+        }
+    }
+}
+
+impl ActOrFinish {
+    /// In its place, saying nothing (a chat).
+    pub fn off() -> Self {
+        Self {
+            on: false,
+            ..Self::default()
+        }
+    }
 }
 
 impl Strategy for ActOrFinish {
@@ -41,6 +62,9 @@ impl Strategy for ActOrFinish {
     }
 
     fn without_call(&mut self, _view: &View<'_>, _text: &str) -> Unanswered {
+        if !self.on {
+            return Unanswered::Pass;
+        }
         match self.told {
             true => Unanswered::End(StopReason::NoToolCall),
             false => Unanswered::SendBack(NUDGE.to_string()),

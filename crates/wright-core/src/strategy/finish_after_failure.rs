@@ -15,13 +15,32 @@ use wright_protocol::EventBody;
 /// How the words it sends back begin (how the log shows it was said).
 const OPENING: &str = "The last command failed (exit ";
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FinishAfterFailure {
+    /// Off in a chat.
+    on: bool,
     /// A `finish` was sent back for it in this run.
     asked: bool,
 }
 
+impl Default for FinishAfterFailure {
+    fn default() -> Self {
+        Self {
+            on: true,
+            asked: false,
+        }
+    }
+}
+
 impl FinishAfterFailure {
+    /// In its place, saying nothing (a chat).
+    pub fn off() -> Self {
+        Self {
+            on: false,
+            ..Self::default()
+        }
+    }
+
     fn failed_command(events: &[Event]) -> Option<(i32, String)> {
         let (call_id, code) = events.iter().rev().find_map(|e| match &e.body {
             EventBody::Observation {
@@ -69,7 +88,7 @@ impl Strategy for FinishAfterFailure {
         cx: &mut Context<'_>,
         finish: &Finish,
     ) -> Result<AtFinish, StoreError> {
-        if finish.check_passed || self.asked {
+        if !self.on || finish.check_passed || self.asked {
             return Ok(AtFinish::Continue);
         }
         let Some((code, command)) = Self::failed_command(cx.view().events()) else {
