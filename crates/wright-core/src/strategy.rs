@@ -1,16 +1,20 @@
 //! The strategy interface: each piece of help the loop gives a model (a nudge, a note, a
 //! `finish` sent back, a request narrowed) is one `Strategy` that owns its own state and
 //! is asked, in the order strategies were registered, at the loop's decision points:
-//! shaping a request, a reply without a tool call, a call written for another tool,
-//! before a call, its arguments, a call's result, at
-//! `finish`, after a step. Each gets a narrow context (the log read-only, the tools, the
-//! client, the workspace, a way to log an event), never the conversation itself.
+//! shaping a request, a reply without a tool call, a call written for another tool, before
+//! a call, its arguments, a call's result, at `finish`, after a step. Each gets a narrow
+//! context (the log read-only, the tools, the client, the workspace, a way to log an
+//! event), never the conversation itself (inside core, `StopHooks` alone runs the loop's
+//! own `Stop` hooks, to be asked in its place among the others).
 //!
-//! Guarantees: a strategy's state is a fold over the log (`absorb` sees every event once,
-//! in order, before any hook is asked), so a resumed or forked conversation decides as
-//! the uninterrupted one would; and every decision reaches the model through an event of
-//! the log (a message, an observation's text), appended by the loop before it takes
-//! effect. Per-run latches reset where a run starts (`starts_a_run`).
+//! Guarantees: every decision reaches the model through an event of the log (a message,
+//! an observation's text), appended by the loop before it takes effect. `absorb` sees
+//! every event once, in order, before any hook is asked, so a strategy whose state is a
+//! fold over the log (all but two) decides after a resume or a fork as the uninterrupted
+//! conversation would; per-run latches reset where a run starts (`starts_a_run`). The two
+//! exceptions keep their state for the process, as the loop did before them, and say so:
+//! the review (a chat's undo, which resets it, is not in the log) and the second look
+//! (its reviewer's rounds).
 
 pub(crate) mod act_or_finish;
 mod finish_after_failure;
