@@ -12,17 +12,15 @@ mod fallback;
 mod finish_guard;
 mod first_look;
 mod in_place;
-mod narrow;
 mod printed;
 mod reading;
 mod restore;
 mod retest;
-mod reviewing;
 mod send;
 mod settings;
 mod snapshot;
+mod strategies;
 mod teach;
-mod test_edits;
 mod types;
 mod usage;
 mod version_try;
@@ -33,6 +31,7 @@ pub use aside::AsideSender;
 pub use aside::ASIDE;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
+pub(crate) use retest::edits_code;
 pub use snapshot::StepSnapshot;
 pub use types::Limits;
 pub use types::Observer;
@@ -48,7 +47,6 @@ use crate::reply::parse_arguments;
 use crate::review::Inspector;
 use crate::store::EventLog;
 use crate::store::StoreError;
-use crate::stuck;
 use serde_json::Value;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -86,36 +84,18 @@ pub struct Conversation {
     context_window: Option<u64>,
     /// Tokens per byte of request body, calibrated on the server's `prompt_tokens`.
     tokens_per_byte: f64,
-    /// Whether a tool other than `think` and `finish` has run without error: `finish`
-    /// before that is refused (small models "finish" with a plan they never carried out).
-    acted: bool,
     /// The user's own cancellation (Ctrl-C), to tell it from the time budget's.
     user_cancel: Option<CancellationToken>,
     /// Why the user's token was cancelled, when the front end says (a signal's name).
     interrupt_reason: std::sync::Arc<std::sync::Mutex<Option<String>>>,
-    /// The loop the model was last told about.
-    nudged: Option<stuck::Pattern>,
     /// Condense when a request would pass this share of the window.
     condense_at: f64,
     /// Steps at which the history was condensed.
     condensed_at_steps: Vec<u32>,
     /// The user asked for the history to be condensed before the next request.
     condense_requested: bool,
-    /// Reads the workspace's changes for the review before `finish`.
-    inspector: Option<Box<dyn Inspector>>,
-    /// Whether the model was already asked to account for its changes.
-    reviewed: bool,
-    /// The last review (shown to the user first).
-    last_review: Option<Review>,
     /// Checked before each step, after the budgets.
     guards: Vec<Box<dyn StepGuard>>,
-    /// `run` mode: only `finish` ends the task; a reply without a tool call is sent back
-    /// once ("act through the tools, or finish"), a second in a row stops the run.
-    require_finish: bool,
-    /// A `finish` right after a failing command was sent back once already.
-    asked_after_failure: bool,
-    /// The last reply had no tool call and was sent back.
-    told_to_act: bool,
     /// The model's prices, for the cost of each request and `max_cost`.
     price: Option<wright_protocol::Price>,
     /// The workspace, for quoting the lines a failure names when the model loops.
@@ -138,8 +118,6 @@ pub struct Conversation {
     retest: bool,
     /// This run's `finish` calls sent back or refused because the check still failed.
     failed_finishes: u32,
-    /// Whether the model was told, after editing a test, to fix the code instead.
-    told_about_test_edits: bool,
     /// The granted secrets, masked out of what commands print as it is shown.
     masker: Option<std::sync::Arc<wright_tools::Masker>>,
     /// When the user is asked before an action runs (see `confirming`).
@@ -163,12 +141,13 @@ pub struct Conversation {
     /// The repository's setup script (its path, its approved text), due before the first
     /// step.
     setup_script: Option<(String, String)>,
-    /// The second agent that reviews the change at `finish` (see `second_look`).
-    second_look: Option<crate::second_look::SecondLooks>,
     /// The profile in use and those to go on with (see `fallback`).
     fallback: fallback::Chain,
     /// Side questions handed in while a run goes on (see `aside`).
     asides: Option<tokio::sync::mpsc::UnboundedReceiver<aside::Aside>>,
+    /// The help given to the model, asked in order at the loop's decision points (see
+    /// `crate::strategy`).
+    strategies: crate::strategy::Strategies,
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -179,8 +158,7 @@ pub(crate) fn reply_reserve(window: u64) -> u64 {
     (window / 8).min(2048)
 }
 
-/// What the model is told when, in `run` mode, it replies without a tool call.
-pub const NUDGE: &str = "You replied without a tool call. Nobody reads your replies during the task: act through the tools, or call finish with your summary if the task is done.";
+pub use crate::strategy::act_or_finish::NUDGE;
 
 /// Before any reply says otherwise: one token per three bytes of JSON, on the high side.
 const INITIAL_TOKENS_PER_BYTE: f64 = 1.0 / 3.0;
@@ -287,21 +265,13 @@ impl Conversation {
             totals: Totals::default(),
             context_window: None,
             tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
-            acted: false,
             user_cancel: None,
             interrupt_reason: std::sync::Arc::default(),
-            nudged: None,
             condense_at: DEFAULT_CONDENSE_AT,
             condensed_at_steps: Vec::new(),
             condense_requested: false,
-            inspector: None,
             guards: Vec::new(),
             price: None,
-            require_finish: false,
-            asked_after_failure: false,
-            told_to_act: false,
-            reviewed: false,
-            last_review: None,
             workspace: None,
             snapshots: snapshot::Snapshots::default(),
             first_look: None,
@@ -310,7 +280,6 @@ impl Conversation {
             versions_until: None,
             retest: true,
             failed_finishes: 0,
-            told_about_test_edits: false,
             masker: None,
             confirm: wright_protocol::ConfirmMode::Never,
             confirmer: None,
@@ -322,9 +291,9 @@ impl Conversation {
             session_started: false,
             stop_refused: false,
             setup_script: None,
-            second_look: None,
             fallback: fallback::Chain::default(),
             asides: None,
+            strategies: strategies::defaults(),
         }
     }
 
@@ -421,7 +390,7 @@ impl Conversation {
         self.totals.steps = self.step;
         let step = self.step;
         let messages = render_history(self.log.events());
-        let body = match self.narrowed_constraint() {
+        let body = match self.shaped_constraint() {
             Some(narrowed) => {
                 let mut client = self.client.clone();
                 client.set_constraint(Some(narrowed));
@@ -477,36 +446,33 @@ impl Conversation {
                 },
             )?;
         }
-        if reply.calls.is_empty() && reply.errors.is_empty() && self.require_finish {
-            if self.told_to_act {
+        if reply.calls.is_empty() && reply.errors.is_empty() {
+            let stop = match self.without_call(&reply.text) {
+                crate::strategy::Unanswered::Pass => None,
+                crate::strategy::Unanswered::End(stop) => Some(stop),
+                crate::strategy::Unanswered::SendBack(text) => {
+                    self.append(
+                        observer,
+                        Source::Environment,
+                        EventBody::Message {
+                            text,
+                            step: Some(step),
+                            reasoning: None,
+                            raw: None,
+                        },
+                    )?;
+                    return self.after_step(observer, step);
+                }
+            };
+            if let Some(stop) = stop {
                 let summary = Some(reply.text).filter(|t| !t.is_empty());
                 return self
-                    .end(
-                        observer,
-                        AgentState::Stopped,
-                        StopReason::NoToolCall,
-                        summary,
-                    )
+                    .end(observer, AgentState::Stopped, stop, summary)
                     .map(StepEnd::done);
             }
-            self.told_to_act = true;
-            self.append(
-                observer,
-                Source::Environment,
-                EventBody::Message {
-                    text: NUDGE.to_string(),
-                    step: Some(step),
-                    reasoning: None,
-                    raw: None,
-                },
-            )?;
-            return self.check_stuck(observer, step);
-        }
-        self.told_to_act = false;
-        if reply.calls.is_empty() && reply.errors.is_empty() {
             // A chat's answer ends the turn, unless a Stop hook refuses it.
             if self.answer_refused(observer, step).await? {
-                return self.check_stuck(observer, step);
+                return self.after_step(observer, step);
             }
             let summary = Some(reply.text).filter(|t| !t.is_empty());
             return self
@@ -596,6 +562,6 @@ impl Conversation {
                 },
             )?;
         }
-        self.check_stuck(observer, step)
+        self.after_step(observer, step)
     }
 }

@@ -21,6 +21,7 @@ mod run_lock;
 pub mod second_look;
 pub mod skills;
 mod store;
+pub mod strategy;
 mod stuck;
 mod taught;
 

@@ -55,9 +55,17 @@ impl Pattern {
         }
     }
 
-    /// Patterns of the same kind count as the same problem persisting.
-    pub fn same_kind(&self, other: &Pattern) -> bool {
-        std::mem::discriminant(self) == std::mem::discriminant(other)
+    /// Whether `description` (a pattern's `describe`, as the model was told it) is of this
+    /// pattern's kind: how a nudge is read back from the log.
+    pub fn told_in(&self, description: &str) -> bool {
+        let mark = match self {
+            Pattern::SameActionSameResult { .. } => "the same action gave the same result ",
+            Pattern::SameActionFailing { .. } => "the same action failed ",
+            Pattern::Alternating { .. } => "the last steps alternate ",
+            Pattern::Cycle { .. } => "the last steps repeat the same ",
+            Pattern::NoReadableCall => return description.starts_with(&self.describe()),
+        };
+        description.starts_with(mark)
     }
 }
 

@@ -1,9 +1,11 @@
 //! Running one tool call: logged before it runs, arguments checked and coerced, `finish`
-//! guarded (nothing done yet, or changes to review), the observation logged after; and
-//! the check for loops after each step.
+//! guarded (the strategies, the check, the review), the observation logged after.
 
 use super::retest::FinishCheck;
 use super::*;
+use crate::strategy::AtFinish;
+use crate::strategy::Call;
+use crate::strategy::Ran;
 use std::sync::Arc;
 
 /// A call whose action is logged, on its way to its observation.
@@ -281,7 +283,11 @@ impl Conversation {
         // `finish` written as a command is the `finish` call: asked about, checked, hooked
         // and run as any call of that tool (see `wright_tools::Rerouted`).
         let rerouted = match (&tool, &parsed) {
-            (Some(tool), Ok(arguments)) => self.tools.reroute(tool.name(), arguments),
+            (Some(tool), Ok(arguments)) => self.rerouted(&Call {
+                call_id: &call_id,
+                tool: tool.name(),
+                arguments,
+            }),
             _ => None,
         };
         let (tool, parsed, note) = match rerouted {
@@ -293,17 +299,35 @@ impl Conversation {
             None => (tool, parsed, None),
         };
         let is_finish = tool.as_ref().is_some_and(|t| t.name() == "finish");
-        let premature_finish = is_finish && !self.acted;
+        // What the strategies refuse before it runs (a `finish` before anything was done).
+        let refused = match (&tool, &parsed) {
+            (Some(tool), Ok(arguments)) => self.refused(&Call {
+                call_id: &call_id,
+                tool: tool.name(),
+                arguments,
+            }),
+            _ => None,
+        };
         let mut ends = None;
-        let sent_back = if is_finish && !premature_finish && parsed.is_ok() {
-            match self.check_before_finish(observer, cancel, &call_id).await? {
-                FinishCheck::SentBack(failure) => Some(failure),
-                FinishCheck::Ends(failure, stop) => {
+        let sent_back = if is_finish && refused.is_none() && parsed.is_ok() {
+            let checked = match self.check_before_finish(observer, cancel, &call_id).await? {
+                FinishCheck::SentBack(failure) => Err((failure, None)),
+                FinishCheck::Ends(failure, stop) => Err((failure, Some(stop))),
+                FinishCheck::Passed => Ok(true),
+                FinishCheck::Unchecked => Ok(false),
+            };
+            let decided = match checked {
+                Ok(passed) => self.guard_finish(observer, &call_id, passed).await?,
+                Err((failure, None)) => AtFinish::SendBack(failure),
+                Err((said, Some(stop))) => AtFinish::End { said, stop },
+            };
+            match decided {
+                AtFinish::Continue => None,
+                AtFinish::SendBack(said) => Some(said),
+                AtFinish::End { said, stop } => {
                     ends = Some(stop);
-                    Some(failure)
+                    Some(said)
                 }
-                FinishCheck::Passed => self.guard_finish(observer, &call_id, true).await?,
-                FinishCheck::Unchecked => self.guard_finish(observer, &call_id, false).await?,
             }
         } else {
             None
@@ -315,18 +339,23 @@ impl Conversation {
             (Some(_), Ok(_)) if sent_back.is_some() => {
                 Some(Err(ToolError::Model(sent_back.clone().unwrap_or_default())))
             }
-            (Some(_), Ok(_)) if premature_finish => Some(Err(ToolError::Model(
-                "finish was called before anything was done: nothing has been run or changed yet. Work on the task with the tools first (run the tests, read the code, fix it), then call finish".into(),
-            ))),
+            (Some(_), Ok(_)) if refused.is_some() => {
+                Some(Err(ToolError::Model(refused.clone().unwrap_or_default())))
+            }
             (Some(tool), Ok(mut arguments)) => {
                 let schema = tool.schema();
-                let coerced =
-                    coerce_arguments(&mut arguments, &schema["function"]["parameters"]).and_then(
-                        |()| match self.tools.foreign_arguments(tool.as_ref(), &arguments) {
+                let coerced = coerce_arguments(&mut arguments, &schema["function"]["parameters"])
+                    .and_then(|()| {
+                        let call = Call {
+                            call_id: &call_id,
+                            tool: tool.name(),
+                            arguments: &arguments,
+                        };
+                        match self.arguments_refused(&call) {
                             Some(message) => Err(message),
                             None => Ok(()),
-                        },
-                    );
+                        }
+                    });
                 match coerced {
                     Err(message) => Some(Err(ToolError::Model(message))),
                     Ok(()) => {
@@ -389,18 +418,12 @@ impl Conversation {
             name,
             action_id,
             may_change,
-            tool,
             ready,
             note,
             ends,
             printed,
             ..
         } = begun;
-        if let (Some(Ok(output)), Some(tool)) = (&result, &tool) {
-            if !output.is_error && !matches!(tool.name(), "think" | "finish") {
-                self.acted = true;
-            }
-        }
         let (mut output, end) = match result {
             None => (
                 ToolOutput {
@@ -424,18 +447,33 @@ impl Conversation {
                     .finish
                     .clone()
                     .map(|message| (AgentState::Finished, StopReason::Finished, Some(message)));
-                if !output.is_error {
-                    if let Some(note) = self.test_edit_note(&name, ready.as_ref()) {
+                if let (false, Some(arguments)) = (output.is_error, ready.as_ref()) {
+                    let call = Call {
+                        call_id: &call_id,
+                        tool: &name,
+                        arguments,
+                    };
+                    for note in self.annotations(&call, Ran::Fine) {
                         output.text.push('\n');
-                        output.text.push_str(note);
+                        output.text.push_str(&note);
                     }
                 }
                 (output, end)
             }
             Some(Err(ToolError::Model(message))) => (
                 ToolOutput {
-                    text: match self.failed_edit_note(&name, ready.as_ref()) {
-                        Some(passes) => format!("{message}\n[{passes}]"),
+                    text: match ready.as_ref() {
+                        Some(arguments) => {
+                            let call = Call {
+                                call_id: &call_id,
+                                tool: &name,
+                                arguments,
+                            };
+                            std::iter::once(message)
+                                .chain(self.annotations(&call, Ran::Refused))
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        }
                         None => message,
                     },
                     is_error: true,
@@ -509,67 +547,8 @@ impl Conversation {
         Ok(end)
     }
 
-    /// Tells the model the first time it loops; stops the run as stuck if it goes on.
-    pub(super) fn check_stuck(
-        &mut self,
-        observer: &mut dyn Observer,
-        step: u32,
-    ) -> Result<StepEnd, StoreError> {
-        let Some(pattern) = stuck::detect(self.log.events()) else {
-            return Ok(StepEnd::Continue);
-        };
-        if self
-            .nudged
-            .as_ref()
-            .is_some_and(|previous| previous.same_kind(&pattern))
-        {
-            // Told once and at it again: the next model, if there is one, goes on.
-            if self.can_switch() {
-                let detail = pattern.describe();
-                self.switch_model(
-                    observer,
-                    step + 1,
-                    wright_protocol::SwitchReason::Stuck,
-                    detail,
-                )?;
-                return Ok(StepEnd::Continue);
-            }
-            let reason = StopReason::Stuck {
-                pattern: pattern.describe(),
-            };
-            return self
-                .end(observer, AgentState::Stuck, reason, None)
-                .map(StepEnd::done);
-        }
-        // The next step: finish, when the check passes now; else the one the last
-        // failure points at.
-        let next = self
-            .passes_now_note()
-            .or_else(|| {
-                let workspace = self.workspace.as_ref()?;
-                stuck::next_step(self.log.events(), workspace)
-            })
-            .map(|next| format!("\n{next}"))
-            .unwrap_or_default();
-        self.append(
-            observer,
-            Source::Environment,
-            EventBody::Message {
-                text: format!(
-                    "You are going in circles: {}. Do not repeat it. Read the last result again, then try something different: another command, another file, another hypothesis.{next}",
-                    pattern.describe()
-                ),
-                step: Some(step),
-                reasoning: None,
-                raw: None,
-            },
-        )?;
-        self.nudged = Some(pattern);
-        Ok(StepEnd::Continue)
-    }
-
     /// The user's task: the first user message.
-    pub(super) fn task(&self) -> String {
+    pub(crate) fn task(&self) -> String {
         self.log
             .events()
             .iter()

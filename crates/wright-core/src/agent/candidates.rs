@@ -140,8 +140,8 @@ impl Conversation {
                     words_only = Some(answer.text.clone());
                 }
                 let passed = judged.outcome == CandidateOutcome::Passed;
-                // The version stays: a change is made, so a `finish` may follow at once.
-                self.acted |= passed;
+                // The version stays: a change is made, so a `finish` may follow at once (the
+                // strategies read it from its `candidate` event).
                 // A request that failed, or a file that could not be put back: no more tries.
                 let gave_up = matches!(judged.outcome, CandidateOutcome::NotTried { .. });
                 let further = self.log_try(asking, &rewrite, answer, judged, observer)?;

@@ -39,21 +39,22 @@ impl Conversation {
 
     /// What a run ends with, its state already logged.
     pub(super) fn outcome(
-        &self,
+        &mut self,
         state: AgentState,
         stop: StopReason,
         summary: Option<String>,
     ) -> Result<Outcome, StoreError> {
+        let last_review = self.last_review();
         // The end report is the model's words and the review's quotes: masked as the log.
         let (summary, review) = match &self.masker {
             Some(masker) => (
                 summary.map(|text| masker.mask(&text)),
-                match &self.last_review {
+                match &last_review {
                     Some(review) => Some(crate::store::masked(masker, review)?),
                     None => None,
                 },
             ),
-            None => (summary, self.last_review.clone()),
+            None => (summary, last_review),
         };
         Ok(Outcome {
             state,
@@ -64,9 +65,10 @@ impl Conversation {
             remedy: None,
             flags: self.flags.clone(),
             second_look: self
-                .second_look
-                .as_ref()
-                .and_then(|looks| looks.last.clone()),
+                .strategy_mut::<crate::strategy::SecondLookAtFinish>(
+                    crate::strategy::SecondLookAtFinish::NAME,
+                )
+                .and_then(|looks| looks.last().cloned()),
         })
     }
 

@@ -148,8 +148,6 @@ impl Conversation {
         }
         // The last model's calibration says nothing of this one's tokenizer.
         self.tokens_per_byte = INITIAL_TOKENS_PER_BYTE;
-        // A new model is not yet told it goes in circles.
-        self.nudged = None;
         self.fallback.current = Some(next.profile);
         self.append(
             observer,

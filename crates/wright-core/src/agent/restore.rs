@@ -36,7 +36,6 @@ impl Conversation {
             request_tools,
             start.tool_calling,
         );
-        let mut acted_tools = std::collections::HashMap::new();
         for event in conversation.log.events() {
             match &event.body {
                 EventBody::Usage(usage) => {
@@ -50,30 +49,8 @@ impl Conversation {
                     conversation.totals.generation_ms += usage.generation_ms.unwrap_or(0.0);
                     conversation.totals.cost += usage.cost.unwrap_or(0.0);
                 }
-                EventBody::Action {
-                    step,
-                    call_id,
-                    tool,
-                    ..
-                } => {
+                EventBody::Action { step, .. } => {
                     conversation.step = conversation.step.max(*step);
-                    acted_tools.insert(call_id.clone(), tool.clone());
-                }
-                EventBody::Observation {
-                    call_id,
-                    is_error: false,
-                    ..
-                } if acted_tools
-                    .get(call_id)
-                    .is_some_and(|tool: &String| !matches!(tool.as_str(), "think" | "finish")) =>
-                {
-                    conversation.acted = true;
-                }
-                // A version of the code kept by wright is a change made: `finish` may follow.
-                EventBody::Candidate(candidate)
-                    if candidate.outcome == wright_protocol::CandidateOutcome::Passed =>
-                {
-                    conversation.acted = true;
                 }
                 EventBody::Condensation(condensation) => {
                     conversation.totals.condensations += 1;
@@ -155,6 +132,11 @@ impl Conversation {
                     .and_then(|why| why.clone()),
             },
         }
+    }
+
+    /// The user's own cancellation of the run in progress (none outside a run).
+    pub(crate) fn user_cancel_token(&self) -> CancellationToken {
+        self.user_cancel.clone().unwrap_or_default()
     }
 
     fn time_ran_out(&self) -> bool {

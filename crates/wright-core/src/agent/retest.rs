@@ -129,20 +129,9 @@ impl Conversation {
             .unwrap_or(false)
     }
 
-    /// What an edit of the code that failed (text not found, …) is told when the check
-    /// passes now: that the failure it was after is fixed. After a version wright kept,
-    /// the 1.5B went on with the edit it had planned against text that was no longer
-    /// there, viewed the file, tried again, until it was stuck (6 runs of 9).
-    pub(super) fn failed_edit_note(&self, tool: &str, arguments: Option<&Value>) -> Option<String> {
-        if !arguments.is_some_and(|arguments| edits_code(tool, arguments)) {
-            return None;
-        }
-        self.passes_now_note()
-    }
-
     /// That the check passes now and what is left to do; `None` when there is no check or
     /// it does not pass.
-    pub(super) fn passes_now_note(&self) -> Option<String> {
+    pub(crate) fn passes_now_note(&self) -> Option<String> {
         let command = self.check_command()?;
         self.check_passes_now().then(|| {
             format!(
@@ -408,7 +397,7 @@ fn in_root(command: &str, root: &std::path::Path) -> String {
 
 /// Whether a call of `tool` with `arguments` changes a file of the code: an edit (not a
 /// view) of a file that is not a test.
-fn edits_code(tool: &str, arguments: &Value) -> bool {
+pub(crate) fn edits_code(tool: &str, arguments: &Value) -> bool {
     let edits = matches!(tool, "file_editor" | "str_replace_editor")
         && matches!(
             arguments["command"].as_str(),

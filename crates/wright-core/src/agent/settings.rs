@@ -41,7 +41,7 @@ impl Conversation {
 
     /// Reviews the agent's changes with `inspector` before accepting `finish`.
     pub fn set_inspector(&mut self, inspector: Box<dyn Inspector>) {
-        self.inspector = Some(inspector);
+        self.add_strategy(Box::new(crate::strategy::ReviewChanges::new(inspector)));
     }
 
     /// The workspace whose files a failure names: a loop over a failure is then met with
@@ -64,7 +64,16 @@ impl Conversation {
     /// `run` mode: the task ends only with `finish` (a reply without a tool call is sent
     /// back once, and a second stops the run); in chat a plain answer ends the turn.
     pub fn set_require_finish(&mut self, require: bool) {
-        self.require_finish = require;
+        match require {
+            true => {
+                self.add_strategy(Box::new(crate::strategy::ActOrFinish::default()));
+                self.add_strategy(Box::new(crate::strategy::FinishAfterFailure::default()));
+            }
+            false => {
+                self.add_strategy(Box::new(crate::strategy::ActOrFinish::off()));
+                self.add_strategy(Box::new(crate::strategy::FinishAfterFailure::off()));
+            }
+        }
     }
 
     /// Has `reviewer` look at the change at each `finish` (after the test-integrity
@@ -74,7 +83,9 @@ impl Conversation {
         reviewer: std::sync::Arc<dyn crate::second_look::Reviewer>,
         rounds: u32,
     ) {
-        self.second_look = Some(crate::second_look::SecondLooks::new(reviewer, rounds));
+        self.add_strategy(Box::new(crate::strategy::SecondLookAtFinish::new(
+            reviewer, rounds,
+        )));
     }
 
     /// Checks `guard` before each step; its reason stops the run.

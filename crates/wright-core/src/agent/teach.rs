@@ -339,7 +339,7 @@ impl Conversation {
     /// `Stop` when the model would end the task (its `finish` of `call_id`, or a chat's
     /// answer): the reason, when a hook refuses it. The next `Stop` then reads
     /// `stop_hook_active: true`, so a hook can let a second try pass.
-    pub(super) async fn stop_hooks(
+    pub(crate) async fn stop_hooks(
         &mut self,
         observer: &mut dyn Observer,
         call_id: Option<&str>,

@@ -14,20 +14,32 @@
 //! cached prefix — and nothing is logged: the decision is a function of the log, made
 //! again the same way on resume.
 
-use super::*;
+use super::Strategy;
+use super::View;
+use wright_llm::constrain::ActiveConstraint;
+use wright_protocol::Event;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
 
 /// The tools the narrowed request does not allow.
 const HELD_BACK: &[&str] = &["terminal", "finish"];
 
-impl Conversation {
-    /// The constraint for this step's request when it must be narrowed (see the module).
-    pub(super) fn narrowed_constraint(&self) -> Option<wright_llm::constrain::ActiveConstraint> {
-        let events = self.log.events();
+/// The request after two failed commands, or the same failing call twice, narrowed.
+#[derive(Debug, Default)]
+pub struct Narrowing;
+
+impl Strategy for Narrowing {
+    fn name(&self) -> &'static str {
+        "narrowing"
+    }
+
+    fn shape_request(&mut self, view: &View<'_>) -> Option<ActiveConstraint> {
+        let events = view.events();
         if after_repeated_failures(events) {
-            return self.client.narrowed_constraint(HELD_BACK);
+            return view.client().narrowed_constraint(HELD_BACK);
         }
         let repeated = repeated_failing_call(events)?;
-        self.client.narrowed_constraint(&[repeated.as_str()])
+        view.client().narrowed_constraint(&[repeated.as_str()])
     }
 }
 

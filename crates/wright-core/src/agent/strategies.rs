@@ -1,0 +1,188 @@
+//! How the loop asks its strategies (see `crate::strategy`): each hook goes to every
+//! strategy in order, each caught up with the log first, until one decides. The
+//! strategies are taken out of the conversation while they are asked, so that they can
+//! be given a narrow view of it.
+
+use super::*;
+use crate::strategy::AfterStep;
+use crate::strategy::AtFinish;
+use crate::strategy::BeforeCall;
+use crate::strategy::Call;
+use crate::strategy::Context;
+use crate::strategy::Finish;
+use crate::strategy::Ran;
+use crate::strategy::Strategies;
+use crate::strategy::Strategy;
+use crate::strategy::Unanswered;
+use crate::strategy::View;
+
+impl Conversation {
+    /// Asks `strategy` too, after those already registered (one of the same name is
+    /// replaced in its place). It reads the whole log before it is first asked.
+    pub fn add_strategy(&mut self, strategy: Box<dyn Strategy>) {
+        self.strategies.add(strategy);
+    }
+
+    /// Stops asking the strategy named `name`.
+    pub fn remove_strategy(&mut self, name: &str) {
+        self.strategies.remove(name);
+    }
+
+    /// The strategy named `name`, if it is registered and of type `T` (caught up with the
+    /// log).
+    pub fn strategy_mut<T: 'static>(&mut self, name: &str) -> Option<&mut T> {
+        self.strategies
+            .named(name, self.log.events())?
+            .as_any_mut()?
+            .downcast_mut::<T>()
+    }
+
+    /// The first answer a strategy gives to a hook that only reads.
+    fn ask_strategies<R>(
+        &mut self,
+        mut hook: impl FnMut(&mut dyn Strategy, &View<'_>) -> Option<R>,
+    ) -> Option<R> {
+        let mut strategies = std::mem::take(&mut self.strategies);
+        let mut answer = None;
+        {
+            let view = View { conversation: self };
+            for at in 0..strategies.len() {
+                let strategy = strategies.caught_up_at(at, self.log.events());
+                answer = hook(strategy, &view);
+                if answer.is_some() {
+                    break;
+                }
+            }
+        }
+        self.strategies = strategies;
+        answer
+    }
+
+    /// The constraint this step's request is held to instead of the client's, if a
+    /// strategy narrows it.
+    pub(super) fn shaped_constraint(&mut self) -> Option<wright_llm::constrain::ActiveConstraint> {
+        self.ask_strategies(|strategy, view| strategy.shape_request(view))
+    }
+
+    /// What a reply without any tool call comes to (`Pass`: the loop's own way).
+    pub(super) fn without_call(&mut self, text: &str) -> Unanswered {
+        self.ask_strategies(|strategy, view| match strategy.without_call(view, text) {
+            Unanswered::Pass => None,
+            decided => Some(decided),
+        })
+        .unwrap_or(Unanswered::Pass)
+    }
+
+    /// The call `call` runs as instead, if a strategy reroutes it.
+    pub(super) fn rerouted(&mut self, call: &Call<'_>) -> Option<wright_tools::Rerouted> {
+        self.ask_strategies(|strategy, view| strategy.reroute(view, call))
+    }
+
+    /// Why a call's checked arguments are not run, if they are not.
+    pub(super) fn arguments_refused(&mut self, call: &Call<'_>) -> Option<String> {
+        self.ask_strategies(|strategy, view| strategy.check_arguments(view, call))
+    }
+
+    /// Why a call is refused before it runs, if it is.
+    pub(super) fn refused(&mut self, call: &Call<'_>) -> Option<String> {
+        self.ask_strategies(|strategy, view| match strategy.before_call(view, call) {
+            BeforeCall::Run => None,
+            BeforeCall::Refuse(words) => Some(words),
+        })
+    }
+
+    /// The notes for the result of a call that ran, each on a line of its own.
+    pub(super) fn annotations(&mut self, call: &Call<'_>, ran: Ran) -> Vec<String> {
+        let mut notes = Vec::new();
+        self.ask_strategies(|strategy, view| {
+            notes.extend(strategy.annotate(view, call, ran));
+            None::<()>
+        });
+        notes
+    }
+
+    /// What the strategies make of a `finish`: the first that does not let it through.
+    pub(super) async fn strategies_at_finish(
+        &mut self,
+        observer: &mut dyn Observer,
+        finish: Finish,
+    ) -> Result<AtFinish, StoreError> {
+        let mut strategies = std::mem::take(&mut self.strategies);
+        let mut decision = Ok(AtFinish::Continue);
+        for at in 0..strategies.len() {
+            let strategy = strategies.caught_up_at(at, self.log.events());
+            let mut cx = Context {
+                conversation: self,
+                observer,
+            };
+            decision = strategy.at_finish(&mut cx, &finish).await;
+            if !matches!(decision, Ok(AtFinish::Continue)) {
+                break;
+            }
+        }
+        self.strategies = strategies;
+        decision
+    }
+
+    /// After a step: what the strategies say, logged, or the run given up (see
+    /// `AfterStep`).
+    pub(super) fn after_step(
+        &mut self,
+        observer: &mut dyn Observer,
+        step: u32,
+    ) -> Result<StepEnd, StoreError> {
+        let decided = self.ask_strategies(|strategy, view| match strategy.after_step(view, step) {
+            AfterStep::Continue => None,
+            decided => Some(decided),
+        });
+        match decided {
+            None | Some(AfterStep::Continue) => Ok(StepEnd::Continue),
+            Some(AfterStep::Say(text)) => {
+                self.append(
+                    observer,
+                    Source::Environment,
+                    EventBody::Message {
+                        text,
+                        step: Some(step),
+                        reasoning: None,
+                        raw: None,
+                    },
+                )?;
+                Ok(StepEnd::Continue)
+            }
+            Some(AfterStep::GiveUp {
+                reason,
+                detail,
+                state,
+                stop,
+            }) => {
+                // The next model, if there is one, goes on.
+                if self.can_switch() {
+                    self.switch_model(observer, step + 1, reason, detail)?;
+                    return Ok(StepEnd::Continue);
+                }
+                self.end(observer, state, stop, None).map(StepEnd::done)
+            }
+        }
+    }
+}
+
+/// The strategies every conversation starts with, in the order they are asked.
+pub(super) fn defaults() -> Strategies {
+    let mut strategies = Strategies::default();
+    strategies.add(Box::new(crate::strategy::ForeignCalls));
+    strategies.add(Box::new(crate::strategy::PrematureFinish::default()));
+    strategies.add(Box::new(crate::strategy::Narrowing));
+    strategies.add(Box::new(crate::strategy::TestEditNote::default()));
+    strategies.add(Box::new(crate::strategy::FixedNote));
+    // At `finish`, in this order; the setters put theirs in these places (`add` replaces
+    // one of the same name where it is).
+    strategies.add(Box::new(crate::strategy::ReviewChanges::default()));
+    strategies.add(Box::new(crate::strategy::FinishAfterFailure::off()));
+    strategies.add(Box::new(crate::strategy::StopHooks));
+    strategies.add(Box::new(crate::strategy::SecondLookAtFinish::default()));
+    // A reply without a call: `set_require_finish` turns it on.
+    strategies.add(Box::new(crate::strategy::ActOrFinish::off()));
+    strategies.add(Box::new(crate::strategy::StuckCheck::default()));
+    strategies
+}
