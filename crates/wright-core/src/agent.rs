@@ -9,13 +9,11 @@ mod candidates;
 mod confirming;
 mod ending;
 mod fallback;
-mod finish_guard;
 mod first_look;
 mod in_place;
 mod printed;
 mod reading;
 mod restore;
-mod retest;
 mod send;
 mod settings;
 mod snapshot;
@@ -31,7 +29,7 @@ pub use aside::AsideSender;
 pub use aside::ASIDE;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
-pub(crate) use retest::edits_code;
+pub(crate) use first_look::FIRST_LOOK_CALL;
 pub use snapshot::StepSnapshot;
 pub use types::Limits;
 pub use types::Observer;
@@ -113,11 +111,6 @@ pub struct Conversation {
     /// the steps keep the other half (the 1.5B's four versions of a Rust stub, each
     /// compiled and tested, once took the whole 150 s before step 1).
     versions_until: Option<std::time::Instant>,
-    /// Whether the first look's failing command is run again after edits and before
-    /// `finish` (see `retest`).
-    retest: bool,
-    /// This run's `finish` calls sent back or refused because the check still failed.
-    failed_finishes: u32,
     /// The granted secrets, masked out of what commands print as it is shown.
     masker: Option<std::sync::Arc<wright_tools::Masker>>,
     /// When the user is asked before an action runs (see `confirming`).
@@ -278,8 +271,6 @@ impl Conversation {
             read_first_failure: false,
             try_candidates: false,
             versions_until: None,
-            retest: true,
-            failed_finishes: 0,
             masker: None,
             confirm: wright_protocol::ConfirmMode::Never,
             confirmer: None,
@@ -356,7 +347,6 @@ impl Conversation {
             })
         });
         self.run_first_look(observer, &budget).await?;
-        self.failed_finishes = 0;
         let first_step = self.step;
         let outcome = loop {
             if let Some(reason) = self.budget_reached(&limits, first_step, started) {

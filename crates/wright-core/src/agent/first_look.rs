@@ -9,7 +9,7 @@ use super::calls::run_watched;
 use super::*;
 
 /// The call id of the first look, distinct from every id a model or wright gives a call.
-pub(super) const FIRST_LOOK_CALL: &str = "first-look";
+pub(crate) const FIRST_LOOK_CALL: &str = "first-look";
 /// The first look gets at most this long: a slow suite must not eat the run's time.
 pub(super) const FIRST_LOOK_TIMEOUT_SECS: u64 = 60;
 
@@ -96,5 +96,89 @@ impl Conversation {
                 .await?;
         }
         Ok(())
+    }
+
+    /// Runs `command` in the terminal, from the workspace's root: its output (the exit
+    /// note taken off) and exit code; `None` when there is no terminal or it was cancelled.
+    pub(crate) async fn run_in_root(
+        &self,
+        command: &str,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Option<(String, Option<i32>)> {
+        let terminal = self.tools.get("terminal").cloned()?;
+        let arguments = serde_json::json!({
+            "command": in_root(command, &self.workspace_root()),
+            "timeout": FIRST_LOOK_TIMEOUT_SECS,
+        });
+        let ran = run_watched(
+            terminal.as_ref(),
+            &arguments,
+            cancel,
+            observer,
+            self.masker.clone(),
+        )
+        .await?;
+        Some(match ran {
+            Ok(output) => (
+                without_exit_note(&output.text, output.exit_code),
+                output.exit_code,
+            ),
+            Err(ToolError::Model(message) | ToolError::Fatal(message)) => (message, None),
+        })
+    }
+}
+
+/// `output` without the terminal's note of a non-zero exit code at its end: the exit code
+/// is logged apart, and the runner's own last line ("FAILED (failures=1)") is what says
+/// most.
+fn without_exit_note(output: &str, exit_code: Option<i32>) -> String {
+    let text = output.trim_end();
+    exit_code
+        .and_then(|code| text.strip_suffix(&format!("[exit code {code}]")))
+        .unwrap_or(text)
+        .trim_end()
+        .to_string()
+}
+
+/// The check as the terminal runs it: in a bash of its own, so the aliases and functions
+/// of the model's shell do not apply (its exported variables, a virtualenv's, do), and in
+/// the workspace's root, whatever directory the model's shell is in — where the first look
+/// ran it.
+fn in_root(command: &str, root: &std::path::Path) -> String {
+    let script = format!(
+        "cd -- {} && {command}",
+        wright_tools::shell_quote(&root.display().to_string())
+    );
+    format!(
+        "bash --noprofile --norc -c {}",
+        wright_tools::shell_quote(&script)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_check_runs_in_the_root_in_a_shell_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("it's a \"root\"");
+        std::fs::create_dir(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        let ran = std::process::Command::new("bash")
+            .args([
+                "-c",
+                &format!(
+                    "shopt -s expand_aliases; alias pwd='echo fake'; cd /; {}",
+                    in_root("pwd", &root)
+                ),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ran.stdout).trim_end(),
+            root.display().to_string()
+        );
     }
 }

@@ -76,6 +76,15 @@ impl Conversation {
         }
     }
 
+    /// Whether the first look's failing command is run again after edits and before
+    /// `finish` (on unless turned off; see `crate::strategy::Retest`).
+    pub fn retest(&mut self, on: bool) {
+        match on {
+            true => self.add_strategy(Box::new(crate::strategy::Retest::default())),
+            false => self.add_strategy(Box::new(crate::strategy::Retest::off())),
+        }
+    }
+
     /// Has `reviewer` look at the change at each `finish` (after the test-integrity
     /// review); its findings go back to the model at most `rounds` times.
     pub fn set_reviewer(
