@@ -2,17 +2,13 @@
 //! before it runs, its observation after), repeat until `finish`, a reply without tool
 //! calls, a limit, an interruption or an error the model cannot fix.
 
-mod access;
 mod aside;
 mod calls;
 mod candidates;
 mod confirming;
-mod ending;
 mod fallback;
 mod first_look;
-mod in_place;
 mod printed;
-mod reading;
 mod restore;
 mod send;
 mod settings;
@@ -20,9 +16,7 @@ mod snapshot;
 mod strategies;
 mod teach;
 mod types;
-mod usage;
 mod version_try;
-mod window;
 
 pub use aside::Aside;
 pub use aside::AsideSender;
@@ -102,7 +96,7 @@ pub struct Conversation {
     snapshots: snapshot::Snapshots,
     /// The command to run before the first step (see `first_look`).
     first_look: Option<String>,
-    /// Whether the first look's failure is read apart by the model (see `reading`).
+    /// Whether the first look's failure is read apart by the model (see `first_look`).
     read_first_failure: bool,
     /// Whether versions of the first look's failing code are asked for and tried (see
     /// `candidates`).
@@ -161,7 +155,7 @@ enum StepEnd {
     Done(Box<Outcome>),
 }
 
-use window::Fitted;
+use send::Fitted;
 
 impl StepEnd {
     fn done(outcome: Outcome) -> Self {
