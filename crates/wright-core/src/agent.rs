@@ -123,8 +123,6 @@ pub struct Conversation {
     hooks: Option<teach::Hooks>,
     /// Whether the `SessionStart` hooks ran in this process.
     session_started: bool,
-    /// The last `finish` was refused by a `Stop` hook.
-    stop_refused: bool,
     /// The repository's setup script (its path, its approved text), due before the first
     /// step.
     setup_script: Option<(String, String)>,
@@ -274,7 +272,6 @@ impl Conversation {
             flags: Vec::new(),
             hooks: None,
             session_started: false,
-            stop_refused: false,
             setup_script: None,
             fallback: fallback::Chain::default(),
             asides: None,

@@ -398,3 +398,63 @@ async fn a_resumed_run_checks_the_command_found_in_the_log_and_ends_after_as_man
     assert!(finishes[1..].iter().all(|f| f.contains("it still fails")));
     assert!(finishes[3].contains("The run stops here, not finished"));
 }
+
+/// A `Stop` hook that refuses a `finish` unless it is told a hook refused the last one.
+struct SecondTryPasses;
+
+impl wright_core::hooks::HookRunner for SecondTryPasses {
+    fn run(
+        &self,
+        _hook: &wright_core::hooks::HookCommand,
+        stdin: &[u8],
+        _env: &[(String, String)],
+    ) -> Result<wright_core::hooks::HookProcess, String> {
+        let input: serde_json::Value = serde_json::from_slice(stdin).map_err(|e| e.to_string())?;
+        let again = input["stop_hook_active"] == json!(true);
+        Ok(wright_core::hooks::HookProcess {
+            code: Some(if again { 0 } else { 2 }),
+            stdout: Vec::new(),
+            stderr: if again {
+                Vec::new()
+            } else {
+                b"run the tests first".to_vec()
+            },
+            timed_out: false,
+        })
+    }
+}
+
+fn stop_hook(h: &mut Harness) {
+    let set = wright_core::hooks::HookSet::parse(
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "check"}]}]}}"#,
+        "hooks.json",
+        wright_protocol::HookOrigin::User,
+    )
+    .unwrap();
+    h.conversation
+        .set_hooks(set, std::sync::Arc::new(SecondTryPasses));
+}
+
+#[tokio::test]
+async fn a_stop_hook_that_refused_the_last_finish_is_told_so_after_a_resume() {
+    // Stopped right after the hook refused a finish; a new process resumes.
+    let mut first = Harness::run_mode(vec![terminal("ls"), finish()]).await;
+    stop_hook(&mut first);
+    first.run_steps(Some("list"), 2).await;
+    assert!(
+        first.results_of("finish")[0].contains("run the tests first"),
+        "{:?}",
+        first.results()
+    );
+    let mut resumed = first.resume(vec![finish(), finish()]).await;
+    stop_hook(&mut resumed);
+    let outcome = resumed.run_steps(None, 5).await;
+    assert_eq!(outcome.state, AgentState::Finished);
+    // The hook read `stop_hook_active: true` from the log: the first finish is taken.
+    assert_eq!(
+        resumed.results_of("finish").len(),
+        2,
+        "{:?}",
+        resumed.results()
+    );
+}
