@@ -177,7 +177,7 @@ pub enum Ran {
 #[derive(Debug, Clone)]
 pub struct Finish {
     pub call_id: String,
-    /// Whether wright's own check of the work ran and passes (see `retest`).
+    /// Whether wright's own check of the work ran and passes before this strategy was asked (see `Retest`, asked first).
     pub check_passed: bool,
 }
 
@@ -273,7 +273,7 @@ impl View<'_> {
     }
 
     /// That wright's own check passes now and what is left to do, when there is a check
-    /// and it passes (see `retest`).
+    /// and it passes (see `Retest`).
     pub fn check_passes_note(&self) -> Option<String> {
         self.checks
             .then(|| retest::passes_now_note(self.events()))
