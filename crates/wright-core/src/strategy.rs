@@ -177,7 +177,8 @@ pub enum Ran {
 #[derive(Debug, Clone)]
 pub struct Finish {
     pub call_id: String,
-    /// Whether wright's own check of the work ran and passes before this strategy was asked (see `Retest`, asked first).
+    /// Whether wright's own check of the work ran and passed before this strategy was
+    /// asked (see `Retest`, asked first).
     pub check_passed: bool,
 }
 
