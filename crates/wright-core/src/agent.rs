@@ -2,36 +2,28 @@
 //! before it runs, its observation after), repeat until `finish`, a reply without tool
 //! calls, a limit, an interruption or an error the model cannot fix.
 
-mod access;
 mod aside;
 mod calls;
 mod candidates;
 mod confirming;
-mod ending;
 mod fallback;
-mod finish_guard;
 mod first_look;
-mod in_place;
 mod printed;
-mod reading;
 mod restore;
-mod retest;
 mod send;
 mod settings;
 mod snapshot;
 mod strategies;
 mod teach;
 mod types;
-mod usage;
 mod version_try;
-mod window;
 
 pub use aside::Aside;
 pub use aside::AsideSender;
 pub use aside::ASIDE;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
-pub(crate) use retest::edits_code;
+pub(crate) use first_look::FIRST_LOOK_CALL;
 pub use snapshot::StepSnapshot;
 pub use types::Limits;
 pub use types::Observer;
@@ -104,7 +96,7 @@ pub struct Conversation {
     snapshots: snapshot::Snapshots,
     /// The command to run before the first step (see `first_look`).
     first_look: Option<String>,
-    /// Whether the first look's failure is read apart by the model (see `reading`).
+    /// Whether the first look's failure is read apart by the model (see `first_look`).
     read_first_failure: bool,
     /// Whether versions of the first look's failing code are asked for and tried (see
     /// `candidates`).
@@ -113,11 +105,6 @@ pub struct Conversation {
     /// the steps keep the other half (the 1.5B's four versions of a Rust stub, each
     /// compiled and tested, once took the whole 150 s before step 1).
     versions_until: Option<std::time::Instant>,
-    /// Whether the first look's failing command is run again after edits and before
-    /// `finish` (see `retest`).
-    retest: bool,
-    /// This run's `finish` calls sent back or refused because the check still failed.
-    failed_finishes: u32,
     /// The granted secrets, masked out of what commands print as it is shown.
     masker: Option<std::sync::Arc<wright_tools::Masker>>,
     /// When the user is asked before an action runs (see `confirming`).
@@ -136,8 +123,6 @@ pub struct Conversation {
     hooks: Option<teach::Hooks>,
     /// Whether the `SessionStart` hooks ran in this process.
     session_started: bool,
-    /// The last `finish` was refused by a `Stop` hook.
-    stop_refused: bool,
     /// The repository's setup script (its path, its approved text), due before the first
     /// step.
     setup_script: Option<(String, String)>,
@@ -168,7 +153,7 @@ enum StepEnd {
     Done(Box<Outcome>),
 }
 
-use window::Fitted;
+use send::Fitted;
 
 impl StepEnd {
     fn done(outcome: Outcome) -> Self {
@@ -278,8 +263,6 @@ impl Conversation {
             read_first_failure: false,
             try_candidates: false,
             versions_until: None,
-            retest: true,
-            failed_finishes: 0,
             masker: None,
             confirm: wright_protocol::ConfirmMode::Never,
             confirmer: None,
@@ -289,7 +272,6 @@ impl Conversation {
             flags: Vec::new(),
             hooks: None,
             session_started: false,
-            stop_refused: false,
             setup_script: None,
             fallback: fallback::Chain::default(),
             asides: None,
@@ -356,7 +338,6 @@ impl Conversation {
             })
         });
         self.run_first_look(observer, &budget).await?;
-        self.failed_finishes = 0;
         let first_step = self.step;
         let outcome = loop {
             if let Some(reason) = self.budget_reached(&limits, first_step, started) {

@@ -1,11 +1,12 @@
 //! The strategy interface: each piece of help the loop gives a model (a nudge, a note, a
-//! `finish` sent back, a request narrowed) is one `Strategy` that owns its own state and
-//! is asked, in the order strategies were registered, at the loop's decision points:
-//! shaping a request, a reply without a tool call, a call written for another tool, before
-//! a call, its arguments, a call's result, at `finish`, after a step. Each gets a narrow
-//! context (the log read-only, the tools, the client, the workspace, a way to log an
-//! event), never the conversation itself (inside core, `StopHooks` alone runs the loop's
-//! own `Stop` hooks, to be asked in its place among the others).
+//! `finish` sent back, a request narrowed, the work checked) is one `Strategy` that owns
+//! its own state and is asked, in the order strategies were registered, at the loop's
+//! decision points: shaping a request, a reply without a tool call, a call written for
+//! another tool, before a call, its arguments, just before it runs, a call's result, after
+//! it ran, at `finish`, after a step. Each gets a narrow context (the log read-only, the
+//! tools, the client, the workspace, a way to log an event, a command run in the
+//! workspace's root), never the conversation itself (inside core, `StopHooks` alone runs
+//! the loop's own `Stop` hooks, to be asked in its place among the others).
 //!
 //! Guarantees: every decision reaches the model through an event of the log (a message,
 //! an observation's text), appended by the loop before it takes effect. `absorb` sees
@@ -22,6 +23,7 @@ mod fixed_note;
 mod foreign;
 mod narrow;
 mod premature_finish;
+mod retest;
 mod review;
 mod second_look;
 mod stuck;
@@ -33,6 +35,9 @@ pub use fixed_note::FixedNote;
 pub use foreign::ForeignCalls;
 pub use narrow::Narrowing;
 pub use premature_finish::PrematureFinish;
+pub(crate) use retest::edits_code;
+pub(crate) use retest::passed_before_finish;
+pub use retest::Retest;
 pub use review::ReviewChanges;
 pub use second_look::SecondLookAtFinish;
 pub(crate) use second_look::StopHooks;
@@ -108,6 +113,23 @@ pub trait Strategy: Send + Sync {
         BeforeCall::Run
     }
 
+    /// A call about to run, after it was asked about and its hooks let it: the last look
+    /// at the workspace before it changes.
+    fn before_run(&mut self, view: &View<'_>, call: &Call<'_>) {
+        let _ = (view, call);
+    }
+
+    /// A call that ran without error and did not end the run, its observation logged:
+    /// what the strategy runs and logs after it (the check after an edit).
+    async fn after_call(
+        &mut self,
+        cx: &mut Context<'_>,
+        call: &Call<'_>,
+    ) -> Result<(), StoreError> {
+        let _ = (cx, call);
+        Ok(())
+    }
+
     /// Words added (on a line of their own) to the result of a call that ran, before its
     /// observation is logged.
     fn annotate(&mut self, view: &View<'_>, call: &Call<'_>, ran: Ran) -> Option<String> {
@@ -155,7 +177,8 @@ pub enum Ran {
 #[derive(Debug, Clone)]
 pub struct Finish {
     pub call_id: String,
-    /// Whether wright's own check of the work ran and passes (see `retest`).
+    /// Whether wright's own check of the work ran and passed before this strategy was
+    /// asked (see `Retest`, asked first).
     pub check_passed: bool,
 }
 
@@ -222,6 +245,8 @@ pub fn starts_a_run(event: &Event) -> bool {
 /// What a strategy may read of the conversation.
 pub struct View<'a> {
     pub(crate) conversation: &'a Conversation,
+    /// Whether wright's own check of the work is on (see `Retest`).
+    pub(crate) checks: bool,
 }
 
 impl View<'_> {
@@ -249,9 +274,11 @@ impl View<'_> {
     }
 
     /// That wright's own check passes now and what is left to do, when there is a check
-    /// and it passes (see `retest`).
+    /// and it passes (see `Retest`).
     pub fn check_passes_note(&self) -> Option<String> {
-        self.conversation.passes_now_note()
+        self.checks
+            .then(|| retest::passes_now_note(self.events()))
+            .flatten()
     }
 }
 
@@ -259,13 +286,26 @@ impl View<'_> {
 pub struct Context<'a> {
     pub(crate) conversation: &'a mut Conversation,
     pub(crate) observer: &'a mut dyn Observer,
+    /// The run's own cancellation: the user's, or its time budget's.
+    pub(crate) cancel: &'a tokio_util::sync::CancellationToken,
+    pub(crate) checks: bool,
 }
 
 impl Context<'_> {
     pub fn view(&self) -> View<'_> {
         View {
             conversation: self.conversation,
+            checks: self.checks,
         }
+    }
+
+    /// Runs `command` in the terminal, from the workspace's root, in a bash of its own:
+    /// its output (the exit note taken off) and exit code; `None` when there is no
+    /// terminal or the run was cancelled (by the user or its time budget).
+    pub async fn run_in_root(&mut self, command: &str) -> Option<(String, Option<i32>)> {
+        self.conversation
+            .run_in_root(command, self.observer, self.cancel)
+            .await
     }
 
     /// The user's cancellation of the run (Ctrl-C), for work a strategy waits on.
@@ -308,6 +348,15 @@ impl Strategies {
     pub(crate) fn named(&mut self, name: &str, events: &[Event]) -> Option<&mut dyn Strategy> {
         let at = self.list.iter().position(|(s, _)| s.name() == name)?;
         Some(self.caught_up_at(at, events))
+    }
+
+    /// Whether wright's own check of the work is on: `Retest` is there and on.
+    pub(crate) fn checks(&mut self) -> bool {
+        self.list
+            .iter_mut()
+            .find(|(s, _)| s.name() == Retest::NAME)
+            .and_then(|(s, _)| s.as_any_mut()?.downcast_mut::<Retest>())
+            .is_some_and(|retest| retest.is_on())
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -298,3 +298,163 @@ async fn the_second_look_comes_after_the_failed_command_and_its_findings_go_back
         .expect("the last verdict in the outcome");
     assert_eq!((look.round, look.sent_back), (2, false));
 }
+
+/// A harness whose `pytest` fails until `calc.py` adds, with the first look on it.
+async fn failing_check(script: Vec<Reply>) -> Harness {
+    let mut h = Harness::run_mode(script).await;
+    h.write("calc.py", "def add(a, b):\n    return a - b\n");
+    watch_calc(&h);
+    h.conversation.look_first("pytest".into());
+    h
+}
+
+/// `pytest` passes once `calc.py` adds.
+fn watch_calc(h: &Harness) {
+    let calc = h.workspace.path().join("calc.py");
+    h.shell.reacts(move |command| {
+        let fixed = std::fs::read_to_string(&calc).is_ok_and(|text| text.contains("a + b"));
+        command.contains("pytest").then(|| match fixed {
+            true => (0, "1 passed".into()),
+            false => (1, "FAILED test_calc.py::test_add\n1 failed".into()),
+        })
+    });
+}
+
+fn fix_add() -> Reply {
+    reply().call(
+        "file_editor",
+        json!({"command": "str_replace", "path": "calc.py", "old_str": "a - b", "new_str": "a + b"}),
+    )
+}
+
+/// The checks wright ran, as (moment, passed), in order.
+fn checks(h: &Harness) -> Vec<(wright_protocol::CheckMoment, bool)> {
+    h.events()
+        .iter()
+        .filter_map(|e| match &e.body {
+            wright_protocol::EventBody::Check(check) => Some((check.moment, check.passed())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_failing_check_sends_the_finish_back_and_it_is_taken_once_the_fix_makes_it_pass() {
+    use wright_protocol::CheckMoment::AfterEdit;
+    use wright_protocol::CheckMoment::BeforeFinish;
+    let mut h = failing_check(vec![terminal("ls"), finish(), fix_add(), finish()]).await;
+    let outcome = h.run("fix add").await;
+    assert_eq!(outcome.state, AgentState::Finished, "{:?}", h.results());
+    let finishes = h.results_of("finish");
+    assert!(
+        finishes[0].starts_with(
+            "[wright ran `pytest` before taking this finish: it still fails (exit 1):]"
+        ),
+        "{finishes:?}"
+    );
+    assert!(finishes[0].contains("The task is not done"), "{finishes:?}");
+    assert_eq!(finishes[1], "Task finished.");
+    assert_eq!(
+        checks(&h),
+        vec![
+            (BeforeFinish, false),
+            (AfterEdit, true),
+            (BeforeFinish, true)
+        ]
+    );
+
+    // Turned off, nothing is run again and the first finish is taken.
+    let mut off = failing_check(vec![terminal("ls"), finish()]).await;
+    off.conversation.retest(false);
+    let outcome = off.run("fix add").await;
+    assert_eq!(outcome.state, AgentState::Finished);
+    assert!(checks(&off).is_empty());
+}
+
+#[tokio::test]
+async fn a_resumed_run_checks_the_command_found_in_the_log_and_ends_after_as_many_tries() {
+    // Uninterrupted: two finishes sent back, the third ends the run, not finished.
+    let script = vec![terminal("ls"), finish(), finish(), finish()];
+    let mut whole = failing_check(script).await;
+    let outcome = whole.run("fix add").await;
+    let ends = StopReason::ChecksFail {
+        command: "pytest".into(),
+        finishes: 3,
+    };
+    assert_eq!(outcome.stop, ends, "{:?}", whole.results());
+
+    // Stopped after one finish sent back; a new process resumes (no first look asked for
+    // now): the command is read from the log, and the resumed run's finishes are sent
+    // back as many times before it ends the same way.
+    let mut first = failing_check(vec![terminal("ls"), finish()]).await;
+    let outcome = first.run_steps(Some("fix add"), 2).await;
+    assert!(matches!(outcome.stop, StopReason::MaxSteps { .. }));
+    assert!(first.results_of("finish")[0].contains("it still fails"));
+    let mut resumed = first.resume(vec![finish(), finish(), finish()]).await;
+    let outcome = resumed.run_steps(None, 5).await;
+    assert_eq!(outcome.stop, ends, "{:?}", resumed.results());
+    let finishes = resumed.results_of("finish");
+    assert_eq!(finishes.len(), 4);
+    assert!(finishes[1..].iter().all(|f| f.contains("it still fails")));
+    assert!(finishes[3].contains("The run stops here, not finished"));
+}
+
+/// A `Stop` hook that refuses a `finish` unless it is told a hook refused the last one.
+struct SecondTryPasses;
+
+impl wright_core::hooks::HookRunner for SecondTryPasses {
+    fn run(
+        &self,
+        _hook: &wright_core::hooks::HookCommand,
+        stdin: &[u8],
+        _env: &[(String, String)],
+    ) -> Result<wright_core::hooks::HookProcess, String> {
+        let input: serde_json::Value = serde_json::from_slice(stdin).map_err(|e| e.to_string())?;
+        let again = input["stop_hook_active"] == json!(true);
+        Ok(wright_core::hooks::HookProcess {
+            code: Some(if again { 0 } else { 2 }),
+            stdout: Vec::new(),
+            stderr: if again {
+                Vec::new()
+            } else {
+                b"run the tests first".to_vec()
+            },
+            timed_out: false,
+        })
+    }
+}
+
+fn stop_hook(h: &mut Harness) {
+    let set = wright_core::hooks::HookSet::parse(
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "check"}]}]}}"#,
+        "hooks.json",
+        wright_protocol::HookOrigin::User,
+    )
+    .unwrap();
+    h.conversation
+        .set_hooks(set, std::sync::Arc::new(SecondTryPasses));
+}
+
+#[tokio::test]
+async fn a_stop_hook_that_refused_the_last_finish_is_told_so_after_a_resume() {
+    // Stopped right after the hook refused a finish; a new process resumes.
+    let mut first = Harness::run_mode(vec![terminal("ls"), finish()]).await;
+    stop_hook(&mut first);
+    first.run_steps(Some("list"), 2).await;
+    assert!(
+        first.results_of("finish")[0].contains("run the tests first"),
+        "{:?}",
+        first.results()
+    );
+    let mut resumed = first.resume(vec![finish(), finish()]).await;
+    stop_hook(&mut resumed);
+    let outcome = resumed.run_steps(None, 5).await;
+    assert_eq!(outcome.state, AgentState::Finished);
+    // The hook read `stop_hook_active: true` from the log: the first finish is taken.
+    assert_eq!(
+        resumed.results_of("finish").len(),
+        2,
+        "{:?}",
+        resumed.results()
+    );
+}

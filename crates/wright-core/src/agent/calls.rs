@@ -1,7 +1,6 @@
 //! Running one tool call: logged before it runs, arguments checked and coerced, `finish`
 //! guarded (the strategies, the check, the review), the observation logged after.
 
-use super::retest::FinishCheck;
 use super::*;
 use crate::strategy::AtFinish;
 use crate::strategy::Call;
@@ -65,11 +64,15 @@ impl Conversation {
         if let Some(outcome) = self.confirm_call(observer, cancel, &mut begun).await? {
             return Ok(Some(outcome));
         }
-        // What an undo may take back that wright would put back (see `retest`).
-        let before_undo = begun
-            .ready
-            .as_ref()
-            .and_then(|arguments| self.text_before_undo(&call.function.name, arguments));
+        // The last look before it runs (what an undo may take back, see `Retest`).
+        if let (Some(tool), Some(arguments)) = (&begun.tool, &begun.ready) {
+            let tool = tool.name();
+            self.before_run(&Call {
+                call_id: &call.id,
+                tool,
+                arguments,
+            });
+        }
         let result = match (&begun.tool, &begun.ready) {
             (Some(tool), Some(arguments)) => {
                 let masker = self.masker.clone();
@@ -87,13 +90,12 @@ impl Conversation {
             self.post_tool_hooks(observer, &call.id, &name, &arguments)
                 .await?;
             if succeeded {
-                let edit = super::retest::Edit {
+                let ran = Call {
                     call_id: &call.id,
                     tool: &name,
                     arguments: &arguments,
-                    before_undo,
                 };
-                self.check_after_edit(observer, cancel, edit).await?;
+                self.after_call(observer, cancel, &ran).await?;
             }
         }
         match end {
@@ -310,18 +312,11 @@ impl Conversation {
         };
         let mut ends = None;
         let sent_back = if is_finish && refused.is_none() && parsed.is_ok() {
-            let checked = match self.check_before_finish(observer, cancel, &call_id).await? {
-                FinishCheck::SentBack(failure) => Err((failure, None)),
-                FinishCheck::Ends(failure, stop) => Err((failure, Some(stop))),
-                FinishCheck::Passed => Ok(true),
-                FinishCheck::Unchecked => Ok(false),
-            };
-            let decided = match checked {
-                Ok(passed) => self.guard_finish(observer, &call_id, passed).await?,
-                Err((failure, None)) => AtFinish::SendBack(failure),
-                Err((said, Some(stop))) => AtFinish::End { said, stop },
-            };
-            match decided {
+            // wright's own check of the work first, then the rest (see `strategies`).
+            match self
+                .strategies_at_finish(observer, cancel, &call_id)
+                .await?
+            {
                 AtFinish::Continue => None,
                 AtFinish::SendBack(said) => Some(said),
                 AtFinish::End { said, stop } => {

@@ -88,7 +88,7 @@ impl Conversation {
 
     /// The tries of `try_versions`, function after function; the versions that failed
     /// further on and stay for now are pushed on `chain.kept`, the files changed as they
-    /// were before on `chain.before` (see `in_place`).
+    /// were before on `chain.before` (see `version_try`).
     async fn try_chain(
         &mut self,
         asking: &Asking<'_>,
@@ -378,8 +378,8 @@ impl Conversation {
 struct Chain {
     /// The versions that failed further on, in order.
     kept: Vec<Kept>,
-    /// Each file changed, as it was before (see `in_place`).
-    before: Vec<super::in_place::Before>,
+    /// Each file changed, as it was before (see `version_try`).
+    before: Vec<super::version_try::Before>,
 }
 
 /// A version that failed further on, in place while the next function is tried: its

@@ -37,6 +37,25 @@ impl Conversation {
             .downcast_mut::<T>()
     }
 
+    /// Reviews the changes as they are now (after the user reverted some, say): the
+    /// earlier review no longer holds. Returns it, `None` when nothing is left to say;
+    /// suspicious changes made from now on are sent back again.
+    pub fn review_again(&mut self) -> Option<Review> {
+        let events = self.log.events();
+        self.strategies
+            .named(crate::strategy::ReviewChanges::NAME, events)?
+            .as_any_mut()?
+            .downcast_mut::<crate::strategy::ReviewChanges>()?
+            .again(events)
+    }
+
+    /// The last review that found something.
+    pub(super) fn last_review(&mut self) -> Option<Review> {
+        self.strategy_mut::<crate::strategy::ReviewChanges>(crate::strategy::ReviewChanges::NAME)?
+            .last()
+            .cloned()
+    }
+
     /// The first answer a strategy gives to a hook that only reads.
     fn ask_strategies<R>(
         &mut self,
@@ -45,7 +64,11 @@ impl Conversation {
         let mut strategies = std::mem::take(&mut self.strategies);
         let mut answer = None;
         {
-            let view = View { conversation: self };
+            let checks = strategies.checks();
+            let view = View {
+                conversation: self,
+                checks,
+            };
             for at in 0..strategies.len() {
                 let strategy = strategies.caught_up_at(at, self.log.events());
                 answer = hook(strategy, &view);
@@ -91,6 +114,14 @@ impl Conversation {
         })
     }
 
+    /// Tells the strategies a call is about to run.
+    pub(super) fn before_run(&mut self, call: &Call<'_>) {
+        self.ask_strategies(|strategy, view| {
+            strategy.before_run(view, call);
+            None::<()>
+        });
+    }
+
     /// The notes for the result of a call that ran, each on a line of its own.
     pub(super) fn annotations(&mut self, call: &Call<'_>, ran: Ran) -> Vec<String> {
         let mut notes = Vec::new();
@@ -102,26 +133,66 @@ impl Conversation {
     }
 
     /// What the strategies make of a `finish`: the first that does not let it through.
+    /// Those after wright's own check are told whether it ran and passed.
     pub(super) async fn strategies_at_finish(
         &mut self,
         observer: &mut dyn Observer,
-        finish: Finish,
+        cancel: &CancellationToken,
+        call_id: &str,
     ) -> Result<AtFinish, StoreError> {
+        let mut finish = Finish {
+            call_id: call_id.to_string(),
+            check_passed: false,
+        };
         let mut strategies = std::mem::take(&mut self.strategies);
+        let checks = strategies.checks();
         let mut decision = Ok(AtFinish::Continue);
         for at in 0..strategies.len() {
             let strategy = strategies.caught_up_at(at, self.log.events());
+            let before = self.log.events().len();
             let mut cx = Context {
                 conversation: self,
                 observer,
+                cancel,
+                checks,
             };
             decision = strategy.at_finish(&mut cx, &finish).await;
             if !matches!(decision, Ok(AtFinish::Continue)) {
                 break;
             }
+            let logged = self.log.events().get(before..).unwrap_or_default();
+            finish.check_passed |= crate::strategy::passed_before_finish(logged);
         }
         self.strategies = strategies;
         decision
+    }
+
+    /// After a call that ran without error and did not end the run: what the strategies
+    /// run and log (the check after an edit).
+    pub(super) async fn after_call(
+        &mut self,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+        call: &Call<'_>,
+    ) -> Result<(), StoreError> {
+        let mut strategies = std::mem::take(&mut self.strategies);
+        let checks = strategies.checks();
+        let mut done = Ok(());
+        for at in 0..strategies.len() {
+            let strategy = strategies.caught_up_at(at, self.log.events());
+            let mut cx = Context {
+                conversation: self,
+                observer,
+                cancel,
+                checks,
+            };
+            done = strategy.after_call(&mut cx, call).await;
+            if done.is_err() {
+                break;
+            }
+        }
+        self.strategies = strategies;
+        done
     }
 
     /// After a step: what the strategies say, logged, or the run given up (see
@@ -176,7 +247,9 @@ pub(super) fn defaults() -> Strategies {
     strategies.add(Box::new(crate::strategy::TestEditNote::default()));
     strategies.add(Box::new(crate::strategy::FixedNote));
     // At `finish`, in this order; the setters put theirs in these places (`add` replaces
-    // one of the same name where it is).
+    // one of the same name where it is). wright's own check comes first: the others are
+    // told whether it passed.
+    strategies.add(Box::new(crate::strategy::Retest::default()));
     strategies.add(Box::new(crate::strategy::ReviewChanges::default()));
     strategies.add(Box::new(crate::strategy::FinishAfterFailure::off()));
     strategies.add(Box::new(crate::strategy::StopHooks));

@@ -338,19 +338,25 @@ impl Conversation {
 
     /// `Stop` when the model would end the task (its `finish` of `call_id`, or a chat's
     /// answer): the reason, when a hook refuses it. The next `Stop` then reads
-    /// `stop_hook_active: true`, so a hook can let a second try pass.
+    /// `stop_hook_active: true`, so a hook can let a second try pass — read from the log
+    /// (the last `Stop` run logged blocked), so a resumed conversation says the same.
     pub(crate) async fn stop_hooks(
         &mut self,
         observer: &mut dyn Observer,
         call_id: Option<&str>,
     ) -> Result<Option<String>, StoreError> {
-        let fields = json!({"stop_hook_active": self.stop_refused});
+        let refused = self.log.events().iter().rev().find_map(|e| match &e.body {
+            EventBody::Hook(run) if run.event == HookEvent::Stop => {
+                Some(run.outcome == HookOutcome::Blocked)
+            }
+            _ => None,
+        });
+        let fields = json!({"stop_hook_active": refused.unwrap_or(false)});
         let (mut runs, blocked) = self.run_hooks(HookEvent::Stop, None, fields).await;
         for run in &mut runs {
             run.call_id = call_id.map(str::to_string);
         }
         self.log_hooks(observer, runs)?;
-        self.stop_refused = blocked.is_some();
         Ok(blocked)
     }
 

@@ -18,7 +18,7 @@ impl Strategy for FixedNote {
     }
 
     fn annotate(&mut self, view: &View<'_>, call: &Call<'_>, ran: Ran) -> Option<String> {
-        if ran != Ran::Refused || !crate::agent::edits_code(call.tool, call.arguments) {
+        if ran != Ran::Refused || !crate::strategy::edits_code(call.tool, call.arguments) {
             return None;
         }
         view.check_passes_note().map(|passes| format!("[{passes}]"))
