@@ -432,16 +432,7 @@ impl Conversation {
                 crate::strategy::Unanswered::Pass => None,
                 crate::strategy::Unanswered::End(stop) => Some(stop),
                 crate::strategy::Unanswered::SendBack(text) => {
-                    self.append(
-                        observer,
-                        Source::Environment,
-                        EventBody::Message {
-                            text,
-                            step: Some(step),
-                            reasoning: None,
-                            raw: None,
-                        },
-                    )?;
+                    self.tell(observer, step, text)?;
                     return self.after_step(observer, step);
                 }
             };
@@ -501,47 +492,24 @@ impl Conversation {
                 .iter()
                 .find(|call| call.id == repaired.call_id)
                 .map_or("{}", |call| call.function.arguments.as_str());
-            self.append(
-                observer,
-                Source::Environment,
-                EventBody::Message {
-                    text: repaired.note(arguments),
-                    step: Some(step),
-                    reasoning: None,
-                    raw: None,
-                },
-            )?;
+            self.tell(observer, step, repaired.note(arguments))?;
         }
         for error in reply.errors {
-            self.append(
+            self.tell(
                 observer,
-                Source::Environment,
-                EventBody::Message {
-                    text: format!("Your tool call could not be read: {error}"),
-                    step: Some(step),
-                    reasoning: None,
-                    raw: None,
-                },
+                step,
+                format!("Your tool call could not be read: {error}"),
             )?;
         }
         if reply.dropped > 0 {
-            self.append(
-                observer,
-                Source::Environment,
-                EventBody::Message {
-                    text: format!(
+            self.tell(observer, step, format!(
                         "Only your first tool call ran; {} not run. Write one call per reply and wait for its result.",
                         if reply.dropped == 1 {
                             "the other one was".to_string()
                         } else {
                             format!("the other {} were", reply.dropped)
                         }
-                    ),
-                    step: Some(step),
-                    reasoning: None,
-                    raw: None,
-                },
-            )?;
+                    ))?;
         }
         self.after_step(observer, step)
     }

@@ -171,6 +171,23 @@ impl Conversation {
         self.append(observer, source, body)
     }
 
+    /// Tells the model something at `step`, as wright's own message (logged first, as
+    /// every event).
+    pub(super) fn tell(
+        &mut self,
+        observer: &mut dyn Observer,
+        step: u32,
+        text: String,
+    ) -> Result<(), StoreError> {
+        let body = EventBody::Message {
+            text,
+            step: Some(step),
+            reasoning: None,
+            raw: None,
+        };
+        self.append(observer, Source::Environment, body)
+    }
+
     /// The token count of a request body of `bytes`, as best known.
     pub(super) fn estimate_tokens(&self, bytes: usize) -> u64 {
         (bytes as f64 * self.tokens_per_byte).ceil() as u64

@@ -209,16 +209,7 @@ impl Conversation {
         match decided {
             None | Some(AfterStep::Continue) => Ok(StepEnd::Continue),
             Some(AfterStep::Say(text)) => {
-                self.append(
-                    observer,
-                    Source::Environment,
-                    EventBody::Message {
-                        text,
-                        step: Some(step),
-                        reasoning: None,
-                        raw: None,
-                    },
-                )?;
+                self.tell(observer, step, text)?;
                 Ok(StepEnd::Continue)
             }
             Some(AfterStep::GiveUp {

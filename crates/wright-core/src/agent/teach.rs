@@ -405,15 +405,10 @@ impl Conversation {
         let Some(reason) = self.stop_hooks(observer, None).await? else {
             return Ok(false);
         };
-        self.append(
+        self.tell(
             observer,
-            Source::Environment,
-            EventBody::Message {
-                text: format!("A hook refused to end here: {reason}"),
-                step: Some(step),
-                reasoning: None,
-                raw: None,
-            },
+            step,
+            format!("A hook refused to end here: {reason}"),
         )?;
         Ok(true)
     }
