@@ -33,6 +33,7 @@ mod stop;
 mod tool_calls;
 mod updates;
 
+pub use starter::SettingsStarter;
 pub use starter::Starter;
 
 use agent_client_protocol::v1::schema::CancelNotification;

@@ -99,7 +99,7 @@ async fn open(
     workspace: &Path,
     front: &Editor,
 ) -> anyhow::Result<(Session, Conversation)> {
-    let dir = wright_core::conversations_dir().join(id);
+    let dir = wright_session::stored::conversation_dir(id);
     if dir.join("events.jsonl").is_file() {
         let (session, conversation, notes) = host.starter.reopen(&dir, front).await?;
         if let Some(torn) = &notes.torn {

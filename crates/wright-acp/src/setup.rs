@@ -22,8 +22,8 @@ use agent_client_protocol::Client;
 use agent_client_protocol::Error;
 use agent_client_protocol::ErrorCode;
 use std::sync::Arc;
-use wright_core::conversations_dir;
 use wright_core::Observer;
+use wright_session::stored::conversations_root as conversations_dir;
 
 /// Protocol version 1 (the only one stable), loading sessions, prompts of text and links
 /// (the baseline: no images, sounds or embedded resources).
@@ -63,7 +63,7 @@ pub(crate) async fn new_session(
         Err(err) => return Err(Error::new(ErrorCode::INTERNAL_ERROR, err.to_string())),
     }
     let id = loop {
-        let id = wright_core::new_conversation_id();
+        let id = wright_session::stored::new_id();
         let taken = host.sessions.contains(&id) || conversations_dir().join(&id).exists();
         if !taken {
             break id;

@@ -8,6 +8,11 @@ use anyhow::Result;
 use std::path::Path;
 use wright_core::Conversation;
 use wright_core::ResumeNotes;
+use wright_protocol::ConfirmMode;
+use wright_session::settings::console::console;
+use wright_session::settings::going_on::Naming;
+use wright_session::settings::unattended;
+use wright_session::settings::CommonArgs;
 use wright_session::Front;
 use wright_session::Session;
 
@@ -32,4 +37,53 @@ pub trait Starter: Send + Sync + 'static {
 
     /// A line for the person who started the program (stderr), never the protocol's.
     fn diagnostic(&self, line: &str);
+}
+
+/// Sessions as `wright run` and `wright resume` prepare them (`wright_session::settings`),
+/// for an editor: the agent's settings (`defaults`, its command's flags) are every
+/// session's; what is said besides the protocol goes to the program's console.
+pub struct SettingsStarter {
+    defaults: CommonArgs,
+}
+
+impl SettingsStarter {
+    /// `defaults` are taken as given, but for `json`: nobody is at a terminal for the
+    /// sessions, and stdout is the protocol's.
+    pub fn new(mut defaults: CommonArgs) -> Result<Self> {
+        defaults.json = true;
+        defaults.check()?;
+        Ok(Self { defaults })
+    }
+}
+
+#[async_trait::async_trait]
+impl Starter for SettingsStarter {
+    fn check(&self, workspace: &Path, front: &dyn Front) -> Result<()> {
+        unattended::check(&self.defaults, workspace, front)
+    }
+
+    async fn prepare(&self, id: String, workspace: &Path, front: &dyn Front) -> Result<Session> {
+        // The editor answers permission requests: asks before risky actions unless the
+        // flags or the configuration say otherwise (a reopened one keeps its last mode).
+        unattended::prepare(
+            &self.defaults,
+            id,
+            workspace,
+            Some(ConfirmMode::Risky),
+            front,
+        )
+        .await
+    }
+
+    async fn reopen(
+        &self,
+        dir: &Path,
+        front: &dyn Front,
+    ) -> Result<(Session, Conversation, ResumeNotes)> {
+        unattended::reopen(&self.defaults, dir, None, Naming::Flags, front).await
+    }
+
+    fn diagnostic(&self, line: &str) {
+        console().tell(line);
+    }
 }

@@ -104,6 +104,10 @@ impl Chat {
         conversation.set_workspace(tools.workspace.clone());
         self.asks(&mut conversation);
         session.give_hooks(&mut conversation);
+        // The fallback chain the chat's conversation is on goes on with this one.
+        session
+            .profiles
+            .go_on(self.conversation.profile(), &mut conversation);
         Ok((conversation, lock))
     }
 
@@ -305,6 +309,9 @@ pub async fn chat(mut args: ChatArgs) -> Result<u8> {
                         resumed.set_workspace(session.tools.workspace.clone());
                         chat.asks(&mut resumed);
                         session.give_hooks(&mut resumed);
+                        session
+                            .profiles
+                            .go_on(chat.conversation.profile(), &mut resumed);
                         chat.conversation = resumed;
                         chat.lock = lock;
                         say!("back in conversation {}", chat.conversation.id());
@@ -466,7 +473,7 @@ fn choose_model(
     detail: String,
 ) -> Result<()> {
     let from = chat.conversation.model_at();
-    let to = crate::answering::model_at(profile, &client);
+    let to = wright_session::settings::model_at(profile, &client);
     chat.conversation.set_client(client);
     if (from.model.as_str(), from.base_url.as_str()) != (to.model.as_str(), to.base_url.as_str()) {
         chat.conversation.log_switch_before_step(

@@ -43,18 +43,8 @@ impl wright_session::Front for Terminal {
     }
 }
 
-/// A session error with the model server's remedy worded for the command line, when one
-/// is in its chain (the library keeps the error typed and names no flag).
-pub fn with_remedy(err: anyhow::Error) -> anyhow::Error {
-    let Some(llm) = err.downcast_ref::<wright_llm::LlmError>() else {
-        return err;
-    };
-    let explained = crate::hints::explain(llm, crate::hints::Front::CommandLine);
-    if err.chain().count() == 1 {
-        return anyhow::anyhow!("{explained}");
-    }
-    anyhow::anyhow!("{err}: {explained}")
-}
+/// A session error with the model server's remedy worded for the command line.
+pub use wright_session::settings::wording::error_with_remedy as with_remedy;
 
 /// A new session on the workspace `place` names, with the settings of the flags, the
 /// environment and the configuration files (the repository's own read at the commit
@@ -76,12 +66,13 @@ pub async fn prepare(
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
     // The fallback profiles too, before anything is made (each checked for egress).
-    let crate::answering::Connected {
+    let wright_session::settings::Connected {
         mut settings,
         client,
         profiles,
         lines,
-    } = crate::answering::connect(settings, common, None, crate::hints::Front::CommandLine).await?;
+    } = wright_session::settings::connect(settings, common, None, crate::hints::Front::CommandLine)
+        .await?;
     // A chat asks before risky actions unless told otherwise; a run does not.
     settings.values.confirm.get_or_insert(match replies {
         Replies::MayBeWords => wright_protocol::ConfirmMode::Risky,
@@ -216,7 +207,7 @@ pub async fn drive(
         print_report(&outcome, started.elapsed(), changes, id, log_path);
         // What each model did, when more than one worked.
         if let Ok(parsed) = wright_protocol::read_log(log_path) {
-            for line in crate::fleet::share_lines(&parsed.events) {
+            for line in wright_session::settings::fleet::share_lines(&parsed.events) {
                 say!("{line}");
             }
         }

@@ -3,74 +3,11 @@
 //! slash command; and what to do after each reason a run stops for. The libraries carry
 //! only a typed `Remedy` and `StopReason`; they never name a flag or a command.
 
-use wright_llm::LlmError;
 use wright_llm::Remedy;
 use wright_protocol::StopReason;
-
-/// Where the user will act on the error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Front {
-    /// A command line about to be typed again.
-    CommandLine,
-    /// A chat going on: the next line typed.
-    Chat,
-}
-
-/// The error's sentence, then what to do about it here.
-pub fn explain(err: &LlmError, front: Front) -> String {
-    with_remedy(&err.to_string(), err.remedy(), front)
-}
-
-/// The sentence that says what to do.
-pub fn hint(remedy: Remedy, front: Front) -> &'static str {
-    match (remedy, front) {
-        (Remedy::NameServer, Front::CommandLine) => {
-            "Or name a running server with --base-url URL (and --model NAME)"
-        }
-        (Remedy::NameServer, Front::Chat) => {
-            "Once it runs, type your message again, or switch with /profile NAME"
-        }
-        (Remedy::GetModel, Front::CommandLine) => {
-            "Let wright run a model itself: rerun with --pull to download qwen2.5-coder-1.5b, or `wright model pull NAME` (`wright model ls` lists them); offline, import a GGUF file with `wright model add FILE.gguf`. Or start a server (`ollama serve`, LM Studio's server, or `llama-server -m MODEL.gguf --port 8080`), or name one with --base-url URL (and --model NAME)"
-        }
-        (Remedy::GetModel, Front::Chat) => {
-            "Get a model with `wright model pull qwen2.5-coder-1.5b` (or `wright model add FILE.gguf` offline) or start a server, then type your message again"
-        }
-        (Remedy::ChooseModelFile, Front::CommandLine) => {
-            "Choose one with --model-file NAME (or set model_file in your configuration)"
-        }
-        (Remedy::ChooseModelFile, Front::Chat) => {
-            "Leave and start again with --model-file NAME (or set model_file in your configuration)"
-        }
-        (Remedy::ChooseModel, Front::CommandLine) => "Choose one with --model NAME",
-        (Remedy::ChooseModel, Front::Chat) => "Choose one with /model NAME",
-        (Remedy::GiveApiKey, Front::CommandLine) => {
-            "Give the key with --api-key KEY or OPENAI_API_KEY (or a profile's api_key_env)"
-        }
-        (Remedy::GiveApiKey, Front::Chat) => {
-            "Switch to a profile that has the key with /profile NAME, or leave and start again with --api-key KEY or OPENAI_API_KEY"
-        }
-        (Remedy::AllowLongerSilence, Front::CommandLine) => {
-            "Allow a longer silence with --idle-timeout SECS (or run.idle_timeout in the configuration)"
-        }
-        (Remedy::AllowLongerSilence, Front::Chat) => {
-            "Type your message again to retry; for a longer silence, start the chat with --idle-timeout SECS (or set run.idle_timeout)"
-        }
-    }
-}
-
-/// A failed run's reason with the fix, when the model server's error has one.
-pub fn with_remedy(reason: &str, remedy: Option<Remedy>, front: Front) -> String {
-    let Some(remedy) = remedy else {
-        return reason.to_string();
-    };
-    let stop = if reason.ends_with(['.', '?', '!']) {
-        ""
-    } else {
-        "."
-    };
-    format!("{reason}{stop} {}", hint(remedy, front))
-}
+pub use wright_session::settings::wording::explain;
+pub use wright_session::settings::wording::with_remedy;
+pub use wright_session::settings::wording::Audience as Front;
 
 /// What to do when the window is too small for the work.
 const LARGER_WINDOW: &str = "Give the model a larger window: start the model server with a larger context (and raise --context-window if you set it lower), or use a model made for a larger window";
@@ -126,6 +63,7 @@ pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wright_session::settings::wording::hint;
 
     #[test]
     fn a_failed_or_interrupted_run_says_how_to_go_on() {

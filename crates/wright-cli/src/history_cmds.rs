@@ -304,8 +304,14 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 usage.prompt_tokens,
                 usage.completion_tokens
             ),
-            EventBody::ModelSwitch(switch) => say!("{n}[{}]", crate::fleet::switch_line(switch)),
-            EventBody::Route(route) => say!("{n}  [{}]", crate::fleet::route_line(route)),
+            EventBody::ModelSwitch(switch) => say!(
+                "{n}[{}]",
+                wright_session::settings::fleet::switch_line(switch)
+            ),
+            EventBody::Route(route) => say!(
+                "{n}  [{}]",
+                wright_session::settings::fleet::route_line(route)
+            ),
             EventBody::SideQuestion(side) => {
                 say!("\n{n}user (aside): {}", side.question.trim());
                 say!("{n}agent (aside): {}", side.answer.trim());
@@ -322,7 +328,7 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
             EventBody::Candidate(candidate) => say!("{n}  [{}]", candidate.summary()),
         }
     }
-    for line in crate::fleet::share_lines(&parsed.events) {
+    for line in wright_session::settings::fleet::share_lines(&parsed.events) {
         say!("{line}");
     }
     // After a switch, the model it goes on with.
@@ -332,7 +338,7 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
     }) {
         say!(
             "model now: {} on {}",
-            crate::fleet::model_words(at),
+            wright_session::settings::fleet::model_words(at),
             at.base_url
         );
     }

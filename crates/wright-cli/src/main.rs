@@ -5,7 +5,6 @@
 mod screen;
 
 mod acp;
-mod answering;
 mod ask;
 mod chat;
 mod config_cmds;
@@ -13,9 +12,7 @@ mod confirm;
 mod doctor;
 mod drive;
 mod eval;
-mod fleet;
 mod fork;
-mod going_on;
 mod hints;
 mod history_cmds;
 mod housekeeping;
@@ -31,12 +28,10 @@ mod reference;
 mod report;
 mod resume;
 mod run;
-mod second_look;
 mod secrets_cmd;
 mod serve;
 mod settings;
 mod signals;
-mod unattended;
 
 use clap::Parser;
 use clap::Subcommand;
@@ -155,6 +150,8 @@ fn main() -> ExitCode {
     // Orphans of the agent's commands become wright's, so none outlives its run.
     wright_sandbox::become_subreaper();
     let cli = Cli::parse();
+    // Settings resolution asks at this terminal, where someone is there to answer.
+    wright_session::settings::console::set_console(Box::new(settings::TerminalConsole));
     // The server (and an editor over ACP) runs many sessions, whose preparation blocks on
     // git: threads of their own; every other command is one conversation on one thread.
     let mut builder = match cli.command {

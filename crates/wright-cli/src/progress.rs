@@ -230,7 +230,10 @@ impl Observer for Progress {
             EventBody::State { .. } => self.live.idle(),
             EventBody::ModelSwitch(switch) => {
                 self.live.idle();
-                self.line(&format!("[{}]", crate::fleet::switch_line(switch)));
+                self.line(&format!(
+                    "[{}]",
+                    wright_session::settings::fleet::switch_line(switch)
+                ));
             }
             EventBody::SideQuestion(side) => {
                 self.live.idle();

@@ -2,13 +2,10 @@
 //! ends, in the same workspace (its clone, when it has one), with the same model unless
 //! told otherwise.
 
-use crate::answering::model_at;
 use crate::drive::drive;
 use crate::drive::print_header;
 use crate::drive::CommonArgs;
 use crate::drive::Terminal;
-use crate::going_on::Naming;
-use crate::going_on::Plan;
 use crate::history_cmds::conversation_dir;
 use crate::settings::SessionSettings;
 use anyhow::bail;
@@ -16,6 +13,9 @@ use anyhow::Result;
 use clap::Args;
 use wright_protocol::count;
 use wright_protocol::AgentState;
+use wright_session::settings::going_on::Naming;
+use wright_session::settings::going_on::Plan;
+use wright_session::settings::model_at;
 use wright_session::Existing;
 use wright_session::Session;
 
@@ -59,12 +59,12 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
     // The fallback profiles too: when the model in force does not answer, the next one.
-    let crate::answering::Connected {
+    let wright_session::settings::Connected {
         settings,
         client,
         mut profiles,
         lines: mut profile_lines,
-    } = crate::answering::connect(
+    } = wright_session::settings::connect(
         settings,
         &common,
         Some((&logged_url, &logged_model)),
@@ -79,7 +79,7 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
             0,
             format!(
                 "model switch: {}",
-                crate::fleet::switch_words(
+                wright_session::settings::fleet::switch_words(
                     &chosen.from,
                     to,
                     wright_protocol::SwitchReason::Chosen,

@@ -7,6 +7,7 @@ use crate::drive::CommonArgs;
 use crate::drive::WorkspaceArgs;
 use anyhow::Result;
 use clap::Args;
+use wright_session::settings::review::Review;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -69,6 +70,8 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
     let (settings, mut session, profile_lines) =
         crate::drive::prepare(common, &args.place, wright_session::Replies::AlwaysCalls).await?;
     session.group = args.parallel.group.clone();
+    // The reviewer, if one is asked for: given to the conversation the session starts.
+    session.review = Review::choose(&settings, args.review.as_deref()).await?;
     // The map is made before the agent's first step, from what the user gave it; the
     // session gives the conversation its fallback profiles.
     let mut conversation = session.start_conversation(session.workspace_map())?;
@@ -78,13 +81,7 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
         .unwrap_or(&session.settings.first_look);
     let reading = args.reading.as_deref().unwrap_or(&session.settings.reading);
     session.begin_with_first_look(&mut conversation, first_look, reading);
-    let review = crate::second_look::attach(
-        &settings,
-        &session,
-        &mut conversation,
-        args.review.as_deref(),
-    )
-    .await?;
+    let review = session.review.as_ref().map(|review| review.line.clone());
     if !settings.json {
         print_header(
             &session.id,

@@ -1,20 +1,12 @@
-//! `wright serve`: the agent server (`wright_server`), with this program's settings: each
-//! conversation's are resolved as `wright run` resolves them (the serve command's flags
-//! are every conversation's defaults, a request may change a few), and nobody is ever
-//! asked anything. Prints where it listens and, when it made one, the key.
+//! `wright serve`: the agent server (`wright_server`) with this command's flags as every
+//! conversation's defaults (the server's `SettingsStarter` resolves each conversation's
+//! settings as `wright run` does; a request may change a few; nobody is ever asked
+//! anything). Prints where it listens and, when it made one, the key.
 
 use crate::settings::CommonArgs;
-use crate::settings::SessionSettings;
 use anyhow::Result;
 use clap::Args;
-use std::path::Path;
 use std::sync::Arc;
-use wright_core::Conversation;
-use wright_core::ResumeNotes;
-use wright_protocol::ConfirmMode;
-use wright_server::NewConversation;
-use wright_session::Front;
-use wright_session::Session;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -44,10 +36,11 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
     // Not dumpable: no command of an agent (same user, no capabilities) reads this
     // process's memory or environment, where the key is.
     let _ = nix::sys::prctl::set_dumpable(false);
-    let mut defaults = args.common.clone();
     // Nobody is at a terminal for the conversations: nothing is asked.
-    defaults.json = true;
-    defaults.check()?;
+    let doctor: wright_server::DoctorReport = Arc::new(|args: CommonArgs| {
+        Box::pin(async move { crate::doctor::json_report(&args).await })
+    });
+    let starter = wright_server::SettingsStarter::new(args.common.clone(), doctor)?;
     // An embedded engine gives each run at once a cache of its own, and one more for
     // side requests (summaries, questions asked aside).
     wright_session::embedded::set_conversations(args.max_runs + 1);
@@ -65,7 +58,7 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
             .map(|dir| std::path::absolute(&dir))
             .transpose()?,
     };
-    let bound = wright_server::Bound::bind(options, Arc::new(CliStarter { defaults })).await?;
+    let bound = wright_server::Bound::bind(options, Arc::new(starter)).await?;
     let address = bound.address();
     say!("wright serve: listening on http://{address}");
     if bound.key().generated() {
@@ -84,107 +77,4 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
         wright_protocol::count(stopped as u64, "run")
     );
     Ok(0)
-}
-
-/// Sessions as `wright run` and `wright resume` prepare them.
-struct CliStarter {
-    defaults: CommonArgs,
-}
-
-impl CliStarter {
-    fn args(&self, settings: &wright_server::Settings) -> CommonArgs {
-        let mut args = self.defaults.clone();
-        let text = |given: &Option<String>, default: &mut Option<String>| {
-            if given.is_some() {
-                *default = given.clone();
-            }
-        };
-        text(&settings.model, &mut args.model);
-        text(&settings.base_url, &mut args.base_url);
-        text(&settings.profile, &mut args.profile);
-        text(&settings.sandbox, &mut args.sandbox);
-        text(&settings.tool_calling, &mut args.tool_calling);
-        text(&settings.tools, &mut args.tools);
-        text(&settings.confirm, &mut args.confirm);
-        if let Some(hosts) = &settings.allow_hosts {
-            args.allow_hosts = hosts.clone();
-        }
-        args.max_steps = settings.max_steps.or(args.max_steps);
-        args.max_time = settings.max_time.or(args.max_time);
-        args.max_tokens = settings.max_tokens.or(args.max_tokens);
-        args
-    }
-}
-
-#[async_trait::async_trait]
-impl wright_server::Starter for CliStarter {
-    fn check(&self, settings: &wright_server::Settings) -> Result<()> {
-        self.args(settings).check()
-    }
-
-    async fn prepare(
-        &self,
-        id: String,
-        request: &NewConversation,
-        workspace: &Path,
-        front: &dyn Front,
-    ) -> Result<Session> {
-        let args = self.args(&request.settings);
-        // The server asks before risky actions unless told otherwise.
-        crate::unattended::prepare(&args, id, workspace, Some(ConfirmMode::Risky), front).await
-    }
-
-    async fn reopen(
-        &self,
-        dir: &Path,
-        settings: &wright_server::Settings,
-        front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)> {
-        // The request's settings (over the server's record of the conversation's) name
-        // the model it goes on with, or nothing does.
-        let named =
-            settings.model.is_some() || settings.base_url.is_some() || settings.profile.is_some();
-        crate::unattended::reopen(
-            &self.args(settings),
-            dir,
-            Some(ConfirmMode::Risky),
-            crate::going_on::Naming::Request { named },
-            front,
-        )
-        .await
-    }
-
-    fn sandbox(
-        &self,
-        settings: &wright_server::Settings,
-        source: &crate::settings::RepoConfigSource,
-    ) -> Result<wright_session::SandboxChoice> {
-        SessionSettings::resolve(&self.args(settings), Some(source))?.sandbox_choice()
-    }
-
-    async fn doctor(&self, settings: &wright_server::Settings) -> serde_json::Value {
-        crate::doctor::json_report(&self.args(settings)).await
-    }
-
-    async fn models(&self) -> Result<wright_server::Models> {
-        let settings = SessionSettings::resolve(&self.defaults, None)?;
-        let choice = settings.server_choice();
-        let (base_url, models) = match &choice.base_url {
-            Some(url) => {
-                let url = wright_llm::normalize_base_url(url)?;
-                // Nothing is asked of a server the code may not go to, not even its models.
-                settings.check_egress(&url)?;
-                let mut config = settings.client_config();
-                config.base_url = url.clone();
-                config.api_key = choice.api_key.clone();
-                let client = wright_llm::Client::new(config)?;
-                (url, client.list_models().await?)
-            }
-            None => {
-                let found = wright_llm::discover_local_server("127.0.0.1").await?;
-                (found.base_url, found.models)
-            }
-        };
-        Ok(wright_server::Models { base_url, models })
-    }
 }

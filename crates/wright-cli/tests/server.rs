@@ -11,6 +11,7 @@ mod engine;
 mod fallback;
 mod model;
 mod openai;
+mod review;
 mod runs;
 mod security;
 

@@ -35,7 +35,7 @@ pub const FILE_CAP: u64 = 16 * 1024 * 1024;
 
 /// The conversation's directory, once it has a log; 404 otherwise.
 fn logged(id: &str) -> Result<std::path::PathBuf, ApiError> {
-    let dir = wright_core::conversations_dir().join(id);
+    let dir = wright_session::stored::conversation_dir(id);
     if dir.join("events.jsonl").is_file() {
         Ok(dir)
     } else {

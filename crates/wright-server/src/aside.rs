@@ -98,7 +98,7 @@ impl Runs {
         if !crate::runs::log_path(id).is_file() {
             return Err(ApiError::not_found(id));
         }
-        let dir = wright_core::conversations_dir().join(id);
+        let dir = wright_session::stored::conversation_dir(id);
         let front = crate::front::Recorder::default();
         let (_session, mut conversation, _) = self
             .starter

@@ -27,7 +27,7 @@ pub async fn diff(
             "conversation {id} is running: its changes are handed over at its end"
         )));
     }
-    let dir = wright_core::conversations_dir().join(&id);
+    let dir = wright_session::stored::conversation_dir(&id);
     if !dir.join("events.jsonl").is_file() {
         return Err(ApiError::not_found(&id));
     }

@@ -40,6 +40,8 @@ pub use api::Models;
 pub use api::NewConversation;
 pub use api::Settings;
 pub use key::ServerKey;
+pub use starter::DoctorReport;
+pub use starter::SettingsStarter;
 pub use starter::Starter;
 
 use anyhow::Context;

@@ -80,7 +80,7 @@ impl ModelRecord {
 }
 
 fn path(id: &str) -> PathBuf {
-    wright_core::conversations_dir().join(id).join(FILE)
+    wright_session::stored::conversation_dir(id).join(FILE)
 }
 
 #[cfg(test)]

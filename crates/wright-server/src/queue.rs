@@ -22,7 +22,7 @@ pub enum Waiting {
 }
 
 fn dir() -> PathBuf {
-    wright_core::conversations_dir().with_file_name("server-queue")
+    wright_session::stored::conversations_root().with_file_name("server-queue")
 }
 
 fn path(id: &str) -> PathBuf {

@@ -13,10 +13,10 @@ const CLONE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
 /// what a failed clone left is removed.
 pub(crate) async fn clone_for(id: &str, url: &str) -> Result<std::path::PathBuf> {
     let url = RemoteUrl::parse(url)?;
-    let dest = wright_core::repositories_dir().join(id);
+    let dest = wright_session::stored::repositories_root().join(id);
     let target = dest.clone();
     let cloned = tokio::task::spawn_blocking(move || {
-        std::fs::create_dir_all(wright_core::repositories_dir())?;
+        std::fs::create_dir_all(wright_session::stored::repositories_root())?;
         UserRepo::clone_remote(&url, &target, CLONE_DEADLINE)
             .map_err(|err| anyhow::anyhow!("cannot clone {}: {err}", url.as_str()))
     })

@@ -171,7 +171,7 @@ pub async fn conversation_events(
             "limit is from 1 to 1000",
         ));
     }
-    let log = wright_core::conversations_dir()
+    let log = wright_session::stored::conversations_root()
         .join(&id)
         .join("events.jsonl");
     let after = page.after;
@@ -302,7 +302,7 @@ pub async fn delete_conversation(
     if state.runs.info(&id).is_none() {
         return Err(ApiError::not_found(&id));
     }
-    let dir = wright_core::conversations_dir().join(&id);
+    let dir = wright_session::stored::conversation_dir(&id);
     if dir.join("events.jsonl").is_file() {
         let force = force.force.unwrap_or(false);
         let removed =

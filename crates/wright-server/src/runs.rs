@@ -19,9 +19,9 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use wright_core::conversations_dir;
 use wright_core::Conversation;
 use wright_sandbox::git::RemoteUrl;
+use wright_session::stored::conversations_root as conversations_dir;
 use wright_session::working_copy::Outcome;
 use wright_session::Session;
 
@@ -148,7 +148,7 @@ impl Runs {
             .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
         let mut jobs = self.jobs();
         let id = loop {
-            let id = wright_core::new_conversation_id();
+            let id = wright_session::stored::new_id();
             let taken =
                 jobs.contains_key(&id) || conversations_dir().join(&id).symlink_metadata().is_ok();
             if !taken {

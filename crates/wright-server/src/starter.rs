@@ -1,13 +1,20 @@
-//! What the program around the server gives it (`Starter`): sessions prepared from a
-//! request with the settings resolved as that program resolves them, the models, the
-//! sandbox, the doctor's report. The server itself never names a flag.
+//! What the server needs from outside it (`Starter`): sessions prepared from a request,
+//! the models, the sandbox, the doctor's report. `SettingsStarter` is the one every
+//! program uses: the session's own settings resolution (`wright_session::settings`, as
+//! `wright run` resolves them, fallback, routing and review included), with the program's
+//! command-line defaults and its doctor. The server itself never names a flag.
 
 use crate::api;
 use crate::api::NewConversation;
 use anyhow::Result;
 use std::path::Path;
+use std::sync::Arc;
 use wright_core::Conversation;
 use wright_core::ResumeNotes;
+use wright_protocol::ConfirmMode;
+use wright_session::settings::going_on::Naming;
+use wright_session::settings::unattended;
+use wright_session::settings::CommonArgs;
 use wright_session::Front;
 use wright_session::Session;
 
@@ -47,4 +54,108 @@ pub trait Starter: Send + Sync + 'static {
     ) -> Result<wright_session::SandboxChoice>;
     /// `wright doctor --json`'s report on the setup these settings give.
     async fn doctor(&self, settings: &api::Settings) -> serde_json::Value;
+}
+
+/// `wright doctor --json`'s report on the setup some settings give: the program's own
+/// (the doctor is a command of the program's, not the session's).
+pub type DoctorReport = Arc<
+    dyn Fn(CommonArgs) -> futures_util::future::BoxFuture<'static, serde_json::Value> + Send + Sync,
+>;
+
+/// Sessions as `wright run` and `wright resume` prepare them (`wright_session::settings`):
+/// the server's settings (`defaults`, its command's flags) are every conversation's, a
+/// request may change a few, and nobody is ever asked anything.
+pub struct SettingsStarter {
+    defaults: CommonArgs,
+    doctor: DoctorReport,
+}
+
+impl SettingsStarter {
+    /// `defaults` are taken as given, but for `json`: nobody is at a terminal for the
+    /// conversations, so nothing is asked.
+    pub fn new(mut defaults: CommonArgs, doctor: DoctorReport) -> Result<Self> {
+        defaults.json = true;
+        defaults.check()?;
+        Ok(Self { defaults, doctor })
+    }
+
+    /// The defaults with what the request's settings change.
+    fn args(&self, settings: &api::Settings) -> CommonArgs {
+        let mut args = self.defaults.clone();
+        let text = |given: &Option<String>, default: &mut Option<String>| {
+            if given.is_some() {
+                *default = given.clone();
+            }
+        };
+        text(&settings.model, &mut args.model);
+        text(&settings.base_url, &mut args.base_url);
+        text(&settings.profile, &mut args.profile);
+        text(&settings.sandbox, &mut args.sandbox);
+        text(&settings.tool_calling, &mut args.tool_calling);
+        text(&settings.tools, &mut args.tools);
+        text(&settings.confirm, &mut args.confirm);
+        if let Some(hosts) = &settings.allow_hosts {
+            args.allow_hosts = hosts.clone();
+        }
+        args.max_steps = settings.max_steps.or(args.max_steps);
+        args.max_time = settings.max_time.or(args.max_time);
+        args.max_tokens = settings.max_tokens.or(args.max_tokens);
+        args
+    }
+}
+
+#[async_trait::async_trait]
+impl Starter for SettingsStarter {
+    fn check(&self, settings: &api::Settings) -> Result<()> {
+        self.args(settings).check()
+    }
+
+    async fn prepare(
+        &self,
+        id: String,
+        request: &NewConversation,
+        workspace: &Path,
+        front: &dyn Front,
+    ) -> Result<Session> {
+        let args = self.args(&request.settings);
+        // The server asks before risky actions unless told otherwise.
+        unattended::prepare(&args, id, workspace, Some(ConfirmMode::Risky), front).await
+    }
+
+    async fn reopen(
+        &self,
+        dir: &Path,
+        settings: &api::Settings,
+        front: &dyn Front,
+    ) -> Result<(Session, Conversation, ResumeNotes)> {
+        // The request's settings (over the server's record of the conversation's) name
+        // the model it goes on with, or nothing does.
+        let named =
+            settings.model.is_some() || settings.base_url.is_some() || settings.profile.is_some();
+        unattended::reopen(
+            &self.args(settings),
+            dir,
+            Some(ConfirmMode::Risky),
+            Naming::Request { named },
+            front,
+        )
+        .await
+    }
+
+    fn sandbox(
+        &self,
+        settings: &api::Settings,
+        source: &wright_session::repo_config::RepoConfigSource,
+    ) -> Result<wright_session::SandboxChoice> {
+        unattended::sandbox(&self.args(settings), source)
+    }
+
+    async fn doctor(&self, settings: &api::Settings) -> serde_json::Value {
+        (self.doctor)(self.args(settings)).await
+    }
+
+    async fn models(&self) -> Result<api::Models> {
+        let (base_url, models) = unattended::models(&self.defaults).await?;
+        Ok(api::Models { base_url, models })
+    }
 }

@@ -93,6 +93,9 @@ impl Session {
         )?;
         self.equip(&mut conversation);
         self.profiles.attach(&mut conversation)?;
+        if let Some(review) = &self.review {
+            review.attach(self, &mut conversation)?;
+        }
         if let Some((path, script)) = &self.hooks.setup {
             conversation.set_up_first(path.clone(), script.clone());
         }

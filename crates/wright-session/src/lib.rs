@@ -41,6 +41,7 @@ pub mod sandbox_setup;
 pub mod second_look;
 pub mod secrets;
 mod session;
+pub mod settings;
 pub mod stored;
 pub mod teach;
 pub mod tool_mode;

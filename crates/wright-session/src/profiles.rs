@@ -84,4 +84,21 @@ impl Profiles {
         }
         Ok(())
     }
+
+    /// Gives `conversation`, started later on the model a sibling conversation is on now
+    /// (a chat's `/new` and `/resume`: `on`, that one's profile), what is left of the
+    /// chain after that profile: the chain the first conversation would go on with. No
+    /// event is logged; a profile not in the chain (chosen by hand) keeps no fallback.
+    pub fn go_on(&self, on: Option<&str>, conversation: &mut Conversation) {
+        let rest = if on == self.current.as_deref() {
+            Some(self.alternates.as_slice())
+        } else {
+            self.alternates
+                .iter()
+                .position(|alternate| Some(alternate.profile.as_str()) == on)
+                .and_then(|at| self.alternates.get(at + 1..))
+        };
+        let next = rest.map(<[_]>::to_vec).unwrap_or_default();
+        conversation.set_fallback(on.map(str::to_string), next);
+    }
 }

@@ -182,6 +182,7 @@ impl Session {
             hooks,
             group: start.group.clone(),
             profiles,
+            review: None,
         };
         session.equip(&mut conversation);
         session.profiles.attach(&mut conversation)?;

@@ -238,6 +238,9 @@ pub struct Session {
     pub group: Option<String>,
     /// The profiles its conversations use and go on with (given to each one made).
     pub profiles: crate::Profiles,
+    /// The reviewer its new conversation gets (`--review`, `review.profile`), chosen by
+    /// the front end once the session is prepared.
+    pub review: Option<crate::settings::review::Review>,
 }
 
 /// What a session's replies are: in a run every reply is a tool call (`finish` included),
@@ -420,6 +423,7 @@ impl Session {
             hooks,
             group: None,
             profiles,
+            review: None,
         })
     }
 }

@@ -201,3 +201,25 @@ pub fn conversation_ids() -> Result<Vec<String>> {
 pub fn is_plain_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
+
+/// Where the conversations' directories are (each its log, its records, its lock): for
+/// the front ends, which find a conversation by its id.
+pub fn conversations_root() -> PathBuf {
+    conversations_dir()
+}
+
+/// The directory of conversation `id` (whether or not it exists).
+pub fn conversation_dir(id: &str) -> PathBuf {
+    conversations_dir().join(id)
+}
+
+/// Where repositories cloned from a URL for a conversation are kept (the server's
+/// `repository_url`), one directory per conversation.
+pub fn repositories_root() -> PathBuf {
+    wright_core::repositories_dir()
+}
+
+/// A new conversation's id: sorts by time, unique enough for one user's machine.
+pub fn new_id() -> String {
+    wright_core::new_conversation_id()
+}

@@ -5,8 +5,8 @@
 //! first of the chain whose server answers found (`connect`), and the words for a switch,
 //! a route and each model's share in the report and `wright show`.
 
-use crate::settings::CommonArgs;
-use crate::settings::SessionSettings;
+use super::CommonArgs;
+use super::SessionSettings;
 use anyhow::bail;
 use anyhow::Result;
 use wright_core::Alternate;

@@ -2,7 +2,16 @@
 //! content approved where it asks for more than the defaults), the environment and the
 //! flags, merged in that order, with the routing rules applied before the profile.
 
-use super::*;
+use super::console::console;
+use super::CommonArgs;
+use super::RepoConfigSource;
+use super::RepoFile;
+use anyhow::bail;
+use anyhow::Result;
+use std::path::Path;
+use wright_config::consent;
+use wright_config::consent::Consent;
+use wright_config::Config;
 
 /// The user's file, the repository's (`source`), the environment and `args`, merged.
 pub fn merged(args: &CommonArgs, source: Option<&RepoConfigSource>) -> Result<Config> {
@@ -85,7 +94,7 @@ fn approve(
     if args.allow_repo_config || record.allows(consent::Kind::RepoConfig, repo, &hash) {
         return Ok(true);
     }
-    if !ask::can_ask(args.json) {
+    if !console().can_ask(args.json) {
         return Ok(false);
     }
     let why = match asking {
@@ -96,8 +105,12 @@ fn approve(
             "sets {keys}, and is in a directory the agent works in directly, so it counts only with your approval"
         ),
     };
-    tell!("{} {why}:\n\n{}\n", file.name, file.text.trim_end());
-    if !ask::yes("Allow this file, with exactly this content, for this repository?") {
+    console().tell(&format!(
+        "{} {why}:\n\n{}\n",
+        file.name,
+        file.text.trim_end()
+    ));
+    if !console().yes("Allow this file, with exactly this content, for this repository?") {
         bail!(
             "{} was not approved; remove what it asks for, or approve it later with `wright allow repo-config`",
             file.name

@@ -14,16 +14,16 @@
 //!   `model_switch` (reason `chosen`) before the next step, so `wright ls`, `wright show`,
 //!   the server's listing and its UI name the model the conversation is on now.
 
-use crate::settings::CommonArgs;
-use crate::settings::SessionSettings;
+use super::CommonArgs;
+use super::SessionSettings;
+use crate::profiles::Chosen;
+use crate::Existing;
+use crate::Profiles;
 use anyhow::bail;
 use anyhow::Result;
 use wright_config::Config;
 use wright_protocol::Destination;
 use wright_protocol::ModelAt;
-use wright_session::profiles::Chosen;
-use wright_session::Existing;
-use wright_session::Profiles;
 
 /// Who names the model a reopened conversation goes on with (and so how a refusal says
 /// what to do).
@@ -61,7 +61,7 @@ impl Plan {
             destination: wright_llm::destination(&start.base_url),
         });
         let named = match naming {
-            Naming::Flags => crate::settings::named_model(args)?,
+            Naming::Flags => super::named_model(args)?,
             Naming::Request { named: true } => vec!["the request's settings".to_string()],
             Naming::Request { named: false } => Vec::new(),
         };

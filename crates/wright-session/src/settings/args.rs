@@ -1,175 +1,179 @@
-//! The flags `run`, `chat`, `resume`, `fork` and the server share (`CommonArgs`): each is
-//! a configuration key given for one invocation, checked as the configuration checks
-//! that key; and the network allow-list (`NetArgs`), which is never remembered.
+//! The settings `run`, `chat`, `resume`, `fork`, the server and the editor's agent share
+//! (`CommonArgs`): each is a configuration key given for one invocation (a flag, or a
+//! request's field), checked as the configuration checks that key. With the `clap`
+//! feature they are the command line's flags.
 
 use anyhow::bail;
 use anyhow::Result;
-use clap::Args;
 use wright_config::Config;
 
-#[derive(Args, Clone, Default)]
+#[derive(Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct CommonArgs {
     /// Use this profile of your configuration (a [profiles.NAME] table; default: the
     /// `profile` key, or $WRIGHT_PROFILE).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub profile: Option<String>,
     /// Go on with these profiles, in order, when the one in use cannot (its server down
     /// or overloaded, the request too large for it, the model stuck); default: the
     /// `fallback` key.
-    #[arg(long, value_name = "PROFILE,…", value_delimiter = ',')]
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "PROFILE,…", value_delimiter = ',')
+    )]
     pub fallback: Vec<String>,
     /// Model server URL (default: $OPENAI_BASE_URL, $OLLAMA_HOST, the configuration's
     /// base_url, else the local servers that answer).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub base_url: Option<String>,
     /// Run this GGUF model file (or a model from `wright model ls`) in wright's embedded
     /// engine: no server needed (default: $WRIGHT_MODEL_FILE, the configuration's
     /// model_file).
-    #[arg(long, value_name = "PATH")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "PATH"))]
     pub model_file: Option<String>,
     /// Model name (default: $OPENAI_MODEL, the configuration's model, else the server's
     /// only model).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub model: Option<String>,
     /// API key, if the server wants one (default: $OPENAI_API_KEY, or the variable the
     /// profile's api_key_env names).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub api_key: Option<String>,
     /// Stop after this many model steps (default 50).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub max_steps: Option<i64>,
     /// Stop once the conversation has used this many tokens (prompt + completion).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub max_tokens: Option<i64>,
     /// Stop after this many seconds.
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub max_time: Option<i64>,
     /// Stop once the conversation has cost this much, at the profile's price_in and
     /// price_out (per million tokens).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub max_cost: Option<f64>,
     /// Confinement of the model's commands: auto, landlock, namespaces, docker or none
     /// (default auto).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub sandbox: Option<String>,
     /// Image for --sandbox docker: any image with bash (default: $WRIGHT_DOCKER_IMAGE, else
     /// debian:bookworm-slim; an image with the project's toolchain is better, e.g. rust:1
     /// or python:3.12).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub docker_image: Option<String>,
     /// Let the model's commands use the network (off by default).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub network: bool,
     /// `--allow-host` of `run`, `chat`, `resume` and `fork` (see `NetArgs`; `serve` has an `--allow-host` of
     /// its own, for the Host header, and takes these per conversation or from the config).
-    #[arg(skip)]
+    #[cfg_attr(feature = "clap", arg(skip))]
     pub allow_hosts: Vec<String>,
     /// Most processes the model's commands may run at once (default 512).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub max_processes: Option<i64>,
     /// Memory limit for all the model's commands together, in MiB (default: half the RAM,
     /// at most 16 GiB).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub max_memory: Option<i64>,
     /// Largest file a command may write, in MiB (default 4096).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub max_file_size: Option<i64>,
     /// Stop when the agent's files (workspace, private tmp and home) have grown by this
     /// many MiB (default: half the free space at the start).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub max_disk: Option<i64>,
     /// How tool calls travel: auto (probe the server once, remember), native, or text
     /// (tools described in the prompt, calls read from the reply).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub tool_calling: Option<String>,
     /// Hold every reply of a run to a tool call where the server enforces it (auto: probe
     /// the server once, remember; off: never).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub constrain: Option<String>,
     /// A map of the workspace (its files, languages, test and build commands, recent
     /// commits) at the head of a new conversation's first message: on or off (default on).
-    #[arg(long, value_name = "on|off")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
     pub map: Option<String>,
     /// When the first look failed, run its command again after each edit of the code and
     /// when the model calls finish (a finish while it still fails is sent back twice, then
     /// the run stops, not finished): on or off (default on).
-    #[arg(long, value_name = "on|off")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
     pub retest: Option<String>,
     /// When the first look fails, show the model what the start commit changed (its
     /// diff, bounded): on or off (default on).
-    #[arg(long, value_name = "on|off")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
     pub last_change: Option<String>,
     /// When the first look fails and its failing line calls a function in another file,
     /// ask the model apart up to 4 times for that function corrected, run the failing
     /// command with each version in place, put the file back unless it passes, and keep
     /// the first that passes, shown to the model: auto (for models whose name says 8B or
     /// less), on, off.
-    #[arg(long, value_name = "auto|on|off")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "auto|on|off"))]
     pub candidates: Option<String>,
     /// The model's tools: auto (small for a model whose name says 8B or less, else full),
     /// small, full, or names separated by commas (terminal,file_editor,grep,glob,
     /// task_tracker,think,finish; finish is always there).
-    #[arg(long, value_name = "SET")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "SET"))]
     pub tools: Option<String>,
     /// Never send more than this many tokens, even if the server's window is larger.
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub context_window: Option<i64>,
     /// Condense the history when a request would pass this share of the window (default
     /// 0.75).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub condense_at: Option<f64>,
     /// Print the event log's lines on stdout instead of progress on stderr.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub json: bool,
     /// Say everything in the header: the sandbox's whole description (by default one
     /// short line: its level, the network, what the agent may write).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub verbose: bool,
     /// Ask for whole replies instead of streamed ones.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub no_stream: bool,
     /// Sampling temperature sent to the server (default: the server's).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub temperature: Option<f64>,
     /// Seconds of silence from the server before a request is given up (default 600).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub idle_timeout: Option<i64>,
     /// Most tokens one reply may generate (a small model can ramble until its window is
     /// full; 0 leaves it to the server; default 4096).
-    #[arg(long, allow_negative_numbers = true)]
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub max_reply_tokens: Option<i64>,
     /// Take the repository's .wright/config.toml for this run although it asks for more
     /// than the defaults and you have not approved it (`wright allow repo-config` approves
     /// it for good).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub allow_repo_config: bool,
     /// Let the repository's hooks and setup script run (in the sandbox) for this run
     /// although you have not approved their content (`wright allow repo-hooks` approves
     /// it for good).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub allow_repo_hooks: bool,
     /// Let the repository's MCP servers (.wright/mcp.json, .mcp.json) start (in the
     /// sandbox) for this run although you have not approved their content (`wright allow
     /// repo-mcp` approves it for good).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub allow_repo_mcp: bool,
     /// Let this run send the repository's code to a model server that is not on this
     /// machine, where egress is `ask` (`wright allow egress HOST` allows it for good).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub allow_remote: bool,
     /// When no server answers and no model is stored, download the default model for
     /// wright's embedded engine without asking (`wright model ls` shows it).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub pull: bool,
     /// When to ask before an action runs: never, risky (high or unknown risk: pushes,
     /// installs, the network, deleting many files, writing outside the workspace, …) or
     /// always (default: risky for chat and serve, never for run; resume and fork: as the
     /// conversation last ran).
-    #[arg(long, value_name = "never|risky|always")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "never|risky|always"))]
     pub confirm: Option<String>,
     /// Give the shell this secret (stored with `wright secrets set NAME`) as the
     /// environment variable NAME, masked in everything logged, shown or sent; repeatable.
-    #[arg(long = "secret", value_name = "NAME")]
+    #[cfg_attr(feature = "clap", arg(long = "secret", value_name = "NAME"))]
     pub secrets: Vec<String>,
 }
 
@@ -226,7 +230,7 @@ impl CommonArgs {
     }
 
     /// The flags given, as configuration values with their flag's name.
-    pub(super) fn flags(&self) -> Vec<(&'static str, toml::Value, &'static str)> {
+    pub(crate) fn flags(&self) -> Vec<(&'static str, toml::Value, &'static str)> {
         use toml::Value;
         let text = |v: &Option<String>| v.clone().map(Value::String);
         let int = |v: Option<i64>| v.map(Value::Integer);
@@ -323,15 +327,4 @@ impl CommonArgs {
             .filter_map(|(key, value, flag)| value.map(|value| (key, value, flag)))
             .collect()
     }
-}
-
-/// The network allow-list of `run`, `chat`, `resume` and `fork` (not remembered by a
-/// conversation: a grant is for the invocation that names it, as `--network` is).
-#[derive(Args, Debug, Clone, Default)]
-pub struct NetArgs {
-    /// A host the model's commands may reach, with the network otherwise off: HOST (ports
-    /// 80 and 443), HOST:PORT, or a glob such as '*.pythonhosted.org' (repeatable). Through
-    /// wright's proxy; needs a network namespace (--sandbox auto or namespaces).
-    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
-    pub allow_hosts: Vec<String>,
 }

@@ -4,20 +4,24 @@
 //! repository's own file read at the start commit), and nobody asked anything (a
 //! question is answered no by the program's `Front`).
 
-use crate::answering::connect;
-use crate::answering::Connected;
-use crate::going_on::Naming;
-use crate::going_on::Plan;
-use crate::settings::CommonArgs;
-use crate::settings::SessionSettings;
+use super::connect;
+use super::going_on::Naming;
+use super::going_on::Plan;
+use super::model_at;
+use super::review::Review;
+use super::wording::error_with_remedy;
+use super::wording::Audience;
+use super::CommonArgs;
+use super::Connected;
+use super::SessionSettings;
+use crate::Existing;
+use crate::Front;
+use crate::Session;
 use anyhow::Result;
 use std::path::Path;
 use wright_core::Conversation;
 use wright_core::ResumeNotes;
 use wright_protocol::ConfirmMode;
-use wright_session::Existing;
-use wright_session::Front;
-use wright_session::Session;
 
 /// Refuses a workspace a conversation could not start in with `args`: not a directory,
 /// one holding wright's own files, a configuration that does not resolve, a secret that
@@ -40,7 +44,12 @@ pub async fn prepare(
     front: &dyn Front,
 ) -> Result<Session> {
     let start = Session::locate(workspace, front)?;
-    let settings = SessionSettings::resolve(args, Some(&start.config_source()))?;
+    // The routing rules of `wright run` choose the profile, as for a run.
+    let settings = SessionSettings::resolve_routed(
+        args,
+        Some(&start.config_source()),
+        Some(wright_config::RouteCommand::Run),
+    )?;
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
     // The first profile of the chain that answers, and the rest for the conversation to
@@ -50,24 +59,27 @@ pub async fn prepare(
         client,
         profiles,
         ..
-    } = connect(settings, args, None, crate::hints::Front::CommandLine).await?;
+    } = connect(settings, args, None, Audience::CommandLine).await?;
     default_confirm(&mut settings, confirm);
-    let request = wright_session::Request {
+    let request = crate::Request {
         client,
         settings: settings.values.clone(),
-        place: wright_session::Place {
+        place: crate::Place {
             in_place: false,
             force: false,
-            uncommitted: wright_session::UncommittedChoice::Leave,
+            uncommitted: crate::UncommittedChoice::Leave,
             snapshot: true,
         },
         sandbox,
-        replies: wright_session::Replies::AlwaysCalls,
+        replies: crate::Replies::AlwaysCalls,
         profiles,
     };
-    Session::prepare_as(id, start, request, front)
+    let mut session = Session::prepare_as(id, start, request, front)
         .await
-        .map_err(crate::drive::with_remedy)
+        .map_err(error_with_remedy)?;
+    // The reviewer of the `review.profile` key, as `wright run` has it.
+    session.review = Review::choose(&settings, None).await?;
+    Ok(session)
 }
 
 /// The session of the conversation in `dir`, locked, and the conversation read back;
@@ -97,10 +109,10 @@ pub async fn reopen(
         settings,
         &args,
         Some((&logged_url, &logged_model)),
-        crate::hints::Front::CommandLine,
+        Audience::CommandLine,
     )
     .await?;
-    let in_use = crate::answering::model_at(settings.values.profile.clone(), &client);
+    let in_use = model_at(settings.values.profile.clone(), &client);
     plan.check_connected(&in_use, &mut profiles)?;
     default_confirm(&mut settings, confirm);
     Session::reopen(
@@ -120,4 +132,36 @@ fn default_confirm(settings: &mut SessionSettings, confirm: Option<ConfirmMode>)
     if let Some(mode) = confirm {
         settings.values.confirm.get_or_insert(mode);
     }
+}
+
+/// The model server `args` name (else the local one that answers) and its models: the
+/// egress policy is checked before it is asked anything.
+pub async fn models(args: &CommonArgs) -> Result<(String, Vec<String>)> {
+    let settings = SessionSettings::resolve(args, None)?;
+    let choice = settings.server_choice();
+    match &choice.base_url {
+        Some(url) => {
+            let url = wright_llm::normalize_base_url(url)?;
+            // Nothing is asked of a server the code may not go to, not even its models.
+            settings.check_egress(&url)?;
+            let mut config = settings.client_config();
+            config.base_url = url.clone();
+            config.api_key = choice.api_key.clone();
+            let client = wright_llm::Client::new(config)?;
+            Ok((url, client.list_models().await?))
+        }
+        None => {
+            let found = wright_llm::discover_local_server("127.0.0.1").await?;
+            Ok((found.base_url, found.models))
+        }
+    }
+}
+
+/// The sandbox a conversation with `args` gets on a repository whose own configuration
+/// is read from `source`.
+pub fn sandbox(
+    args: &CommonArgs,
+    source: &crate::repo_config::RepoConfigSource,
+) -> Result<crate::SandboxChoice> {
+    SessionSettings::resolve(args, Some(source))?.sandbox_choice()
 }

@@ -5,24 +5,24 @@
 //! resolved (`Fleet::resolve`), before any server is asked anything, and again by the
 //! connection itself.
 
-use crate::fleet::fallback_line;
-use crate::fleet::model_words;
-use crate::fleet::route_line;
-use crate::fleet::switch_words;
-use crate::fleet::Fleet;
-use crate::hints::explain;
-use crate::hints::Front;
-use crate::settings::server_failure;
-use crate::settings::CommonArgs;
-use crate::settings::SessionSettings;
+use super::fleet::fallback_line;
+use super::fleet::model_words;
+use super::fleet::route_line;
+use super::fleet::switch_words;
+use super::fleet::Fleet;
+use super::server_failure;
+use super::wording::explain;
+use super::wording::Audience as Front;
+use super::CommonArgs;
+use super::SessionSettings;
+use crate::profiles::Unanswered;
+use crate::Profiles;
 use anyhow::bail;
 use anyhow::Result;
 use wright_core::switch_reason;
 use wright_llm::Client;
 use wright_llm::LlmError;
 use wright_protocol::ModelAt;
-use wright_session::profiles::Unanswered;
-use wright_session::Profiles;
 
 /// What a session starts with: the settings of the profile whose server answered, its
 /// client, the profiles its conversations use, and the header's lines about them.
