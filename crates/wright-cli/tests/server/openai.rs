@@ -193,9 +193,13 @@ fn last_model_request(model: &ScriptedServer) -> String {
 async fn a_client_resending_the_history_goes_on_with_its_conversation_only_when_untampered() {
     let h = Harness::new();
     failing_python_repo(h.repo());
+    // Each run does something, then finishes (a bare finish is sent back).
     let model = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo one"})),
         reply().call("finish", json!({"message": "First answer: ALPHA."})),
+        reply().call("terminal", json!({"command": "echo two"})),
         reply().call("finish", json!({"message": "Second answer: BRAVO."})),
+        reply().call("terminal", json!({"command": "echo three"})),
         reply().call("finish", json!({"message": "Third answer: CHARLIE."})),
     ])
     .await
@@ -214,6 +218,7 @@ async fn a_client_resending_the_history_goes_on_with_its_conversation_only_when_
     let first_task = json!({"role": "user", "content": "the first task: look around"});
     let (first, first_answer) = ask_without_header(&served, json!([system, first_task])).await;
     assert!(first_answer.contains("ALPHA"), "{first_answer}");
+    assert!(!first_answer.contains("BRAVO"), "{first_answer}");
 
     // The whole history resent as OpenAI's clients do, no header: the same conversation,
     // and the model sees the first task in the second run.
@@ -229,7 +234,12 @@ async fn a_client_resending_the_history_goes_on_with_its_conversation_only_when_
         second, first,
         "the resent history went on with its conversation"
     );
-    assert!(second_answer.contains("BRAVO"), "{second_answer}");
+    let events = served.events(&first, 1000).await;
+    assert!(
+        second_answer.contains("BRAVO"),
+        "{second_answer}\n{}",
+        serde_json::to_string_pretty(&events).unwrap()
+    );
     let asked = last_model_request(&model);
     assert!(asked.contains("the first task: look around"), "{asked}");
     assert!(asked.contains("the second task: go on"), "{asked}");
