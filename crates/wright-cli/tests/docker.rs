@@ -413,3 +413,75 @@ async fn a_parent_swapped_for_a_link_never_binds_another_repository() {
     )
     .await;
 }
+
+/// In the user's own tree (`--in-place`), a Unix socket a program of theirs makes in `.git`
+/// once the run is under way (git's fsmonitor daemon does) cannot be reached from the
+/// container: `socket(AF_UNIX)` is refused there, as in the native sandbox. The probe is
+/// git's own `credential-cache`, which connects to the socket it is given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_made_mid_run_in_the_users_tree_is_unreachable() {
+    if !docker_or_skip("a_socket_made_mid_run_in_the_users_tree_is_unreachable") {
+        return;
+    }
+    let h = Harness::new();
+    std::fs::write(h.repo().join("notes.txt"), "old\n").unwrap();
+    git(h.repo(), &["init", "--quiet"]);
+    git(h.repo(), &["add", "notes.txt"]);
+    git(h.repo(), &["commit", "--quiet", "-m", "notes"]);
+    let socket = h.repo().join(".git").join("fsmonitor--daemon.ipc");
+    let marker = h.repo().join("started");
+    // The user's program: it makes its socket once the agent's command runs.
+    let (made_tx, made_rx) = std::sync::mpsc::channel();
+    let maker = {
+        let (socket, marker) = (socket.clone(), marker.clone());
+        std::thread::spawn(move || {
+            for _ in 0..600 {
+                if marker.exists() {
+                    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+                    listener.set_nonblocking(true).unwrap();
+                    let _ = made_tx.send(listener);
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        })
+    };
+    let command = "touch started; for i in $(seq 300); do [ -S .git/fsmonitor--daemon.ipc ] && break; sleep 0.1; done; \
+        ls -l .git/fsmonitor--daemon.ipc | cut -c1; git credential-cache --socket .git/fsmonitor--daemon.ipc exit; echo \"git: $?\"";
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({ "command": command })),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let args = [
+        "run",
+        "--base-url",
+        &server.url(),
+        "--model",
+        "test-model",
+        "--sandbox",
+        "docker",
+        "--docker-image",
+        IMAGE,
+        "--in-place",
+        "--verbose",
+        "reach the fsmonitor socket",
+    ];
+    let output = h.wright(&args, &[]).await;
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("Unix sockets refused"), "{err}");
+    maker.join().unwrap();
+    let listener = made_rx.recv().expect("the agent's command never ran");
+    let obs = observations(&h.events());
+    let seen = obs[0]["output"].as_str().unwrap();
+    // The socket was there to see, and connecting to it was refused.
+    assert!(seen.starts_with("s\n"), "{seen}");
+    assert!(seen.contains("Operation not permitted"), "{seen}");
+    assert!(!seen.contains("git: 0"), "{seen}");
+    assert!(
+        listener.accept().is_err(),
+        "the user's socket was reached from the container"
+    );
+}

@@ -103,8 +103,8 @@ pub struct Engine {
     jobs: Mutex<Option<Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     calls: AtomicU64,
-    /// Tokens generated since the engine started, every request together.
-    generated: Arc<AtomicU64>,
+    /// What the engine's thread has done since it started, every request together.
+    counters: Arc<worker::Counters>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -144,8 +144,8 @@ impl Engine {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (jobs_tx, jobs_rx) = std::sync::mpsc::channel::<Job>();
         let requested = config.clone();
-        let generated = Arc::new(AtomicU64::new(0));
-        let counted = generated.clone();
+        let counters = Arc::new(worker::Counters::default());
+        let counted = counters.clone();
         let thread = std::thread::Builder::new()
             .name("wright-engine".into())
             .spawn(move || {
@@ -173,14 +173,20 @@ impl Engine {
             jobs: Mutex::new(Some(jobs_tx)),
             thread: Mutex::new(Some(thread)),
             calls: AtomicU64::new(0),
-            generated,
+            counters,
         }))
     }
 
     /// Tokens generated since the engine started, every request together (a cancelled
     /// request's count stops growing within a token).
     pub fn generated_tokens(&self) -> u64 {
-        self.generated.load(Ordering::Relaxed)
+        self.counters.generated.load(Ordering::Relaxed)
+    }
+
+    /// Prompt tokens read since the engine started, every request together (a cancelled
+    /// request's count stops growing within one prefill turn).
+    pub fn prefilled_tokens(&self) -> u64 {
+        self.counters.prefilled.load(Ordering::Relaxed)
     }
 
     pub fn info(&self) -> &EngineInfo {
@@ -426,7 +432,7 @@ fn load_model(
     config: &EngineConfig,
     threads: u32,
     file_bytes: u64,
-    generated: Arc<AtomicU64>,
+    counters: Arc<worker::Counters>,
 ) -> Result<(&'static LlamaBackend, LlamaModel, Loaded), EngineError> {
     let backend = backend()?;
     let path = &config.model_file;
@@ -488,7 +494,7 @@ fn load_model(
         max_slots: config.conversations.max(1),
         cache_bytes_per_token,
         reserve_bytes: 256 << 20,
-        generated,
+        counters,
     };
     Ok((
         backend,

@@ -10,7 +10,8 @@
 //! (`parking`) and comes back when its conversation does. A slot is added only when its
 //! cache fits in the memory free now; else the request waits for a slot, or, with none
 //! at all, is refused with the numbers. How a slot is chosen is `slots`. A request whose
-//! caller went away (Ctrl-C, a budget) stops before its next token.
+//! caller went away (Ctrl-C, SIGTERM, a budget) stops before its next token, or before
+//! its prompt's next turn, whose length `pace` keeps short.
 
 use crate::error::EngineError;
 use crate::parking::Parking;
@@ -29,8 +30,11 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use wright_llm::PromptProgress;
 
+mod pace;
 mod sampler;
 mod slots;
+
+use pace::Pace;
 
 use sampler::Sampler;
 
@@ -83,8 +87,17 @@ pub struct Settings {
     pub cache_bytes_per_token: u64,
     /// Memory left free beside the caches, for the compute buffers and everything else.
     pub reserve_bytes: u64,
-    /// Tokens generated, every request together (the engine's counter).
-    pub generated: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// What the thread did, every request together (the engine's counters).
+    pub counters: std::sync::Arc<Counters>,
+}
+
+/// What the thread has done since the engine started, every request together.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Tokens generated.
+    pub generated: std::sync::atomic::AtomicU64,
+    /// Prompt tokens read (evaluated into a cache).
+    pub prefilled: std::sync::atomic::AtomicU64,
 }
 
 struct Slot<'m> {
@@ -133,6 +146,7 @@ pub fn run(backend: &LlamaBackend, model: &LlamaModel, settings: &Settings, jobs
         clock: 0,
         parking: Parking::default(),
         consulted: HashSet::new(),
+        pace: Pace::default(),
     };
     let mut waiting: VecDeque<Job> = VecDeque::new();
     let mut running: VecDeque<Box<Running>> = VecDeque::new();
@@ -183,6 +197,8 @@ struct Worker<'m> {
     parking: Parking<SeqState>,
     /// The saved caches already looked at: a file is read at most once per engine.
     consulted: HashSet<PathBuf>,
+    /// How long a prefill turn is.
+    pace: Pace,
 }
 
 impl<'m> Worker<'m> {
@@ -293,8 +309,10 @@ impl<'m> Worker<'m> {
     }
 
     fn prefill(&mut self, run: &mut Running) -> Result<Option<Ending>, EngineError> {
+        let started = Instant::now();
+        let unit = self.pace.unit(self.settings.batch as usize);
         let slot = &mut self.slots[run.slot];
-        let end = (run.next + self.settings.batch as usize).min(run.prompt.len());
+        let end = (run.next + unit).min(run.prompt.len());
         let chunk = &run.prompt[run.next..end];
         let mut batch = LlamaBatch::new(chunk.len(), 1);
         for (offset, &token) in chunk.iter().enumerate() {
@@ -308,6 +326,12 @@ impl<'m> Worker<'m> {
             .decode(&mut batch)
             .map_err(|err| EngineError::Llama(err.to_string()))?;
         slot.tokens.extend_from_slice(chunk);
+        self.pace
+            .record(chunk.len(), started.elapsed().as_secs_f64() * 1000.0);
+        self.settings
+            .counters
+            .prefilled
+            .fetch_add(chunk.len() as u64, std::sync::atomic::Ordering::Relaxed);
         run.next = end;
         let _ = run.job.events.send(Event::Progress(PromptProgress {
             total: run.prompt.len() as u64,
@@ -328,6 +352,7 @@ impl<'m> Worker<'m> {
             .extend_from_slice(&vocab.token_to_piece(token, true, None));
         run.generated += 1;
         self.settings
+            .counters
             .generated
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         send_text(run);

@@ -320,6 +320,67 @@ async fn a_caller_that_goes_away_stops_generation_within_a_token() {
     assert_eq!(reply.tool_calls.len(), 1);
 }
 
+/// Ctrl-C or SIGTERM while a long prompt is read: the engine stops reading it within a
+/// turn (a short one, see `worker::pace`), not at its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_that_goes_away_during_its_prompt_stops_the_prompt_within_a_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("wider.gguf");
+    // Wider than the default and a long window: reading 15,000 tokens takes a while.
+    let model = TinyModel {
+        layers: 4,
+        embedding: 256,
+        feed_forward: 512,
+        context: 16384,
+        ..TinyModel::default()
+    };
+    write_tiny_gguf(&file, &model).unwrap();
+    let mut config = EngineConfig::new(&file);
+    config.window = Some(16384);
+    config.threads = Some(1);
+    let engine = Engine::load(&config).unwrap();
+    let model = Conversation {
+        engine: engine.clone(),
+        state_file: None,
+    };
+    // One token per byte: some 15,000 prompt tokens.
+    let long = json!({"model": "tiny", "stream": true, "max_tokens": 1, "seed": 5,
+        "messages": [{"role": "user", "content": "read me ".repeat(1875)}]})
+    .to_string()
+    .into_bytes();
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel::<u64>();
+    let mut first_tx = Some(first_tx);
+    let request = async {
+        model
+            .complete(&long, &mut |delta| {
+                if let wright_llm::StreamDelta::PromptProgress(progress) = delta {
+                    if let Some(tx) = first_tx.take() {
+                        let _ = tx.send(progress.total);
+                    }
+                }
+            })
+            .await
+    };
+    // The caller goes away once the first turn of its prompt is read.
+    let total = tokio::select! {
+        _ = request => panic!("the prompt was read whole before it could be cancelled"),
+        total = first_rx => total.unwrap(),
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let after_cancel = engine.prefilled_tokens();
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let later = engine.prefilled_tokens();
+    assert_eq!(
+        after_cancel, later,
+        "the prompt was read on after its caller went away"
+    );
+    assert!(
+        after_cancel < total,
+        "the whole prompt was read: {after_cancel} of {total} tokens"
+    );
+    assert_eq!(engine.generated_tokens(), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_conversations_at_once_each_keep_their_own_cache() {
     let dir = tempfile::tempdir().unwrap();

@@ -25,6 +25,7 @@ mod hub;
 mod key;
 mod model_record;
 mod openai;
+mod openai_history;
 mod openapi;
 mod queue;
 mod repository;
@@ -111,6 +112,7 @@ impl Bound {
             runs,
             guard,
             workspace: options.workspace.clone(),
+            exchanges: Arc::default(),
         });
         Ok(Self {
             listener,

@@ -1,7 +1,10 @@
 //! The OpenAI-compatible endpoint, where "the model" is the agent working on the server's
 //! workspace (`wright serve --workspace DIR`): `POST /v1/chat/completions` starts a
 //! conversation with the last user message as its task — its id comes back in
-//! `X-Wright-Conversation` — or, with that header, goes on with one (as a message does);
+//! `X-Wright-Conversation` — or, with that header, goes on with one (as a message does).
+//! Without the header, a request resending the whole history of a conversation this
+//! endpoint answered, its own answers unedited, plus one new user message, goes on with
+//! that conversation (see `openai_history`); any other history starts a new one;
 //! the answer is the agent's own account once its run ended, whole or streamed as SSE
 //! (its text, and each action and observation as a short line), with the run's `usage`
 //! (its steps' real token counts). Its errors have OpenAI's shape,
@@ -11,6 +14,10 @@
 
 use crate::api;
 use crate::error::ApiError;
+use crate::openai_history::content_text;
+use crate::openai_history::exchange_of;
+use crate::openai_history::Pending;
+use crate::openai_history::Role;
 use crate::routes::AppState;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
@@ -59,15 +66,7 @@ pub async fn models() -> Json<Value> {
 /// The text of the last user message (a string, or the text parts of a list).
 fn last_user_text(messages: &[ChatMessage]) -> Option<String> {
     let last = messages.iter().rev().find(|m| m.role == "user")?;
-    let text = match &last.content {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|part| part["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => return None,
-    };
+    let text = content_text(&last.content)?;
     (!text.trim().is_empty()).then_some(text)
 }
 
@@ -151,31 +150,53 @@ async fn answer(
     let given = headers
         .get(CONVERSATION_HEADER)
         .map(|v| v.to_str().unwrap_or("").to_string());
-    // Events after this one are the new run's.
-    let (id, after) = match given {
+    let turns = exchange_of(
+        request
+            .messages
+            .iter()
+            .map(|m| (m.role.as_str(), &m.content)),
+    );
+    let exchanges = state.exchanges.clone();
+    // Events after `after` are the new run's; `trusted`: every assistant turn of the
+    // request is one this endpoint wrote in that conversation.
+    let (id, after, trusted) = match given {
         Some(id) => {
             let id = crate::error::plain_id(&id)?.to_string();
-            let last = state
-                .runs
-                .hub(&id)
-                .and_then(|hub| hub.after(None).last().map(|e| e.id));
-            let message = api::Message {
-                text,
-                settings: api::Settings::default(),
-                condense: false,
-            };
-            state.runs.message(&id, message)?;
-            (id, last)
+            let trusted = turns.as_ref().is_some_and(|t| exchanges.take_for(&id, t));
+            let after = go_on(&state, &id, text)?;
+            (id, after, trusted)
         }
         None => {
-            let request = api::NewConversation {
-                workspace: Some(workspace.display().to_string()),
-                repository_url: None,
-                task: text,
-                settings: api::Settings::default(),
-            };
-            (state.runs.create(request)?, None)
+            // A client resending the history it had from us goes on with its conversation.
+            let continued = turns
+                .as_ref()
+                .and_then(|t| exchanges.take_extended(t))
+                .and_then(|id| {
+                    go_on(&state, &id, text.clone())
+                        .ok()
+                        .map(|after| (id, after))
+                });
+            match continued {
+                Some((id, after)) => (id, after, true),
+                None => {
+                    let request = api::NewConversation {
+                        workspace: Some(workspace.display().to_string()),
+                        repository_url: None,
+                        task: text,
+                        settings: api::Settings::default(),
+                    };
+                    let fresh = turns
+                        .as_ref()
+                        .is_some_and(|t| t.iter().all(|turn| turn.role() == Role::User));
+                    (state.runs.create(request)?, None, fresh)
+                }
+            }
         }
+    };
+    let pending = Pending {
+        exchanges,
+        id: id.clone(),
+        request: turns.filter(|_| trusted),
     };
     let (sender, receiver) = tokio::sync::mpsc::channel::<String>(64);
     let runs = state.runs.clone();
@@ -184,14 +205,30 @@ async fn answer(
     let counting = tokens.clone();
     tokio::spawn(async move { follow(&runs, &watched, after, sender, &counting).await });
     let mut response = if request.stream {
-        stream(&id, receiver, tokens).into_response()
+        stream(&id, receiver, tokens, pending).into_response()
     } else {
-        whole(&id, receiver, tokens).await.into_response()
+        whole(&id, receiver, tokens, pending).await.into_response()
     };
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(CONVERSATION_HEADER, value);
     }
     Ok(response)
+}
+
+/// Goes on with conversation `id` with the user's `text`; the last event before the new
+/// run's.
+fn go_on(state: &AppState, id: &str, text: String) -> Result<Option<u64>, ApiError> {
+    let last = state
+        .runs
+        .hub(id)
+        .and_then(|hub| hub.after(None).last().map(|e| e.id));
+    let message = api::Message {
+        text,
+        settings: api::Settings::default(),
+        condense: false,
+    };
+    state.runs.message(id, message)?;
+    Ok(last)
 }
 
 /// Sends the run's events after `after` as short text, until the run ended; counts its
@@ -320,16 +357,28 @@ enum Stage {
     Done,
 }
 
+/// What the stream has told so far, and what to record once it is whole.
+struct Told {
+    text: String,
+    pending: Option<Pending>,
+}
+
 /// The answer streamed: one chunk per line of text, the end chunk (with the run's
-/// `usage`), then `[DONE]`.
+/// `usage`), then `[DONE]`; recorded once the end chunk is out.
 fn stream(
     id: &str,
     receiver: tokio::sync::mpsc::Receiver<String>,
     tokens: Counted,
+    pending: Pending,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
     let id = id.to_string();
-    let events =
-        futures_util::stream::unfold((receiver, Stage::Opening), move |(mut receiver, stage)| {
+    let told = Told {
+        text: String::new(),
+        pending: Some(pending),
+    };
+    let events = futures_util::stream::unfold(
+        (receiver, Stage::Opening, told),
+        move |(mut receiver, stage, mut told)| {
             let (id, tokens) = (id.clone(), tokens.clone());
             async move {
                 let (data, next) = match stage {
@@ -338,8 +387,14 @@ fn stream(
                         Stage::Text,
                     ),
                     Stage::Text => match receiver.recv().await {
-                        Some(text) => (chunk(&id, json!({"content": text}), None), Stage::Text),
+                        Some(text) => {
+                            told.text.push_str(&text);
+                            (chunk(&id, json!({"content": text}), None), Stage::Text)
+                        }
                         None => {
+                            if let Some(pending) = told.pending.take() {
+                                pending.answered(&told.text);
+                            }
                             let mut last: Value =
                                 serde_json::from_str(&chunk(&id, json!({}), Some("stop")))
                                     .unwrap_or_default();
@@ -350,9 +405,10 @@ fn stream(
                     Stage::Stopped => ("[DONE]".to_string(), Stage::Done),
                     Stage::Done => return None,
                 };
-                Some((Ok(SseEvent::default().data(data)), (receiver, next)))
+                Some((Ok(SseEvent::default().data(data)), (receiver, next, told)))
             }
-        });
+        },
+    );
     Sse::new(events)
 }
 
@@ -361,11 +417,13 @@ async fn whole(
     id: &str,
     mut receiver: tokio::sync::mpsc::Receiver<String>,
     tokens: Counted,
+    pending: Pending,
 ) -> impl IntoResponse {
     let mut content = String::new();
     while let Some(text) = receiver.recv().await {
         content.push_str(&text);
     }
+    pending.answered(&content);
     (
         StatusCode::OK,
         Json(json!({

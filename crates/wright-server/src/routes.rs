@@ -26,6 +26,8 @@ pub struct AppState {
     pub guard: Guard,
     /// The workspace of the OpenAI-compatible endpoint (`--workspace`).
     pub workspace: Option<std::path::PathBuf>,
+    /// What the OpenAI-compatible endpoint answered, by conversation.
+    pub exchanges: Arc<crate::openai_history::Exchanges>,
 }
 
 type Shared = State<Arc<AppState>>;

@@ -32,6 +32,7 @@ mod launcher;
 pub mod mcp;
 mod mcp_packages;
 pub mod mcp_program;
+mod mcp_registry;
 mod probe_cache;
 pub mod profiles;
 pub mod removal;

@@ -528,6 +528,10 @@ async fn start_stdio(
         Plan::Refused(why) => return fail(why),
     };
     launched.instead = launch.instead.clone();
+    if let Some(download) = &launch.download {
+        // npm and uv would retry a silent registry until the start deadline.
+        registry_answers(command, args, download).await?;
+    }
     let Some((sandbox, added)) = place.sandbox.with_read_only(&launch.read) else {
         return fail(format!(
             "it must read {} outside the workspace, and a Docker sandbox's container cannot be given more files once it runs; use --sandbox auto, or install the server in the image",
@@ -549,6 +553,29 @@ async fn start_stdio(
     let command = sandbox.command(place.cwd, &all, &launch.command, &args);
     let (server, listed) = Server::start_stdio(config, command.into()).await?;
     Ok(Started::Connected(server, listed))
+}
+
+/// Fails at once, naming the host and the fix, when a registry `download` needs does not
+/// answer.
+async fn registry_answers(
+    command: &str,
+    args: &[String],
+    download: &crate::mcp_program::Download,
+) -> Result<(), wright_mcp::ServerError> {
+    for host in &download.hosts {
+        let asked = crate::mcp_registry::answers(host, 443, crate::mcp_registry::ANSWER_WITHIN);
+        if let Err(why) = asked.await {
+            let written = std::iter::once(command)
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Err(wright_mcp::ServerError(format!(
+                "`{written}` would download {} from {host}, which does not answer from this machine ({why}), so it would only wait until the start deadline. Install it once, outside wright: `{}` — this entry then runs it from there, offline, read-only",
+                download.package, download.install
+            )));
+        }
+    }
+    Ok(())
 }
 
 async fn start_http(

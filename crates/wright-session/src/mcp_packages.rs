@@ -10,6 +10,7 @@
 //! cache (`~/.npm/_npx/*/node_modules`), the global `node_modules`. A `uvx` package:
 //! uv's tools (`uv tool install`). Nothing is run to find them; only files are read.
 
+use crate::mcp_program::Download;
 use crate::mcp_program::Host;
 use crate::mcp_program::Launch;
 use serde_json::Value;
@@ -139,6 +140,11 @@ fn npx(command: &str, args: &[String], host: &Host) -> Resolved {
                 "{} is not installed here: npx downloads it through wright's proxy ({NPM_REGISTRY} is allowed)",
                 spec.name
             )),
+            download: Some(Download {
+                package: spec.name.clone(),
+                hosts: vec![NPM_REGISTRY.to_string()],
+                install: format!("npm install --prefix {} {spec_text}", packages.display()),
+            }),
         });
     }
     Resolved::Refused(format!(
@@ -268,6 +274,7 @@ fn node_launch(
             "`{written}` runs the installed {}, offline",
             found.display()
         )),
+        download: None,
     }
 }
 
@@ -344,6 +351,7 @@ fn uvx(command: &str, args: &[String], host: &Host) -> Resolved {
                     "`{written}` runs uv's installed {}, offline",
                     tools.join(&tool).display()
                 )),
+                download: None,
             });
         }
     }
@@ -358,6 +366,11 @@ fn uvx(command: &str, args: &[String], host: &Host) -> Resolved {
             instead: Some(format!(
                 "{tool} is not installed here: uvx downloads it through wright's proxy (PyPI is allowed)"
             )),
+            download: Some(Download {
+                package: tool.clone(),
+                hosts: PYPI.iter().map(|h| h.to_string()).collect(),
+                install: format!("uv tool install {tool}"),
+            }),
         });
     }
     Resolved::Refused(format!(
@@ -474,6 +487,15 @@ mod tests {
         assert_eq!(
             (launch.command.as_str(), launch.args),
             ("/usr/bin/npx", args)
+        );
+        // It downloads: from npm's registry, which is asked first (see `mcp_registry`).
+        let download = launch.download.unwrap();
+        assert_eq!(download.hosts, vec![NPM_REGISTRY.to_string()]);
+        assert_eq!(download.package, "@s/server");
+        assert!(
+            download.install.ends_with("mcp-packages @s/server@2.0.0"),
+            "{}",
+            download.install
         );
     }
 

@@ -72,6 +72,19 @@ pub struct Launch {
     pub read: Vec<PathBuf>,
     /// What wright put in place of the command as written, for the header.
     pub instead: Option<String>,
+    /// It runs as written and downloads its package at start: from where, and the fix
+    /// when that does not answer.
+    pub download: Option<Download>,
+}
+
+/// A package a server's command downloads at every start (`npx`, `uvx` run as written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Download {
+    pub package: String,
+    /// The registry's hosts, each asked on its HTTPS port before the server starts.
+    pub hosts: Vec<String>,
+    /// The command that installs it once, so it runs offline.
+    pub install: String,
 }
 
 /// What becomes of a server's command line.
@@ -90,6 +103,7 @@ pub fn plan(command: &str, args: &[String], host: &Host) -> Plan {
             args: args.to_vec(),
             read: Vec::new(),
             instead: None,
+            download: None,
         },
         Resolved::Installed(launch) => launch,
         Resolved::Refused(why) => return Plan::Refused(why),

@@ -18,6 +18,7 @@ mod binds;
 mod engine;
 mod orphans;
 mod probe;
+mod seccomp;
 mod spec;
 
 pub use spec::CONVERSATION_LABEL;
@@ -82,6 +83,9 @@ pub(crate) struct Container {
     /// The workspace is wright's clone of a repository: git must run in the container to
     /// commit the agent's branch, so the image must have it.
     needs_git: bool,
+    /// The workspace is the user's own tree: the container has wright's seccomp profile,
+    /// which refuses Unix sockets (see `seccomp`).
+    users_tree: bool,
     removed: AtomicBool,
 }
 
@@ -142,6 +146,7 @@ impl Container {
             workspace,
             network: policy.network,
             needs_git: settings.needs_git,
+            users_tree: policy.users_tree,
             removed: AtomicBool::new(false),
         };
         // On failure `container` is dropped here, which removes it. Nothing of the

@@ -93,7 +93,9 @@ pub(super) fn run(container: &Container) -> Result<Report, SandboxError> {
         } else {
             "none (only loopback)".into()
         },
-        seccomp: if one("Seccomp") == "2" {
+        seccomp: if one("Seccomp") == "2" && container.users_tree {
+            "wright's seccomp profile for the user's own tree (Unix sockets refused, socketpair kept; namespaces, keyrings, io_uring, ptrace refused)".into()
+        } else if one("Seccomp") == "2" {
             "Docker's default seccomp profile".into()
         } else {
             "no seccomp filter (the daemon runs without one)".into()
@@ -161,6 +163,12 @@ fn verify(container: &Container, seen: &Seen) -> Result<(), SandboxError> {
     }
     if one("rootfs") != "ro" {
         return broken("its root filesystem is writable".into());
+    }
+    // The user's own tree: its sockets are refused only by the filter.
+    if container.users_tree && one("Seccomp") != "2" {
+        return broken(
+            "it has no seccomp filter, which refuses Unix sockets in the user's own tree".into(),
+        );
     }
     Ok(())
 }

@@ -10,7 +10,9 @@
 //! it; every capability dropped and no-new-privileges (also for `docker exec`, which
 //! inherits both); the uid:gid that owns the workspace; memory (no swap on top), process,
 //! file-size and open-file limits from the policy; an init process that reaps orphans;
-//! the label `wright.conversation=<id>`, so leftovers can be found.
+//! the label `wright.conversation=<id>`, so leftovers can be found. When the workspace is
+//! the user's own tree, the seccomp profile of `seccomp` (Unix sockets refused) in place of
+//! Docker's default.
 
 use super::binds::Binds;
 use super::DockerSettings;
@@ -74,6 +76,10 @@ pub(super) fn container_body(
             super::orphans::owner(),
         ),
     ]);
+    let mut security_opt = vec!["no-new-privileges".to_string()];
+    if policy.users_tree {
+        security_opt.push(super::seccomp::security_opt());
+    }
     ContainerCreateBody {
         image: Some(settings.image.clone()),
         user: Some(user.to_string()),
@@ -93,7 +99,7 @@ pub(super) fn container_body(
             tmpfs,
             network_mode: Some(if policy.network { "bridge" } else { "none" }.into()),
             cap_drop: Some(vec!["ALL".into()]),
-            security_opt: Some(vec!["no-new-privileges".into()]),
+            security_opt: Some(security_opt),
             readonly_rootfs: Some(true),
             init: Some(true),
             memory,
@@ -175,5 +181,12 @@ mod tests {
         );
         assert_eq!(body.env, Some(vec!["TERM=dumb".to_string()]));
         assert_eq!(body.labels.unwrap()[CONVERSATION_LABEL], "c1");
+
+        // The user's own tree: Unix sockets refused by the container's seccomp profile.
+        policy.users_tree = true;
+        let body = container_body(&settings, &binds, &policy, "1000:1000");
+        let options = body.host_config.unwrap().security_opt.unwrap();
+        assert_eq!(options[0], "no-new-privileges");
+        assert_eq!(options[1], super::super::seccomp::security_opt());
     }
 }
