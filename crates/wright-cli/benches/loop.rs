@@ -4,7 +4,7 @@
 //! Prints: per-step overhead over a 30-step run of `echo` commands (median, p90) in a
 //! plain directory, and in a git repository (where each step's files are kept for
 //! `fork --at`: with a model answering at once, and one taking 200 ms, which the
-//! snapshot overlaps), process start to first model request, peak RSS of the fix-a-test run, the size of the system
+//! snapshot overlaps; and steps that each write a file), process start to first model request, peak RSS of the fix-a-test run, the size of the system
 //! prompt plus tool schemas, the terminal tool's `echo` round trip, and a 100 MB output.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
@@ -139,19 +139,28 @@ async fn main() {
         ));
     }
 
-    // 1b. The same in a git repository: each terminal step's files are kept (a snapshot
-    //     while the next request is in flight). A model answering at once shows the
-    //     snapshot's whole cost; one taking 200 ms shows what is left once it overlaps.
+    // 1b. The same in a git repository: each terminal step's files are kept for `fork
+    //     --at`. A model answering at once shows the whole cost of keeping them; one
+    //     taking 200 ms shows what is left once it overlaps; and steps that each write a
+    //     file show the cost of a step that changed files (the echo steps change none).
     let mut git_figures = Vec::new();
-    for delay in [Duration::ZERO, Duration::from_millis(200)] {
+    for (what, delay, writes) in [
+        ("echo", Duration::ZERO, false),
+        ("echo", Duration::from_millis(200), false),
+        ("writing a file", Duration::ZERO, true),
+    ] {
         let mut gaps = Vec::new();
         for round in 0..3 {
             let repo = tempfile::tempdir().unwrap();
             failing_python_repo(repo.path());
             let mut script: Vec<Reply> = (0..30)
                 .map(|i| {
-                    let step =
-                        reply().call("terminal", json!({"command": format!("echo step {i}")}));
+                    let command = if writes {
+                        format!("echo step {i} > notes.txt")
+                    } else {
+                        format!("echo step {i}")
+                    };
+                    let step = reply().call("terminal", json!({ "command": command }));
                     if delay.is_zero() {
                         step
                     } else {
@@ -171,6 +180,7 @@ async fn main() {
             }
         }
         git_figures.push((
+            what,
             delay,
             percentile(&mut gaps, 0.5),
             percentile(&mut gaps, 0.9),
@@ -226,9 +236,9 @@ async fn main() {
             ms(*start)
         );
     }
-    for (delay, median, p90) in &git_figures {
+    for (what, delay, median, p90) in &git_figures {
         println!(
-            "  --sandbox auto, git repository, model answering in {} ms: per-step overhead over 30 echo steps (2 runs), the model's time taken off: median {:.2} ms, p90 {:.2} ms",
+            "  --sandbox auto, git repository, model answering in {} ms: per-step overhead over 30 {what} steps (2 runs), the model's time taken off: median {:.2} ms, p90 {:.2} ms",
             delay.as_millis(),
             ms(*median),
             ms(*p90)

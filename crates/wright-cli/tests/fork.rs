@@ -317,3 +317,119 @@ async fn the_kept_files_stay_in_the_agents_clone() {
         assert!(!found.success(), "{object} reached the user's repository");
     }
 }
+
+/// The content `notes.txt` has after step `i` of `edit_at_each_step`.
+fn step_text(i: usize) -> String {
+    format!("step {i:02}\n")
+}
+
+/// Thirty steps, each writing `notes.txt` to the same size (so only the stat data's times
+/// tell the writes apart), by a command, the editor and `sed -i` (a new inode) in turn.
+fn edit_at_each_step() -> Vec<wright_testkit::Reply> {
+    let mut script: Vec<_> = (0..30)
+        .map(|i| match i % 3 {
+            0 => reply().call(
+                "terminal",
+                json!({"command": format!("printf 'step %02d\\n' {i} > notes.txt")}),
+            ),
+            1 => reply().call(
+                "file_editor",
+                json!({"command": "str_replace", "path": "notes.txt",
+                       "old_str": format!("step {:02}", i - 1), "new_str": format!("step {i:02}")}),
+            ),
+            _ => reply().call(
+                "terminal",
+                json!({"command": format!("sed -i 's/step {:02}/step {i:02}/' notes.txt", i - 1)}),
+            ),
+        })
+        .collect();
+    script.push(reply().call("finish", json!({"message": "edited"})));
+    script
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_at_every_event_of_a_fast_run_finds_that_steps_files() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    // The model answers at once: each step's files are kept while the next one starts.
+    let server = ScriptedServer::start(edit_at_each_step()).await.unwrap();
+    let output = h.run(&server.url(), "edit the notes", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let original = h.conversation_id();
+    let events = h.events();
+    // Step i's files are those after its observation (and before the next action). The
+    // scripted calls share their ids: the observation is the first after the action.
+    let written: Vec<u64> = (0..30)
+        .map(|i| {
+            let action = match i % 3 {
+                0 => action_of(&events, &format!("' {i} > notes")),
+                1 => action_of(&events, &format!("\"new_str\":\"step {i:02}\"")),
+                _ => action_of(&events, &format!("/step {i:02}/'")),
+            };
+            events
+                .iter()
+                .find(|e| {
+                    e.id > action
+                        && matches!(e.body, wright_protocol::EventBody::Observation { .. })
+                })
+                .unwrap()
+                .id
+        })
+        .collect();
+    assert!(written.windows(2).all(|w| w[0] < w[1]), "{written:?}");
+    let workspaces = h.data.path().join("wright/workspaces");
+    let last = events.last().unwrap().id;
+    for at in 1..=last {
+        let forked = h
+            .wright(&["fork", &original, "--at", &at.to_string()], &[])
+            .await;
+        assert!(
+            forked.status.success(),
+            "at {at}: {}\n{}",
+            stderr(&forked),
+            stdout(&forked)
+        );
+        let notes = std::fs::read_to_string(workspaces.join(fork_id_of(&forked)).join("notes.txt"));
+        match written.iter().rposition(|w| *w <= at) {
+            Some(step) => assert_eq!(
+                notes.ok(),
+                Some(step_text(step)),
+                "at event {at}: {}",
+                stdout(&forked)
+            ),
+            None => assert!(notes.is_err(), "at event {at}: {}", stdout(&forked)),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_that_changed_no_file_is_kept_without_git() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    // Step 2 leaves the files alone but takes the clone's objects away: a snapshot made by
+    // git would fail there. Step 3 puts them back, for the rest of the run.
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo v1 > notes.txt"})),
+        reply().call("terminal", json!({"command": "mv .git/objects .git/away"})),
+        reply().call("terminal", json!({"command": "mv .git/away .git/objects"})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "write the notes", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let dir = h
+        .data
+        .path()
+        .join("wright/conversations")
+        .join(h.conversation_id());
+    let kept: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("steps.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    for step in &kept {
+        assert_eq!(step["commit"], kept[0]["commit"], "{kept:?}");
+    }
+}

@@ -7,6 +7,12 @@
 //! Which events each commit belongs to is written in `steps.jsonl`, in the conversation's
 //! directory, which the agent cannot reach: a fork trusts that list, never the clone's
 //! ref (the agent can move it, and only its own files would come of it anyway).
+//!
+//! A step that changed nothing costs no git: before each snapshot the tree's stat data is
+//! looked at (`wright_tools::TreeStamp`, no file opened), and when nothing changed since
+//! the look before the last commit, the step is kept as that commit. The look comes
+//! before git reads the tree, so the commit holds at least what the look saw: a change
+//! made meanwhile (by a process left running) shows at the next look.
 
 use super::AgentClone;
 use super::WorkingCopy;
@@ -24,6 +30,12 @@ use wright_sandbox::git::AgentRepo;
 use wright_sandbox::git::Oid;
 use wright_sandbox::git::StepCommit;
 use wright_sandbox::Sandbox;
+use wright_tools::TreeStamp;
+
+/// What a look at the tree leaves out: the clone's git directory, whose own files are not
+/// the step's, but for those that decide what git keeps of the tree.
+const NOT_THE_TREE: &[&str] = &[".git"];
+const GIT_RULES: &[&str] = &[".git/config", ".git/info/exclude", ".git/info/attributes"];
 
 /// The hidden ref that keeps the chain in the clone (and, in a fork's clone, the part of
 /// it the fork started from).
@@ -82,8 +94,19 @@ pub struct StepFiles {
     env: Vec<(String, String)>,
     clone_root: PathBuf,
     conversation_dir: PathBuf,
+    /// The clone's top, to look at its stat data (none when it could not be opened: then
+    /// every step is committed).
+    root: Option<cap_std::fs::Dir>,
+    chain: Mutex<Chain>,
+}
+
+/// Where the chain is.
+struct Chain {
     /// The last commit of the chain (the start commit before the first).
-    previous: Mutex<StepCommit>,
+    previous: StepCommit,
+    /// The look at the tree taken just before `previous` was made (none before the first
+    /// commit of this process, or after one failed: the next step is committed).
+    looked: Option<TreeStamp>,
 }
 
 /// The keeper of a conversation's step files: only a clone has them (in place, the
@@ -115,9 +138,17 @@ impl StepFiles {
             env: setup.env.clone(),
             clone_root: clone.clone_root.clone(),
             conversation_dir: conversation_dir.to_path_buf(),
-            previous: Mutex::new(StepCommit {
-                commit: previous,
-                tree: None,
+            root: cap_std::fs::Dir::open_ambient_dir(
+                &clone.clone_root,
+                cap_std::ambient_authority(),
+            )
+            .ok(),
+            chain: Mutex::new(Chain {
+                previous: StepCommit {
+                    commit: previous,
+                    tree: None,
+                },
+                looked: None,
             }),
         }
     }
@@ -125,18 +156,35 @@ impl StepFiles {
 
 impl wright_core::StepSnapshot for StepFiles {
     fn take(&self, first: u64, last: u64) {
-        let Ok(mut previous) = self.previous.lock() else {
+        let Ok(mut chain) = self.chain.lock() else {
             return;
         };
-        let git = AgentRepo::new(&self.sandbox, &self.env, &self.clone_root);
-        let message = format!("wright: the files after event {last}");
-        let saved = match git.snapshot_step(&previous, &message, REF) {
-            Ok(made) => {
-                let saved = Saved::Commit(made.commit.to_string());
-                *previous = made;
-                saved
+        // Before git reads the tree: whatever git keeps, this look saw no more of it.
+        let looked = self
+            .root
+            .as_ref()
+            .and_then(|root| TreeStamp::take(root, NOT_THE_TREE, GIT_RULES).ok());
+        let unchanged = match (&looked, &chain.looked) {
+            (Some(now), Some(then)) => now.unchanged_since(then),
+            _ => false,
+        };
+        let saved = if unchanged {
+            Saved::Commit(chain.previous.commit.to_string())
+        } else {
+            let git = AgentRepo::new(&self.sandbox, &self.env, &self.clone_root);
+            let message = format!("wright: the files after event {last}");
+            match git.snapshot_step(&chain.previous, &message, REF) {
+                Ok(made) => {
+                    let saved = Saved::Commit(made.commit.to_string());
+                    chain.previous = made;
+                    chain.looked = looked;
+                    saved
+                }
+                Err(err) => {
+                    chain.looked = None;
+                    Saved::Failed(err.to_string())
+                }
             }
-            Err(err) => Saved::Failed(err.to_string()),
         };
         // Not written, a fork says it does not know the files here: never wrong ones.
         let _ = append(&self.conversation_dir, &[Kept { first, last, saved }]);

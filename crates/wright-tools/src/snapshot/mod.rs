@@ -15,12 +15,15 @@
 
 mod compare;
 mod restore;
+mod stamp;
 mod state;
 pub(crate) mod walk;
 
 pub use compare::Changes;
 pub use restore::Left;
 pub use restore::Restored;
+pub use stamp::StampError;
+pub use stamp::TreeStamp;
 pub use state::RunState;
 
 use crate::Workspace;
