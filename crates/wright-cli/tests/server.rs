@@ -15,6 +15,7 @@ mod review;
 mod runs;
 mod security;
 
+use crate::common::of_kind;
 use crate::common::Harness;
 
 use futures_util::StreamExt;
@@ -129,13 +130,14 @@ impl Served {
         task: &str,
         url: &str,
     ) -> String {
-        let (status, body) = self
-            .post(
-                "/api/conversations",
-                json!({"workspace": workspace, "task": task,
-                       "settings": {"base_url": url, "model": "test-model"}}),
-            )
-            .await;
+        self.accepted(json!({"workspace": workspace, "task": task,
+                             "settings": {"base_url": url, "model": "test-model"}}))
+            .await
+    }
+
+    /// Creates a conversation from `request`, which the server must accept (202); its id.
+    pub(crate) async fn accepted(&self, request: Value) -> String {
+        let (status, body) = self.post("/api/conversations", request).await;
         assert_eq!(status, 202, "{body}");
         body["id"].as_str().unwrap().to_string()
     }

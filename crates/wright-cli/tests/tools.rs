@@ -6,6 +6,7 @@
 //! answer the model can act on.
 
 use crate::common::observations;
+use crate::common::of_kind;
 use crate::common::stderr;
 use crate::common::stdout;
 use crate::common::Harness;
@@ -90,7 +91,7 @@ async fn grep_and_glob_skip_ignored_files_and_links_and_run_together() {
     );
     // The four read-only calls ran together, logged between their actions and their
     // observations, and said so on the screen.
-    let together: Vec<&Value> = events.iter().filter(|e| e["kind"] == "together").collect();
+    let together: Vec<&Value> = of_kind(&events, "together");
     assert_eq!(together.len(), 1);
     assert_eq!(together[0]["call_ids"], json!(ids));
     let kinds: Vec<&str> = events
@@ -177,7 +178,7 @@ async fn the_plan_is_shown_and_outlives_a_condensation_and_a_resume() {
         "{err}"
     );
     let events = events_json(&h);
-    let plans: Vec<&Value> = events.iter().filter(|e| e["kind"] == "plan").collect();
+    let plans: Vec<&Value> = of_kind(&events, "plan");
     assert_eq!(plans.len(), 1);
     assert_eq!(
         plans[0]["tasks"][1],

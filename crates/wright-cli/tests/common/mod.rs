@@ -236,6 +236,11 @@ pub fn shape(events: &[Event]) -> Vec<String> {
 }
 
 /// The run's last state (`state:finished`, …): after it, only where the changes went.
+/// The events of one kind, from a log read as JSON (the server's API, `--json`).
+pub fn of_kind<'a>(events: &'a [serde_json::Value], kind: &str) -> Vec<&'a serde_json::Value> {
+    events.iter().filter(|e| e["kind"] == kind).collect()
+}
+
 pub fn last_state(events: &[Event]) -> String {
     shape(events)
         .into_iter()

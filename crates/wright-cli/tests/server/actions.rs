@@ -364,14 +364,9 @@ async fn a_conversation_on_a_repository_url_works_on_a_clone_of_its_own() {
     assert_eq!((status, list), (200, json!({"conversations": []})));
 
     // A repository nothing answers for: the conversation fails, saying why.
-    let (status, body) = served
-        .post(
-            "/api/conversations",
-            json!({"repository_url": "http://127.0.0.1:9/nothing.git", "task": "t"}),
-        )
+    let failed = served
+        .accepted(json!({"repository_url": "http://127.0.0.1:9/nothing.git", "task": "t"}))
         .await;
-    assert_eq!(status, 202, "{body}");
-    let failed = body["id"].as_str().unwrap().to_string();
     for _ in 0..600 {
         let (_, body) = served.get(&format!("/api/conversations/{failed}")).await;
         if body["state"] == "failed" {
@@ -390,14 +385,9 @@ async fn a_conversation_on_a_repository_url_works_on_a_clone_of_its_own() {
     assert_eq!(body["state"], "failed", "{body}");
 
     // The one served: cloned, fixed on a branch of that clone, taken there.
-    let (status, body) = served
-        .post(
-            "/api/conversations",
-            json!({"repository_url": url, "task": "the tests fail, fix it"}),
-        )
+    let id = served
+        .accepted(json!({"repository_url": url, "task": "the tests fail, fix it"}))
         .await;
-    assert_eq!(status, 202, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
     let done = served.wait_for(&id, &["finished"]).await;
     let cloned = h.data.path().join("wright-repositories").join(&id);
     assert_eq!(

@@ -73,10 +73,7 @@ async fn a_side_question_is_answered_while_running_and_after() {
     assert!(!String::from_utf8_lossy(after).contains("what are you doing?"));
     assert!(String::from_utf8_lossy(&requests[2].body).contains("Question: what are you doing?"));
     let events = served.events(&id, 1000).await;
-    let asked: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "side_question")
-        .collect();
+    let asked: Vec<&Value> = of_kind(&events, "side_question");
     assert_eq!(asked.len(), 2, "{events:#?}");
     assert_eq!(asked[0]["question"], "what are you doing?");
 }

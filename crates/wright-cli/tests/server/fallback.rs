@@ -17,20 +17,12 @@ async fn a_server_conversation_goes_on_with_the_next_profile_after_a_503_storm()
     ));
     let served = Served::start(&h, &[], &[]).await;
     // No server or model in the request: the configuration's profile, and its fallbacks.
-    let (status, body) = served
-        .post(
-            "/api/conversations",
-            json!({"workspace": h.repo(), "task": "say one then two"}),
-        )
+    let id = served
+        .accepted(json!({"workspace": h.repo(), "task": "say one then two"}))
         .await;
-    assert_eq!(status, 202, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
     served.wait_for(&id, &["finished"]).await;
     let events = served.events(&id, 1000).await;
-    let switches: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "model_switch")
-        .collect();
+    let switches: Vec<&Value> = of_kind(&events, "model_switch");
     assert_eq!(switches.len(), 1, "{events:#?}");
     let switch = switches[0];
     assert_eq!(
@@ -79,14 +71,9 @@ async fn a_server_conversation_whose_profile_is_down_starts_on_the_next() {
         hosted.url()
     ));
     let served = Served::start(&h, &[], &[]).await;
-    let (status, body) = served
-        .post(
-            "/api/conversations",
-            json!({"workspace": h.repo(), "task": "say here"}),
-        )
+    let id = served
+        .accepted(json!({"workspace": h.repo(), "task": "say here"}))
         .await;
-    assert_eq!(status, 202, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
     served.wait_for(&id, &["finished"]).await;
     let events = served.events(&id, 1000).await;
     let switch = events

@@ -80,10 +80,7 @@ async fn after_a_restart_a_confirmation_goes_on_with_the_server_it_was_created_w
         .unwrap();
     assert_eq!(row["model"], "other-model", "{row}");
     let events = served.events(&id, 1000).await;
-    let switches: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "model_switch")
-        .collect();
+    let switches: Vec<&Value> = of_kind(&events, "model_switch");
     assert_eq!(switches.len(), 1, "{events:#?}");
     assert_eq!(
         (
@@ -106,14 +103,9 @@ async fn a_conversation_created_on_the_default_is_refused_when_the_default_chang
     let first_url = first.url();
     let mut served = Served::start(&h, &["--base-url", &first_url], &[]).await;
     // No server named: the server's default.
-    let (status, body) = served
-        .post(
-            "/api/conversations",
-            json!({"workspace": h.repo(), "task": "make export.py executable"}),
-        )
+    let id = served
+        .accepted(json!({"workspace": h.repo(), "task": "make export.py executable"}))
         .await;
-    assert_eq!(status, 202, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
     served.wait_for(&id, &["awaiting_confirmation"]).await;
     served.child.start_kill().unwrap();
     served.child.wait().await.unwrap();

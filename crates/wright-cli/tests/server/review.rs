@@ -30,20 +30,12 @@ async fn a_server_conversation_is_reviewed_on_the_review_profile() {
         hosted.url()
     ));
     let served = Served::start(&h, &[], &[]).await;
-    let (status, body) = served
-        .post(
-            "/api/conversations",
-            json!({"workspace": h.repo(), "task": "fix row_to_csv"}),
-        )
+    let id = served
+        .accepted(json!({"workspace": h.repo(), "task": "fix row_to_csv"}))
         .await;
-    assert_eq!(status, 202, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
     served.wait_for(&id, &["finished"]).await;
     let events = served.events(&id, 1000).await;
-    let looks: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "second_look")
-        .collect();
+    let looks: Vec<&Value> = of_kind(&events, "second_look");
     assert_eq!(looks.len(), 1, "{events:#?}");
     assert_eq!(
         (&looks[0]["verdict"], &looks[0]["model"]),
