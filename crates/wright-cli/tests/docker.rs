@@ -158,10 +158,7 @@ async fn a_repository_clone_is_committed_from_inside_the_container() {
         return;
     }
     let h = Harness::new();
-    std::fs::write(h.repo().join("notes.txt"), "old\n").unwrap();
-    git(h.repo(), &["init", "--quiet"]);
-    git(h.repo(), &["add", "notes.txt"]);
-    git(h.repo(), &["commit", "--quiet", "-m", "notes"]);
+    committed_notes(&h);
     let server = ScriptedServer::start(vec![
         reply().call("terminal", json!({"command": "echo new > notes.txt"})),
         reply().call("finish", json!({"message": "updated"})),
@@ -424,10 +421,7 @@ async fn a_socket_made_mid_run_in_the_users_tree_is_unreachable() {
         return;
     }
     let h = Harness::new();
-    std::fs::write(h.repo().join("notes.txt"), "old\n").unwrap();
-    git(h.repo(), &["init", "--quiet"]);
-    git(h.repo(), &["add", "notes.txt"]);
-    git(h.repo(), &["commit", "--quiet", "-m", "notes"]);
+    committed_notes(&h);
     let socket = h.repo().join(".git").join("fsmonitor--daemon.ipc");
     let marker = h.repo().join("started");
     // The user's program: it makes its socket once the agent's command runs.
@@ -484,4 +478,12 @@ async fn a_socket_made_mid_run_in_the_users_tree_is_unreachable() {
         listener.accept().is_err(),
         "the user's socket was reached from the container"
     );
+}
+
+/// The user's repository: one commit of `notes.txt` ("old").
+fn committed_notes(h: &Harness) {
+    std::fs::write(h.repo().join("notes.txt"), "old\n").unwrap();
+    git(h.repo(), &["init", "--quiet"]);
+    git(h.repo(), &["add", "notes.txt"]);
+    git(h.repo(), &["commit", "--quiet", "-m", "notes"]);
 }
