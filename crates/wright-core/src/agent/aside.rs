@@ -8,9 +8,17 @@
 //! through an inbox (`aside_inbox`); the run answers them between two steps, so the
 //! question never interrupts a request or a tool.
 
-use super::*;
+use super::Conversation;
+use super::Observer;
+use crate::history::render_history;
+use crate::store::StoreError;
+use tokio_util::sync::CancellationToken;
 use wright_llm::ChatMessage;
+use wright_llm::LlmError;
+use wright_llm::StreamDelta;
+use wright_protocol::EventBody;
 use wright_protocol::SideQuestion;
+use wright_protocol::Source;
 
 /// What the question is wrapped in: the model answers in words, about its own work.
 pub const ASIDE: &str = "A side question from the user about your work so far. Answer it briefly in words, from what you know now; do not call a tool, and do not change your plan because of it. The task goes on afterwards as before.\n\nQuestion: ";

@@ -1,11 +1,25 @@
 //! Running one tool call: logged before it runs, arguments checked and coerced, `finish`
 //! guarded (the strategies, the check, the review), the observation logged after.
 
-use super::*;
+use super::Conversation;
+use super::Observer;
+use super::Outcome;
+use crate::reply::parse_arguments;
+use crate::store::StoreError;
 use crate::strategy::AtFinish;
 use crate::strategy::Call;
 use crate::strategy::Ran;
+use serde_json::Value;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use wright_llm::textcall::coerce_arguments;
+use wright_llm::ToolCall;
+use wright_protocol::AgentState;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+use wright_protocol::StopReason;
+use wright_tools::ToolError;
+use wright_tools::ToolOutput;
 
 /// A call whose action is logged, on its way to its observation.
 pub(super) struct Begun {

@@ -17,10 +17,16 @@
 //! renders it from the log and asks nothing.
 
 use super::version_try::put_back;
-use super::*;
+use super::Conversation;
+use super::Observer;
+use crate::store::StoreError;
+use tokio_util::sync::CancellationToken;
 use wright_llm::ChatMessage;
+use wright_llm::StreamDelta;
 use wright_protocol::Candidate;
 use wright_protocol::CandidateOutcome;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
 
 /// Versions asked for at most, of one function: sampled, a small model's is right one
 /// time in a few.

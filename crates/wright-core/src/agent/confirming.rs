@@ -8,12 +8,22 @@
 
 use super::calls::run_kept;
 use super::calls::Begun;
-use super::*;
+use super::Conversation;
+use super::Observer;
+use super::Outcome;
 use crate::confirm::Answer;
 use crate::confirm::Pending;
+use crate::store::StoreError;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use wright_protocol::AgentState;
 use wright_protocol::ConfirmMode;
 use wright_protocol::Decision;
+use wright_protocol::EventBody;
 use wright_protocol::Risk;
+use wright_protocol::Source;
+use wright_protocol::StopReason;
+use wright_tools::ToolError;
 
 /// What asking came to.
 pub(super) enum Asked {

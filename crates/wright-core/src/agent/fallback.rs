@@ -8,10 +8,17 @@
 //! Which profiles may be used is the front end's to decide (the egress policy is checked
 //! before a profile is put in the list); this module only walks the list in order.
 
-use super::*;
+use super::Conversation;
+use super::Observer;
+use super::INITIAL_TOKENS_PER_BYTE;
+use crate::store::StoreError;
 use std::collections::VecDeque;
+use wright_llm::Client;
+use wright_llm::LlmError;
+use wright_protocol::EventBody;
 use wright_protocol::ModelAt;
 use wright_protocol::ModelSwitch;
+use wright_protocol::Source;
 use wright_protocol::SwitchReason;
 
 /// A profile the conversation may go on with: its client (not yet asked anything), its

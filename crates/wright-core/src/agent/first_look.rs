@@ -18,9 +18,16 @@
 //! later request extends is fixed; a resumed run renders it from the log and asks nothing.
 
 use super::calls::run_watched;
-use super::*;
+use super::Conversation;
+use super::Observer;
+use crate::store::StoreError;
+use tokio_util::sync::CancellationToken;
 use wright_llm::ChatMessage;
+use wright_llm::StreamDelta;
+use wright_protocol::EventBody;
 use wright_protocol::Reading;
+use wright_protocol::Source;
+use wright_tools::ToolError;
 
 /// The call id of the first look, distinct from every id a model or wright gives a call.
 pub(crate) const FIRST_LOOK_CALL: &str = "first-look";

@@ -4,7 +4,20 @@
 //! and the typed reason for programs), the user's message added, and the outcome built,
 //! its summary and review masked as the log is.
 
-use super::*;
+use super::Conversation;
+use super::Limits;
+use super::Observer;
+use super::Outcome;
+use crate::store::EventLog;
+use crate::store::StoreError;
+use tokio_util::sync::CancellationToken;
+use wright_llm::Client;
+use wright_protocol::AgentState;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+use wright_protocol::StopReason;
+use wright_protocol::ToolCalling;
+use wright_tools::Toolbox;
 
 impl Conversation {
     /// Rebuilds a conversation from an opened log (see `resume`).

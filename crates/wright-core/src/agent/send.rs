@@ -11,10 +11,24 @@
 //! stopping the run — saying what did not fit, its size against the room, and the fix —
 //! when even that is not enough. A request the server would cut is never sent.
 
-use super::*;
+use super::reply_reserve;
+use super::Conversation;
+use super::Observer;
+use super::StepEnd;
 use crate::condense::Budget;
 use crate::condense::Condensed;
 use crate::condense::TooBig;
+use crate::history::render_history;
+use crate::store::StoreError;
+use tokio_util::sync::CancellationToken;
+use wright_llm::LlmError;
+use wright_llm::Response;
+use wright_llm::StreamDelta;
+use wright_protocol::AgentState;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
+use wright_protocol::StopReason;
+use wright_protocol::Usage;
 
 /// A step's reply (None when cancelled) and the size of the body that got it.
 type Sent = (Option<Result<Response, LlmError>>, usize);

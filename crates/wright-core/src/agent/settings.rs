@@ -5,7 +5,19 @@
 //! how events are appended to its log: each shown to the observer once it is on disk,
 //! or kept quiet for resume's own bookkeeping.
 
-use super::*;
+use super::Conversation;
+use super::Observer;
+use super::StepGuard;
+use super::Totals;
+use crate::review::Inspector;
+use crate::store::EventLog;
+use crate::store::StoreError;
+use serde_json::Value;
+use std::path::Path;
+use wright_llm::Client;
+use wright_protocol::Event;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
 
 impl Conversation {
     /// Talks to another model from the next step on (the history stays as it is).

@@ -10,7 +10,7 @@
 //! is still reading. A process the agent left running in the background may still write
 //! during one: that is the agent's own doing, and the next step's snapshot sees it.
 
-use super::*;
+use super::Conversation;
 use std::sync::Arc;
 
 /// Saves the files as they are now, for the step whose file-changing calls were logged

@@ -3,7 +3,10 @@
 //! strategies are taken out of the conversation while they are asked, so that they can
 //! be given a narrow view of it.
 
-use super::*;
+use super::Conversation;
+use super::Observer;
+use super::StepEnd;
+use crate::store::StoreError;
 use crate::strategy::AfterStep;
 use crate::strategy::AtFinish;
 use crate::strategy::BeforeCall;
@@ -15,6 +18,8 @@ use crate::strategy::Strategies;
 use crate::strategy::Strategy;
 use crate::strategy::Unanswered;
 use crate::strategy::View;
+use tokio_util::sync::CancellationToken;
+use wright_protocol::Review;
 
 impl Conversation {
     /// Asks `strategy` too, after those already registered (one of the same name is

@@ -6,20 +6,31 @@
 //! grows. Hooks run off the loop's thread, each within its timeout; one that fails or
 //! hangs is reported in its event, never fatal.
 
-use super::*;
+use super::Conversation;
+use super::Observer;
+use super::Outcome;
 use crate::hooks::read_answer;
 use crate::hooks::HookCommand;
 use crate::hooks::HookProcess;
 use crate::hooks::HookRunner;
 use crate::hooks::HookSet;
+use crate::reply::parse_arguments;
+use crate::store::StoreError;
 use serde_json::json;
+use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
+use wright_llm::ToolCall;
+use wright_protocol::AgentState;
+use wright_protocol::EventBody;
 use wright_protocol::HookEvent;
 use wright_protocol::HookOrigin;
 use wright_protocol::HookOutcome;
 use wright_protocol::HookRun;
 use wright_protocol::SkillCause;
+use wright_protocol::Source;
+use wright_protocol::Start;
+use wright_protocol::StopReason;
 
 /// The hooks of a conversation and what runs them.
 #[derive(Clone)]

@@ -2,7 +2,10 @@
 //! happens, the limits a run is given, the checks made between steps, what a run ends
 //! with and its totals, and what opens a new conversation.
 
-use super::*;
+use wright_llm::StreamDelta;
+use wright_protocol::AgentState;
+use wright_protocol::Event;
+use wright_protocol::Review;
 
 /// Sees the conversation as it happens (front ends print from here).
 pub trait Observer: Send {

@@ -11,11 +11,17 @@
 //! wright's own, in the conversation's directory, out of the sandbox's reach; the texts in
 //! it are only ever written back into the workspace, never run or read as settings.
 
-use super::*;
+use super::Conversation;
+use super::Observer;
+use crate::store::StoreError;
 use serde::Deserialize;
 use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use wright_protocol::Candidate;
 use wright_protocol::CandidateOutcome;
+use wright_protocol::EventBody;
+use wright_protocol::Source;
 
 impl Conversation {
     /// Puts `new` in place of the function (and `imports`, the lines to add and the line
