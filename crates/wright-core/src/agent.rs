@@ -25,12 +25,17 @@ pub use fallback::switch_reason;
 pub use fallback::Alternate;
 pub(crate) use first_look::FIRST_LOOK_CALL;
 pub use snapshot::StepSnapshot;
+use types::Confirmation;
+use types::FirstLookPlan;
+use types::Interrupt;
 pub use types::Limits;
 pub use types::Observer;
 pub use types::Opening;
 pub use types::Outcome;
 pub use types::StepGuard;
+use types::Teaching;
 pub use types::Totals;
+use types::Window;
 
 use crate::history::render_history;
 use crate::prompt::text_tools_section_as;
@@ -61,20 +66,10 @@ pub struct Conversation {
     pub(crate) tool_calling: ToolCalling,
     step: u32,
     totals: Totals,
-    /// The effective context window in tokens, when known.
-    context_window: Option<u64>,
-    /// Tokens per byte of request body, calibrated on the server's `prompt_tokens`.
-    tokens_per_byte: f64,
-    /// The user's own cancellation (Ctrl-C), to tell it from the time budget's.
-    user_cancel: Option<CancellationToken>,
-    /// Why the user's token was cancelled, when the front end says (a signal's name).
-    interrupt_reason: std::sync::Arc<std::sync::Mutex<Option<String>>>,
-    /// Condense when a request would pass this share of the window.
-    condense_at: f64,
-    /// Steps at which the history was condensed.
-    condensed_at_steps: Vec<u32>,
-    /// The user asked for the history to be condensed before the next request.
-    condense_requested: bool,
+    /// What the loop knows of the context window and how full the history makes it.
+    window: Window,
+    /// The user's own cancellation, and why, to tell it from the time budget's.
+    interrupt: Interrupt,
     /// Checked before each step, after the budgets.
     guards: Vec<Box<dyn StepGuard>>,
     /// The model's prices, for the cost of each request and `max_cost`.
@@ -83,38 +78,16 @@ pub struct Conversation {
     pub(crate) workspace: Option<wright_tools::Workspace>,
     /// The files kept after each step that may have changed them.
     snapshots: snapshot::Snapshots,
-    /// The command to run before the first step (see `first_look`).
-    first_look: Option<String>,
-    /// Whether the first look's failure is read apart by the model (see `first_look`).
-    read_first_failure: bool,
-    /// Whether versions of the first look's failing code are asked for and tried (see
-    /// `candidates`).
-    try_candidates: bool,
-    /// When versions stop being tried: half of `--max-time` after the run started, so
-    /// the steps keep the other half (the 1.5B's four versions of a Rust stub, each
-    /// compiled and tested, once took the whole 150 s before step 1).
-    versions_until: Option<std::time::Instant>,
+    /// The first look and what follows it, as the front end set them (see `first_look`).
+    first_look_plan: FirstLookPlan,
     /// The granted secrets, masked out of what commands print as it is shown.
     masker: Option<std::sync::Arc<wright_tools::Masker>>,
-    /// When the user is asked before an action runs (see `confirming`).
-    confirm: wright_protocol::ConfirmMode,
-    /// Who answers; without one, nobody can.
-    confirmer: Option<std::sync::Arc<dyn crate::confirm::Confirmer>>,
-    /// The tools the user approved for good in this conversation.
-    always: std::collections::BTreeSet<String>,
-    /// The last text the agent read that looks like instructions to it: (event, words).
-    read_instructions: Option<(u64, String)>,
-    /// An action an earlier run left waiting for the user's answer.
-    pending: Option<crate::confirm::Pending>,
+    /// When and how the user is asked before an action runs (see `confirming`).
+    confirmation: Confirmation,
+    /// What the repository teaches the agent: its instructions, hooks and setup script (see `teach`).
+    teaching: Teaching,
     /// What this run flagged.
     flags: Vec<wright_protocol::Flag>,
-    /// The hooks and what runs them (see `teach`).
-    hooks: Option<teach::Hooks>,
-    /// Whether the `SessionStart` hooks ran in this process.
-    session_started: bool,
-    /// The repository's setup script (its path, its approved text), due before the first
-    /// step.
-    setup_script: Option<(String, String)>,
     /// The profile in use and those to go on with (see `fallback`).
     fallback: fallback::Chain,
     /// Side questions handed in while a run goes on (see `aside`).
@@ -237,31 +210,17 @@ impl Conversation {
             tool_calling,
             step: 0,
             totals: Totals::default(),
-            context_window: None,
-            tokens_per_byte: INITIAL_TOKENS_PER_BYTE,
-            user_cancel: None,
-            interrupt_reason: std::sync::Arc::default(),
-            condense_at: DEFAULT_CONDENSE_AT,
-            condensed_at_steps: Vec::new(),
-            condense_requested: false,
+            window: Window::default(),
+            interrupt: Interrupt::default(),
             guards: Vec::new(),
             price: None,
             workspace: None,
             snapshots: snapshot::Snapshots::default(),
-            first_look: None,
-            read_first_failure: false,
-            try_candidates: false,
-            versions_until: None,
+            first_look_plan: FirstLookPlan::default(),
             masker: None,
-            confirm: wright_protocol::ConfirmMode::Never,
-            confirmer: None,
-            always: std::collections::BTreeSet::new(),
-            read_instructions: None,
-            pending: None,
+            confirmation: Confirmation::default(),
+            teaching: Teaching::default(),
             flags: Vec::new(),
-            hooks: None,
-            session_started: false,
-            setup_script: None,
             fallback: fallback::Chain::default(),
             asides: None,
             strategies: strategies::defaults(),
@@ -289,9 +248,9 @@ impl Conversation {
         cancel: &CancellationToken,
         observer: &mut dyn Observer,
     ) -> Result<Outcome, StoreError> {
-        self.user_cancel = Some(cancel.clone());
+        self.interrupt.user_cancel = Some(cancel.clone());
         // An action left waiting is answered first: its observation must follow it.
-        let pending = self.pending.take();
+        let pending = self.confirmation.pending.take();
         if pending.is_none() {
             if let Some(refused) = self.take_message(observer, message).await? {
                 return Ok(refused);
@@ -300,7 +259,7 @@ impl Conversation {
         self.append(
             observer,
             Source::Environment,
-            EventBody::running(Some(self.confirm)),
+            EventBody::running(Some(self.confirmation.confirm)),
         )?;
         if let Some(pending) = pending {
             if let Some(outcome) = self.settle_pending(observer, cancel, pending).await? {
@@ -315,7 +274,8 @@ impl Conversation {
         // Versions a killed wright left in place, unlogged: put back first.
         self.put_back_unsettled(observer).await?;
         let started = std::time::Instant::now();
-        self.versions_until = limits.max_time.map(|max_time| started + max_time / 2);
+        self.first_look_plan.versions_until =
+            limits.max_time.map(|max_time| started + max_time / 2);
         // The time budget cancels whatever is in flight, as Ctrl-C does — wright's own
         // work before the first step (the first look, the versions tried) included.
         let budget = cancel.child_token();
@@ -401,7 +361,7 @@ impl Conversation {
         };
         self.record_usage(observer, step, &response)?;
         if let Some(usage) = response.usage.as_ref().filter(|u| u.prompt_tokens > 0) {
-            self.tokens_per_byte = usage.prompt_tokens as f64 / body_len.max(1) as f64;
+            self.window.tokens_per_byte = usage.prompt_tokens as f64 / body_len.max(1) as f64;
         }
         let reply = self.read_calls(response, step);
         if !reply.text.is_empty() || !reply.reasoning.is_empty() || reply.raw.is_some() {

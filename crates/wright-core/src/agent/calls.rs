@@ -249,7 +249,7 @@ impl Conversation {
         let action_id = self.last_event_id();
         // A risky call after text that looks like instructions to the agent.
         if assessment.risk >= wright_protocol::Risk::Unknown {
-            if let Some((source, excerpt)) = self.read_instructions.clone() {
+            if let Some((source, excerpt)) = self.teaching.read_instructions.clone() {
                 let flag = wright_protocol::Flag::PromptInjection { source, excerpt };
                 self.append(
                     observer,
@@ -530,7 +530,7 @@ impl Conversation {
         )?;
         let observation_id = self.last_event_id();
         if let Some(excerpt) = instructions {
-            self.read_instructions = Some((observation_id, excerpt));
+            self.teaching.read_instructions = Some((observation_id, excerpt));
         }
         if may_change {
             self.note_change(action_id, observation_id);

@@ -41,7 +41,7 @@ const CANDIDATE_TEMPERATURE: f32 = 0.7;
 impl Conversation {
     /// Whether versions of the failing code are asked for and tried (see the module).
     pub fn try_candidates(&mut self, on: bool) {
-        self.try_candidates = on;
+        self.first_look_plan.try_candidates = on;
     }
 
     /// Asks for versions of the function the failing output of `call_id` (a run of
@@ -173,7 +173,11 @@ impl Conversation {
         observer: &mut dyn Observer,
     ) -> Result<bool, StoreError> {
         let now = std::time::Instant::now();
-        if self.versions_until.is_none_or(|until| now < until) {
+        if self
+            .first_look_plan
+            .versions_until
+            .is_none_or(|until| now < until)
+        {
             return Ok(false);
         }
         let why = "half of the run's time (--max-time) is spent: the rest is the steps'";

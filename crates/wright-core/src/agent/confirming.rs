@@ -37,21 +37,21 @@ pub(super) enum Asked {
 impl Conversation {
     /// Asks before actions as `mode` says, from the next call on.
     pub fn set_confirm_mode(&mut self, mode: ConfirmMode) {
-        self.confirm = mode;
+        self.confirmation.confirm = mode;
     }
 
     pub fn confirm_mode(&self) -> ConfirmMode {
-        self.confirm
+        self.confirmation.confirm
     }
 
     /// Who answers when an action waits for confirmation.
     pub fn set_confirmer(&mut self, confirmer: std::sync::Arc<dyn crate::confirm::Confirmer>) {
-        self.confirmer = Some(confirmer);
+        self.confirmation.confirmer = Some(confirmer);
     }
 
     /// The action an earlier run left waiting, which the next run asks about first.
     pub fn pending(&self) -> Option<&Pending> {
-        self.pending.as_ref()
+        self.confirmation.pending.as_ref()
     }
 
     /// The workspace's root, for judging the paths a call names.
@@ -72,7 +72,7 @@ impl Conversation {
 
     /// Whether a call of `tool` (its own name) at `risk` waits for the user's answer.
     pub(super) fn asks_about(&self, tool: &str, risk: Risk) -> bool {
-        self.confirm.asks(tool, risk) && !self.always.contains(tool)
+        self.confirmation.confirm.asks(tool, risk) && !self.confirmation.always.contains(tool)
     }
 
     /// Asks about a begun call when the mode says so; a rejected call is settled with
@@ -164,7 +164,11 @@ impl Conversation {
             .tools
             .get(&pending.tool)
             .map_or(pending.tool.clone(), |t| t.name().to_string());
-        let confirmer = self.confirmer.clone().filter(|c| c.can_answer());
+        let confirmer = self
+            .confirmation
+            .confirmer
+            .clone()
+            .filter(|c| c.can_answer());
         let Some(confirmer) = confirmer else {
             let stop = StopReason::NobodyToConfirm {
                 tool: tool.clone(),
@@ -200,7 +204,7 @@ impl Conversation {
             },
         )?;
         if decision == Decision::Always {
-            self.always.insert(tool);
+            self.confirmation.always.insert(tool);
         }
         self.append(observer, Source::Environment, EventBody::running(None))?;
         Ok(match decision.runs() {

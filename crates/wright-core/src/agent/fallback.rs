@@ -149,12 +149,12 @@ impl Conversation {
         let to = model_at(Some(next.profile.clone()), &next.client);
         self.client = next.client;
         self.price = next.price;
-        self.context_window = next.context_window;
+        self.window.context_window = next.context_window;
         if let Some(tokens) = next.context_window {
             self.tools.fit_window(tokens);
         }
         // The last model's calibration says nothing of this one's tokenizer.
-        self.tokens_per_byte = INITIAL_TOKENS_PER_BYTE;
+        self.window.tokens_per_byte = INITIAL_TOKENS_PER_BYTE;
         self.fallback.current = Some(next.profile);
         self.append(
             observer,

@@ -37,12 +37,12 @@ pub(super) const FIRST_LOOK_TIMEOUT_SECS: u64 = 60;
 impl Conversation {
     /// Runs `command` in the terminal before the first step of the next `run`.
     pub fn look_first(&mut self, command: String) {
-        self.first_look = Some(command);
+        self.first_look_plan.first_look = Some(command);
     }
 
     /// Whether the model is asked apart which line causes the first look's failure.
     pub fn read_first_failure(&mut self, on: bool) {
-        self.read_first_failure = on;
+        self.first_look_plan.read_first_failure = on;
     }
 
     /// Runs the first look, if one is asked for and the terminal is there. A cancelled
@@ -52,7 +52,7 @@ impl Conversation {
         observer: &mut dyn Observer,
         cancel: &CancellationToken,
     ) -> Result<(), StoreError> {
-        let Some(command) = self.first_look.take() else {
+        let Some(command) = self.first_look_plan.first_look.take() else {
             return Ok(());
         };
         let Some(terminal) = self.tools.get("terminal").cloned() else {
@@ -108,11 +108,11 @@ impl Conversation {
         )?;
         // A version checked to pass says more than a reading: then none is asked for.
         let passed = failed
-            && self.try_candidates
+            && self.first_look_plan.try_candidates
             && self
                 .try_versions(FIRST_LOOK_CALL, &output, &command, observer, cancel)
                 .await?;
-        if failed && !passed && self.read_first_failure {
+        if failed && !passed && self.first_look_plan.read_first_failure {
             self.read_failure(FIRST_LOOK_CALL, &output, &command, observer, cancel)
                 .await?;
         }

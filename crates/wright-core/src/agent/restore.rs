@@ -81,8 +81,9 @@ impl Conversation {
         }
         // The tools approved for good, the last text that looked like instructions to
         // the agent, and the action left waiting for an answer.
-        conversation.always = crate::confirm::always_approved(conversation.log.events());
-        conversation.read_instructions =
+        conversation.confirmation.always =
+            crate::confirm::always_approved(conversation.log.events());
+        conversation.teaching.read_instructions =
             conversation
                 .log
                 .events()
@@ -96,7 +97,7 @@ impl Conversation {
                     }
                     _ => None,
                 });
-        conversation.pending = crate::confirm::pending_in(conversation.log.events());
+        conversation.confirmation.pending = crate::confirm::pending_in(conversation.log.events());
         // A tool that keeps state (the plan) takes it up from the log.
         for tool in conversation.tools.tools() {
             tool.restore(conversation.log.events());
@@ -143,6 +144,7 @@ impl Conversation {
             true => StopReason::MaxTime { secs: None },
             false => StopReason::Interrupted {
                 why: self
+                    .interrupt
                     .interrupt_reason
                     .lock()
                     .ok()
@@ -153,11 +155,11 @@ impl Conversation {
 
     /// The user's own cancellation of the run in progress (none outside a run).
     pub(crate) fn user_cancel_token(&self) -> CancellationToken {
-        self.user_cancel.clone().unwrap_or_default()
+        self.interrupt.user_cancel.clone().unwrap_or_default()
     }
 
     fn time_ran_out(&self) -> bool {
-        matches!(&self.user_cancel, Some(user) if !user.is_cancelled())
+        matches!(&self.interrupt.user_cancel, Some(user) if !user.is_cancelled())
     }
 
     /// Why a cancelled step stopped, as a plain fact (told to the model too, which has
@@ -166,6 +168,7 @@ impl Conversation {
         match self.time_ran_out() {
             true => "the time limit of this run was reached".to_string(),
             false => self
+                .interrupt
                 .interrupt_reason
                 .lock()
                 .ok()

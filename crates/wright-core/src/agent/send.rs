@@ -239,8 +239,8 @@ impl Conversation {
         mut body: Vec<u8>,
     ) -> Result<Fitted, StoreError> {
         // Asked for by the user (`condense_first`): once, whatever the window.
-        let forced = std::mem::take(&mut self.condense_requested);
-        let window = match (self.context_window, forced) {
+        let forced = std::mem::take(&mut self.window.condense_requested);
+        let window = match (self.window.context_window, forced) {
             (Some(window), _) => Some(window),
             (None, true) => None,
             (None, false) => return Ok(Fitted::Send(body)),
@@ -249,7 +249,7 @@ impl Conversation {
         let reserve = window.map_or(0, reply_reserve);
         let ceiling = window.map_or(u64::MAX, |window| window - reserve);
         let trigger = window.map_or(u64::MAX, |window| {
-            ((window as f64 * self.condense_at) as u64).min(ceiling)
+            ((window as f64 * self.window.condense_at) as u64).min(ceiling)
         });
         let must = needed > trigger;
         if must || forced {

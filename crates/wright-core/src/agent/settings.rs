@@ -74,7 +74,7 @@ impl Conversation {
     /// Where a front end writes why it cancels the run (say, "stopped by SIGTERM") before
     /// cancelling: the stop is logged with that reason instead of "interrupted by the user".
     pub fn interrupt_reason(&self) -> std::sync::Arc<std::sync::Mutex<Option<String>>> {
-        self.interrupt_reason.clone()
+        self.interrupt.interrupt_reason.clone()
     }
 
     /// `run` mode: the task ends only with `finish` (a reply without a tool call is sent
@@ -122,19 +122,19 @@ impl Conversation {
     /// the user): aiming at half of it, masking first, else a summary; when it cannot
     /// shrink, the run goes on with it as it is.
     pub fn condense_first(&mut self) {
-        self.condense_requested = true;
+        self.window.condense_requested = true;
     }
 
     /// Condense when a request would pass `share` of the window (0.3 to 0.95).
     pub fn set_condense_at(&mut self, share: f64) {
-        self.condense_at = share.clamp(0.3, 0.95);
+        self.window.condense_at = share.clamp(0.3, 0.95);
     }
 
     /// Requests that would not fit in `tokens` (with room kept for the reply) are not
     /// sent: the run stops with the reason instead of being silently truncated. The tools
     /// are told too, so their outputs shrink with the window.
     pub fn set_context_window(&mut self, tokens: u64) {
-        self.context_window = Some(tokens);
+        self.window.context_window = Some(tokens);
         self.tools.fit_window(tokens);
     }
 
@@ -148,12 +148,12 @@ impl Conversation {
                 condensation.summary_completion_tokens.unwrap_or(0),
             );
         }
-        self.condensed_at_steps.push(self.step);
+        self.window.condensed_at_steps.push(self.step);
     }
 
     /// Three condensations on three steps in a row: condensing no longer helps.
     pub(super) fn condensation_loop(&self) -> bool {
-        let steps = &self.condensed_at_steps;
+        let steps = &self.window.condensed_at_steps;
         steps.len() >= 3 && {
             let last = &steps[steps.len() - 3..];
             last[2] == last[1] + 1 && last[1] == last[0] + 1
@@ -202,7 +202,7 @@ impl Conversation {
 
     /// The token count of a request body of `bytes`, as best known.
     pub(super) fn estimate_tokens(&self, bytes: usize) -> u64 {
-        (bytes as f64 * self.tokens_per_byte).ceil() as u64
+        (bytes as f64 * self.window.tokens_per_byte).ceil() as u64
     }
 
     pub fn id(&self) -> &str {

@@ -49,13 +49,13 @@ const COMMAND_CHARS: usize = 300;
 impl Conversation {
     /// Runs `set`'s hooks through `runner` from now on.
     pub fn set_hooks(&mut self, set: HookSet, runner: Arc<dyn HookRunner>) {
-        self.hooks = Some(Hooks { set, runner });
+        self.teaching.hooks = Some(Hooks { set, runner });
     }
 
     /// Runs the repository's setup script (`path`, its approved `script`) in the sandbox,
     /// through the hooks' runner, before the first step of the next run.
     pub fn set_up_first(&mut self, path: String, script: String) {
-        self.setup_script = Some((path, script));
+        self.teaching.setup_script = Some((path, script));
     }
 
     /// The skills this conversation may draw on (its start event's).
@@ -162,7 +162,7 @@ impl Conversation {
         call: Option<(&str, &str, &Value)>,
         fields: Value,
     ) -> (Vec<HookRun>, Option<String>) {
-        let Some(hooks) = &self.hooks else {
+        let Some(hooks) = &self.teaching.hooks else {
             return (Vec::new(), None);
         };
         let matching: Vec<HookCommand> = hooks
@@ -258,7 +258,7 @@ impl Conversation {
         let (runner, hook) = (runner.clone(), hook.clone());
         let running = tokio::task::spawn_blocking(move || runner.run(&hook, &stdin, &env));
         let cancelled = async {
-            match &self.user_cancel {
+            match &self.interrupt.user_cancel {
                 Some(cancel) => cancel.cancelled().await,
                 None => std::future::pending().await,
             }
@@ -309,7 +309,7 @@ impl Conversation {
         tool: &str,
         arguments: &Value,
     ) -> Result<(), StoreError> {
-        let Some(hooks) = &self.hooks else {
+        let Some(hooks) = &self.teaching.hooks else {
             return Ok(());
         };
         if hooks
@@ -429,8 +429,8 @@ impl Conversation {
     /// the reason when a hook refused the message.
     async fn opening_hooks(&mut self, message: Option<&str>) -> (Vec<HookRun>, Option<String>) {
         let mut runs = Vec::new();
-        if !self.session_started {
-            self.session_started = true;
+        if !self.teaching.session_started {
+            self.teaching.session_started = true;
             let resumed = self
                 .log
                 .events()
@@ -459,10 +459,15 @@ impl Conversation {
         &mut self,
         observer: &mut dyn Observer,
     ) -> Result<(), StoreError> {
-        let Some((path, script)) = self.setup_script.take() else {
+        let Some((path, script)) = self.teaching.setup_script.take() else {
             return Ok(());
         };
-        let Some(runner) = self.hooks.as_ref().map(|hooks| hooks.runner.clone()) else {
+        let Some(runner) = self
+            .teaching
+            .hooks
+            .as_ref()
+            .map(|hooks| hooks.runner.clone())
+        else {
             return Ok(());
         };
         let hook = HookCommand {

@@ -113,3 +113,91 @@ pub struct Opening {
     /// The group of conversations started together (`wright run --parallel`), if any.
     pub group: Option<String>,
 }
+
+/// What the loop knows of the context window and how full the history makes it.
+pub(super) struct Window {
+    /// The effective context window in tokens, when known.
+    pub(super) context_window: Option<u64>,
+    /// Tokens per byte of request body, calibrated on the server's `prompt_tokens`.
+    pub(super) tokens_per_byte: f64,
+    /// Condense when a request would pass this share of the window.
+    pub(super) condense_at: f64,
+    /// Steps at which the history was condensed.
+    pub(super) condensed_at_steps: Vec<u32>,
+    /// The user asked for the history to be condensed before the next request.
+    pub(super) condense_requested: bool,
+}
+
+/// The user's own cancellation, and why, to tell it from the time budget's.
+#[derive(Default)]
+pub(super) struct Interrupt {
+    /// The user's own cancellation (Ctrl-C), to tell it from the time budget's.
+    pub(super) user_cancel: Option<tokio_util::sync::CancellationToken>,
+    /// Why the user's token was cancelled, when the front end says (a signal's name).
+    pub(super) interrupt_reason: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+}
+
+/// When and how the user is asked before an action runs (see `confirming`).
+pub(super) struct Confirmation {
+    /// When the user is asked before an action runs (see `confirming`).
+    pub(super) confirm: wright_protocol::ConfirmMode,
+    /// Who answers; without one, nobody can.
+    pub(super) confirmer: Option<std::sync::Arc<dyn crate::confirm::Confirmer>>,
+    /// The tools the user approved for good in this conversation.
+    pub(super) always: std::collections::BTreeSet<String>,
+    /// An action an earlier run left waiting for the user's answer.
+    pub(super) pending: Option<crate::confirm::Pending>,
+}
+
+/// The first look and what follows it, as the front end set them (see `first_look`).
+#[derive(Default)]
+pub(super) struct FirstLookPlan {
+    /// The command to run before the first step (see `first_look`).
+    pub(super) first_look: Option<String>,
+    /// Whether the first look's failure is read apart by the model (see `first_look`).
+    pub(super) read_first_failure: bool,
+    /// Whether versions of the first look's failing code are asked for and tried (see
+    /// `candidates`).
+    pub(super) try_candidates: bool,
+    /// When versions stop being tried: half of `--max-time` after the run started, so
+    /// the steps keep the other half (the 1.5B's four versions of a Rust stub, each
+    /// compiled and tested, once took the whole 150 s before step 1).
+    pub(super) versions_until: Option<std::time::Instant>,
+}
+
+/// What the repository teaches the agent: its instructions, hooks and setup script (see `teach`).
+#[derive(Default)]
+pub(super) struct Teaching {
+    /// The last text the agent read that looks like instructions to it: (event, words).
+    pub(super) read_instructions: Option<(u64, String)>,
+    /// The hooks and what runs them (see `teach`).
+    pub(super) hooks: Option<super::teach::Hooks>,
+    /// Whether the `SessionStart` hooks ran in this process.
+    pub(super) session_started: bool,
+    /// The repository's setup script (its path, its approved text), due before the first
+    /// step.
+    pub(super) setup_script: Option<(String, String)>,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Self {
+            context_window: None,
+            tokens_per_byte: super::INITIAL_TOKENS_PER_BYTE,
+            condense_at: super::DEFAULT_CONDENSE_AT,
+            condensed_at_steps: Vec::new(),
+            condense_requested: false,
+        }
+    }
+}
+
+impl Default for Confirmation {
+    fn default() -> Self {
+        Self {
+            confirm: wright_protocol::ConfirmMode::Never,
+            confirmer: None,
+            always: std::collections::BTreeSet::new(),
+            pending: None,
+        }
+    }
+}
