@@ -215,13 +215,7 @@ async fn each_problem_is_said_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_takes_a_workspace_and_a_window() {
     let h = Harness::new();
-    let options = ServerOptions {
-        llama_cpp_context: Some(32768),
-        ..ServerOptions::default()
-    };
-    let server = ScriptedServer::start_with(vec![reply().text("1"), reply().text("2")], options)
-        .await
-        .unwrap();
+    let server = llama_cpp_32k().await;
     let url = server.url();
     let repo = h.repo();
     std::fs::create_dir_all(repo.join(".wright")).unwrap();
@@ -322,13 +316,7 @@ async fn doctors_probe_serves_the_next_run_while_fresh() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_lists_the_tools_a_run_gives_once_and_fetch_only_with_the_web() {
     let h = Harness::new();
-    let options = ServerOptions {
-        llama_cpp_context: Some(32768),
-        ..ServerOptions::default()
-    };
-    let server = ScriptedServer::start_with(vec![reply().text("1"), reply().text("2")], options)
-        .await
-        .unwrap();
+    let server = llama_cpp_32k().await;
     let url = server.url();
     let offline = h.wright(&["doctor", "--base-url", &url], &[]).await;
     let text = stdout(&offline);
@@ -359,4 +347,15 @@ async fn doctor_lists_the_tools_a_run_gives_once_and_fetch_only_with_the_web() {
             .contains(&serde_json::json!("fetch")),
         "{report:#}"
     );
+}
+
+/// A llama.cpp-like server with a 32k window, answering two probes.
+async fn llama_cpp_32k() -> ScriptedServer {
+    let options = ServerOptions {
+        llama_cpp_context: Some(32768),
+        ..ServerOptions::default()
+    };
+    ScriptedServer::start_with(vec![reply().text("1"), reply().text("2")], options)
+        .await
+        .unwrap()
 }

@@ -14,14 +14,20 @@ use wright_protocol::SwitchReason;
 use wright_testkit::reply;
 use wright_testkit::ScriptedServer;
 
-/// A conversation on `server` stopped after its first step (`--max-steps 1`): one to go
-/// on with. Its id.
-async fn stopped_after_one_step(h: &Harness, server: &ScriptedServer) -> String {
+/// A conversation stopped after its first step (`--max-steps 1`), on a server that has
+/// one more reply (`finish`) for whoever goes on with it: that server, and the id.
+async fn stopped_after_one_step(h: &Harness) -> (ScriptedServer, String) {
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo one"})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
     let output = h
         .run(&server.url(), "say one then finish", &["--max-steps", "1"])
         .await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    h.conversation_id()
+    (server, h.conversation_id())
 }
 
 /// A server with `model` whose only reply is a call of `finish`.
@@ -68,13 +74,7 @@ async fn ls_line(h: &Harness, id: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resumed_without_its_server_named_it_is_refused_then_goes_on_when_named() {
     let h = Harness::new();
-    let first = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": "echo one"})),
-        reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
-    let id = stopped_after_one_step(&h, &first).await;
+    let (first, id) = stopped_after_one_step(&h).await;
     // The user's default is another server, with a model of the same name.
     let default = finishing("test-model").await;
     h.user_config(&format!(
@@ -118,13 +118,7 @@ async fn resumed_without_its_server_named_it_is_refused_then_goes_on_when_named(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loopback_server_a_profile_of_the_users_names_is_used_without_a_flag() {
     let h = Harness::new();
-    let first = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": "echo one"})),
-        reply().call("finish", json!({"message": "done"})),
-    ])
-    .await
-    .unwrap();
-    let id = stopped_after_one_step(&h, &first).await;
+    let (first, id) = stopped_after_one_step(&h).await;
     let default = finishing("test-model").await;
     h.user_config(&format!(
         "base_url = \"{}\"\nmodel = \"test-model\"\n[profiles.local]\nbase_url = \"{}\"\nmodel = \"test-model\"\n",
@@ -141,13 +135,7 @@ async fn a_loopback_server_a_profile_of_the_users_names_is_used_without_a_flag()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_model_named_on_resume_is_a_switch_that_ls_and_show_name() {
     let h = Harness::new();
-    let first = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": "echo one"})),
-        reply().call("terminal", json!({"command": "echo two"})),
-    ])
-    .await
-    .unwrap();
-    let id = stopped_after_one_step(&h, &first).await;
+    let (first, id) = stopped_after_one_step(&h).await;
     let other = finishing("other-model").await;
     let url = other.url();
     let resumed = h
@@ -205,13 +193,7 @@ async fn another_model_named_on_resume_is_a_switch_that_ls_and_show_name() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_on_another_model_logs_the_switch_and_the_original_keeps_its_own() {
     let h = Harness::new();
-    let first = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": "echo one"})),
-        reply().call("terminal", json!({"command": "echo two"})),
-    ])
-    .await
-    .unwrap();
-    let original = stopped_after_one_step(&h, &first).await;
+    let (first, original) = stopped_after_one_step(&h).await;
     let other = finishing("other-model").await;
     let url = other.url();
     let forked = h

@@ -14,16 +14,7 @@ async fn an_openai_client_drives_the_agent_whole_and_streamed() {
         reply().call("finish", json!({"message": "The second task is done."})),
     ]);
     let model = ScriptedServer::start(script).await.unwrap();
-    let workspace = h.repo().to_str().unwrap().to_string();
-    let args = [
-        "--workspace",
-        workspace.as_str(),
-        "--base-url",
-        &model.url(),
-        "--model",
-        "test-model",
-    ];
-    let served = Served::start(&h, &args, &[]).await;
+    let served = served_on(&h, &model).await;
     let (status, models) = served.get("/v1/models").await;
     assert_eq!(status, 200);
     assert_eq!(models["data"][0]["id"], "wright", "{models}");
@@ -204,16 +195,7 @@ async fn a_client_resending_the_history_goes_on_with_its_conversation_only_when_
     ])
     .await
     .unwrap();
-    let workspace = h.repo().to_str().unwrap().to_string();
-    let args = [
-        "--workspace",
-        workspace.as_str(),
-        "--base-url",
-        &model.url(),
-        "--model",
-        "test-model",
-    ];
-    let served = Served::start(&h, &args, &[]).await;
+    let served = served_on(&h, &model).await;
     let system = json!({"role": "system", "content": "You are helpful."});
     let first_task = json!({"role": "user", "content": "the first task: look around"});
     let (first, first_answer) = ask_without_header(&served, json!([system, first_task])).await;
@@ -266,4 +248,19 @@ async fn a_client_resending_the_history_goes_on_with_its_conversation_only_when_
     let asked = last_model_request(&model);
     assert!(!asked.contains("the first task"), "{asked}");
     assert!(asked.contains("the third task: do as you said"), "{asked}");
+}
+
+/// The server on `h`'s repository, its conversations on `model`.
+async fn served_on(h: &Harness, model: &ScriptedServer) -> Served {
+    let workspace = h.repo().to_str().unwrap().to_string();
+    let url = model.url();
+    let args = [
+        "--workspace",
+        workspace.as_str(),
+        "--base-url",
+        url.as_str(),
+        "--model",
+        "test-model",
+    ];
+    Served::start(h, &args, &[]).await
 }
