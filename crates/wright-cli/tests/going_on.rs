@@ -193,7 +193,7 @@ async fn another_model_named_on_resume_is_a_switch_that_ls_and_show_name() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_on_another_model_logs_the_switch_and_the_original_keeps_its_own() {
     let h = Harness::new();
-    let (first, original) = stopped_after_one_step(&h).await;
+    let (_first, original) = stopped_after_one_step(&h).await;
     let other = finishing("other-model").await;
     let url = other.url();
     let forked = h
