@@ -14,8 +14,9 @@ use wright_testkit::reply;
 use wright_testkit::Reply;
 use wright_testkit::ScriptedServer;
 
-/// A suite in `dir`: `add` (a wrong sign) with its test, `sub` likewise, `gone` needing a
-/// program that is not installed.
+/// A suite in `dir`: `add` (a wrong sign) with its test, `sub` likewise, both of the shape
+/// `cause-in-function`; `gone` needing a program that is not installed, with no shape (as
+/// older suites have none).
 fn make_suite(dir: &Path) -> std::path::PathBuf {
     for (name, op, wrong) in [("add", "+", "-"), ("sub", "-", "+")] {
         let task = dir.join("tasks").join(name);
@@ -35,8 +36,8 @@ fn make_suite(dir: &Path) -> std::path::PathBuf {
     }
     std::fs::create_dir_all(dir.join("tasks/gone")).unwrap();
     let lines = [
-        json!({"repo": "tasks/add", "task": "test_add fails: fix calc.py", "check": "python3 -m unittest -q", "protect": ["test_add.py"]}),
-        json!({"repo": "tasks/sub", "task": "test_sub fails: fix calc.py", "check": "python3 -m unittest -q", "protect": ["test_sub.py"]}),
+        json!({"repo": "tasks/add", "shape": "cause-in-function", "task": "test_add fails: fix calc.py", "check": "python3 -m unittest -q", "protect": ["test_add.py"]}),
+        json!({"repo": "tasks/sub", "shape": "cause-in-function", "task": "test_sub fails: fix calc.py", "check": "python3 -m unittest -q", "protect": ["test_sub.py"]}),
         json!({"repo": "tasks/gone", "task": "nothing", "check": "no-such-toolchain-here test"}),
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
@@ -128,8 +129,36 @@ async fn a_suite_is_judged_by_its_checks_recorded_and_resumed() {
         table.contains("skipped: gone (no no-such-toolchain-here)"),
         "{table}"
     );
+    // Per shape: the two labelled tasks, the unlabelled one, and the total.
+    let words = |first: &str| -> Vec<String> {
+        table
+            .lines()
+            .find(|l| l.starts_with(first))
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(words("shape"), ["shape", "tasks", "default"], "{table}");
+    assert_eq!(
+        words("cause-in-function"),
+        ["cause-in-function", "2", "1/2", "(50%)"],
+        "{table}"
+    );
+    assert_eq!(
+        words("unlabelled"),
+        ["unlabelled", "1", "skipped"],
+        "{table}"
+    );
+    assert_eq!(
+        words("total"),
+        ["total", "3", "1/2", "(50%)", "+1", "skipped"],
+        "{table}"
+    );
 
     let recorded = records(&out);
+    assert_eq!(recorded[0]["shape"], "cause-in-function");
+    assert!(recorded[2].get("shape").is_none(), "{}", recorded[2]);
     let verdicts: Vec<(&str, &str)> = recorded
         .iter()
         .map(|r| (r["task"].as_str().unwrap(), r["verdict"].as_str().unwrap()))
@@ -177,6 +206,29 @@ async fn a_suite_is_judged_by_its_checks_recorded_and_resumed() {
     assert_eq!(setting["attempts"], 4, "{summary}");
     assert_eq!(setting["passed"], 2, "{summary}");
     assert_eq!(setting["skipped"], 2, "{summary}");
+    let shapes: Vec<(String, u64, u64, u64)> = summary["shapes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let cell = &s["cells"][0];
+            (
+                s["shape"].as_str().unwrap().to_string(),
+                s["tasks"].as_u64().unwrap(),
+                cell["passed"].as_u64().unwrap(),
+                cell["attempts"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            ("cause-in-function".to_string(), 2, 2, 4),
+            ("unlabelled".to_string(), 1, 0, 0)
+        ],
+        "{summary}"
+    );
+    assert_eq!(summary["tasks"][0]["shape"], "cause-in-function");
 }
 
 #[tokio::test]
@@ -242,27 +294,53 @@ fn shipped() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/basic")
 }
 
-#[test]
-fn the_shipped_suite_has_twenty_tasks_in_four_languages_with_their_tests_protected() {
-    let text = std::fs::read_to_string(shipped().join("suite.jsonl")).unwrap();
-    let tasks: Vec<Value> = text
+/// The shapes of task the shipped suite covers, each in every language.
+const SHAPES: [&str; 5] = [
+    "add-option",
+    "config",
+    "cause-elsewhere",
+    "cause-in-function",
+    "stub",
+];
+
+/// The language of a shipped task, told by its check's first program.
+fn language(check: &str) -> &'static str {
+    match check.split_whitespace().next().unwrap_or_default() {
+        "python3" => "python",
+        "cargo" => "rust",
+        "node" => "javascript",
+        "go" => "go",
+        other => panic!("a check of an unknown language: {other}"),
+    }
+}
+
+fn shipped_tasks() -> Vec<Value> {
+    std::fs::read_to_string(shipped().join("suite.jsonl"))
+        .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert!(tasks.len() >= 20, "{}", tasks.len());
-    let mut checks: Vec<&str> = tasks.iter().map(|t| t["check"].as_str().unwrap()).collect();
-    checks.sort();
-    checks.dedup();
-    assert_eq!(
-        checks,
-        [
-            "cargo test --offline -q",
-            "go test ./...",
-            "node --test",
-            "python3 -m unittest -q"
-        ]
-    );
+        .collect()
+}
+
+#[test]
+fn the_shipped_suite_has_forty_tasks_of_five_shapes_in_four_languages_with_their_tests_protected() {
+    let tasks = shipped_tasks();
+    assert!(tasks.len() >= 40, "{}", tasks.len());
+    let mut seen = std::collections::BTreeSet::new();
     for task in &tasks {
+        let shape = task["shape"].as_str().unwrap_or_default();
+        assert!(SHAPES.contains(&shape), "{task}");
+        let check = task["check"].as_str().unwrap();
+        seen.insert((shape, language(check)));
+        // An option or a configuration is judged by running the program, not only by
+        // the repository's tests (which pass before the work): more than one command,
+        // and a configuration both without and with its environment variable.
+        if shape == "add-option" || shape == "config" {
+            assert!(check.contains(" && "), "{task}");
+        }
+        if shape == "config" {
+            assert!(check.contains("env -u "), "{task}");
+        }
         let repo = shipped().join(task["repo"].as_str().unwrap());
         let protected = task["protect"].as_array().unwrap();
         assert!(!protected.is_empty(), "{task}");
@@ -270,6 +348,122 @@ fn the_shipped_suite_has_twenty_tasks_in_four_languages_with_their_tests_protect
             assert!(repo.join(path.as_str().unwrap()).is_file(), "{task}");
         }
     }
+    for shape in SHAPES {
+        for language in ["python", "rust", "javascript", "go"] {
+            assert!(
+                seen.contains(&(shape, language)),
+                "no {shape} task in {language}"
+            );
+        }
+    }
+}
+
+/// Whether `program` runs here (CI's unprivileged user has no cargo; Go may be missing).
+fn runs(program: &str) -> bool {
+    let flag = if program == "go" {
+        "version"
+    } else {
+        "--version"
+    };
+    std::process::Command::new(program)
+        .arg(flag)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Every shipped task's check, run by `wright eval` in the sandbox on the task's
+/// repository as given (the model finishes at once, changing nothing), fails: no task is
+/// done before the work starts, whatever its repository's own tests say. Tasks whose
+/// toolchain is missing here are skipped, never passed. The slow test of this file: one
+/// run and one check per task (the Rust ones build), about a minute on 2 cores.
+#[tokio::test]
+async fn every_shipped_check_fails_on_the_untouched_repository() {
+    let h = Harness::new();
+    let tasks = shipped_tasks();
+    let finish = || {
+        wright_testkit::reacting(|_| reply().call("finish", json!({"message": "nothing to do."})))
+    };
+    // More than the runs can ask for: the script's length is not what is tested.
+    let server = ScriptedServer::start((0..tasks.len() * 6).map(|_| finish()).collect())
+        .await
+        .unwrap();
+    let out = h.data.path().join("untouched");
+    let (suite, url, out_arg) = (
+        shipped().display().to_string(),
+        server.url(),
+        out.display().to_string(),
+    );
+    let child = h.spawn_wright(
+        &[
+            "eval",
+            &suite,
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "--first-look",
+            "off",
+            "--max-steps",
+            "2",
+            "-j",
+            "2",
+            "--out",
+            &out_arg,
+            "--json",
+        ],
+        &[],
+    );
+    // Longer than the harness's 120 s: 55 runs and checks, the Rust ones building.
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(900),
+        child.wait_with_output(),
+    )
+    .await
+    .expect("the sweep did not end within 15 minutes")
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let recorded = records(&out);
+    assert_eq!(recorded.len(), tasks.len());
+    let mut checked = 0;
+    for record in &recorded {
+        let task = record["task"].as_str().unwrap();
+        match record["verdict"].as_str().unwrap() {
+            "failed" => {
+                // The check ran and said no (not a run that never handed anything over).
+                assert!(
+                    record["check_exit"].as_i64().is_some_and(|c| c != 0),
+                    "{record}"
+                );
+                checked += 1;
+            }
+            "skipped" => {
+                // Only for a toolchain this user lacks; Python is always there (the other
+                // tests of this file need it).
+                assert!(!task.starts_with("py-"), "{record}");
+                let reason = record["reason"].as_str().unwrap_or_default();
+                let program = reason.trim_start_matches("no ");
+                assert!(
+                    !runs(program),
+                    "{task} skipped though {program} runs: {record}"
+                );
+            }
+            other => panic!("{task} {other} untouched: {record}"),
+        }
+    }
+    let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let shapes: Vec<&str> = summary["shapes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["shape"].as_str().unwrap())
+        .collect();
+    let mut sorted = shapes.clone();
+    sorted.sort();
+    let mut expected = SHAPES.to_vec();
+    expected.sort();
+    assert_eq!(sorted, expected, "{summary}");
+    assert_eq!(summary["settings"][0]["passed"], 0, "{summary}");
+    eprintln!("{checked} of {} checks ran and failed", recorded.len());
 }
 
 #[tokio::test]

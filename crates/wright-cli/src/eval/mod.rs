@@ -7,6 +7,7 @@ pub(crate) mod check;
 mod report;
 mod results;
 pub(crate) mod runner;
+mod shapes;
 mod suite;
 
 use anyhow::bail;
@@ -357,7 +358,13 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
     );
     all.retain(|r| planned.contains(&r.key()));
     let labels: Vec<String> = settings.iter().map(|s| s.label.clone()).collect();
-    let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
+    let names: Vec<shapes::Planned> = tasks
+        .iter()
+        .map(|t| shapes::Planned {
+            name: t.name.clone(),
+            shape: t.shape.clone(),
+        })
+        .collect();
     let summary = report::summarize(
         &suite.name,
         &out.display().to_string(),
@@ -423,7 +430,7 @@ impl Sweep {
             };
             match runner.attempt(&task, &setting, attempt) {
                 Ok(Ended::Recorded(record)) => {
-                    if let Err(err) = self.record(record) {
+                    if let Err(err) = self.record(*record) {
                         self.fail(err);
                     }
                 }

@@ -1,10 +1,13 @@
 //! What a sweep comes to: per setting its pass rate, median steps and time, tokens
-//! (prompt, processed, cached), and why each failed attempt stopped; per task, with more
-//! than one setting, the settings side by side. Pure functions of the records, printed
-//! as a table or as JSON.
+//! (prompt, processed, cached), and why each failed attempt stopped; per shape of task
+//! its passes (`shapes.rs`); per task, with more than one setting, the settings side by
+//! side. Pure functions of the records, printed as a table or as JSON.
 
 use super::results::Record;
 use super::results::Verdict;
+use super::shapes;
+use super::shapes::Planned;
+use super::shapes::ShapeSummary;
 use serde::Serialize;
 
 /// One setting's results.
@@ -42,6 +45,9 @@ pub struct Cell {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskRow {
     pub task: String,
+    /// The suite's label of the task; absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
     pub cells: Vec<Cell>,
 }
 
@@ -61,6 +67,8 @@ pub struct Summary {
     pub suite: String,
     pub results: String,
     pub settings: Vec<SettingSummary>,
+    /// Passes per shape of task (`unlabelled` for tasks without one), per setting.
+    pub shapes: Vec<ShapeSummary>,
     pub tasks: Vec<TaskRow>,
     pub failures: Vec<Failure>,
 }
@@ -70,7 +78,7 @@ pub fn summarize(
     suite: &str,
     results: &str,
     settings: &[String],
-    tasks: &[String],
+    tasks: &[Planned],
     records: &[Record],
 ) -> Summary {
     let settings_summary = settings
@@ -79,14 +87,15 @@ pub fn summarize(
         .collect();
     let rows = tasks
         .iter()
-        .map(|task| TaskRow {
-            task: task.clone(),
+        .map(|planned| TaskRow {
+            task: planned.name.clone(),
+            shape: planned.shape.clone(),
             cells: settings
                 .iter()
                 .map(|setting| {
                     let mine: Vec<&Record> = records
                         .iter()
-                        .filter(|r| &r.task == task && &r.setting == setting)
+                        .filter(|r| r.task == planned.name && &r.setting == setting)
                         .collect();
                     let skipped = mine
                         .iter()
@@ -118,6 +127,7 @@ pub fn summarize(
         suite: suite.into(),
         results: results.into(),
         settings: settings_summary,
+        shapes: shapes::summarize(settings, tasks, records),
         tasks: rows,
         failures,
     }
@@ -242,6 +252,17 @@ pub fn table(summary: &Summary) -> Vec<String> {
     }
     let mut lines = columns(&rows);
     lines.push("(steps and time: medians per attempt; tokens: means per attempt)".into());
+    // A suite that labels none of its tasks has one group: the line above says it all.
+    if summary.tasks.iter().any(|t| t.shape.is_some()) {
+        lines.push(String::new());
+        let labels: Vec<String> = summary.settings.iter().map(|s| s.setting.clone()).collect();
+        let totals: Vec<(usize, usize, usize)> = summary
+            .settings
+            .iter()
+            .map(|s| (s.passed, s.attempts, s.skipped))
+            .collect();
+        lines.extend(columns(&shapes::rows(&labels, &summary.shapes, &totals)));
+    }
     if summary.settings.len() > 1 {
         lines.push(String::new());
         let mut rows = vec![std::iter::once("task".to_string())
@@ -327,7 +348,13 @@ mod tests {
             },
         ];
         let settings = vec!["map=on".to_string(), "map=off".to_string()];
-        let tasks = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let tasks: Vec<Planned> = ["a", "b", "c"]
+            .into_iter()
+            .map(|name| Planned {
+                name: name.into(),
+                shape: None,
+            })
+            .collect();
         let summary = summarize("basic", "/r", &settings, &tasks, &records);
         let on = &summary.settings[0];
         assert_eq!((on.attempts, on.passed, on.skipped), (2, 2, 1));

@@ -30,6 +30,10 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub task: String,
+    /// The task's shape as the suite labelled it, so the file reads alone (the report
+    /// takes the shapes from the suite, which older records lack).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
     /// The setting's label (`default`, or `tool-calling=text` …).
     pub setting: String,
     /// From 1.
@@ -137,6 +141,7 @@ pub fn done(records: &[Record]) -> BTreeSet<Key> {
 pub fn sample(task: &str, setting: &str, attempt: u32, verdict: Verdict) -> Record {
     Record {
         task: task.into(),
+        shape: None,
         setting: setting.into(),
         attempt,
         verdict,

@@ -53,7 +53,7 @@ pub struct Runner {
 /// How an attempt ended: a record, or an interruption (not recorded, so a resumed sweep
 /// runs it again).
 pub enum Ended {
-    Recorded(Record),
+    Recorded(Box<Record>),
     Interrupted,
 }
 
@@ -122,6 +122,7 @@ impl Runner {
     pub fn attempt(&self, task: &Task, setting: &Setting, attempt: u32) -> Result<Ended> {
         let mut record = Record {
             task: task.name.clone(),
+            shape: task.shape.clone(),
             setting: setting.label.clone(),
             attempt,
             verdict: Verdict::Failed,
@@ -141,7 +142,7 @@ impl Runner {
         if !missing.is_empty() {
             record.verdict = Verdict::Skipped;
             record.reason = Some(format!("no {}", missing.join(", no ")));
-            return Ok(Ended::Recorded(record));
+            return Ok(Ended::Recorded(Box::new(record)));
         }
         let scratch = tempfile::Builder::new()
             .prefix("wright-eval-")
@@ -220,7 +221,7 @@ impl Runner {
         }
         if let Some(reason) = &facts.changes_failed {
             record.reason = Some(format!("the changes were not handed over: {reason}"));
-            return Ok(Ended::Recorded(record));
+            return Ok(Ended::Recorded(Box::new(record)));
         }
         let tip = facts.tip.clone().unwrap_or(base);
         let check = self.check(task, &repo_dir, &tip, scratch.path())?;
@@ -231,7 +232,7 @@ impl Runner {
         } else {
             record.reason = Some(failure_reason(&facts, &check));
         }
-        Ok(Ended::Recorded(record))
+        Ok(Ended::Recorded(Box::new(record)))
     }
 
     /// The task's check on commit `tip` of the repository at `repo`, by `wright

@@ -31,6 +31,9 @@ pub struct Task {
     /// Top-level names not copied into the agent's repository (an exercise's `.meta`,
     /// which holds its example solution).
     pub exclude: Vec<String>,
+    /// The kind of task (`add-option`, `config`, `stub` …), as the suite labels it; the
+    /// report counts passes per shape. None for a task the suite does not label.
+    pub shape: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +56,8 @@ struct Line {
     needs: Option<Vec<String>>,
     #[serde(default)]
     protect: Vec<String>,
+    #[serde(default)]
+    shape: Option<String>,
 }
 
 /// Reads the suite at `path`: a `.jsonl` file, a directory with `suite.jsonl`, or a
@@ -138,6 +143,14 @@ pub fn parse_jsonl(text: &str, base: &Path) -> Result<Vec<Task>> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| format!("task-{}", index + 1))
         });
+        let shape = match parsed.shape.as_deref().map(str::trim) {
+            None => None,
+            Some(shape) if is_shape_word(shape) => Some(shape.to_string()),
+            Some(shape) => bail!(
+                "line {}: the shape {shape:?} is not one word (letters, digits, - or _)",
+                index + 1
+            ),
+        };
         let needs = parsed
             .needs
             .unwrap_or_else(|| first_program(&parsed.check).into_iter().collect());
@@ -149,9 +162,18 @@ pub fn parse_jsonl(text: &str, base: &Path) -> Result<Vec<Task>> {
             needs,
             protect: parsed.protect,
             exclude: Vec::new(),
+            shape,
         });
     }
     Ok(tasks)
+}
+
+/// A shape is a label printed in a column: one word, so a table stays readable.
+fn is_shape_word(shape: &str) -> bool {
+    !shape.is_empty()
+        && shape
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
 }
 
 /// The program a shell command starts with (after `VAR=value` assignments), if plain.
@@ -300,6 +322,7 @@ fn exercise(root: &Path, dir: &Path) -> Result<Task> {
         needs: needs.iter().map(|n| n.to_string()).collect(),
         protect: meta.files.test,
         exclude: vec![".meta".into()],
+        shape: None,
     })
 }
 
@@ -336,7 +359,7 @@ mod tests {
         let text = "# a comment\n\
             {\"repo\": \"tasks/a\", \"task\": \"fix it\", \"check\": \"python3 -m unittest\", \"protect\": [\"test_a.py\"]}\n\
             \n\
-            {\"repo\": \"tasks/b\", \"task\": \"add it\", \"check\": \"CI=1 cargo test\", \"name\": \"bee\"}\n";
+            {\"repo\": \"tasks/b\", \"task\": \"add it\", \"check\": \"CI=1 cargo test\", \"name\": \"bee\", \"shape\": \"add-option\"}\n";
         let tasks = parse_jsonl(text, dir.path()).unwrap();
         assert_eq!(tasks.len(), 2);
         assert_eq!(tasks[0].name, "a");
@@ -345,6 +368,23 @@ mod tests {
         assert_eq!(tasks[0].protect, vec!["test_a.py".to_string()]);
         assert_eq!(tasks[1].name, "bee");
         assert_eq!(tasks[1].needs, vec!["cargo".to_string()]);
+        // An older line without a shape is read as unlabelled.
+        assert_eq!(tasks[0].shape, None);
+        assert_eq!(tasks[1].shape.as_deref(), Some("add-option"));
+    }
+
+    #[test]
+    fn a_shape_must_be_one_word() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a")).unwrap();
+        for bad in ["", "add option", "a|b"] {
+            let line = serde_json::json!({"repo": "a", "task": "t", "check": "true", "shape": bad});
+            let err = parse_jsonl(&line.to_string(), dir.path()).unwrap_err();
+            assert!(
+                format!("{err:#}").contains("not one word"),
+                "{bad}: {err:#}"
+            );
+        }
     }
 
     #[test]

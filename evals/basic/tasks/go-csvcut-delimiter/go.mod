@@ -1,0 +1,3 @@
+module example.com/csvcut
+
+go 1.21

@@ -1,0 +1,3 @@
+module example.com/labels
+
+go 1.21

@@ -1,0 +1,3 @@
+module example.com/fetch
+
+go 1.21

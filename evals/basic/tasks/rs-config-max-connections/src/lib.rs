@@ -1,0 +1,3 @@
+//! A database connection pool's settings.
+
+pub mod config;

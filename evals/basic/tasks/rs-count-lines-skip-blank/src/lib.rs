@@ -1,0 +1,4 @@
+/// How many lines `text` has.
+pub fn count_lines(text: &str) -> usize {
+    text.lines().count()
+}

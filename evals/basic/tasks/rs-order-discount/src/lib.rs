@@ -1,0 +1,2 @@
+pub mod money;
+pub mod order;
