@@ -521,6 +521,69 @@ async fn shipped_tasks_pass_once_fixed_with_their_checks_in_the_sandbox() {
     }
 }
 
+/// A configuration task's check runs the program without and with the environment
+/// variable in the sandbox: a change of the default alone does not pass, the default and
+/// the override do.
+#[tokio::test]
+async fn a_shipped_config_task_needs_both_the_default_and_the_override() {
+    let h = Harness::new();
+    let edit = |new: &str| {
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "settings.py", "old_str": "TIMEOUT = 30  # seconds", "new_str": new}),
+        )
+    };
+    let done = || reply().call("finish", json!({"message": "the timeout is 60 s."}));
+    let script = vec![
+        edit("TIMEOUT = 60  # seconds"),
+        done(),
+        edit("TIMEOUT = int(__import__(\"os\").environ.get(\"HTTP_TIMEOUT\", \"60\"))"),
+        done(),
+    ];
+    let server = ScriptedServer::start(script).await.unwrap();
+    let out = h.data.path().join("config");
+    let output = eval(
+        &h,
+        &shipped().display().to_string(),
+        &server.url(),
+        &[
+            "--only",
+            "py-settings-timeout",
+            "-n",
+            "2",
+            "--first-look",
+            "off",
+            "--out",
+            &out.display().to_string(),
+        ],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.remaining(), 0, "{}", stderr(&output));
+    let verdicts: Vec<(u64, String)> = records(&out)
+        .iter()
+        .map(|r| {
+            (
+                r["attempt"].as_u64().unwrap(),
+                r["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [(1, "failed".to_string()), (2, "passed".to_string())],
+        "{}",
+        stdout(&output)
+    );
+    let table = stdout(&output);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["config", "1", "1/2", "(50%)"]),
+        "{table}"
+    );
+}
+
 /// Whether the conversations directory holds `n` conversations with a log.
 fn conversations(h: &Harness) -> usize {
     std::fs::read_dir(h.data.path().join("wright/conversations"))
