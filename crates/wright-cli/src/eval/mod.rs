@@ -358,7 +358,7 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
     );
     all.retain(|r| planned.contains(&r.key()));
     let labels: Vec<String> = settings.iter().map(|s| s.label.clone()).collect();
-    let names: Vec<shapes::Planned> = tasks
+    let task_shapes: Vec<shapes::Planned> = tasks
         .iter()
         .map(|t| shapes::Planned {
             name: t.name.clone(),
@@ -369,7 +369,7 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
         &suite.name,
         &out.display().to_string(),
         &labels,
-        &names,
+        &task_shapes,
         &all,
     );
     if args.json {

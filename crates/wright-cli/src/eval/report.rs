@@ -7,6 +7,7 @@ use super::results::Record;
 use super::results::Verdict;
 use super::shapes;
 use super::shapes::Planned;
+use super::shapes::ShapeCell;
 use super::shapes::ShapeSummary;
 use serde::Serialize;
 
@@ -252,16 +253,21 @@ pub fn table(summary: &Summary) -> Vec<String> {
     }
     let mut lines = columns(&rows);
     lines.push("(steps and time: medians per attempt; tokens: means per attempt)".into());
-    // A suite that labels none of its tasks has one group: the line above says it all.
+    // A suite that labels none of its tasks has one group: the table above says it all.
     if summary.tasks.iter().any(|t| t.shape.is_some()) {
         lines.push(String::new());
-        let labels: Vec<String> = summary.settings.iter().map(|s| s.setting.clone()).collect();
-        let totals: Vec<(usize, usize, usize)> = summary
+        let totals: Vec<ShapeCell> = summary
             .settings
             .iter()
-            .map(|s| (s.passed, s.attempts, s.skipped))
+            .map(|s| ShapeCell {
+                setting: s.setting.clone(),
+                attempts: s.attempts,
+                passed: s.passed,
+                skipped: s.skipped,
+                pass_rate: s.pass_rate,
+            })
             .collect();
-        lines.extend(columns(&shapes::rows(&labels, &summary.shapes, &totals)));
+        lines.extend(columns(&shapes::rows(&summary.shapes, &totals)));
     }
     if summary.settings.len() > 1 {
         lines.push(String::new());

@@ -112,17 +112,13 @@ pub fn cell_text(cell: &ShapeCell) -> String {
     text
 }
 
-/// The rows of the per-shape table: a header, a row per shape, and the total of each
-/// setting (`totals`: passed, attempts, skipped per setting, in the settings' order).
-pub fn rows(
-    settings: &[String],
-    shapes: &[ShapeSummary],
-    totals: &[(usize, usize, usize)],
-) -> Vec<Vec<String>> {
+/// The rows of the per-shape table: a header, a row per shape, and `totals`: each
+/// setting's results over the whole sweep, in the settings' order.
+pub fn rows(shapes: &[ShapeSummary], totals: &[ShapeCell]) -> Vec<Vec<String>> {
     let mut rows = vec![["shape", "tasks"]
         .into_iter()
         .map(String::from)
-        .chain(settings.iter().cloned())
+        .chain(totals.iter().map(|t| t.setting.clone()))
         .collect::<Vec<_>>()];
     for shape in shapes {
         rows.push(
@@ -136,20 +132,7 @@ pub fn rows(
     rows.push(
         ["total".to_string(), all_tasks.to_string()]
             .into_iter()
-            .chain(
-                settings
-                    .iter()
-                    .zip(totals)
-                    .map(|(setting, &(passed, attempts, skipped))| {
-                        cell_text(&ShapeCell {
-                            setting: setting.clone(),
-                            attempts,
-                            passed,
-                            skipped,
-                            pass_rate: (attempts > 0).then(|| passed as f64 / attempts as f64),
-                        })
-                    }),
-            )
+            .chain(totals.iter().map(cell_text))
             .collect(),
     );
     rows
@@ -204,7 +187,14 @@ mod tests {
         );
         assert_eq!(cell_text(&shapes[0].cells[0]), "1/2 (50%)");
         assert_eq!(cell_text(&shapes[1].cells[0]), "skipped");
-        let rows = rows(&["default".to_string()], &shapes, &[(2, 3, 1)]);
+        let total = ShapeCell {
+            setting: "default".into(),
+            attempts: 3,
+            passed: 2,
+            skipped: 1,
+            pass_rate: Some(2.0 / 3.0),
+        };
+        let rows = rows(&shapes, &[total]);
         assert_eq!(rows[0], vec!["shape", "tasks", "default"]);
         assert_eq!(rows[4], vec!["total", "4", "2/3 (67%) +1 skipped"]);
     }
