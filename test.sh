@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs wright's whole test suite. Installs what the tests need when it is missing
 # (Rust via rustup; git, python3, a C/C++ compiler, CMake and libclang via apt; as root
-# also Docker, Chromium and the reference MCP server, see .ci/test-deps.sh). No model and
+# also Docker, Chromium, the reference MCP server and Go, see .ci/test-deps.sh). No model and
 # no network needed beyond the package registries.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -2,7 +2,8 @@
 # What the tests need beyond Rust and a compiler, installed and started when the caller is
 # root: a Docker daemon and the Docker sandbox's test image (built from this machine's
 # files, no registry) for the `--sandbox docker` tests; Debian's Chromium and its
-# chromedriver for the browser UI's tests; the reference MCP server, pinned, from npm.
+# chromedriver for the browser UI's tests; the reference MCP server, pinned, from npm;
+# Debian's Go, for the Go tasks of evals/basic (a test runs every task's check).
 # Each part that cannot be had says so loudly, and its tests skip (loudly) while the rest
 # runs. Sourced by test.sh; defines `setup_test_deps`.
 
@@ -69,8 +70,17 @@ setup_mcp_server() {
     loud "cannot install $MCP_EVERYTHING: the MCP server tests will be SKIPPED"
 }
 
+# Go from Debian's packages: without it the Go tasks of evals/basic are skipped, not judged.
+setup_go() {
+  command -v go >/dev/null 2>&1 && return 0
+  apt-get update -q >/dev/null &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go >/dev/null ||
+    loud "cannot install golang-go: the Go tasks of evals/basic will be SKIPPED"
+}
+
 setup_test_deps() {
   setup_docker
   setup_chromium
   setup_mcp_server
+  setup_go
 }
