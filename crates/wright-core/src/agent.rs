@@ -23,7 +23,7 @@ pub use aside::AsideSender;
 pub use aside::ASIDE;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
-pub(crate) use first_look::FIRST_LOOK_CALL;
+pub use first_look::FIRST_LOOK_CALL;
 pub use snapshot::StepSnapshot;
 use types::Confirmation;
 use types::FirstLookPlan;
@@ -104,8 +104,6 @@ pub const DEFAULT_CONDENSE_AT: f64 = 0.75;
 pub(crate) fn reply_reserve(window: u64) -> u64 {
     (window / 8).min(2048)
 }
-
-pub use crate::strategy::act_or_finish::NUDGE;
 
 /// Before any reply says otherwise: one token per three bytes of JSON, on the high side.
 const INITIAL_TOKENS_PER_BYTE: f64 = 1.0 / 3.0;

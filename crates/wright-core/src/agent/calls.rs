@@ -297,7 +297,7 @@ impl Conversation {
         let tool = self.tools.get(&name).cloned();
         // A shell command that is only another tool's look at a file runs as that look, and
         // `finish` written as a command is the `finish` call: asked about, checked, hooked
-        // and run as any call of that tool (see `wright_tools::Rerouted`).
+        // and run as any call of that tool (see `crate::strategy::Rerouted`).
         let rerouted = match (&tool, &parsed) {
             (Some(tool), Ok(arguments)) => self.rerouted(&Call {
                 call_id: &call_id,

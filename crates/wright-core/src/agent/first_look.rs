@@ -5,7 +5,7 @@
 //! the agent having acted, nor towards a loop), and rendered into the first user message,
 //! so the prefix every later request extends is fixed before step 1. Its command is run
 //! again the same way later (`run_in_root`: from the workspace's root, in a bash of its
-//! own) by the versions tried and by the check of the work (`crate::strategy::Retest`).
+//! own) by the versions tried and by the check of the work (`Retest` in `wright-strategies`).
 //!
 //! A failure read apart (`--reading`): a small model that sees a failing test with the code
 //! under test in front of it still rarely names the wrong line while it must answer with
@@ -30,7 +30,7 @@ use wright_protocol::Source;
 use wright_tools::ToolError;
 
 /// The call id of the first look, distinct from every id a model or wright gives a call.
-pub(crate) const FIRST_LOOK_CALL: &str = "first-look";
+pub const FIRST_LOOK_CALL: &str = "first-look";
 /// The first look gets at most this long: a slow suite must not eat the run's time.
 pub(super) const FIRST_LOOK_TIMEOUT_SECS: u64 = 60;
 

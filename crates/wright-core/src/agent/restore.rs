@@ -218,32 +218,25 @@ impl Conversation {
         stop: StopReason,
         summary: Option<String>,
     ) -> Result<Outcome, StoreError> {
-        let last_review = self.last_review();
-        // The end report is the model's words and the review's quotes: masked as the log.
-        let (summary, review) = match &self.masker {
-            Some(masker) => (
-                summary.map(|text| masker.mask(&text)),
-                match &last_review {
-                    Some(review) => Some(crate::store::masked(masker, review)?),
-                    None => None,
-                },
-            ),
-            None => (summary, last_review),
-        };
-        Ok(Outcome {
+        let mut outcome = Outcome {
             state,
             stop,
-            review,
+            review: None,
             summary,
             totals: self.totals.clone(),
             remedy: None,
             flags: self.flags.clone(),
-            second_look: self
-                .strategy_mut::<crate::strategy::SecondLookAtFinish>(
-                    crate::strategy::SecondLookAtFinish::NAME,
-                )
-                .and_then(|looks| looks.last().cloned()),
-        })
+            second_look: None,
+        };
+        self.add_to_outcome(&mut outcome);
+        // The end report is the model's words and the review's quotes: masked as the log.
+        if let Some(masker) = &self.masker {
+            outcome.summary = outcome.summary.map(|text| masker.mask(&text));
+            if let Some(review) = &outcome.review {
+                outcome.review = Some(crate::store::masked(masker, review)?);
+            }
+        }
+        Ok(outcome)
     }
 
     pub(super) fn interrupted(

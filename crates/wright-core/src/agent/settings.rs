@@ -9,7 +9,6 @@ use super::Conversation;
 use super::Observer;
 use super::StepGuard;
 use super::Totals;
-use crate::review::Inspector;
 use crate::store::EventLog;
 use crate::store::StoreError;
 use serde_json::Value;
@@ -55,11 +54,6 @@ impl Conversation {
         self.masker = masker;
     }
 
-    /// Reviews the agent's changes with `inspector` before accepting `finish`.
-    pub fn set_inspector(&mut self, inspector: Box<dyn Inspector>) {
-        self.add_strategy(Box::new(crate::strategy::ReviewChanges::new(inspector)));
-    }
-
     /// The workspace whose files a failure names: a loop over a failure is then met with
     /// the lines it points at.
     pub fn set_workspace(&mut self, workspace: wright_tools::Workspace) {
@@ -75,42 +69,6 @@ impl Conversation {
     /// cancelling: the stop is logged with that reason instead of "interrupted by the user".
     pub fn interrupt_reason(&self) -> std::sync::Arc<std::sync::Mutex<Option<String>>> {
         self.interrupt.interrupt_reason.clone()
-    }
-
-    /// `run` mode: the task ends only with `finish` (a reply without a tool call is sent
-    /// back once, and a second stops the run); in chat a plain answer ends the turn.
-    pub fn set_require_finish(&mut self, require: bool) {
-        match require {
-            true => {
-                self.add_strategy(Box::new(crate::strategy::ActOrFinish::default()));
-                self.add_strategy(Box::new(crate::strategy::FinishAfterFailure::default()));
-            }
-            false => {
-                self.add_strategy(Box::new(crate::strategy::ActOrFinish::off()));
-                self.add_strategy(Box::new(crate::strategy::FinishAfterFailure::off()));
-            }
-        }
-    }
-
-    /// Whether the first look's failing command is run again after edits and before
-    /// `finish` (on unless turned off; see `crate::strategy::Retest`).
-    pub fn retest(&mut self, on: bool) {
-        match on {
-            true => self.add_strategy(Box::new(crate::strategy::Retest::default())),
-            false => self.add_strategy(Box::new(crate::strategy::Retest::off())),
-        }
-    }
-
-    /// Has `reviewer` look at the change at each `finish` (after the test-integrity
-    /// review); its findings go back to the model at most `rounds` times.
-    pub fn set_reviewer(
-        &mut self,
-        reviewer: std::sync::Arc<dyn crate::second_look::Reviewer>,
-        rounds: u32,
-    ) {
-        self.add_strategy(Box::new(crate::strategy::SecondLookAtFinish::new(
-            reviewer, rounds,
-        )));
     }
 
     /// Checks `guard` before each step; its reason stops the run.

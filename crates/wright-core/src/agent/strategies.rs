@@ -19,7 +19,6 @@ use crate::strategy::Strategy;
 use crate::strategy::Unanswered;
 use crate::strategy::View;
 use tokio_util::sync::CancellationToken;
-use wright_protocol::Review;
 
 impl Conversation {
     /// Asks `strategy` too, after those already registered (one of the same name is
@@ -42,23 +41,9 @@ impl Conversation {
             .downcast_mut::<T>()
     }
 
-    /// Reviews the changes as they are now (after the user reverted some, say): the
-    /// earlier review no longer holds. Returns it, `None` when nothing is left to say;
-    /// suspicious changes made from now on are sent back again.
-    pub fn review_again(&mut self) -> Option<Review> {
-        let events = self.log.events();
-        self.strategies
-            .named(crate::strategy::ReviewChanges::NAME, events)?
-            .as_any_mut()?
-            .downcast_mut::<crate::strategy::ReviewChanges>()?
-            .again(events)
-    }
-
-    /// The last review that found something.
-    pub(super) fn last_review(&mut self) -> Option<Review> {
-        self.strategy_mut::<crate::strategy::ReviewChanges>(crate::strategy::ReviewChanges::NAME)?
-            .last()
-            .cloned()
+    /// What the strategies add to the report of a run that ended.
+    pub(super) fn add_to_outcome(&self, outcome: &mut super::Outcome) {
+        self.strategies.add_to_outcome(outcome);
     }
 
     /// The first answer a strategy gives to a hook that only reads.
@@ -102,7 +87,7 @@ impl Conversation {
     }
 
     /// The call `call` runs as instead, if a strategy reroutes it.
-    pub(super) fn rerouted(&mut self, call: &Call<'_>) -> Option<wright_tools::Rerouted> {
+    pub(super) fn rerouted(&mut self, call: &Call<'_>) -> Option<crate::strategy::Rerouted> {
         self.ask_strategies(|strategy, view| strategy.reroute(view, call))
     }
 
@@ -234,24 +219,10 @@ impl Conversation {
     }
 }
 
-/// The strategies every conversation starts with, in the order they are asked.
+/// The strategies every conversation starts with: the user's `Stop` hooks alone (the
+/// help is registered by whoever builds the conversation, in its place among them).
 pub(super) fn defaults() -> Strategies {
     let mut strategies = Strategies::default();
-    strategies.add(Box::new(crate::strategy::ForeignCalls));
-    strategies.add(Box::new(crate::strategy::PrematureFinish::default()));
-    strategies.add(Box::new(crate::strategy::Narrowing));
-    strategies.add(Box::new(crate::strategy::TestEditNote::default()));
-    strategies.add(Box::new(crate::strategy::FixedNote));
-    // At `finish`, in this order; the setters put theirs in these places (`add` replaces
-    // one of the same name where it is). wright's own check comes first: the others are
-    // told whether it passed.
-    strategies.add(Box::new(crate::strategy::Retest::default()));
-    strategies.add(Box::new(crate::strategy::ReviewChanges::default()));
-    strategies.add(Box::new(crate::strategy::FinishAfterFailure::off()));
     strategies.add(Box::new(crate::strategy::StopHooks));
-    strategies.add(Box::new(crate::strategy::SecondLookAtFinish::default()));
-    // A reply without a call: `set_require_finish` turns it on.
-    strategies.add(Box::new(crate::strategy::ActOrFinish::off()));
-    strategies.add(Box::new(crate::strategy::StuckCheck::default()));
     strategies
 }
