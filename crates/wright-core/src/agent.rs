@@ -4,10 +4,8 @@
 
 mod aside;
 mod calls;
-mod candidates;
 mod confirming;
 mod fallback;
-mod first_look;
 mod printed;
 mod restore;
 mod send;
@@ -16,17 +14,15 @@ mod snapshot;
 mod strategies;
 mod teach;
 mod types;
-mod version_try;
 
 pub use aside::Aside;
 pub use aside::AsideSender;
 pub use aside::ASIDE;
+pub(crate) use calls::run_watched;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
-pub use first_look::FIRST_LOOK_CALL;
 pub use snapshot::StepSnapshot;
 use types::Confirmation;
-use types::FirstLookPlan;
 use types::Interrupt;
 pub use types::Limits;
 pub use types::Observer;
@@ -78,10 +74,8 @@ pub struct Conversation {
     pub(crate) workspace: Option<wright_tools::Workspace>,
     /// The files kept after each step that may have changed them.
     snapshots: snapshot::Snapshots,
-    /// The first look and what follows it, as the front end set them (see `first_look`).
-    first_look_plan: FirstLookPlan,
     /// The granted secrets, masked out of what commands print as it is shown.
-    masker: Option<std::sync::Arc<wright_tools::Masker>>,
+    pub(crate) masker: Option<std::sync::Arc<wright_tools::Masker>>,
     /// When and how the user is asked before an action runs (see `confirming`).
     confirmation: Confirmation,
     /// What the repository teaches the agent: its instructions, hooks and setup script (see `teach`).
@@ -214,7 +208,6 @@ impl Conversation {
             price: None,
             workspace: None,
             snapshots: snapshot::Snapshots::default(),
-            first_look_plan: FirstLookPlan::default(),
             masker: None,
             confirmation: Confirmation::default(),
             teaching: Teaching::default(),
@@ -269,12 +262,8 @@ impl Conversation {
             }
         }
         self.run_setup(observer).await?;
-        // Versions a killed wright left in place, unlogged: put back first.
-        self.put_back_unsettled(observer).await?;
         let started = std::time::Instant::now();
-        self.first_look_plan.versions_until =
-            limits.max_time.map(|max_time| started + max_time / 2);
-        // The time budget cancels whatever is in flight, as Ctrl-C does — wright's own
+        // The time budget cancels whatever is in flight, as Ctrl-C does — the strategies'
         // work before the first step (the first look, the versions tried) included.
         let budget = cancel.child_token();
         let timer = limits.max_time.map(|max_time| {
@@ -284,7 +273,11 @@ impl Conversation {
                 budget.cancel();
             })
         });
-        self.run_first_look(observer, &budget).await?;
+        let run = crate::strategy::RunStart {
+            started,
+            max_time: limits.max_time,
+        };
+        self.before_first_step(observer, &budget, &run).await?;
         let first_step = self.step;
         let outcome = loop {
             if let Some(reason) = self.budget_reached(&limits, first_step, started) {

@@ -38,7 +38,6 @@ pub use agent::StepSnapshot;
 pub use agent::Totals;
 pub use agent::ASIDE;
 pub use agent::DEFAULT_CONDENSE_AT;
-pub use agent::FIRST_LOOK_CALL;
 pub use condense::SUMMARY_PROMPT;
 pub use history::render_history;
 pub use paths::conversations_dir;

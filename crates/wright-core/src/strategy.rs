@@ -59,6 +59,18 @@ pub trait Strategy: Send + Sync {
         let _ = outcome;
     }
 
+    /// Before the run's first step (after the repository's setup script): what the
+    /// strategy runs and logs first (the first look at the tests). `run` says when the run
+    /// started and its time budget.
+    async fn before_first_step(
+        &mut self,
+        cx: &mut Context<'_>,
+        run: &RunStart,
+    ) -> Result<(), StoreError> {
+        let _ = (cx, run);
+        Ok(())
+    }
+
     /// Takes in one event of the log (each once, in order, before any hook below runs):
     /// the only way a strategy's state changes.
     fn absorb(&mut self, event: &Event) {
@@ -149,6 +161,13 @@ pub struct Call<'a> {
     pub call_id: &'a str,
     pub tool: &'a str,
     pub arguments: &'a Value,
+}
+
+/// When a run started and its time budget, as `before_first_step` is told.
+#[derive(Debug, Clone, Copy)]
+pub struct RunStart {
+    pub started: std::time::Instant,
+    pub max_time: Option<std::time::Duration>,
 }
 
 /// A call to run as another tool's (see `Strategy::reroute`).
@@ -299,6 +318,48 @@ impl Context<'_> {
         self.conversation
             .run_in_root(command, self.observer, self.cancel)
             .await
+    }
+
+    /// Runs `tool` with `arguments` as the loop runs a call: what it prints shown to the
+    /// observer as it comes (the granted secrets masked), cancelled with the run; `None`
+    /// when it was cancelled. Nothing is logged: the strategy logs what it ran.
+    pub async fn run_tool(
+        &mut self,
+        tool: &dyn Tool,
+        arguments: &Value,
+    ) -> Option<Result<wright_tools::ToolOutput, wright_tools::ToolError>> {
+        let masker = self.conversation.masker.clone();
+        crate::agent::run_watched(tool, arguments, self.cancel, self.observer, masker).await
+    }
+
+    /// The run's own cancellation: the user's, or its time budget's.
+    pub fn run_token(&self) -> &tokio_util::sync::CancellationToken {
+        self.cancel
+    }
+
+    /// Why the run's cancellation came, in words ("the time limit of this run was
+    /// reached").
+    pub fn cancel_cause(&self) -> String {
+        self.conversation.cancel_cause()
+    }
+
+    /// Counts the tokens of a request a strategy made itself in the run's totals.
+    pub fn count_usage(&mut self, usage: &wright_llm::TokenUsage) {
+        self.conversation.add_to_totals(usage);
+    }
+
+    /// `text` with the granted secrets masked out, as the log holds it.
+    pub fn mask(&self, text: &str) -> String {
+        match &self.conversation.masker {
+            Some(masker) => masker.mask(text),
+            None => text.to_string(),
+        }
+    }
+
+    /// The log's file: a strategy's own record (of what it is doing that the log cannot
+    /// say yet) goes beside it, in the conversation's directory.
+    pub fn log_path(&self) -> &std::path::Path {
+        self.conversation.log_path()
     }
 
     /// The user's cancellation of the run (Ctrl-C), for work a strategy waits on.

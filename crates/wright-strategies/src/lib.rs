@@ -11,6 +11,7 @@
 
 mod act_or_finish;
 mod finish_after_failure;
+mod first_look;
 mod fixed_note;
 mod foreign;
 mod narrow;
@@ -24,6 +25,9 @@ mod test_edits;
 pub use act_or_finish::ActOrFinish;
 pub use act_or_finish::NUDGE;
 pub use finish_after_failure::FinishAfterFailure;
+pub use first_look::AfterFailure;
+pub use first_look::FirstLook;
+pub use first_look::FIRST_LOOK_CALL;
 pub use fixed_note::FixedNote;
 pub use foreign::ForeignCalls;
 pub use narrow::Narrowing;
@@ -48,6 +52,8 @@ use wright_protocol::Review;
 /// its place among them); each off or empty until `Help` sets it where it has a setting.
 fn defaults() -> Vec<Box<dyn Strategy>> {
     vec![
+        // Before the first step: the first look, and what follows a failing one.
+        Box::new(FirstLook::default()),
         Box::new(ForeignCalls),
         Box::new(PrematureFinish::default()),
         Box::new(Narrowing),
@@ -100,6 +106,16 @@ pub trait Help {
     /// earlier review no longer holds. Returns it, `None` when nothing is left to say;
     /// suspicious changes made from now on are sent back again.
     fn review_again(&mut self) -> Option<Review>;
+
+    /// Runs `command` in the terminal before the first step of the next run, unless the
+    /// conversation has had its first look already (see `FirstLook`).
+    fn look_first(&mut self, command: String);
+
+    /// Whether the model is asked apart which line causes the first look's failure.
+    fn read_first_failure(&mut self, on: bool);
+
+    /// Whether versions of the first look's failing code are asked for and tried.
+    fn try_candidates(&mut self, on: bool);
 }
 
 impl Help for Conversation {
@@ -135,5 +151,23 @@ impl Help for Conversation {
         let events = self.events().to_vec();
         self.strategy_mut::<ReviewChanges>(ReviewChanges::NAME)?
             .again(&events)
+    }
+
+    fn look_first(&mut self, command: String) {
+        if let Some(first_look) = self.strategy_mut::<FirstLook>(FirstLook::NAME) {
+            first_look.look(command);
+        }
+    }
+
+    fn read_first_failure(&mut self, on: bool) {
+        if let Some(first_look) = self.strategy_mut::<FirstLook>(FirstLook::NAME) {
+            first_look.after_failure().reading = on;
+        }
+    }
+
+    fn try_candidates(&mut self, on: bool) {
+        if let Some(first_look) = self.strategy_mut::<FirstLook>(FirstLook::NAME) {
+            first_look.after_failure().candidates = on;
+        }
     }
 }

@@ -16,6 +16,7 @@
 //! kept apart is the file's text before an `undo_edit`, from just before the call runs to
 //! just after, to put back what the undo took if it breaks a passing check.
 
+use crate::FIRST_LOOK_CALL;
 use serde_json::Value;
 use wright_core::strategy::starts_a_run;
 use wright_core::strategy::AtFinish;
@@ -25,7 +26,6 @@ use wright_core::strategy::Finish;
 use wright_core::strategy::Strategy;
 use wright_core::strategy::View;
 use wright_core::StoreError;
-use wright_core::FIRST_LOOK_CALL;
 use wright_protocol::CandidateOutcome;
 use wright_protocol::Check;
 use wright_protocol::CheckMoment;

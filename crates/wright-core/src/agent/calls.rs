@@ -571,7 +571,7 @@ impl Conversation {
 
 /// Runs `tool`, handing what it prints to the observer as it comes; `None` when the run
 /// was cancelled first.
-pub(super) async fn run_watched(
+pub(crate) async fn run_watched(
     tool: &dyn wright_tools::Tool,
     arguments: &Value,
     cancel: &CancellationToken,

@@ -164,7 +164,7 @@ impl Conversation {
 
     /// Why a cancelled step stopped, as a plain fact (told to the model too, which has
     /// no flags to raise).
-    pub(super) fn cancel_cause(&self) -> String {
+    pub(crate) fn cancel_cause(&self) -> String {
         match self.time_ran_out() {
             true => "the time limit of this run was reached".to_string(),
             false => self

@@ -151,7 +151,7 @@ impl Conversation {
 impl Conversation {
     /// Adds one request's tokens, and their price when known, to the conversation's
     /// totals; the price added, if any.
-    pub(super) fn add_to_totals(&mut self, usage: &wright_llm::TokenUsage) -> Option<f64> {
+    pub(crate) fn add_to_totals(&mut self, usage: &wright_llm::TokenUsage) -> Option<f64> {
         self.totals.prompt_tokens += usage.prompt_tokens;
         self.totals.completion_tokens += usage.completion_tokens;
         self.totals.cached_tokens += usage.cached_tokens.unwrap_or(0);

@@ -149,22 +149,6 @@ pub(super) struct Confirmation {
     pub(super) pending: Option<crate::confirm::Pending>,
 }
 
-/// The first look and what follows it, as the front end set them (see `first_look`).
-#[derive(Default)]
-pub(super) struct FirstLookPlan {
-    /// The command to run before the first step (see `first_look`).
-    pub(super) first_look: Option<String>,
-    /// Whether the first look's failure is read apart by the model (see `first_look`).
-    pub(super) read_first_failure: bool,
-    /// Whether versions of the first look's failing code are asked for and tried (see
-    /// `candidates`).
-    pub(super) try_candidates: bool,
-    /// When versions stop being tried: half of `--max-time` after the run started, so
-    /// the steps keep the other half (the 1.5B's four versions of a Rust stub, each
-    /// compiled and tested, once took the whole 150 s before step 1).
-    pub(super) versions_until: Option<std::time::Instant>,
-}
-
 /// What the repository teaches the agent: its instructions, hooks and setup script (see `teach`).
 #[derive(Default)]
 pub(super) struct Teaching {

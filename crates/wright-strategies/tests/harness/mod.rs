@@ -211,7 +211,7 @@ fn toolbox(root: &std::path::Path, shell: &Arc<ScriptedShell>) -> Toolbox {
 }
 
 /// Sees nothing: the log is what tests read.
-struct Quiet;
+pub struct Quiet;
 
 impl Observer for Quiet {
     fn event(&mut self, _event: &Event) {}
