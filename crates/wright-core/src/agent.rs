@@ -2,26 +2,22 @@
 //! before it runs, its observation after), repeat until `finish`, a reply without tool
 //! calls, a limit, an interruption or an error the model cannot fix.
 
-mod aside;
 mod calls;
 mod confirming;
 mod fallback;
-mod printed;
 mod restore;
 mod send;
-mod settings;
-mod snapshot;
 mod strategies;
 mod teach;
 mod types;
 
-pub use aside::Aside;
-pub use aside::AsideSender;
-pub use aside::ASIDE;
 pub(crate) use calls::run_watched;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
-pub use snapshot::StepSnapshot;
+pub use restore::StepSnapshot;
+pub use send::Aside;
+pub use send::AsideSender;
+pub use send::ASIDE;
 use types::Confirmation;
 use types::Interrupt;
 pub use types::Limits;
@@ -53,13 +49,11 @@ use wright_protocol::LOG_FORMAT_VERSION;
 use wright_tools::Toolbox;
 
 pub struct Conversation {
-    id: String,
     log: EventLog,
     client: Client,
     pub(crate) tools: Toolbox,
-    /// The `tools` field of each request: the schemas in native mode, nothing in text mode.
-    request_tools: Vec<Value>,
-    pub(crate) tool_calling: ToolCalling,
+    /// How the model makes its calls, and the `tools` field each request carries.
+    pub(crate) calling: Calling,
     step: u32,
     totals: Totals,
     /// What the loop knows of the context window and how full the history makes it.
@@ -68,27 +62,44 @@ pub struct Conversation {
     interrupt: Interrupt,
     /// Checked before each step, after the budgets.
     guards: Vec<Box<dyn StepGuard>>,
-    /// The model's prices, for the cost of each request and `max_cost`.
-    price: Option<wright_protocol::Price>,
     /// The workspace, for quoting the lines a failure names when the model loops.
     pub(crate) workspace: Option<wright_tools::Workspace>,
     /// The files kept after each step that may have changed them.
-    snapshots: snapshot::Snapshots,
-    /// The granted secrets, masked out of what commands print as it is shown.
-    pub(crate) masker: Option<std::sync::Arc<wright_tools::Masker>>,
+    snapshots: restore::Snapshots,
     /// When and how the user is asked before an action runs (see `confirming`).
     confirmation: Confirmation,
     /// What the repository teaches the agent: its instructions, hooks and setup script (see `teach`).
     teaching: Teaching,
-    /// What this run flagged.
-    flags: Vec<wright_protocol::Flag>,
     /// The profile in use and those to go on with (see `fallback`).
     fallback: fallback::Chain,
-    /// Side questions handed in while a run goes on (see `aside`).
-    asides: Option<tokio::sync::mpsc::UnboundedReceiver<aside::Aside>>,
     /// The help given to the model, asked in order at the loop's decision points (see
     /// `crate::strategy`).
     strategies: crate::strategy::Strategies,
+}
+
+/// How the model makes its calls, and the `tools` field each request carries for it.
+pub(crate) enum Calling {
+    /// Native calls: the schemas as the conversation started (its log's, on resume), so
+    /// every request carries the same bytes.
+    Native(Vec<Value>),
+    /// Calls written in the text: the requests carry no tools (the system prompt has them).
+    Text,
+}
+
+impl Calling {
+    pub(crate) fn mode(&self) -> ToolCalling {
+        match self {
+            Calling::Native(_) => ToolCalling::Native,
+            Calling::Text => ToolCalling::Text,
+        }
+    }
+
+    pub(crate) fn request_tools(&self) -> &[Value] {
+        match self {
+            Calling::Native(schemas) => schemas,
+            Calling::Text => &[],
+        }
+    }
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -137,8 +148,8 @@ impl Conversation {
         } = opening;
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
-        let (system_prompt, request_tools) = match tool_calling {
-            ToolCalling::Native => (system_prompt, schemas.clone()),
+        let (system_prompt, calling) = match tool_calling {
+            ToolCalling::Native => (system_prompt, Calling::Native(schemas.clone())),
             ToolCalling::Text => {
                 // The example call as the server will hold replies to, if it does.
                 let format = match &client.config().constraint {
@@ -149,7 +160,7 @@ impl Conversation {
                 };
                 (
                     system_prompt + &text_tools_section_as(&schemas, format),
-                    Vec::new(),
+                    Calling::Text,
                 )
             }
         };
@@ -174,46 +185,26 @@ impl Conversation {
                 group,
             }),
         )?;
-        Ok(Self::assemble(
-            id.to_string(),
-            log,
-            client,
-            tools,
-            request_tools,
-            tool_calling,
-        ))
+        Ok(Self::assemble(log, client, tools, calling))
     }
 
     /// A conversation over `log` with nothing run yet in this process.
-    fn assemble(
-        id: String,
-        log: EventLog,
-        client: Client,
-        tools: Toolbox,
-        request_tools: Vec<Value>,
-        tool_calling: ToolCalling,
-    ) -> Self {
+    fn assemble(log: EventLog, client: Client, tools: Toolbox, calling: Calling) -> Self {
         Self {
-            id,
             log,
             client,
             tools,
-            request_tools,
-            tool_calling,
+            calling,
             step: 0,
             totals: Totals::default(),
             window: Window::default(),
             interrupt: Interrupt::default(),
             guards: Vec::new(),
-            price: None,
             workspace: None,
-            snapshots: snapshot::Snapshots::default(),
-            masker: None,
+            snapshots: restore::Snapshots::default(),
             confirmation: Confirmation::default(),
             teaching: Teaching::default(),
-            flags: Vec::new(),
             fallback: fallback::Chain::default(),
-            asides: None,
             strategies: strategies::defaults(),
         }
     }
@@ -286,7 +277,7 @@ impl Conversation {
             // Between two steps: the side questions handed in meanwhile.
             self.answer_asides(&budget, observer).await?;
             let end = self.step_once(&budget, observer).await?;
-            // While the next request is prepared and in flight (see `snapshot`).
+            // While the next request is prepared and in flight (see `restore`: the snapshots).
             self.start_snapshot().await;
             match end {
                 StepEnd::Continue => self.log.sync_step().await?,
@@ -315,9 +306,11 @@ impl Conversation {
             Some(narrowed) => {
                 let mut client = self.client.clone();
                 client.set_constraint(Some(narrowed));
-                client.request_body(&messages, &self.request_tools)
+                client.request_body(&messages, self.calling.request_tools())
             }
-            None => self.client.request_body(&messages, &self.request_tools),
+            None => self
+                .client
+                .request_body(&messages, self.calling.request_tools()),
         };
         let body = match self.fit_window(observer, step, body).await? {
             Fitted::Send(body) => body,

@@ -328,7 +328,7 @@ impl Context<'_> {
         tool: &dyn Tool,
         arguments: &Value,
     ) -> Option<Result<wright_tools::ToolOutput, wright_tools::ToolError>> {
-        let masker = self.conversation.masker.clone();
+        let masker = self.conversation.masker();
         crate::agent::run_watched(tool, arguments, self.cancel, self.observer, masker).await
     }
 
@@ -350,7 +350,7 @@ impl Context<'_> {
 
     /// `text` with the granted secrets masked out, as the log holds it.
     pub fn mask(&self, text: &str) -> String {
-        match &self.conversation.masker {
+        match &self.conversation.masker() {
             Some(masker) => masker.mask(text),
             None => text.to_string(),
         }

@@ -40,7 +40,7 @@ pub(super) struct Begun {
     /// Why the run ends with this call, not finished (a `finish` while the check fails).
     pub(super) ends: Option<StopReason>,
     /// What it printed, for its observation if it does not finish.
-    pub(super) printed: super::printed::Printed,
+    pub(super) printed: super::types::Printed,
 }
 
 /// A call whose action is logged, as `prepare_call` takes it.
@@ -89,7 +89,7 @@ impl Conversation {
         }
         let result = match (&begun.tool, &begun.ready) {
             (Some(tool), Some(arguments)) => {
-                let masker = self.masker.clone();
+                let masker = self.log.masker().cloned();
                 let (result, printed) =
                     run_kept(tool.as_ref(), arguments, cancel, observer, masker).await;
                 begun.printed = printed;
@@ -259,7 +259,7 @@ impl Conversation {
                         flag: flag.clone(),
                     },
                 )?;
-                self.flags.push(flag);
+                self.teaching.flags.push(flag);
             }
         }
         let logged = Logged {
@@ -589,11 +589,8 @@ pub(super) async fn run_kept(
     cancel: &CancellationToken,
     observer: &mut dyn Observer,
     masker: Option<Arc<wright_tools::Masker>>,
-) -> (
-    Option<Result<ToolOutput, ToolError>>,
-    super::printed::Printed,
-) {
-    let mut kept = super::printed::Printed::default();
+) -> (Option<Result<ToolOutput, ToolError>>, super::types::Printed) {
+    let mut kept = super::types::Printed::default();
     let mut pass = |bytes: &[u8], observer: &mut dyn Observer| {
         kept.push(bytes);
         show(bytes, observer);

@@ -268,7 +268,7 @@ impl Conversation {
             &arguments,
             cancel,
             observer,
-            self.masker.clone(),
+            self.log.masker().cloned(),
         )
         .await?;
         Some(match ran {
