@@ -34,6 +34,7 @@ use wright_session::Ending;
 use wright_session::Replies;
 use wright_session::Session;
 use wright_session::Tools;
+use wright_strategies::Help;
 use wright_tools::Tool;
 
 #[derive(Args)]

@@ -28,7 +28,7 @@ async fn talking_instead_of_acting_is_sent_back_once_then_stops_the_run() {
     );
     let second = server.chat_requests()[1].json()["messages"].to_string();
     assert!(
-        second.contains(wright_core::NUDGE.split(':').next().unwrap()),
+        second.contains(wright_strategies::NUDGE.split(':').next().unwrap()),
         "{second}"
     );
 

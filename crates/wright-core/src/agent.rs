@@ -2,31 +2,23 @@
 //! before it runs, its observation after), repeat until `finish`, a reply without tool
 //! calls, a limit, an interruption or an error the model cannot fix.
 
-mod aside;
 mod calls;
-mod candidates;
 mod confirming;
 mod fallback;
-mod first_look;
-mod printed;
 mod restore;
 mod send;
-mod settings;
-mod snapshot;
 mod strategies;
 mod teach;
 mod types;
-mod version_try;
 
-pub use aside::Aside;
-pub use aside::AsideSender;
-pub use aside::ASIDE;
+pub(crate) use calls::run_watched;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
-pub(crate) use first_look::FIRST_LOOK_CALL;
-pub use snapshot::StepSnapshot;
+pub use restore::StepSnapshot;
+pub use send::Aside;
+pub use send::AsideSender;
+pub use send::ASIDE;
 use types::Confirmation;
-use types::FirstLookPlan;
 use types::Interrupt;
 pub use types::Limits;
 pub use types::Observer;
@@ -57,13 +49,11 @@ use wright_protocol::LOG_FORMAT_VERSION;
 use wright_tools::Toolbox;
 
 pub struct Conversation {
-    id: String,
     log: EventLog,
     client: Client,
     pub(crate) tools: Toolbox,
-    /// The `tools` field of each request: the schemas in native mode, nothing in text mode.
-    request_tools: Vec<Value>,
-    pub(crate) tool_calling: ToolCalling,
+    /// How the model makes its calls, and the `tools` field each request carries.
+    pub(crate) calling: Calling,
     step: u32,
     totals: Totals,
     /// What the loop knows of the context window and how full the history makes it.
@@ -72,29 +62,44 @@ pub struct Conversation {
     interrupt: Interrupt,
     /// Checked before each step, after the budgets.
     guards: Vec<Box<dyn StepGuard>>,
-    /// The model's prices, for the cost of each request and `max_cost`.
-    price: Option<wright_protocol::Price>,
     /// The workspace, for quoting the lines a failure names when the model loops.
     pub(crate) workspace: Option<wright_tools::Workspace>,
     /// The files kept after each step that may have changed them.
-    snapshots: snapshot::Snapshots,
-    /// The first look and what follows it, as the front end set them (see `first_look`).
-    first_look_plan: FirstLookPlan,
-    /// The granted secrets, masked out of what commands print as it is shown.
-    masker: Option<std::sync::Arc<wright_tools::Masker>>,
+    snapshots: restore::Snapshots,
     /// When and how the user is asked before an action runs (see `confirming`).
     confirmation: Confirmation,
     /// What the repository teaches the agent: its instructions, hooks and setup script (see `teach`).
     teaching: Teaching,
-    /// What this run flagged.
-    flags: Vec<wright_protocol::Flag>,
     /// The profile in use and those to go on with (see `fallback`).
     fallback: fallback::Chain,
-    /// Side questions handed in while a run goes on (see `aside`).
-    asides: Option<tokio::sync::mpsc::UnboundedReceiver<aside::Aside>>,
     /// The help given to the model, asked in order at the loop's decision points (see
     /// `crate::strategy`).
     strategies: crate::strategy::Strategies,
+}
+
+/// How the model makes its calls, and the `tools` field each request carries for it.
+pub(crate) enum Calling {
+    /// Native calls: the schemas as the conversation started (its log's, on resume), so
+    /// every request carries the same bytes.
+    Native(Vec<Value>),
+    /// Calls written in the text: the requests carry no tools (the system prompt has them).
+    Text,
+}
+
+impl Calling {
+    pub(crate) fn mode(&self) -> ToolCalling {
+        match self {
+            Calling::Native(_) => ToolCalling::Native,
+            Calling::Text => ToolCalling::Text,
+        }
+    }
+
+    pub(crate) fn request_tools(&self) -> &[Value] {
+        match self {
+            Calling::Native(schemas) => schemas,
+            Calling::Text => &[],
+        }
+    }
 }
 
 /// Condense before a request passes 75 % of the window.
@@ -104,8 +109,6 @@ pub const DEFAULT_CONDENSE_AT: f64 = 0.75;
 pub(crate) fn reply_reserve(window: u64) -> u64 {
     (window / 8).min(2048)
 }
-
-pub use crate::strategy::act_or_finish::NUDGE;
 
 /// Before any reply says otherwise: one token per three bytes of JSON, on the high side.
 const INITIAL_TOKENS_PER_BYTE: f64 = 1.0 / 3.0;
@@ -145,8 +148,8 @@ impl Conversation {
         } = opening;
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
-        let (system_prompt, request_tools) = match tool_calling {
-            ToolCalling::Native => (system_prompt, schemas.clone()),
+        let (system_prompt, calling) = match tool_calling {
+            ToolCalling::Native => (system_prompt, Calling::Native(schemas.clone())),
             ToolCalling::Text => {
                 // The example call as the server will hold replies to, if it does.
                 let format = match &client.config().constraint {
@@ -157,7 +160,7 @@ impl Conversation {
                 };
                 (
                     system_prompt + &text_tools_section_as(&schemas, format),
-                    Vec::new(),
+                    Calling::Text,
                 )
             }
         };
@@ -182,47 +185,26 @@ impl Conversation {
                 group,
             }),
         )?;
-        Ok(Self::assemble(
-            id.to_string(),
-            log,
-            client,
-            tools,
-            request_tools,
-            tool_calling,
-        ))
+        Ok(Self::assemble(log, client, tools, calling))
     }
 
     /// A conversation over `log` with nothing run yet in this process.
-    fn assemble(
-        id: String,
-        log: EventLog,
-        client: Client,
-        tools: Toolbox,
-        request_tools: Vec<Value>,
-        tool_calling: ToolCalling,
-    ) -> Self {
+    fn assemble(log: EventLog, client: Client, tools: Toolbox, calling: Calling) -> Self {
         Self {
-            id,
             log,
             client,
             tools,
-            request_tools,
-            tool_calling,
+            calling,
             step: 0,
             totals: Totals::default(),
             window: Window::default(),
             interrupt: Interrupt::default(),
             guards: Vec::new(),
-            price: None,
             workspace: None,
-            snapshots: snapshot::Snapshots::default(),
-            first_look_plan: FirstLookPlan::default(),
-            masker: None,
+            snapshots: restore::Snapshots::default(),
             confirmation: Confirmation::default(),
             teaching: Teaching::default(),
-            flags: Vec::new(),
             fallback: fallback::Chain::default(),
-            asides: None,
             strategies: strategies::defaults(),
         }
     }
@@ -271,12 +253,8 @@ impl Conversation {
             }
         }
         self.run_setup(observer).await?;
-        // Versions a killed wright left in place, unlogged: put back first.
-        self.put_back_unsettled(observer).await?;
         let started = std::time::Instant::now();
-        self.first_look_plan.versions_until =
-            limits.max_time.map(|max_time| started + max_time / 2);
-        // The time budget cancels whatever is in flight, as Ctrl-C does — wright's own
+        // The time budget cancels whatever is in flight, as Ctrl-C does — the strategies'
         // work before the first step (the first look, the versions tried) included.
         let budget = cancel.child_token();
         let timer = limits.max_time.map(|max_time| {
@@ -286,7 +264,11 @@ impl Conversation {
                 budget.cancel();
             })
         });
-        self.run_first_look(observer, &budget).await?;
+        let run = crate::strategy::RunStart {
+            started,
+            max_time: limits.max_time,
+        };
+        self.before_first_step(observer, &budget, &run).await?;
         let first_step = self.step;
         let outcome = loop {
             if let Some(reason) = self.budget_reached(&limits, first_step, started) {
@@ -295,7 +277,7 @@ impl Conversation {
             // Between two steps: the side questions handed in meanwhile.
             self.answer_asides(&budget, observer).await?;
             let end = self.step_once(&budget, observer).await?;
-            // While the next request is prepared and in flight (see `snapshot`).
+            // While the next request is prepared and in flight (see `restore`: the snapshots).
             self.start_snapshot().await;
             match end {
                 StepEnd::Continue => self.log.sync_step().await?,
@@ -324,9 +306,11 @@ impl Conversation {
             Some(narrowed) => {
                 let mut client = self.client.clone();
                 client.set_constraint(Some(narrowed));
-                client.request_body(&messages, &self.request_tools)
+                client.request_body(&messages, self.calling.request_tools())
             }
-            None => self.client.request_body(&messages, &self.request_tools),
+            None => self
+                .client
+                .request_body(&messages, self.calling.request_tools()),
         };
         let body = match self.fit_window(observer, step, body).await? {
             Fitted::Send(body) => body,

@@ -66,11 +66,11 @@ impl Conversation {
             repaired: Vec::new(),
             dropped: 0,
         };
-        if self.tool_calling == ToolCalling::Native && !response.tool_calls.is_empty() {
+        if self.calling.mode() == ToolCalling::Native && !response.tool_calls.is_empty() {
             return native;
         }
         let known = self.tools.all_names();
-        if self.tool_calling == ToolCalling::Text {
+        if self.calling.mode() == ToolCalling::Text {
             // What a reply under the JSON-schema constraint is: one call, its reasoning
             // in front of it.
             if let Some(call) = read_constrained_call(&response.text, &known) {
@@ -97,7 +97,7 @@ impl Conversation {
             }
         }
         let mut parsed = parse_text_calls(&response.text, &known);
-        if self.tool_calling == ToolCalling::Text
+        if self.calling.mode() == ToolCalling::Text
             && parsed.calls.is_empty()
             && parsed.errors.is_empty()
         {
@@ -112,7 +112,7 @@ impl Conversation {
         }
         if parsed.calls.is_empty()
             && parsed.errors.is_empty()
-            && self.tool_calling == ToolCalling::Native
+            && self.calling.mode() == ToolCalling::Native
         {
             return native;
         }
@@ -155,10 +155,10 @@ impl Conversation {
                 ToolCall::function(id, call.name, call.arguments.to_string())
             })
             .collect();
-        let raw = (parsed.content != text || self.tool_calling == ToolCalling::Text)
+        let raw = (parsed.content != text || self.calling.mode() == ToolCalling::Text)
             .then(|| response.text.clone());
         let mut calls: Vec<ToolCall> = calls;
-        let dropped = match self.tool_calling {
+        let dropped = match self.calling.mode() {
             ToolCalling::Text if calls.len() > 1 => {
                 let extra = calls.len() - 1;
                 calls.truncate(1);

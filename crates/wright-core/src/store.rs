@@ -108,6 +108,11 @@ impl EventLog {
         &self.events
     }
 
+    /// The secrets masked out of every event appended (see `set_masker`).
+    pub(crate) fn masker(&self) -> Option<&Arc<wright_tools::Masker>> {
+        self.masker.as_ref()
+    }
+
     /// Masks the secrets of `masker` out of every event appended from now on.
     pub fn set_masker(&mut self, masker: Option<Arc<wright_tools::Masker>>) {
         self.masker = masker;

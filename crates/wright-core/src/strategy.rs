@@ -1,53 +1,27 @@
 //! The strategy interface: each piece of help the loop gives a model (a nudge, a note, a
 //! `finish` sent back, a request narrowed, the work checked) is one `Strategy` that owns
 //! its own state and is asked, in the order strategies were registered, at the loop's
-//! decision points: shaping a request, a reply without a tool call, a call written for
+//! decision points: before a run's first step, shaping a request, a reply without a tool call, a call written for
 //! another tool, before a call, its arguments, just before it runs, a call's result, after
 //! it ran, at `finish`, after a step. Each gets a narrow context (the log read-only, the
 //! tools, the client, the workspace, a way to log an event, a command run in the
 //! workspace's root), never the conversation itself (inside core, `StopHooks` alone runs
-//! the loop's own `Stop` hooks, to be asked in its place among the others).
+//! the loop's own `Stop` hooks, to be asked in its place among the others). The help
+//! itself lives in the `wright-strategies` crate, which uses only this public interface;
+//! whoever builds a conversation registers it.
 //!
 //! Guarantees: every decision reaches the model through an event of the log (a message,
 //! an observation's text), appended by the loop before it takes effect. `absorb` sees
 //! every event once, in order, before any hook is asked, so a strategy whose state is a
-//! fold over the log (all but two) decides after a resume or a fork as the uninterrupted
-//! conversation would; per-run latches reset where a run starts (`starts_a_run`). The two
-//! exceptions keep their state for the process, as the loop did before them, and say so:
-//! the review (a chat's undo, which resets it, is not in the log) and the second look
-//! (its reviewer's rounds).
-
-pub(crate) mod act_or_finish;
-mod finish_after_failure;
-mod fixed_note;
-mod foreign;
-mod narrow;
-mod premature_finish;
-mod retest;
-mod review;
-mod second_look;
-mod stuck;
-mod test_edits;
-
-pub use act_or_finish::ActOrFinish;
-pub use finish_after_failure::FinishAfterFailure;
-pub use fixed_note::FixedNote;
-pub use foreign::ForeignCalls;
-pub use narrow::Narrowing;
-pub use premature_finish::PrematureFinish;
-pub(crate) use retest::edits_code;
-pub(crate) use retest::passed_before_finish;
-pub use retest::Retest;
-pub use review::ReviewChanges;
-pub use second_look::SecondLookAtFinish;
-pub(crate) use second_look::StopHooks;
-pub use stuck::StuckCheck;
-pub use test_edits::TestEditNote;
+//! fold over the log decides after a resume or a fork as the uninterrupted conversation
+//! would; per-run latches reset where a run starts (`starts_a_run`). A strategy that keeps
+//! state for the process instead says so in its own docs.
 
 use crate::agent::Conversation;
 use crate::agent::Observer;
 use crate::store::StoreError;
 use serde_json::Value;
+use std::sync::Arc;
 use wright_llm::constrain::ActiveConstraint;
 use wright_llm::Client;
 use wright_protocol::AgentState;
@@ -56,6 +30,7 @@ use wright_protocol::EventBody;
 use wright_protocol::Source;
 use wright_protocol::StopReason;
 use wright_protocol::SwitchReason;
+use wright_tools::Tool;
 use wright_tools::Toolbox;
 use wright_tools::Workspace;
 
@@ -70,6 +45,30 @@ pub trait Strategy: Send + Sync {
     /// `Conversation::strategy_mut`); `None` for most.
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         None
+    }
+
+    /// Whether this strategy is wright's own check of the work, and on: the strategies
+    /// asked after it at `finish` are told whether it passed, and `View::checks` says so.
+    fn checks_work(&self) -> bool {
+        false
+    }
+
+    /// What the strategy adds to the report of a run that ended (the last review, the
+    /// reviewer's last verdict).
+    fn add_to_outcome(&self, outcome: &mut crate::Outcome) {
+        let _ = outcome;
+    }
+
+    /// Before the run's first step (after the repository's setup script): what the
+    /// strategy runs and logs first (the first look at the tests). `run` says when the run
+    /// started and its time budget.
+    async fn before_first_step(
+        &mut self,
+        cx: &mut Context<'_>,
+        run: &RunStart,
+    ) -> Result<(), StoreError> {
+        let _ = (cx, run);
+        Ok(())
     }
 
     /// Takes in one event of the log (each once, in order, before any hook below runs):
@@ -94,7 +93,7 @@ pub trait Strategy: Send + Sync {
 
     /// A call written for another tool, to run as that tool's call (said in its result).
     /// The first strategy that says one wins; the others see the call as rerouted.
-    fn reroute(&mut self, view: &View<'_>, call: &Call<'_>) -> Option<wright_tools::Rerouted> {
+    fn reroute(&mut self, view: &View<'_>, call: &Call<'_>) -> Option<Rerouted> {
         let _ = (view, call);
         None
     }
@@ -164,6 +163,21 @@ pub struct Call<'a> {
     pub arguments: &'a Value,
 }
 
+/// When a run started and its time budget, as `before_first_step` is told.
+#[derive(Debug, Clone, Copy)]
+pub struct RunStart {
+    pub started: std::time::Instant,
+    pub max_time: Option<std::time::Duration>,
+}
+
+/// A call to run as another tool's (see `Strategy::reroute`).
+pub struct Rerouted {
+    pub tool: Arc<dyn Tool>,
+    pub arguments: Value,
+    /// Said before the result: what ran instead, and the call to make next time.
+    pub note: String,
+}
+
 /// How a call that ran came out, as `annotate` is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ran {
@@ -178,7 +192,7 @@ pub enum Ran {
 pub struct Finish {
     pub call_id: String,
     /// Whether wright's own check of the work ran and passed before this strategy was
-    /// asked (see `Retest`, asked first).
+    /// asked (see `Strategy::checks_work`; that one is asked first).
     pub check_passed: bool,
 }
 
@@ -245,7 +259,7 @@ pub fn starts_a_run(event: &Event) -> bool {
 /// What a strategy may read of the conversation.
 pub struct View<'a> {
     pub(crate) conversation: &'a Conversation,
-    /// Whether wright's own check of the work is on (see `Retest`).
+    /// Whether wright's own check of the work is on (see `Strategy::checks_work`).
     pub(crate) checks: bool,
 }
 
@@ -273,12 +287,10 @@ impl View<'_> {
         self.conversation.task()
     }
 
-    /// That wright's own check passes now and what is left to do, when there is a check
-    /// and it passes (see `Retest`).
-    pub fn check_passes_note(&self) -> Option<String> {
+    /// Whether wright's own check of the work is on (a strategy says so:
+    /// `Strategy::checks_work`).
+    pub fn checks(&self) -> bool {
         self.checks
-            .then(|| retest::passes_now_note(self.events()))
-            .flatten()
     }
 }
 
@@ -306,6 +318,48 @@ impl Context<'_> {
         self.conversation
             .run_in_root(command, self.observer, self.cancel)
             .await
+    }
+
+    /// Runs `tool` with `arguments` as the loop runs a call: what it prints shown to the
+    /// observer as it comes (the granted secrets masked), cancelled with the run; `None`
+    /// when it was cancelled. Nothing is logged: the strategy logs what it ran.
+    pub async fn run_tool(
+        &mut self,
+        tool: &dyn Tool,
+        arguments: &Value,
+    ) -> Option<Result<wright_tools::ToolOutput, wright_tools::ToolError>> {
+        let masker = self.conversation.masker();
+        crate::agent::run_watched(tool, arguments, self.cancel, self.observer, masker).await
+    }
+
+    /// The run's own cancellation: the user's, or its time budget's.
+    pub fn run_token(&self) -> &tokio_util::sync::CancellationToken {
+        self.cancel
+    }
+
+    /// Why the run's cancellation came, in words ("the time limit of this run was
+    /// reached").
+    pub fn cancel_cause(&self) -> String {
+        self.conversation.cancel_cause()
+    }
+
+    /// Counts the tokens of a request a strategy made itself in the run's totals.
+    pub fn count_usage(&mut self, usage: &wright_llm::TokenUsage) {
+        self.conversation.add_to_totals(usage);
+    }
+
+    /// `text` with the granted secrets masked out, as the log holds it.
+    pub fn mask(&self, text: &str) -> String {
+        match &self.conversation.masker() {
+            Some(masker) => masker.mask(text),
+            None => text.to_string(),
+        }
+    }
+
+    /// The log's file: a strategy's own record (of what it is doing that the log cannot
+    /// say yet) goes beside it, in the conversation's directory.
+    pub fn log_path(&self) -> &std::path::Path {
+        self.conversation.log_path()
     }
 
     /// The user's cancellation of the run (Ctrl-C), for work a strategy waits on.
@@ -350,13 +404,16 @@ impl Strategies {
         Some(self.caught_up_at(at, events))
     }
 
-    /// Whether wright's own check of the work is on: `Retest` is there and on.
-    pub(crate) fn checks(&mut self) -> bool {
-        self.list
-            .iter_mut()
-            .find(|(s, _)| s.name() == Retest::NAME)
-            .and_then(|(s, _)| s.as_any_mut()?.downcast_mut::<Retest>())
-            .is_some_and(|retest| retest.is_on())
+    /// Whether wright's own check of the work is on: a strategy says it checks it.
+    pub(crate) fn checks(&self) -> bool {
+        self.list.iter().any(|(s, _)| s.checks_work())
+    }
+
+    /// What the strategies add to the report of a run that ended.
+    pub(crate) fn add_to_outcome(&self, outcome: &mut crate::Outcome) {
+        for (strategy, _) in &self.list {
+            strategy.add_to_outcome(outcome);
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -371,5 +428,44 @@ impl Strategies {
         }
         *seen = events.len();
         strategy.as_mut()
+    }
+}
+
+/// Whether `events` (appended while a `finish` was asked about) hold a check before that
+/// finish which passed.
+pub(crate) fn passed_before_finish(events: &[Event]) -> bool {
+    events.iter().any(|event| {
+        matches!(&event.body, EventBody::Check(check)
+            if check.moment == wright_protocol::CheckMoment::BeforeFinish && check.passed())
+    })
+}
+
+/// The user's `Stop` hooks at a `finish` (see `agent/teach.rs`): the loop runs them, in
+/// their place among the strategies (a conversation starts with this one alone).
+pub struct StopHooks;
+
+impl StopHooks {
+    pub const NAME: &'static str = "stop-hooks";
+}
+
+#[async_trait::async_trait]
+impl Strategy for StopHooks {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    async fn at_finish(
+        &mut self,
+        cx: &mut Context<'_>,
+        finish: &Finish,
+    ) -> Result<AtFinish, StoreError> {
+        let refused = cx
+            .conversation
+            .stop_hooks(cx.observer, Some(&finish.call_id))
+            .await?;
+        Ok(match refused {
+            Some(reason) => AtFinish::SendBack(format!("A hook refused the finish: {reason}. The task is not done yet: deal with that, then call finish again.")),
+            None => AtFinish::Continue,
+        })
     }
 }

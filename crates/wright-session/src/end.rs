@@ -23,6 +23,7 @@ use wright_protocol::Changes;
 use wright_protocol::ChangesOutcome;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
+use wright_strategies::Help;
 
 /// How a session's conversation ends, as the front end saw it.
 pub struct Ending<'a> {

@@ -9,6 +9,7 @@
 use crate::Session;
 use wright_core::Conversation;
 use wright_llm::constrain::is_known_small_model;
+use wright_strategies::Help;
 
 impl Session {
     /// The command to run before the first step under `setting` (`auto`, `on`, `off`),

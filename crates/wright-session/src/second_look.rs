@@ -37,6 +37,7 @@ use wright_core::Conversation;
 use wright_llm::Client;
 use wright_protocol::Verdict;
 use wright_sandbox::RunLimits;
+use wright_strategies::Help;
 use wright_tools::Tool;
 use wright_tools::ToolError;
 use wright_tools::ToolOutput;

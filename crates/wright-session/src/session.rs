@@ -20,6 +20,7 @@ use wright_config::Settings;
 use wright_core::Conversation;
 use wright_llm::Client;
 use wright_sandbox::SandboxMode;
+use wright_strategies::Help;
 use wright_tools::FileEditorTool;
 use wright_tools::FinishTool;
 use wright_tools::GlobTool;
@@ -523,9 +524,9 @@ fn real_path(path: std::path::PathBuf) -> std::path::PathBuf {
     }
 }
 
-/// Gives a conversation what the session knows: the window, the condensing threshold, the
-/// prices, the inspector that reviews its changes before `finish`, and the masker of the
-/// granted secrets.
+/// Gives a conversation the help (`wright_strategies::register`) and what the session
+/// knows: the window, the condensing threshold, the prices, the inspector that reviews its
+/// changes before `finish`, and the masker of the granted secrets.
 pub fn configure(
     conversation: &mut Conversation,
     window: Option<u64>,
@@ -533,6 +534,7 @@ pub fn configure(
     inspector: &Option<crate::inspect::GitInspector>,
     secrets: &crate::secrets::Grants,
 ) {
+    wright_strategies::register(conversation);
     conversation.set_masker(secrets.masker());
     if let Some(tokens) = window {
         conversation.set_context_window(tokens);

@@ -40,7 +40,7 @@ pub(super) struct Begun {
     /// Why the run ends with this call, not finished (a `finish` while the check fails).
     pub(super) ends: Option<StopReason>,
     /// What it printed, for its observation if it does not finish.
-    pub(super) printed: super::printed::Printed,
+    pub(super) printed: super::types::Printed,
 }
 
 /// A call whose action is logged, as `prepare_call` takes it.
@@ -89,7 +89,7 @@ impl Conversation {
         }
         let result = match (&begun.tool, &begun.ready) {
             (Some(tool), Some(arguments)) => {
-                let masker = self.masker.clone();
+                let masker = self.log.masker().cloned();
                 let (result, printed) =
                     run_kept(tool.as_ref(), arguments, cancel, observer, masker).await;
                 begun.printed = printed;
@@ -259,7 +259,7 @@ impl Conversation {
                         flag: flag.clone(),
                     },
                 )?;
-                self.flags.push(flag);
+                self.teaching.flags.push(flag);
             }
         }
         let logged = Logged {
@@ -297,7 +297,7 @@ impl Conversation {
         let tool = self.tools.get(&name).cloned();
         // A shell command that is only another tool's look at a file runs as that look, and
         // `finish` written as a command is the `finish` call: asked about, checked, hooked
-        // and run as any call of that tool (see `wright_tools::Rerouted`).
+        // and run as any call of that tool (see `crate::strategy::Rerouted`).
         let rerouted = match (&tool, &parsed) {
             (Some(tool), Ok(arguments)) => self.rerouted(&Call {
                 call_id: &call_id,
@@ -571,7 +571,7 @@ impl Conversation {
 
 /// Runs `tool`, handing what it prints to the observer as it comes; `None` when the run
 /// was cancelled first.
-pub(super) async fn run_watched(
+pub(crate) async fn run_watched(
     tool: &dyn wright_tools::Tool,
     arguments: &Value,
     cancel: &CancellationToken,
@@ -589,11 +589,8 @@ pub(super) async fn run_kept(
     cancel: &CancellationToken,
     observer: &mut dyn Observer,
     masker: Option<Arc<wright_tools::Masker>>,
-) -> (
-    Option<Result<ToolOutput, ToolError>>,
-    super::printed::Printed,
-) {
-    let mut kept = super::printed::Printed::default();
+) -> (Option<Result<ToolOutput, ToolError>>, super::types::Printed) {
+    let mut kept = super::types::Printed::default();
     let mut pass = |bytes: &[u8], observer: &mut dyn Observer| {
         kept.push(bytes);
         show(bytes, observer);

@@ -139,7 +139,7 @@ impl Conversation {
         }
         let result = match (&begun.tool, &begun.ready) {
             (Some(tool), Some(arguments)) => {
-                let masker = self.masker.clone();
+                let masker = self.log.masker().cloned();
                 let (result, printed) =
                     run_kept(tool.as_ref(), arguments, cancel, observer, masker).await;
                 begun.printed = printed;

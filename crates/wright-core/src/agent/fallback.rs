@@ -31,10 +31,12 @@ pub struct Alternate {
     pub context_window: Option<u64>,
 }
 
-/// The profile in use and those after it.
+/// The profile in use, its prices, and those after it.
 #[derive(Default)]
 pub(super) struct Chain {
     pub(super) current: Option<String>,
+    /// The prices of the model in use, for the cost of each request and `max_cost`.
+    pub(super) price: Option<wright_protocol::Price>,
     pub(super) next: VecDeque<Alternate>,
 }
 
@@ -85,6 +87,8 @@ impl Conversation {
     pub fn set_fallback(&mut self, current: Option<String>, next: Vec<Alternate>) {
         self.fallback = Chain {
             current,
+            // The prices set for the model in use stay.
+            price: self.fallback.price,
             next: next.into(),
         };
     }
@@ -148,7 +152,7 @@ impl Conversation {
         let from = model_at(self.fallback.current.take(), &self.client);
         let to = model_at(Some(next.profile.clone()), &next.client);
         self.client = next.client;
-        self.price = next.price;
+        self.fallback.price = next.price;
         self.window.context_window = next.context_window;
         if let Some(tokens) = next.context_window {
             self.tools.fit_window(tokens);

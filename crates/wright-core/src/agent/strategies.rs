@@ -3,6 +3,7 @@
 //! strategies are taken out of the conversation while they are asked, so that they can
 //! be given a narrow view of it.
 
+use super::calls::run_watched;
 use super::Conversation;
 use super::Observer;
 use super::StepEnd;
@@ -19,7 +20,7 @@ use crate::strategy::Strategy;
 use crate::strategy::Unanswered;
 use crate::strategy::View;
 use tokio_util::sync::CancellationToken;
-use wright_protocol::Review;
+use wright_tools::ToolError;
 
 impl Conversation {
     /// Asks `strategy` too, after those already registered (one of the same name is
@@ -42,23 +43,9 @@ impl Conversation {
             .downcast_mut::<T>()
     }
 
-    /// Reviews the changes as they are now (after the user reverted some, say): the
-    /// earlier review no longer holds. Returns it, `None` when nothing is left to say;
-    /// suspicious changes made from now on are sent back again.
-    pub fn review_again(&mut self) -> Option<Review> {
-        let events = self.log.events();
-        self.strategies
-            .named(crate::strategy::ReviewChanges::NAME, events)?
-            .as_any_mut()?
-            .downcast_mut::<crate::strategy::ReviewChanges>()?
-            .again(events)
-    }
-
-    /// The last review that found something.
-    pub(super) fn last_review(&mut self) -> Option<Review> {
-        self.strategy_mut::<crate::strategy::ReviewChanges>(crate::strategy::ReviewChanges::NAME)?
-            .last()
-            .cloned()
+    /// What the strategies add to the report of a run that ended.
+    pub(super) fn add_to_outcome(&self, outcome: &mut super::Outcome) {
+        self.strategies.add_to_outcome(outcome);
     }
 
     /// The first answer a strategy gives to a hook that only reads.
@@ -102,7 +89,7 @@ impl Conversation {
     }
 
     /// The call `call` runs as instead, if a strategy reroutes it.
-    pub(super) fn rerouted(&mut self, call: &Call<'_>) -> Option<wright_tools::Rerouted> {
+    pub(super) fn rerouted(&mut self, call: &Call<'_>) -> Option<crate::strategy::Rerouted> {
         self.ask_strategies(|strategy, view| strategy.reroute(view, call))
     }
 
@@ -172,6 +159,34 @@ impl Conversation {
         decision
     }
 
+    /// Before the run's first step: what the strategies run and log first (the first
+    /// look), each in turn.
+    pub(super) async fn before_first_step(
+        &mut self,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+        run: &crate::strategy::RunStart,
+    ) -> Result<(), StoreError> {
+        let mut strategies = std::mem::take(&mut self.strategies);
+        let checks = strategies.checks();
+        let mut done = Ok(());
+        for at in 0..strategies.len() {
+            let strategy = strategies.caught_up_at(at, self.log.events());
+            let mut cx = Context {
+                conversation: self,
+                observer,
+                cancel,
+                checks,
+            };
+            done = strategy.before_first_step(&mut cx, run).await;
+            if done.is_err() {
+                break;
+            }
+        }
+        self.strategies = strategies;
+        done
+    }
+
     /// After a call that ran without error and did not end the run: what the strategies
     /// run and log (the check after an edit).
     pub(super) async fn after_call(
@@ -234,24 +249,100 @@ impl Conversation {
     }
 }
 
-/// The strategies every conversation starts with, in the order they are asked.
+impl Conversation {
+    /// Runs `command` in the terminal, from the workspace's root: its output (the exit
+    /// note taken off) and exit code; `None` when there is no terminal or it was cancelled.
+    pub(crate) async fn run_in_root(
+        &self,
+        command: &str,
+        observer: &mut dyn Observer,
+        cancel: &CancellationToken,
+    ) -> Option<(String, Option<i32>)> {
+        let terminal = self.tools.get("terminal").cloned()?;
+        let arguments = serde_json::json!({
+            "command": in_root(command, &self.workspace_root()),
+            "timeout": CHECK_TIMEOUT_SECS,
+        });
+        let ran = run_watched(
+            terminal.as_ref(),
+            &arguments,
+            cancel,
+            observer,
+            self.log.masker().cloned(),
+        )
+        .await?;
+        Some(match ran {
+            Ok(output) => (
+                without_exit_note(&output.text, output.exit_code),
+                output.exit_code,
+            ),
+            Err(ToolError::Model(message) | ToolError::Fatal(message)) => (message, None),
+        })
+    }
+}
+
+/// `output` without the terminal's note of a non-zero exit code at its end: the exit code
+/// is logged apart, and the runner's own last line ("FAILED (failures=1)") is what says
+/// most.
+fn without_exit_note(output: &str, exit_code: Option<i32>) -> String {
+    let text = output.trim_end();
+    exit_code
+        .and_then(|code| text.strip_suffix(&format!("[exit code {code}]")))
+        .unwrap_or(text)
+        .trim_end()
+        .to_string()
+}
+
+/// The check as the terminal runs it: in a bash of its own, so the aliases and functions
+/// of the model's shell do not apply (its exported variables, a virtualenv's, do), and in
+/// the workspace's root, whatever directory the model's shell is in — where the first look
+/// ran it.
+fn in_root(command: &str, root: &std::path::Path) -> String {
+    let script = format!(
+        "cd -- {} && {command}",
+        wright_tools::shell_quote(&root.display().to_string())
+    );
+    format!(
+        "bash --noprofile --norc -c {}",
+        wright_tools::shell_quote(&script)
+    )
+}
+
+/// A command run for a strategy (`Context::run_in_root`) gets at most this long: a slow
+/// suite must not eat the run's time.
+const CHECK_TIMEOUT_SECS: u64 = 60;
+
+/// The strategies every conversation starts with: the user's `Stop` hooks alone (the
+/// help is registered by whoever builds the conversation, in its place among them).
 pub(super) fn defaults() -> Strategies {
     let mut strategies = Strategies::default();
-    strategies.add(Box::new(crate::strategy::ForeignCalls));
-    strategies.add(Box::new(crate::strategy::PrematureFinish::default()));
-    strategies.add(Box::new(crate::strategy::Narrowing));
-    strategies.add(Box::new(crate::strategy::TestEditNote::default()));
-    strategies.add(Box::new(crate::strategy::FixedNote));
-    // At `finish`, in this order; the setters put theirs in these places (`add` replaces
-    // one of the same name where it is). wright's own check comes first: the others are
-    // told whether it passed.
-    strategies.add(Box::new(crate::strategy::Retest::default()));
-    strategies.add(Box::new(crate::strategy::ReviewChanges::default()));
-    strategies.add(Box::new(crate::strategy::FinishAfterFailure::off()));
     strategies.add(Box::new(crate::strategy::StopHooks));
-    strategies.add(Box::new(crate::strategy::SecondLookAtFinish::default()));
-    // A reply without a call: `set_require_finish` turns it on.
-    strategies.add(Box::new(crate::strategy::ActOrFinish::off()));
-    strategies.add(Box::new(crate::strategy::StuckCheck::default()));
     strategies
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_check_runs_in_the_root_in_a_shell_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("it's a \"root\"");
+        std::fs::create_dir(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        let ran = std::process::Command::new("bash")
+            .args([
+                "-c",
+                &format!(
+                    "shopt -s expand_aliases; alias pwd='echo fake'; cd /; {}",
+                    in_root("pwd", &root)
+                ),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ran.stdout).trim_end(),
+            root.display().to_string()
+        );
+    }
 }

@@ -226,7 +226,7 @@ impl Conversation {
     ) -> Result<HookProcess, String> {
         let workspace = self.workspace_dir();
         let mut input = json!({
-            "session_id": self.id,
+            "session_id": self.id(),
             "cwd": workspace,
             "hook_event_name": event.as_str(),
             // OpenHands' names for the same.
@@ -237,12 +237,12 @@ impl Conversation {
             object.extend(extra.clone());
         }
         let mut env = vec![
-            ("WRIGHT_SESSION_ID".to_string(), self.id.clone()),
+            ("WRIGHT_SESSION_ID".to_string(), self.id().to_string()),
             ("WRIGHT_PROJECT_DIR".to_string(), workspace.clone()),
             ("WRIGHT_HOOK_EVENT".to_string(), event.as_str().to_string()),
             ("CLAUDE_PROJECT_DIR".to_string(), workspace.clone()),
             ("OPENHANDS_PROJECT_DIR".to_string(), workspace),
-            ("OPENHANDS_SESSION_ID".to_string(), self.id.clone()),
+            ("OPENHANDS_SESSION_ID".to_string(), self.id().to_string()),
             (
                 "OPENHANDS_EVENT_TYPE".to_string(),
                 event.as_str().to_string(),

@@ -1,11 +1,31 @@
 //! What the loop shares with its front ends: the observer that sees each event as it
 //! happens, the limits a run is given, the checks made between steps, what a run ends
 //! with and its totals, and what opens a new conversation.
+//!
+//! What a front end may change on a conversation between steps (model, window, review,
+//! condensing threshold), and the bookkeeping of condensations.
+//!
+//! What a conversation shows of itself (its id, log, events, totals, client, tools) and
+//! how events are appended to its log: each shown to the observer once it is on disk,
+//! or kept quiet for resume's own bookkeeping.
+//!
+//! What a call printed while it ran, kept for when it does not finish (Ctrl-C, the time
+//! limit): the observation of an interrupted call says what the command had printed, not
+//! only that it stopped. Bounded: the first and the last bytes, with the whole counted.
 
+use super::Conversation;
+use crate::store::EventLog;
+use crate::store::StoreError;
+use serde_json::Value;
+use std::path::Path;
+use wright_llm::Client;
 use wright_llm::StreamDelta;
+use wright_protocol::count;
 use wright_protocol::AgentState;
 use wright_protocol::Event;
+use wright_protocol::EventBody;
 use wright_protocol::Review;
+use wright_protocol::Source;
 
 /// Sees the conversation as it happens (front ends print from here).
 pub trait Observer: Send {
@@ -128,13 +148,16 @@ pub(super) struct Window {
     pub(super) condense_requested: bool,
 }
 
-/// The user's own cancellation, and why, to tell it from the time budget's.
+/// The user's side of a run in flight: their own cancellation, and why (to tell it from
+/// the time budget's), and the side questions they hand in.
 #[derive(Default)]
 pub(super) struct Interrupt {
     /// The user's own cancellation (Ctrl-C), to tell it from the time budget's.
     pub(super) user_cancel: Option<tokio_util::sync::CancellationToken>,
     /// Why the user's token was cancelled, when the front end says (a signal's name).
     pub(super) interrupt_reason: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+    /// Side questions handed in while a run goes on (see `send`).
+    pub(super) asides: Option<tokio::sync::mpsc::UnboundedReceiver<super::send::Aside>>,
 }
 
 /// When and how the user is asked before an action runs (see `confirming`).
@@ -149,27 +172,13 @@ pub(super) struct Confirmation {
     pub(super) pending: Option<crate::confirm::Pending>,
 }
 
-/// The first look and what follows it, as the front end set them (see `first_look`).
-#[derive(Default)]
-pub(super) struct FirstLookPlan {
-    /// The command to run before the first step (see `first_look`).
-    pub(super) first_look: Option<String>,
-    /// Whether the first look's failure is read apart by the model (see `first_look`).
-    pub(super) read_first_failure: bool,
-    /// Whether versions of the first look's failing code are asked for and tried (see
-    /// `candidates`).
-    pub(super) try_candidates: bool,
-    /// When versions stop being tried: half of `--max-time` after the run started, so
-    /// the steps keep the other half (the 1.5B's four versions of a Rust stub, each
-    /// compiled and tested, once took the whole 150 s before step 1).
-    pub(super) versions_until: Option<std::time::Instant>,
-}
-
 /// What the repository teaches the agent: its instructions, hooks and setup script (see `teach`).
 #[derive(Default)]
 pub(super) struct Teaching {
     /// The last text the agent read that looks like instructions to it: (event, words).
     pub(super) read_instructions: Option<(u64, String)>,
+    /// What this run flagged: a risky action after such a text.
+    pub(super) flags: Vec<wright_protocol::Flag>,
     /// The hooks and what runs them (see `teach`).
     pub(super) hooks: Option<super::teach::Hooks>,
     /// Whether the `SessionStart` hooks ran in this process.
@@ -199,5 +208,280 @@ impl Default for Confirmation {
             always: std::collections::BTreeSet::new(),
             pending: None,
         }
+    }
+}
+
+impl Conversation {
+    /// Talks to another model from the next step on (the history stays as it is).
+    pub fn set_client(&mut self, client: Client) {
+        self.client = client;
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Notes something the user did (in chat: an undo) so the model knows of it.
+    pub fn note_from_user(
+        &mut self,
+        observer: &mut dyn Observer,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        self.append(
+            observer,
+            Source::User,
+            EventBody::Message {
+                text: text.to_string(),
+                step: None,
+                reasoning: None,
+                raw: None,
+            },
+        )
+    }
+
+    /// Masks the secrets of `masker` out of every event from now on (before it is logged,
+    /// shown or sent to the model) and out of what commands print as it is shown.
+    pub fn set_masker(&mut self, masker: std::sync::Arc<wright_tools::Masker>) {
+        let masker = Some(masker).filter(|m| !m.is_empty());
+        self.log.set_masker(masker);
+    }
+
+    /// The workspace whose files a failure names: a loop over a failure is then met with
+    /// the lines it points at.
+    pub fn set_workspace(&mut self, workspace: wright_tools::Workspace) {
+        self.workspace = Some(workspace);
+    }
+
+    /// Counts what each request costs at `price` (and stops at `Limits::max_cost`).
+    pub fn set_price(&mut self, price: Option<wright_protocol::Price>) {
+        self.fallback.price = price;
+    }
+
+    /// The granted secrets, masked out of every event and of what commands print as it is
+    /// shown (the log's).
+    pub(crate) fn masker(&self) -> Option<std::sync::Arc<wright_tools::Masker>> {
+        self.log.masker().cloned()
+    }
+
+    /// Where a front end writes why it cancels the run (say, "stopped by SIGTERM") before
+    /// cancelling: the stop is logged with that reason instead of "interrupted by the user".
+    pub fn interrupt_reason(&self) -> std::sync::Arc<std::sync::Mutex<Option<String>>> {
+        self.interrupt.interrupt_reason.clone()
+    }
+
+    /// Checks `guard` before each step; its reason stops the run.
+    pub fn add_step_guard(&mut self, guard: Box<dyn StepGuard>) {
+        self.guards.push(guard);
+    }
+
+    /// Condenses the history before the next request, whatever its size (asked for by
+    /// the user): aiming at half of it, masking first, else a summary; when it cannot
+    /// shrink, the run goes on with it as it is.
+    pub fn condense_first(&mut self) {
+        self.window.condense_requested = true;
+    }
+
+    /// Condense when a request would pass `share` of the window (0.3 to 0.95).
+    pub fn set_condense_at(&mut self, share: f64) {
+        self.window.condense_at = share.clamp(0.3, 0.95);
+    }
+
+    /// Requests that would not fit in `tokens` (with room kept for the reply) are not
+    /// sent: the run stops with the reason instead of being silently truncated. The tools
+    /// are told too, so their outputs shrink with the window.
+    pub fn set_context_window(&mut self, tokens: u64) {
+        self.window.context_window = Some(tokens);
+        self.tools.fit_window(tokens);
+    }
+
+    pub(crate) fn note_condensation(&mut self, condensation: &wright_protocol::Condensation) {
+        self.totals.condensations += 1;
+        self.totals.prompt_tokens += condensation.summary_prompt_tokens.unwrap_or(0);
+        self.totals.completion_tokens += condensation.summary_completion_tokens.unwrap_or(0);
+        if let Some(price) = self.fallback.price {
+            self.totals.cost += price.of(
+                condensation.summary_prompt_tokens.unwrap_or(0),
+                condensation.summary_completion_tokens.unwrap_or(0),
+            );
+        }
+        self.window.condensed_at_steps.push(self.step);
+    }
+
+    /// Three condensations on three steps in a row: condensing no longer helps.
+    pub(super) fn condensation_loop(&self) -> bool {
+        let steps = &self.window.condensed_at_steps;
+        steps.len() >= 3 && {
+            let last = &steps[steps.len() - 3..];
+            last[2] == last[1] + 1 && last[1] == last[0] + 1
+        }
+    }
+}
+
+impl Conversation {
+    pub(crate) fn client_ref(&self) -> &Client {
+        &self.client
+    }
+
+    pub(crate) fn request_tools_ref(&self) -> &[Value] {
+        self.calling.request_tools()
+    }
+
+    pub(crate) fn estimate(&self, bytes: usize) -> u64 {
+        self.estimate_tokens(bytes)
+    }
+
+    pub(crate) fn append_event(
+        &mut self,
+        observer: &mut dyn Observer,
+        source: Source,
+        body: EventBody,
+    ) -> Result<(), StoreError> {
+        self.append(observer, source, body)
+    }
+
+    /// Tells the model something at `step`, as wright's own message (logged first, as
+    /// every event).
+    pub(super) fn tell(
+        &mut self,
+        observer: &mut dyn Observer,
+        step: u32,
+        text: String,
+    ) -> Result<(), StoreError> {
+        let body = EventBody::Message {
+            text,
+            step: Some(step),
+            reasoning: None,
+            raw: None,
+        };
+        self.append(observer, Source::Environment, body)
+    }
+
+    /// The token count of a request body of `bytes`, as best known.
+    pub(super) fn estimate_tokens(&self, bytes: usize) -> u64 {
+        (bytes as f64 * self.window.tokens_per_byte).ceil() as u64
+    }
+
+    /// Its id, as its log's start says.
+    pub fn id(&self) -> &str {
+        self.start_event()
+            .map_or("", |start| start.conversation.as_str())
+    }
+
+    pub fn log_path(&self) -> &Path {
+        self.log.path()
+    }
+
+    pub fn events(&self) -> &[Event] {
+        self.log.events()
+    }
+
+    /// Ends the conversation and gives back its log, for what a front end records after
+    /// the run (where the changes went); the model client and tools are dropped.
+    pub fn into_log(self) -> EventLog {
+        self.log
+    }
+
+    pub(super) fn append(
+        &mut self,
+        observer: &mut dyn Observer,
+        source: Source,
+        body: EventBody,
+    ) -> Result<(), StoreError> {
+        let event = self.log.append(source, body)?;
+        observer.event(event);
+        Ok(())
+    }
+
+    /// Appends an event no observer needs to see (resume's own bookkeeping).
+    pub(crate) fn append_quietly(
+        &mut self,
+        source: Source,
+        body: EventBody,
+    ) -> Result<(), StoreError> {
+        self.log.append(source, body).map(|_| ())
+    }
+
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+}
+
+/// Bytes kept from the start of the output.
+const HEAD: usize = 4 << 10;
+/// Bytes kept from its end (where a command says how far it got).
+const TAIL: usize = 12 << 10;
+
+/// The printed bytes (already masked, as shown), its two ends kept.
+#[derive(Debug, Default)]
+pub(super) struct Printed {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    total: u64,
+}
+
+impl Printed {
+    pub(super) fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = HEAD - self.head.len();
+        if room > 0 {
+            let (first, rest) = bytes.split_at(room.min(bytes.len()));
+            self.head.extend_from_slice(first);
+            bytes = rest;
+        }
+        self.tail.extend(bytes);
+        let over = self.tail.len().saturating_sub(TAIL);
+        self.tail.drain(..over);
+    }
+
+    /// For the observation: nothing when nothing was printed.
+    pub(super) fn text(&self) -> Option<String> {
+        let kept = (self.head.len() + self.tail.len()) as u64;
+        let head = wright_tools::clean_terminal_output(&self.head);
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        let tail = wright_tools::clean_terminal_output(&tail);
+        let text = if kept < self.total {
+            // The tail's first line is cut: from the next one.
+            let tail = tail.split_once('\n').map_or("", |(_, rest)| rest);
+            format!(
+                "{}\n[... the middle is omitted; it printed {} in all ...]\n{}",
+                head.trim_end(),
+                count(self.total, "byte"),
+                tail
+            )
+        } else {
+            format!("{head}{tail}")
+        };
+        let text = text.trim_end();
+        (!text.trim().is_empty()).then(|| text.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_ends_are_kept_and_the_whole_counted() {
+        let mut printed = Printed::default();
+        assert_eq!(printed.text(), None);
+        let first = b"\x1b[1mstep 1\x1b[0m\r\n";
+        printed.push(first);
+        assert_eq!(printed.text().as_deref(), Some("step 1"));
+        let mut total = first.len();
+        for n in 2..=5000 {
+            let line = format!("step {n}\n");
+            total += line.len();
+            printed.push(line.as_bytes());
+        }
+        let text = printed.text().unwrap();
+        assert!(text.starts_with("step 1\nstep 2\n"), "{text}");
+        assert!(text.ends_with("step 4999\nstep 5000"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "[... the middle is omitted; it printed {total} bytes in all ...]"
+            )),
+            "{text}"
+        );
+        assert!(text.len() < HEAD + TAIL + 100);
     }
 }

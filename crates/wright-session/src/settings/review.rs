@@ -14,6 +14,7 @@ use std::sync::Arc;
 use wright_config::Settings;
 use wright_core::Conversation;
 use wright_llm::Client;
+use wright_strategies::Help;
 
 /// A reviewer chosen and connected, for the conversation a session starts.
 pub struct Review {

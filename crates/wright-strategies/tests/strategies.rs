@@ -15,6 +15,7 @@ use wright_core::strategy::Strategy;
 use wright_core::StoreError;
 use wright_protocol::AgentState;
 use wright_protocol::StopReason;
+use wright_strategies::Help;
 use wright_testkit::Reply;
 
 const TEST_NOTE: &str = "[This is a test file.";
@@ -88,7 +89,7 @@ async fn a_reply_without_a_call_is_sent_back_once_then_the_run_stops() {
     let mut h = Harness::run_mode(script).await;
     let outcome = h.run("fix it").await;
     assert_eq!(outcome.stop, StopReason::NoToolCall);
-    assert_eq!(h.said(), vec![wright_core::NUDGE.to_string()]);
+    assert_eq!(h.said(), vec![wright_strategies::NUDGE.to_string()]);
     assert_eq!(outcome.summary.as_deref(), Some("Still thinking."));
 
     // In a chat the same reply is the answer.

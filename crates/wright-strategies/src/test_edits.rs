@@ -5,10 +5,10 @@
 //! `finish` still asks about weakened tests. The note is part of the edit's observation,
 //! so a resumed conversation finds it there and does not say it again.
 
-use super::Call;
-use super::Ran;
-use super::Strategy;
-use super::View;
+use wright_core::strategy::Call;
+use wright_core::strategy::Ran;
+use wright_core::strategy::Strategy;
+use wright_core::strategy::View;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 
@@ -41,7 +41,7 @@ impl Strategy for TestEditNote {
                 Some("str_replace" | "insert" | "create")
             );
         let path = arguments["path"].as_str()?;
-        if ran != Ran::Fine || self.told || !edits || !crate::review::is_test_file(path) {
+        if ran != Ran::Fine || self.told || !edits || !wright_tools::is_test_file(path) {
             return None;
         }
         // Set at once: two edits in one reply get the note once (absorb confirms it).

@@ -1,10 +1,10 @@
 //! `run` mode: only `finish` ends the task. A reply without a tool call is sent back once
 //! ("act through the tools, or finish"); a second in a row stops the run (`NoToolCall`).
 
-use super::starts_a_run;
-use super::Strategy;
-use super::Unanswered;
-use super::View;
+use wright_core::strategy::starts_a_run;
+use wright_core::strategy::Strategy;
+use wright_core::strategy::Unanswered;
+use wright_core::strategy::View;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;

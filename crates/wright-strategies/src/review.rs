@@ -4,12 +4,12 @@
 //! the process's, as the user's undo in a chat is not in the log (see `again`): a resumed
 //! conversation may be asked once more.
 
-use super::AtFinish;
-use super::Context;
-use super::Finish;
-use super::Strategy;
-use crate::review::Inspector;
-use crate::store::StoreError;
+use wright_core::strategy::AtFinish;
+use wright_core::strategy::Context;
+use wright_core::strategy::Finish;
+use wright_core::strategy::Strategy;
+use wright_core::Inspector;
+use wright_core::StoreError;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Review;
@@ -47,7 +47,7 @@ impl ReviewChanges {
     /// suspicious changes made from now on are sent back again.
     pub fn again(&mut self, events: &[Event]) -> Option<Review> {
         let inspector = self.inspector.as_ref()?;
-        let review = crate::review::analyze(&review_text(events), &inspector.changes());
+        let review = wright_core::review_changes(&review_text(events), &inspector.changes());
         self.last = Some(review).filter(|r| !r.is_empty());
         if !self.last.as_ref().is_some_and(Review::is_suspicious) {
             self.asked = false;
@@ -66,6 +66,10 @@ impl Strategy for ReviewChanges {
         Some(self)
     }
 
+    fn add_to_outcome(&self, outcome: &mut wright_core::Outcome) {
+        outcome.review = self.last().cloned();
+    }
+
     async fn at_finish(
         &mut self,
         cx: &mut Context<'_>,
@@ -74,7 +78,8 @@ impl Strategy for ReviewChanges {
         let Some(inspector) = &self.inspector else {
             return Ok(AtFinish::Continue);
         };
-        let review = crate::review::analyze(&review_text(cx.view().events()), &inspector.changes());
+        let review =
+            wright_core::review_changes(&review_text(cx.view().events()), &inspector.changes());
         if review.is_empty() {
             return Ok(AtFinish::Continue);
         }
@@ -82,7 +87,7 @@ impl Strategy for ReviewChanges {
         self.last = Some(review.clone());
         if review.is_suspicious() && !self.asked {
             self.asked = true;
-            return Ok(AtFinish::SendBack(crate::review::request_justification(
+            return Ok(AtFinish::SendBack(wright_core::request_justification(
                 &review,
             )));
         }

@@ -16,16 +16,16 @@
 //! kept apart is the file's text before an `undo_edit`, from just before the call runs to
 //! just after, to put back what the undo took if it breaks a passing check.
 
-use super::starts_a_run;
-use super::AtFinish;
-use super::Call;
-use super::Context;
-use super::Finish;
-use super::Strategy;
-use super::View;
-use crate::agent::FIRST_LOOK_CALL;
-use crate::store::StoreError;
+use crate::FIRST_LOOK_CALL;
 use serde_json::Value;
+use wright_core::strategy::starts_a_run;
+use wright_core::strategy::AtFinish;
+use wright_core::strategy::Call;
+use wright_core::strategy::Context;
+use wright_core::strategy::Finish;
+use wright_core::strategy::Strategy;
+use wright_core::strategy::View;
+use wright_core::StoreError;
 use wright_protocol::CandidateOutcome;
 use wright_protocol::Check;
 use wright_protocol::CheckMoment;
@@ -159,6 +159,10 @@ impl Strategy for Retest {
         Some(self)
     }
 
+    fn checks_work(&self) -> bool {
+        self.is_on()
+    }
+
     fn absorb(&mut self, event: &Event) {
         match &event.body {
             EventBody::Check(check)
@@ -283,7 +287,15 @@ impl Strategy for Retest {
 
 /// That the check passes now and what is left to do; `None` when there is no check (the
 /// first look did not fail) or it does not pass.
-pub(crate) fn passes_now_note(events: &[Event]) -> Option<String> {
+/// That wright's own check passes now and what is left to do, when the check is on and
+/// it passes.
+pub fn check_passes_note(view: &View<'_>) -> Option<String> {
+    view.checks()
+        .then(|| passes_now_note(view.events()))
+        .flatten()
+}
+
+fn passes_now_note(events: &[Event]) -> Option<String> {
     let command = failed_first_look(events)?;
     passes_now(events).then(|| {
         format!(
@@ -306,15 +318,6 @@ fn passes_now(events: &[Event]) -> bool {
             _ => None,
         })
         .unwrap_or(false)
-}
-
-/// Whether `events` (appended while a `finish` was asked about) hold a check before that
-/// finish which passed.
-pub(crate) fn passed_before_finish(events: &[Event]) -> bool {
-    events.iter().any(|event| {
-        matches!(&event.body, EventBody::Check(check)
-            if check.moment == CheckMoment::BeforeFinish && check.passed())
-    })
 }
 
 /// `command` run again after wright put a file back: what came of it, in words.
@@ -380,7 +383,7 @@ fn failed_first_look(events: &[Event]) -> Option<String> {
 
 /// Whether a call of `tool` with `arguments` changes a file of the code: an edit (not a
 /// view) of a file that is not a test.
-pub(crate) fn edits_code(tool: &str, arguments: &Value) -> bool {
+pub fn edits_code(tool: &str, arguments: &Value) -> bool {
     let edits = matches!(tool, "file_editor" | "str_replace_editor")
         && matches!(
             arguments["command"].as_str(),
@@ -389,7 +392,7 @@ pub(crate) fn edits_code(tool: &str, arguments: &Value) -> bool {
     edits
         && arguments["path"]
             .as_str()
-            .is_some_and(|path| !crate::review::is_test_file(path))
+            .is_some_and(|path| !wright_tools::is_test_file(path))
 }
 
 /// `text` cut to `chars` characters.

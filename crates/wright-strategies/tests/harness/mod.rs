@@ -29,6 +29,7 @@ use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
 use wright_protocol::ToolCalling;
+use wright_strategies::Help;
 use wright_testkit::Reply;
 use wright_testkit::ScriptedServer;
 use wright_tools::Tool;
@@ -80,6 +81,7 @@ impl Harness {
             ToolCalling::Native,
         )
         .expect("create");
+        wright_strategies::register(&mut conversation);
         conversation.set_require_finish(run_mode);
         conversation.set_workspace(Workspace::new(workspace.path()).expect("workspace"));
         Self {
@@ -139,6 +141,7 @@ impl Harness {
             toolbox(workspace.path(), &shell),
         )
         .expect("resume");
+        wright_strategies::register(&mut conversation);
         conversation.set_require_finish(run_mode);
         conversation.set_workspace(Workspace::new(workspace.path()).expect("workspace"));
         Self {
@@ -208,7 +211,7 @@ fn toolbox(root: &std::path::Path, shell: &Arc<ScriptedShell>) -> Toolbox {
 }
 
 /// Sees nothing: the log is what tests read.
-struct Quiet;
+pub struct Quiet;
 
 impl Observer for Quiet {
     fn event(&mut self, _event: &Event) {}

@@ -1,15 +1,16 @@
-//! Stuck detection after each step (see `crate::stuck` for the patterns): the first time
+//! Stuck detection after each step (see `patterns`): the first time
 //! the model loops it is told what it repeats and, when a failure names a place in the
 //! workspace, the lines it points at; the second time, with a loop of the same kind, it
 //! gives up — the next model of the fallback chain takes over, or the run stops as stuck.
 //! What the model was told is read back from the log; a new run or a new model starts
 //! untold.
 
-use super::starts_a_run;
-use super::AfterStep;
-use super::Strategy;
-use super::View;
-use crate::stuck;
+mod patterns;
+
+use wright_core::strategy::starts_a_run;
+use wright_core::strategy::AfterStep;
+use wright_core::strategy::Strategy;
+use wright_core::strategy::View;
 use wright_protocol::AgentState;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
@@ -45,7 +46,7 @@ impl Strategy for StuckCheck {
     }
 
     fn after_step(&mut self, view: &View<'_>, _step: u32) -> AfterStep {
-        let Some(pattern) = stuck::detect(view.events()) else {
+        let Some(pattern) = patterns::detect(view.events()) else {
             return AfterStep::Continue;
         };
         if self
@@ -63,9 +64,8 @@ impl Strategy for StuckCheck {
         }
         // The next step: finish, when the check passes now; else the one the last
         // failure points at.
-        let next = view
-            .check_passes_note()
-            .or_else(|| stuck::next_step(view.events(), view.workspace()?))
+        let next = crate::retest::check_passes_note(view)
+            .or_else(|| patterns::next_step(view.events(), view.workspace()?))
             .map(|next| format!("\n{next}"))
             .unwrap_or_default();
         AfterStep::Say(format!(

@@ -3,12 +3,12 @@
 //! second `finish` is taken; so is one when wright's own check passes (the command that
 //! matters passes).
 
-use super::starts_a_run;
-use super::AtFinish;
-use super::Context;
-use super::Finish;
-use super::Strategy;
-use crate::store::StoreError;
+use wright_core::strategy::starts_a_run;
+use wright_core::strategy::AtFinish;
+use wright_core::strategy::Context;
+use wright_core::strategy::Finish;
+use wright_core::strategy::Strategy;
+use wright_core::StoreError;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 

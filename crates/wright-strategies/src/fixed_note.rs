@@ -4,10 +4,10 @@
 //! file, tried again, until it was stuck (6 runs of 9). It keeps no state: the check's
 //! verdict is read from the log.
 
-use super::Call;
-use super::Ran;
-use super::Strategy;
-use super::View;
+use wright_core::strategy::Call;
+use wright_core::strategy::Ran;
+use wright_core::strategy::Strategy;
+use wright_core::strategy::View;
 
 #[derive(Debug, Default)]
 pub struct FixedNote;
@@ -18,9 +18,9 @@ impl Strategy for FixedNote {
     }
 
     fn annotate(&mut self, view: &View<'_>, call: &Call<'_>, ran: Ran) -> Option<String> {
-        if ran != Ran::Refused || !crate::strategy::edits_code(call.tool, call.arguments) {
+        if ran != Ran::Refused || !crate::retest::edits_code(call.tool, call.arguments) {
             return None;
         }
-        view.check_passes_note().map(|passes| format!("[{passes}]"))
+        crate::retest::check_passes_note(view).map(|passes| format!("[{passes}]"))
     }
 }

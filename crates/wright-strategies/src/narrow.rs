@@ -14,8 +14,8 @@
 //! cached prefix — and nothing is logged: the decision is a function of the log, made
 //! again the same way on resume.
 
-use super::Strategy;
-use super::View;
+use wright_core::strategy::Strategy;
+use wright_core::strategy::View;
 use wright_llm::constrain::ActiveConstraint;
 use wright_protocol::Event;
 use wright_protocol::EventBody;

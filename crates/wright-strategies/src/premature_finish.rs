@@ -2,11 +2,11 @@
 //! never carried out. Anything the agent ran without error (but `think` and `finish`)
 //! counts as done, and so does a version of the code wright tried and kept.
 
-use super::BeforeCall;
-use super::Call;
-use super::Strategy;
-use super::View;
 use std::collections::HashMap;
+use wright_core::strategy::BeforeCall;
+use wright_core::strategy::Call;
+use wright_core::strategy::Strategy;
+use wright_core::strategy::View;
 use wright_protocol::CandidateOutcome;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
