@@ -22,8 +22,8 @@ use agent_client_protocol::Client;
 use agent_client_protocol::Error;
 use agent_client_protocol::ErrorCode;
 use std::sync::Arc;
-use wright_core::Observer;
 use wright_session::stored::conversations_root as conversations_dir;
+use wright_session::Observer;
 
 /// Protocol version 1 (the only one stable), loading sessions, prompts of text and links
 /// (the baseline: no images, sounds or embedded resources).

@@ -6,14 +6,13 @@
 
 use anyhow::Result;
 use std::path::Path;
-use wright_core::Conversation;
-use wright_core::ResumeNotes;
 use wright_protocol::ConfirmMode;
 use wright_session::settings::console::console;
 use wright_session::settings::going_on::Naming;
 use wright_session::settings::unattended;
 use wright_session::settings::CommonArgs;
 use wright_session::Front;
+use wright_session::Reopened;
 use wright_session::Session;
 
 #[async_trait::async_trait]
@@ -29,11 +28,7 @@ pub trait Starter: Send + Sync + 'static {
 
     /// The session of the conversation in `dir`, locked, and the conversation read back
     /// from its log (as `wright resume` reopens one).
-    async fn reopen(
-        &self,
-        dir: &Path,
-        front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)>;
+    async fn reopen(&self, dir: &Path, front: &dyn Front) -> Result<Reopened>;
 
     /// A line for the person who started the program (stderr), never the protocol's.
     fn diagnostic(&self, line: &str);
@@ -75,11 +70,7 @@ impl Starter for SettingsStarter {
         .await
     }
 
-    async fn reopen(
-        &self,
-        dir: &Path,
-        front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)> {
+    async fn reopen(&self, dir: &Path, front: &dyn Front) -> Result<Reopened> {
         unattended::reopen(&self.defaults, dir, None, Naming::Flags, front).await
     }
 

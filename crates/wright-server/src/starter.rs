@@ -9,13 +9,12 @@ use crate::api::NewConversation;
 use anyhow::Result;
 use std::path::Path;
 use std::sync::Arc;
-use wright_core::Conversation;
-use wright_core::ResumeNotes;
 use wright_protocol::ConfirmMode;
 use wright_session::settings::going_on::Naming;
 use wright_session::settings::unattended;
 use wright_session::settings::CommonArgs;
 use wright_session::Front;
+use wright_session::Reopened;
 use wright_session::Session;
 
 /// What the program around the server gives it: sessions prepared from a request, with
@@ -41,7 +40,7 @@ pub trait Starter: Send + Sync + 'static {
         dir: &Path,
         settings: &api::Settings,
         front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)>;
+    ) -> Result<Reopened>;
     /// The model server the settings name (else the local one that answers), and its
     /// models.
     async fn models(&self) -> Result<api::Models>;
@@ -127,7 +126,7 @@ impl Starter for SettingsStarter {
         dir: &Path,
         settings: &api::Settings,
         front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)> {
+    ) -> Result<Reopened> {
         // The request's settings (over the server's record of the conversation's) name
         // the model it goes on with, or nothing does.
         let named =

@@ -16,11 +16,11 @@ use super::Connected;
 use super::SessionSettings;
 use crate::Existing;
 use crate::Front;
+use crate::Reopened;
+use crate::Running;
 use crate::Session;
 use anyhow::Result;
 use std::path::Path;
-use wright_core::Conversation;
-use wright_core::ResumeNotes;
 use wright_protocol::ConfirmMode;
 
 /// Refuses a workspace a conversation could not start in with `args`: not a directory,
@@ -90,7 +90,7 @@ pub async fn reopen(
     confirm: Option<ConfirmMode>,
     naming: Naming,
     front: &dyn Front,
-) -> Result<(Session, Conversation, ResumeNotes)> {
+) -> Result<Reopened> {
     let existing = Existing::open(dir, front)?;
     // The model it is on unless another is named (logged as a switch), as `wright
     // resume` does.
@@ -115,7 +115,7 @@ pub async fn reopen(
     let in_use = model_at(settings.values.profile.clone(), &client);
     plan.check_connected(&in_use, &mut profiles)?;
     default_confirm(&mut settings, confirm);
-    Session::reopen(
+    let (session, conversation, notes) = Session::reopen(
         existing,
         client,
         settings.values.clone(),
@@ -123,7 +123,12 @@ pub async fn reopen(
         profiles,
         front,
     )
-    .await
+    .await?;
+    Ok(Reopened {
+        session,
+        conversation: Running { conversation },
+        torn_line: notes.torn.map(|torn| torn.line),
+    })
 }
 
 /// The program's own default for confirmation (the server asks before risky actions),
