@@ -52,7 +52,7 @@ pub(crate) async fn prompt(
     match result {
         Ok(Answer::Stop(stop)) => Ok(PromptResponse::new(stop)),
         Ok(Answer::Failed(why)) => Err(Error::new(ErrorCode::INTERNAL_ERROR, why)),
-        Err(err) => Err(Error::new(ErrorCode::INTERNAL_ERROR, format!("{err:#}"))),
+        Err(err) => Err(crate::failure::of_run(&err)),
     }
 }
 

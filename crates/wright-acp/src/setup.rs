@@ -59,7 +59,7 @@ pub(crate) async fn new_session(
     };
     match checked {
         Ok(Ok(())) => {}
-        Ok(Err(err)) => return Err(invalid(format!("{err:#}"))),
+        Ok(Err(err)) => return Err(crate::failure::answer(&err, ErrorCode::INVALID_PARAMS)),
         Err(err) => return Err(Error::new(ErrorCode::INTERNAL_ERROR, err.to_string())),
     }
     let id = loop {

@@ -99,7 +99,11 @@ impl Runs {
             .starter
             .reopen(&dir, &crate::api::Settings::default(), &front)
             .await
-            .map_err(|err| ApiError::conflict(format!("{err:#}")))?;
+            .map_err(|err| match err {
+                // Its settings or model server: the client's to fix, as the code says.
+                wright_session::SessionError::Other(err) => ApiError::conflict(format!("{err:#}")),
+                typed => ApiError::from(&typed),
+            })?;
         let hub = self.hub(id).ok_or_else(|| ApiError::not_found(id))?;
         let mut observer = HubObserver(hub);
         let asked = reopened

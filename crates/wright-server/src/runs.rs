@@ -42,6 +42,8 @@ pub(crate) struct Job {
     reason: Option<Arc<Mutex<Option<String>>>>,
     pub(crate) front: Arc<Recorder>,
     pub(crate) error: Option<String>,
+    /// The code of `error`, when it is the session's (see `session_error`).
+    pub(crate) error_code: Option<&'static str>,
     /// Interrupted while it waited for its turn: it never ran.
     pub(crate) never_ran: bool,
     /// Why it was stopped, once it was.
@@ -286,6 +288,7 @@ impl Runs {
                 reason: None,
                 front: front.clone(),
                 error: None,
+                error_code: None,
                 never_ran: false,
                 stopped_by: None,
                 confirmer,
@@ -335,7 +338,19 @@ impl Runs {
             if let Some(job) = jobs.get_mut(&id) {
                 job.phase = Phase::Ended;
                 job.reason = None;
-                job.error = result.err().map(|err| format!("{err:#}"));
+                let (error, code) = match result {
+                    Ok(()) => (None, None),
+                    Err(err) => match err.downcast_ref::<wright_session::SessionError>() {
+                        // Worded in the request's fields, with its code.
+                        Some(typed) => {
+                            let answer = ApiError::from(typed);
+                            (Some(answer.message), Some(answer.code))
+                        }
+                        None => (Some(format!("{err:#}")), None),
+                    },
+                };
+                job.error = error;
+                job.error_code = code;
                 job.never_ran = never_ran;
             }
             drop(jobs);
