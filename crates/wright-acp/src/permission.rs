@@ -20,11 +20,11 @@ use agent_client_protocol::v1::schema::ToolCallUpdateFields;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 use std::sync::Arc;
-use wright_core::confirm::Answer;
-use wright_core::confirm::Confirmer;
-use wright_core::confirm::Pending;
+use wright_protocol::Answer;
 use wright_protocol::Decision;
+use wright_protocol::Pending;
 use wright_protocol::Source;
+use wright_session::Confirmer;
 
 /// The options' ids, as the editor answers with them.
 const ALLOW: &str = "allow";

@@ -22,8 +22,9 @@ use agent_client_protocol::ErrorCode;
 use std::path::Path;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use wright_core::Conversation;
 use wright_protocol::ToolCalling;
+use wright_session::Reopened;
+use wright_session::Running;
 use wright_session::Session;
 
 pub(crate) async fn prompt(
@@ -51,7 +52,7 @@ pub(crate) async fn prompt(
     match result {
         Ok(Answer::Stop(stop)) => Ok(PromptResponse::new(stop)),
         Ok(Answer::Failed(why)) => Err(Error::new(ErrorCode::INTERNAL_ERROR, why)),
-        Err(err) => Err(Error::new(ErrorCode::INTERNAL_ERROR, format!("{err:#}"))),
+        Err(err) => Err(crate::failure::of_run(&err)),
     }
 }
 
@@ -84,11 +85,10 @@ async fn run(
     let from = conversation.events().len() as u64;
     let stream_text = session.tool_calling == ToolCalling::Native;
     let mut updates = Updates::live(notifier, id, files, from, stream_text);
-    let limits = wright_session::limits(&session.settings);
-    let (outcome, _) = session
-        .run_to_end(conversation, Some(text), limits, cancel, &mut updates, text)
+    let end = session
+        .run(conversation, Some(text), cancel, &mut updates, text)
         .await?;
-    Ok(crate::stop::answer(&outcome.stop))
+    Ok(crate::stop::answer(&end.stop))
 }
 
 /// The session and conversation of `id`: made on its first prompt, reopened from its log
@@ -98,14 +98,17 @@ async fn open(
     id: &str,
     workspace: &Path,
     front: &Editor,
-) -> anyhow::Result<(Session, Conversation)> {
+) -> anyhow::Result<(Session, Running)> {
     let dir = wright_session::stored::conversation_dir(id);
     if dir.join("events.jsonl").is_file() {
-        let (session, conversation, notes) = host.starter.reopen(&dir, front).await?;
-        if let Some(torn) = &notes.torn {
+        let Reopened {
+            session,
+            conversation,
+            torn_line,
+        } = host.starter.reopen(&dir, front).await?;
+        if let Some(line) = torn_line {
             front.notifier.say(format!(
-                "wright: the log ended in a torn line (line {}): cut off, the events before it are intact\n\n",
-                torn.line
+                "wright: the log ended in a torn line (line {line}): cut off, the events before it are intact\n\n"
             ));
         }
         return Ok((session, conversation));
@@ -114,12 +117,7 @@ async fn open(
         .starter
         .prepare(id.to_string(), workspace, front)
         .await?;
-    let mut conversation = session.start_conversation(session.workspace_map())?;
-    session.begin_with_first_look(
-        &mut conversation,
-        &session.settings.first_look,
-        &session.settings.reading,
-    );
+    let conversation = session.begin()?;
     Ok((session, conversation))
 }
 

@@ -22,8 +22,8 @@ use agent_client_protocol::Client;
 use agent_client_protocol::Error;
 use agent_client_protocol::ErrorCode;
 use std::sync::Arc;
-use wright_core::Observer;
 use wright_session::stored::conversations_root as conversations_dir;
+use wright_session::Observer;
 
 /// Protocol version 1 (the only one stable), loading sessions, prompts of text and links
 /// (the baseline: no images, sounds or embedded resources).
@@ -59,7 +59,7 @@ pub(crate) async fn new_session(
     };
     match checked {
         Ok(Ok(())) => {}
-        Ok(Err(err)) => return Err(invalid(format!("{err:#}"))),
+        Ok(Err(err)) => return Err(crate::failure::answer(&err, ErrorCode::INVALID_PARAMS)),
         Err(err) => return Err(Error::new(ErrorCode::INTERNAL_ERROR, err.to_string())),
     }
     let id = loop {

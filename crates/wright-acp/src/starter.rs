@@ -6,34 +6,35 @@
 
 use anyhow::Result;
 use std::path::Path;
-use wright_core::Conversation;
-use wright_core::ResumeNotes;
 use wright_protocol::ConfirmMode;
 use wright_session::settings::console::console;
 use wright_session::settings::going_on::Naming;
 use wright_session::settings::unattended;
 use wright_session::settings::CommonArgs;
 use wright_session::Front;
+use wright_session::Reopened;
 use wright_session::Session;
+use wright_session::SessionError;
 
 #[async_trait::async_trait]
 pub trait Starter: Send + Sync + 'static {
     /// Refuses a workspace a conversation could not start in (not a directory, one that
     /// holds wright's own files, a configuration that does not resolve), when an editor
     /// asks for a session there — before it is given one.
-    fn check(&self, workspace: &Path, front: &dyn Front) -> Result<()>;
+    fn check(&self, workspace: &Path, front: &dyn Front) -> Result<(), SessionError>;
 
     /// A new conversation's session on `workspace`, under `id` (in a clone on a new
     /// branch when it is a git repository, as `wright run` works).
-    async fn prepare(&self, id: String, workspace: &Path, front: &dyn Front) -> Result<Session>;
+    async fn prepare(
+        &self,
+        id: String,
+        workspace: &Path,
+        front: &dyn Front,
+    ) -> Result<Session, SessionError>;
 
     /// The session of the conversation in `dir`, locked, and the conversation read back
     /// from its log (as `wright resume` reopens one).
-    async fn reopen(
-        &self,
-        dir: &Path,
-        front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)>;
+    async fn reopen(&self, dir: &Path, front: &dyn Front) -> Result<Reopened, SessionError>;
 
     /// A line for the person who started the program (stderr), never the protocol's.
     fn diagnostic(&self, line: &str);
@@ -58,11 +59,16 @@ impl SettingsStarter {
 
 #[async_trait::async_trait]
 impl Starter for SettingsStarter {
-    fn check(&self, workspace: &Path, front: &dyn Front) -> Result<()> {
+    fn check(&self, workspace: &Path, front: &dyn Front) -> Result<(), SessionError> {
         unattended::check(&self.defaults, workspace, front)
     }
 
-    async fn prepare(&self, id: String, workspace: &Path, front: &dyn Front) -> Result<Session> {
+    async fn prepare(
+        &self,
+        id: String,
+        workspace: &Path,
+        front: &dyn Front,
+    ) -> Result<Session, SessionError> {
         // The editor answers permission requests: asks before risky actions unless the
         // flags or the configuration say otherwise (a reopened one keeps its last mode).
         unattended::prepare(
@@ -75,11 +81,7 @@ impl Starter for SettingsStarter {
         .await
     }
 
-    async fn reopen(
-        &self,
-        dir: &Path,
-        front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)> {
+    async fn reopen(&self, dir: &Path, front: &dyn Front) -> Result<Reopened, SessionError> {
         unattended::reopen(&self.defaults, dir, None, Naming::Flags, front).await
     }
 

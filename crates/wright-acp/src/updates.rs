@@ -28,7 +28,6 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use wright_core::Observer;
 use wright_llm::StreamDelta;
 use wright_protocol::AgentState;
 use wright_protocol::Changes;
@@ -37,6 +36,7 @@ use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
 use wright_protocol::TaskStatus;
+use wright_session::Observer;
 use wright_tools::Masker;
 use wright_tools::Workspace;
 

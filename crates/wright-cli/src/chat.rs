@@ -247,7 +247,10 @@ pub async fn chat(mut args: ChatArgs) -> Result<u8> {
                         choose_model(&mut chat, client, None, format!("/model {}", rest.trim()))?;
                         say!("now talking to {}", rest.trim());
                     }
-                    Err(err) => say!("{err:#}"),
+                    Err(err) => say!(
+                        "{}",
+                        crate::wording::session_error(&err, crate::hints::Front::Chat)
+                    ),
                 }
             }
             "/ask" if !rest.trim().is_empty() => {
@@ -436,9 +439,14 @@ async fn switch_profile(chat: &mut Chat, name: &str) {
         Ok(settings) => settings,
         Err(err) => return say!("{err:#}"),
     };
-    let mut client = match settings.client(None, crate::hints::Front::Chat).await {
+    let mut client = match settings.client(None).await {
         Ok(client) => client,
-        Err(err) => return say!("{err:#}"),
+        Err(err) => {
+            return say!(
+                "{}",
+                crate::wording::session_error(&err, crate::hints::Front::Chat)
+            )
+        }
     };
     let window =
         wright_session::connect::context_window(&mut client, settings.values.context_window).await;

@@ -43,9 +43,6 @@ impl wright_session::Front for Terminal {
     }
 }
 
-/// A session error with the model server's remedy worded for the command line.
-pub use wright_session::settings::wording::error_with_remedy as with_remedy;
-
 /// A new session on the workspace `place` names, with the settings of the flags, the
 /// environment and the configuration files (the repository's own read at the commit
 /// the conversation starts from), on the first profile of the chain whose server
@@ -71,8 +68,7 @@ pub async fn prepare(
         client,
         profiles,
         lines,
-    } = wright_session::settings::connect(settings, common, None, crate::hints::Front::CommandLine)
-        .await?;
+    } = wright_session::settings::connect(settings, common, None).await?;
     // A chat asks before risky actions unless told otherwise; a run does not.
     settings.values.confirm.get_or_insert(match replies {
         Replies::MayBeWords => wright_protocol::ConfirmMode::Risky,
@@ -98,9 +94,8 @@ pub async fn prepare(
         replies,
         profiles,
     };
-    let session = Session::prepare(start, request, &front)
-        .await
-        .map_err(with_remedy)?;
+    // A model server's error in it is worded with its remedy where it is printed.
+    let session = Session::prepare(start, request, &front).await?;
     Ok((settings, session, lines))
 }
 

@@ -3,11 +3,11 @@
 //! slash command; and what to do after each reason a run stops for. The libraries carry
 //! only a typed `Remedy` and `StopReason`; they never name a flag or a command.
 
+pub use crate::wording::explain;
+pub use crate::wording::with_remedy;
+pub use crate::wording::Audience as Front;
 use wright_llm::Remedy;
 use wright_protocol::StopReason;
-pub use wright_session::settings::wording::explain;
-pub use wright_session::settings::wording::with_remedy;
-pub use wright_session::settings::wording::Audience as Front;
 
 /// What to do when the window is too small for the work.
 const LARGER_WINDOW: &str = "Give the model a larger window: start the model server with a larger context (and raise --context-window if you set it lower), or use a model made for a larger window";
@@ -63,7 +63,7 @@ pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wright_session::settings::wording::hint;
+    use crate::wording::hint;
 
     #[test]
     fn a_failed_or_interrupted_run_says_how_to_go_on() {

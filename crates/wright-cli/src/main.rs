@@ -32,6 +32,7 @@ mod secrets_cmd;
 mod serve;
 mod settings;
 mod signals;
+mod wording;
 
 use clap::Parser;
 use clap::Subcommand;
@@ -221,7 +222,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            tell!("wright: {err:#}");
+            tell!(
+                "wright: {}",
+                wording::worded(&err, wording::Audience::CommandLine)
+            );
             ExitCode::from(2)
         }
     }

@@ -218,9 +218,7 @@ async fn tell_servers(
             ..asked.common.clone()
         };
         let settings = crate::settings::SessionSettings::resolve(&common, Some(&source))?;
-        let client = settings
-            .client(None, crate::hints::Front::CommandLine)
-            .await?;
+        let client = settings.client(None).await?;
         let on_it = profiles.iter().filter(|p| *p == profile).count() as u64;
         let sharing = client.prefix_sharing().await;
         tell!(

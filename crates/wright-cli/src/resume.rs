@@ -64,13 +64,8 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
         client,
         mut profiles,
         lines: mut profile_lines,
-    } = wright_session::settings::connect(
-        settings,
-        &common,
-        Some((&logged_url, &logged_model)),
-        crate::hints::Front::CommandLine,
-    )
-    .await?;
+    } = wright_session::settings::connect(settings, &common, Some((&logged_url, &logged_model)))
+        .await?;
     let in_use = model_at(settings.values.profile.clone(), &client);
     plan.check_connected(&in_use, &mut profiles)?;
     if let Some(chosen) = &profiles.chosen {

@@ -10,6 +10,7 @@
 
 mod editor;
 mod permission;
+mod review;
 
 use crate::common::Harness;
 use editor::Answer;

@@ -18,6 +18,8 @@ use wright_testkit::Recorded;
 use wright_testkit::Reply;
 use wright_testkit::ScriptedServer;
 
+mod chat;
+
 fn terminal(command: &str) -> Reply {
     reply().call("terminal", json!({"command": command}))
 }

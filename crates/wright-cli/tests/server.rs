@@ -8,6 +8,7 @@ mod actions;
 mod aside;
 mod confirm;
 mod engine;
+mod errors;
 mod fallback;
 mod model;
 mod openai;

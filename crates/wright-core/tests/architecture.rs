@@ -114,3 +114,18 @@ fn the_check_reads_paragraphs_items_and_words() {
     assert!(!has_word("fn step_once_more(", "step_once"));
     assert!(is_identifier("run_kept") && !is_identifier("wright serve"));
 }
+
+/// The server and the editor's agent reach the loop only through the session's API: a
+/// dependency on `wright-core` would let them name its types again.
+#[test]
+fn the_front_ends_depend_on_the_session_not_the_loop() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for front in ["wright-server", "wright-acp"] {
+        let manifest =
+            std::fs::read_to_string(root.join("crates").join(front).join("Cargo.toml")).unwrap();
+        let on_core = manifest
+            .lines()
+            .any(|line| line.trim_start().starts_with("wright-core"));
+        assert!(!on_core, "{front} depends on wright-core");
+    }
+}

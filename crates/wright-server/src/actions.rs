@@ -89,7 +89,9 @@ pub async fn fork(
     let at = request.at;
     let forked = blocking(move || {
         let sandbox_for = |source: &wright_session::repo_config::RepoConfigSource| {
-            starter.sandbox(&settings, source)
+            starter
+                .sandbox(&settings, source)
+                .map_err(anyhow::Error::from)
         };
         wright_session::fork::fork(&source, at, &sandbox_for, &Unattended)
     })

@@ -191,6 +191,9 @@ pub struct Conversation {
     pub last_active: Option<u64>,
     /// Why it could not start or go on, when it could not.
     pub error: Option<String>,
+    /// What went wrong, for programs, when the session could not start or reopen it:
+    /// the codes of the error body (`unknown_profile`, `choose_model`, …).
+    pub error_code: Option<String>,
     /// What its session said while the server ran it.
     pub notices: Vec<Notice>,
     /// The action it waits for the user's answer about (`POST …/confirm` answers).

@@ -1,6 +1,6 @@
 //! `POST /api/conversations/{id}/ask {question}`: a side question about a conversation,
 //! answered from its current context in a request of its own and logged as a
-//! `side_question` event, never entering its history (see `wright_core`'s `aside`). A
+//! `side_question` event, never entering its history. A
 //! running conversation answers it between two steps (the route waits for that); one
 //! that is not running is opened, asked and closed again, without a run.
 
@@ -19,7 +19,7 @@ use serde::Serialize;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use utoipa::ToSchema;
-use wright_core::Aside;
+use wright_session::AsideReply;
 
 /// A side question.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
@@ -70,14 +70,9 @@ impl Runs {
         });
         match running {
             Some(Some(inbox)) => {
-                let (reply, answer) = tokio::sync::oneshot::channel();
-                let aside = Aside {
-                    question: question.to_string(),
-                    reply,
-                };
-                inbox
-                    .send(aside)
-                    .map_err(|_| ApiError::conflict("the run ended; ask again"))?;
+                let answer = inbox
+                    .ask(question)
+                    .ok_or_else(|| ApiError::conflict("the run ended; ask again"))?;
                 match answer.await {
                     Ok(Ok(answer)) => Ok(answer),
                     Ok(Err(why)) => Err(unanswered(why)),
@@ -100,21 +95,26 @@ impl Runs {
         }
         let dir = wright_session::stored::conversation_dir(id);
         let front = crate::front::Recorder::default();
-        let (_session, mut conversation, _) = self
+        let mut reopened = self
             .starter
             .reopen(&dir, &crate::api::Settings::default(), &front)
             .await
-            .map_err(|err| ApiError::conflict(format!("{err:#}")))?;
+            .map_err(|err| match err {
+                // Its settings or model server: the client's to fix, as the code says.
+                wright_session::SessionError::Other(err) => ApiError::conflict(format!("{err:#}")),
+                typed => ApiError::from(&typed),
+            })?;
         let hub = self.hub(id).ok_or_else(|| ApiError::not_found(id))?;
         let mut observer = HubObserver(hub);
-        let asked = conversation
+        let asked = reopened
+            .conversation
             .ask_aside(question, &CancellationToken::new(), &mut observer)
             .await
-            .map_err(|err| ApiError::internal(&anyhow::Error::from(err)))?;
+            .map_err(|err| ApiError::internal(&err))?;
         match asked {
-            Some(Ok(answer)) => Ok(answer),
-            Some(Err(err)) => Err(unanswered(err)),
-            None => Err(unanswered("interrupted")),
+            AsideReply::Answered(answer) => Ok(answer),
+            AsideReply::Unanswered(why) => Err(unanswered(why)),
+            AsideReply::Stopped => Err(unanswered("interrupted")),
         }
     }
 }

@@ -22,10 +22,10 @@ use axum::Json;
 use std::sync::Arc;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
-use wright_core::confirm::Answer;
-use wright_core::confirm::Confirmer;
-use wright_core::confirm::Pending;
+use wright_protocol::Answer;
 use wright_protocol::Decision;
+use wright_protocol::Pending;
+use wright_session::Confirmer;
 
 /// The answers of one run, from its clients.
 #[derive(Default)]
@@ -207,7 +207,7 @@ impl Runs {
     pub(crate) fn pending_of(id: &str) -> Option<Pending> {
         let log = log_path(id);
         let parsed = wright_protocol::read_log(&log).ok()?;
-        wright_core::confirm::pending_in(&parsed.events)
+        wright_protocol::pending_in(&parsed.events)
     }
 }
 

@@ -86,7 +86,7 @@ impl Hub {
 /// A run's observer: every event and delta into the hub.
 pub struct HubObserver(pub std::sync::Arc<Hub>);
 
-impl wright_core::Observer for HubObserver {
+impl wright_session::Observer for HubObserver {
     fn event(&mut self, event: &Event) {
         self.0.push(event);
     }

@@ -31,6 +31,7 @@ mod queue;
 mod repository;
 mod routes;
 mod runs;
+mod session_error;
 mod setup;
 mod socket;
 mod starter;

@@ -19,10 +19,11 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use wright_core::Conversation;
 use wright_sandbox::git::RemoteUrl;
 use wright_session::stored::conversations_root as conversations_dir;
 use wright_session::working_copy::Outcome;
+use wright_session::Reopened;
+use wright_session::Running;
 use wright_session::Session;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,8 @@ pub(crate) struct Job {
     reason: Option<Arc<Mutex<Option<String>>>>,
     pub(crate) front: Arc<Recorder>,
     pub(crate) error: Option<String>,
+    /// The code of `error`, when it is the session's (see `session_error`).
+    pub(crate) error_code: Option<&'static str>,
     /// Interrupted while it waited for its turn: it never ran.
     pub(crate) never_ran: bool,
     /// Why it was stopped, once it was.
@@ -48,7 +51,7 @@ pub(crate) struct Job {
     /// Where its clients' answers about risky actions go.
     pub(crate) confirmer: Arc<crate::confirm::ServerConfirmer>,
     /// Where side questions go while it runs (see `aside`).
-    pub(crate) asides: Option<wright_core::AsideSender>,
+    pub(crate) asides: Option<wright_session::Asides>,
 }
 
 impl Job {
@@ -285,6 +288,7 @@ impl Runs {
                 reason: None,
                 front: front.clone(),
                 error: None,
+                error_code: None,
                 never_ran: false,
                 stopped_by: None,
                 confirmer,
@@ -334,7 +338,19 @@ impl Runs {
             if let Some(job) = jobs.get_mut(&id) {
                 job.phase = Phase::Ended;
                 job.reason = None;
-                job.error = result.err().map(|err| format!("{err:#}"));
+                let (error, code) = match result {
+                    Ok(()) => (None, None),
+                    Err(err) => match err.downcast_ref::<wright_session::SessionError>() {
+                        // Worded in the request's fields, with its code.
+                        Some(typed) => {
+                            let answer = ApiError::from(typed);
+                            (Some(answer.message), Some(answer.code))
+                        }
+                        None => (Some(format!("{err:#}")), None),
+                    },
+                };
+                job.error = error;
+                job.error_code = code;
                 job.never_ran = never_ran;
             }
             drop(jobs);
@@ -374,12 +390,7 @@ impl Runs {
                 }
                 // It has a log now: a restarted server finds it there.
                 crate::queue::take(id);
-                let mut conversation = session.start_conversation(session.workspace_map())?;
-                session.begin_with_first_look(
-                    &mut conversation,
-                    &session.settings.first_look,
-                    &session.settings.reading,
-                );
+                let conversation = session.begin()?;
                 let task = request.task.as_str();
                 self.drive(id, session, conversation, Some(task), cancel)
                     .await
@@ -390,8 +401,11 @@ impl Runs {
                 let settings = ModelRecord::read(id)
                     .unwrap_or_default()
                     .apply(&api::Settings::default());
-                let (session, conversation, _) =
-                    self.starter.reopen(&dir, &settings, front.as_ref()).await?;
+                let Reopened {
+                    session,
+                    conversation,
+                    ..
+                } = self.starter.reopen(&dir, &settings, front.as_ref()).await?;
                 crate::queue::take(id);
                 self.drive(id, session, conversation, None, cancel).await
             }
@@ -400,7 +414,11 @@ impl Runs {
                 // The recorded model and server, unless this request names others.
                 let recorded = ModelRecord::read(id).unwrap_or_default();
                 let chosen = recorded.then(&ModelRecord::of(&message.settings));
-                let (session, conversation, notes) = self
+                let Reopened {
+                    session,
+                    conversation,
+                    torn_line,
+                } = self
                     .starter
                     .reopen(&dir, &chosen.apply(&message.settings), front.as_ref())
                     .await?;
@@ -411,12 +429,11 @@ impl Runs {
                 }
                 // Taken: a restarted server must not give it twice.
                 crate::queue::take(id);
-                if let Some(torn) = &notes.torn {
+                if let Some(line) = torn_line {
                     front.note(
                         true,
                         format!(
-                            "the log ended in a torn line (line {}): cut off, the events before it are intact",
-                            torn.line
+                            "the log ended in a torn line (line {line}): cut off, the events before it are intact"
                         ),
                     );
                 }
@@ -435,13 +452,13 @@ impl Runs {
         &self,
         id: &str,
         session: Session,
-        mut conversation: Conversation,
+        mut conversation: Running,
         message: Option<&str>,
         cancel: CancellationToken,
     ) -> Result<()> {
         if let Some(job) = self.jobs().get_mut(id) {
             conversation.set_confirmer(job.confirmer.clone());
-            job.asides = Some(conversation.aside_inbox());
+            job.asides = Some(conversation.asides());
             job.phase = Phase::Running;
             job.reason = Some(conversation.interrupt_reason());
             // Stopped while its session was prepared: the run says why at once.
@@ -455,18 +472,16 @@ impl Runs {
             .hub(id)
             .unwrap_or_else(|| Arc::new(Hub::new(Vec::new())));
         let mut observer = HubObserver(hub);
-        let limits = wright_session::limits(&session.settings);
-        let (_, finished) = session
-            .run_to_end(
+        let end = session
+            .run(
                 conversation,
                 message,
-                limits,
                 &cancel,
                 &mut observer,
                 message.unwrap_or_default(),
             )
             .await?;
-        if let Outcome::Failed { reason, kept } = &finished.changes {
+        if let Outcome::Failed { reason, kept } = &end.finished.changes {
             anyhow::bail!(
                 "{reason}; the agent's work is kept in {} (a message goes on there)",
                 kept.display()

@@ -9,7 +9,6 @@ use crate::routes::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::Query;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use std::sync::Arc;
 
@@ -23,7 +22,7 @@ pub async fn models(State(state): State<Arc<AppState>>) -> Result<Json<api::Mode
         .models()
         .await
         .map(Json)
-        .map_err(|err| ApiError::new(StatusCode::BAD_GATEWAY, "model_server", format!("{err:#}")))
+        .map_err(|err| ApiError::from(&err))
 }
 
 /// `wright doctor --json` for the server's setup, or the model, server, profile or

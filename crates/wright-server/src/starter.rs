@@ -9,14 +9,14 @@ use crate::api::NewConversation;
 use anyhow::Result;
 use std::path::Path;
 use std::sync::Arc;
-use wright_core::Conversation;
-use wright_core::ResumeNotes;
 use wright_protocol::ConfirmMode;
 use wright_session::settings::going_on::Naming;
 use wright_session::settings::unattended;
 use wright_session::settings::CommonArgs;
 use wright_session::Front;
+use wright_session::Reopened;
 use wright_session::Session;
+use wright_session::SessionError;
 
 /// What the program around the server gives it: sessions prepared from a request, with
 /// the settings resolved as that program resolves them (its flags, the configuration,
@@ -34,24 +34,24 @@ pub trait Starter: Send + Sync + 'static {
         request: &NewConversation,
         workspace: &Path,
         front: &dyn Front,
-    ) -> Result<Session>;
+    ) -> Result<Session, SessionError>;
     /// An existing conversation's session, locked, and the conversation read back.
     async fn reopen(
         &self,
         dir: &Path,
         settings: &api::Settings,
         front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)>;
+    ) -> Result<Reopened, SessionError>;
     /// The model server the settings name (else the local one that answers), and its
     /// models.
-    async fn models(&self) -> Result<api::Models>;
+    async fn models(&self) -> Result<api::Models, SessionError>;
     /// The sandbox a conversation with these settings gets, for a repository whose own
     /// configuration is read from `source` (a fork copies files in it).
     fn sandbox(
         &self,
         settings: &api::Settings,
         source: &wright_session::repo_config::RepoConfigSource,
-    ) -> Result<wright_session::SandboxChoice>;
+    ) -> Result<wright_session::SandboxChoice, SessionError>;
     /// `wright doctor --json`'s report on the setup these settings give.
     async fn doctor(&self, settings: &api::Settings) -> serde_json::Value;
 }
@@ -116,7 +116,7 @@ impl Starter for SettingsStarter {
         request: &NewConversation,
         workspace: &Path,
         front: &dyn Front,
-    ) -> Result<Session> {
+    ) -> Result<Session, SessionError> {
         let args = self.args(&request.settings);
         // The server asks before risky actions unless told otherwise.
         unattended::prepare(&args, id, workspace, Some(ConfirmMode::Risky), front).await
@@ -127,7 +127,7 @@ impl Starter for SettingsStarter {
         dir: &Path,
         settings: &api::Settings,
         front: &dyn Front,
-    ) -> Result<(Session, Conversation, ResumeNotes)> {
+    ) -> Result<Reopened, SessionError> {
         // The request's settings (over the server's record of the conversation's) name
         // the model it goes on with, or nothing does.
         let named =
@@ -146,7 +146,7 @@ impl Starter for SettingsStarter {
         &self,
         settings: &api::Settings,
         source: &wright_session::repo_config::RepoConfigSource,
-    ) -> Result<wright_session::SandboxChoice> {
+    ) -> Result<wright_session::SandboxChoice, SessionError> {
         unattended::sandbox(&self.args(settings), source)
     }
 
@@ -154,7 +154,7 @@ impl Starter for SettingsStarter {
         (self.doctor)(self.args(settings)).await
     }
 
-    async fn models(&self) -> Result<api::Models> {
+    async fn models(&self) -> Result<api::Models, SessionError> {
         let (base_url, models) = unattended::models(&self.defaults).await?;
         Ok(api::Models { base_url, models })
     }

@@ -25,6 +25,7 @@ impl Runs {
                 job.task.clone(),
                 job.error.clone(),
                 job.front.all(),
+                job.error_code,
             )
         });
         let summary = match log_path(id).is_file() {
@@ -53,9 +54,9 @@ impl Runs {
             (Some((Some(Phase::Ended), ..)), None) => State::Failed,
             (None, None) => State::Failed,
         };
-        let (task, error, notices) = match job {
-            Some((_, task, error, notices)) => (task, error, notices),
-            None => (String::new(), None, Vec::new()),
+        let (task, error, notices, error_code) = match job {
+            Some((_, task, error, notices, code)) => (task, error, notices, code),
+            None => (String::new(), None, Vec::new(), None),
         };
         Some(api::Conversation {
             id: id.to_string(),
@@ -84,6 +85,7 @@ impl Runs {
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map(|d| d.as_secs()),
             error,
+            error_code: error_code.map(str::to_string),
             notices,
             pending: summary
                 .as_ref()

@@ -6,19 +6,16 @@
 //! connection itself.
 
 use super::fleet::fallback_line;
-use super::fleet::model_words;
 use super::fleet::route_line;
 use super::fleet::switch_words;
 use super::fleet::Fleet;
 use super::server_failure;
-use super::wording::explain;
-use super::wording::Audience as Front;
 use super::CommonArgs;
 use super::SessionSettings;
+use crate::error::Tried;
 use crate::profiles::Unanswered;
 use crate::Profiles;
-use anyhow::bail;
-use anyhow::Result;
+use crate::SessionError;
 use wright_core::switch_reason;
 use wright_llm::Client;
 use wright_llm::LlmError;
@@ -43,8 +40,7 @@ pub async fn connect(
     settings: SessionSettings,
     args: &CommonArgs,
     logged: Option<(&str, &str)>,
-    front: Front,
-) -> Result<Connected> {
+) -> Result<Connected, SessionError> {
     let Fleet { members, left_out } = Fleet::resolve(&settings, args)?;
     let route = settings.route.clone();
     let mut members = members.into_iter();
@@ -52,18 +48,21 @@ pub async fn connect(
         Ok(client) => (settings, client, Vec::new()),
         Err(err) => {
             let Some(reason) = switch_reason(&err).filter(|_| members.len() > 0) else {
-                bail!("{}", server_failure(&err, logged, front));
+                return Err(server_failure(err, logged));
             };
             let first = Unanswered {
                 at: first_at(&settings, logged),
                 reason,
                 detail: err.to_string(),
             };
-            let mut tried = vec![tried_line(&first.at, &explain(&err, front))];
+            let mut tried = vec![Tried {
+                at: first.at.clone(),
+                error: err,
+            }];
             let mut unanswered = vec![first];
             loop {
                 let Some(member) = members.next() else {
-                    bail!("no profile's server answered:\n  {}", tried.join("\n  "));
+                    return Err(SessionError::NoneAnswered { tried });
                 };
                 let at = model_at(
                     Some(member.alternate.profile.clone()),
@@ -73,19 +72,18 @@ pub async fn connect(
                     Ok(client) => break (member.settings, client, unanswered),
                     Err(err) => {
                         let Some(reason) = switch_reason(&err) else {
-                            bail!(
-                                "the fallback profile '{}' cannot be used: {}\n  tried before it:\n  {}",
-                                member.alternate.profile,
-                                explain(&err, front),
-                                tried.join("\n  ")
-                            );
+                            return Err(SessionError::FallbackUnusable {
+                                profile: member.alternate.profile.clone(),
+                                error: Box::new(err),
+                                tried,
+                            });
                         };
-                        tried.push(tried_line(&at, &explain(&err, front)));
                         unanswered.push(Unanswered {
-                            at,
+                            at: at.clone(),
                             reason,
                             detail: err.to_string(),
                         });
+                        tried.push(Tried { at, error: err });
                     }
                 }
             }
@@ -162,8 +160,4 @@ fn first_at(settings: &SessionSettings, logged: Option<(&str, &str)>) -> ModelAt
         destination: wright_llm::destination(&base_url),
         base_url,
     }
-}
-
-fn tried_line(at: &ModelAt, failure: &str) -> String {
-    format!("{} on {}: {failure}", model_words(at), at.base_url)
 }

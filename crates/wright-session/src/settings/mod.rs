@@ -18,7 +18,6 @@ pub mod going_on;
 mod merge;
 pub mod review;
 pub mod unattended;
-pub mod wording;
 pub use answering::connect;
 pub use answering::model_at;
 pub use answering::Connected;
@@ -31,13 +30,12 @@ use crate::connect::ServerChoice;
 pub use crate::repo_config::RepoConfigSource;
 use crate::repo_config::RepoFile;
 use crate::sandbox_setup::SandboxOptions;
+use crate::SessionError;
 use anyhow::bail;
 use anyhow::Result;
 use console::console;
 use std::path::PathBuf;
 use std::time::Duration;
-use wording::explain;
-use wording::Audience as Front;
 use wright_config::consent;
 use wright_config::consent::Consent;
 use wright_config::Config;
@@ -57,19 +55,15 @@ pub fn check_text(text: &str, what: &str, example: &str) -> Result<()> {
     Ok(())
 }
 
-/// A server's failure to answer, worded for `front`; for a resumed conversation (`logged`:
-/// its server and model) with how to name its server again.
-pub fn server_failure(
-    err: &wright_llm::LlmError,
-    logged: Option<(&str, &str)>,
-    front: Front,
-) -> String {
-    match logged {
-        Some((url, model)) => format!(
-            "{}\n  this conversation worked with {model} on {url}; wright does not take a server from a log: pass --base-url {url} to use it again",
-            explain(err, front)
-        ),
-        None => explain(err, front),
+/// A server's failure to answer, typed; for a resumed conversation (`logged`: its server
+/// and model) with them, for the front end to say how to name its server again.
+pub fn server_failure(err: wright_llm::LlmError, logged: Option<(&str, &str)>) -> SessionError {
+    SessionError::ModelServer {
+        error: Box::new(err),
+        logged: logged.map(|(base_url, model)| crate::error::Logged {
+            base_url: base_url.to_string(),
+            model: model.to_string(),
+        }),
     }
 }
 
@@ -187,10 +181,13 @@ impl SessionSettings {
     /// preferred when the chosen server has it, but its server is never taken on the
     /// log's word — the user is told how to name it. The repository's egress setting is
     /// checked before anything of it is sent.
-    pub async fn client(&self, logged: Option<(&str, &str)>, front: Front) -> Result<Client> {
+    pub async fn client(
+        &self,
+        logged: Option<(&str, &str)>,
+    ) -> std::result::Result<Client, SessionError> {
         match self.try_client(logged).await? {
             Ok(client) => Ok(client),
-            Err(err) => bail!("{}", server_failure(&err, logged, front)),
+            Err(err) => Err(server_failure(err, logged)),
         }
     }
 
@@ -243,9 +240,12 @@ impl SessionSettings {
         }
     }
 
-    /// A client for `model` on `base_url` with these settings (chat's /model: its errors
-    /// are worded for the chat).
-    pub async fn client_for(&self, base_url: &str, model: &str) -> Result<Client> {
+    /// A client for `model` on `base_url` with these settings (chat's /model).
+    pub async fn client_for(
+        &self,
+        base_url: &str,
+        model: &str,
+    ) -> std::result::Result<Client, SessionError> {
         let choice = ServerChoice {
             base_url: Some(base_url.to_string()),
             model_file: None,
@@ -257,7 +257,7 @@ impl SessionSettings {
         self.check_egress(&wright_llm::normalize_base_url(base_url)?)?;
         connect_to(choice, self.client_config())
             .await
-            .map_err(|err| anyhow::anyhow!("{}", explain(&err, Front::Chat)))
+            .map_err(|err| server_failure(err, None))
     }
 
     /// Refuses a server the repository's code may not go to; asks, where egress is `ask`

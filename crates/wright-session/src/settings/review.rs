@@ -4,11 +4,11 @@
 //! prepared, and given to the conversation the session starts. The review itself is
 //! `second_look`'s.
 
-use super::wording::Audience;
 use super::SessionSettings;
 use crate::second_look::FreshReviewer;
 use crate::SandboxChoice;
 use crate::Session;
+use anyhow::Context;
 use anyhow::Result;
 use std::sync::Arc;
 use wright_config::Settings;
@@ -39,9 +39,9 @@ impl Review {
         };
         let theirs = settings.for_reviewer(&profile)?;
         let client = theirs
-            .client(None, Audience::CommandLine)
+            .client(None)
             .await
-            .map_err(|err| anyhow::anyhow!("the reviewer's profile '{profile}': {err:#}"))?;
+            .with_context(|| format!("the reviewer's profile '{profile}'"))?;
         let rounds = settings.values.review_rounds;
         let line = format!(
             "review by {} on {} (profile {profile}), findings back at most {}",

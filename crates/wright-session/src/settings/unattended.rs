@@ -9,24 +9,22 @@ use super::going_on::Naming;
 use super::going_on::Plan;
 use super::model_at;
 use super::review::Review;
-use super::wording::error_with_remedy;
-use super::wording::Audience;
 use super::CommonArgs;
 use super::Connected;
 use super::SessionSettings;
 use crate::Existing;
 use crate::Front;
+use crate::Reopened;
+use crate::Running;
 use crate::Session;
-use anyhow::Result;
+use crate::SessionError;
 use std::path::Path;
-use wright_core::Conversation;
-use wright_core::ResumeNotes;
 use wright_protocol::ConfirmMode;
 
 /// Refuses a workspace a conversation could not start in with `args`: not a directory,
 /// one holding wright's own files, a configuration that does not resolve, a secret that
 /// is not stored.
-pub fn check(args: &CommonArgs, workspace: &Path, front: &dyn Front) -> Result<()> {
+pub fn check(args: &CommonArgs, workspace: &Path, front: &dyn Front) -> Result<(), SessionError> {
     let start = Session::locate(workspace, front)?;
     let settings = SessionSettings::resolve(args, Some(&start.config_source()))?;
     settings.sandbox_choice()?;
@@ -42,7 +40,7 @@ pub async fn prepare(
     workspace: &Path,
     confirm: Option<ConfirmMode>,
     front: &dyn Front,
-) -> Result<Session> {
+) -> Result<Session, SessionError> {
     let start = Session::locate(workspace, front)?;
     // The routing rules of `wright run` choose the profile, as for a run.
     let settings = SessionSettings::resolve_routed(
@@ -59,7 +57,7 @@ pub async fn prepare(
         client,
         profiles,
         ..
-    } = connect(settings, args, None, Audience::CommandLine).await?;
+    } = connect(settings, args, None).await?;
     default_confirm(&mut settings, confirm);
     let request = crate::Request {
         client,
@@ -74,9 +72,7 @@ pub async fn prepare(
         replies: crate::Replies::AlwaysCalls,
         profiles,
     };
-    let mut session = Session::prepare_as(id, start, request, front)
-        .await
-        .map_err(error_with_remedy)?;
+    let mut session = Session::prepare_as(id, start, request, front).await?;
     // The reviewer of the `review.profile` key, as `wright run` has it.
     session.review = Review::choose(&settings, None).await?;
     Ok(session)
@@ -90,7 +86,7 @@ pub async fn reopen(
     confirm: Option<ConfirmMode>,
     naming: Naming,
     front: &dyn Front,
-) -> Result<(Session, Conversation, ResumeNotes)> {
+) -> Result<Reopened, SessionError> {
     let existing = Existing::open(dir, front)?;
     // The model it is on unless another is named (logged as a switch), as `wright
     // resume` does.
@@ -105,17 +101,11 @@ pub async fn reopen(
         client,
         mut profiles,
         ..
-    } = connect(
-        settings,
-        &args,
-        Some((&logged_url, &logged_model)),
-        Audience::CommandLine,
-    )
-    .await?;
+    } = connect(settings, &args, Some((&logged_url, &logged_model))).await?;
     let in_use = model_at(settings.values.profile.clone(), &client);
     plan.check_connected(&in_use, &mut profiles)?;
     default_confirm(&mut settings, confirm);
-    Session::reopen(
+    let (session, conversation, notes) = Session::reopen(
         existing,
         client,
         settings.values.clone(),
@@ -123,7 +113,12 @@ pub async fn reopen(
         profiles,
         front,
     )
-    .await
+    .await?;
+    Ok(Reopened {
+        session,
+        conversation: Running { conversation },
+        torn_line: notes.torn.map(|torn| torn.line),
+    })
 }
 
 /// The program's own default for confirmation (the server asks before risky actions),
@@ -136,7 +131,7 @@ fn default_confirm(settings: &mut SessionSettings, confirm: Option<ConfirmMode>)
 
 /// The model server `args` name (else the local one that answers) and its models: the
 /// egress policy is checked before it is asked anything.
-pub async fn models(args: &CommonArgs) -> Result<(String, Vec<String>)> {
+pub async fn models(args: &CommonArgs) -> Result<(String, Vec<String>), SessionError> {
     let settings = SessionSettings::resolve(args, None)?;
     let choice = settings.server_choice();
     match &choice.base_url {
@@ -162,6 +157,6 @@ pub async fn models(args: &CommonArgs) -> Result<(String, Vec<String>)> {
 pub fn sandbox(
     args: &CommonArgs,
     source: &crate::repo_config::RepoConfigSource,
-) -> Result<crate::SandboxChoice> {
-    SessionSettings::resolve(args, Some(source))?.sandbox_choice()
+) -> Result<crate::SandboxChoice, SessionError> {
+    Ok(SessionSettings::resolve(args, Some(source))?.sandbox_choice()?)
 }

@@ -1,11 +1,13 @@
-//! The fix for a model server's error, worded for where the user is: on the command line
-//! (`run`, `resume`, `fork`, `doctor`, the start of a chat, and the settings the server
-//! and an editor's agent take, which are the same keys) a flag, inside a chat a slash
-//! command. The session's own errors carry only a typed `Remedy`; these are the words
-//! every front end shares, kept here so that each words a failure the same way.
+//! The fix for a model server's error and the session's errors, worded for where the
+//! user is: on the command line (`run`, `resume`, `fork`, `doctor`, the start of a chat) a
+//! flag, inside a chat a slash command. The libraries carry only the facts (a typed
+//! `Remedy`, a `SessionError`); the server and the editor's agent word them their own way.
 
 use wright_llm::LlmError;
 use wright_llm::Remedy;
+use wright_session::error::tried_line;
+use wright_session::error::Logged;
+use wright_session::error::SessionError;
 
 /// Where the user will act on the error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,15 +74,60 @@ pub fn with_remedy(reason: &str, remedy: Option<Remedy>, front: Audience) -> Str
     format!("{reason}{stop} {}", hint(remedy, front))
 }
 
-/// A session error with the model server's remedy worded for the command line, when one
-/// is in its chain (the library keeps the error typed and names no flag).
-pub fn error_with_remedy(err: anyhow::Error) -> anyhow::Error {
-    let Some(llm) = err.downcast_ref::<LlmError>() else {
-        return err;
-    };
-    let explained = explain(llm, Audience::CommandLine);
-    if err.chain().count() == 1 {
-        return anyhow::anyhow!("{explained}");
+/// A session's error worded for `front`: the model server's remedy as a flag (or a chat
+/// command), and for a resumed conversation how to name its server again.
+pub fn session_error(err: &SessionError, front: Audience) -> String {
+    match err {
+        SessionError::ModelServer { error, logged } => {
+            let explained = explain(error, front);
+            match logged {
+                Some(Logged { base_url, model }) => format!(
+                    "{explained}\n  this conversation worked with {model} on {base_url}; wright does not take a server from a log: pass --base-url {base_url} to use it again"
+                ),
+                None => explained,
+            }
+        }
+        SessionError::NoneAnswered { tried } => {
+            let lines: Vec<String> = tried
+                .iter()
+                .map(|t| tried_line(t, &explain(&t.error, front)))
+                .collect();
+            format!("no profile's server answered:\n  {}", lines.join("\n  "))
+        }
+        SessionError::FallbackUnusable {
+            profile,
+            error,
+            tried,
+        } => {
+            let lines: Vec<String> = tried
+                .iter()
+                .map(|t| tried_line(t, &explain(&t.error, front)))
+                .collect();
+            format!(
+                "the fallback profile '{profile}' cannot be used: {}\n  tried before it:\n  {}",
+                explain(error, front),
+                lines.join("\n  ")
+            )
+        }
+        SessionError::Settings(_) | SessionError::Other(_) => format!("{err:#}"),
     }
-    anyhow::anyhow!("{err}: {explained}")
+}
+
+/// An error of the command line, each cause in its chain said as `{err:#}` says it, but a
+/// session's error (or a model server's) worded with its remedy for `front`.
+pub fn worded(err: &anyhow::Error, front: Audience) -> String {
+    let mut parts = Vec::new();
+    for cause in err.chain() {
+        if let Some(session) = cause.downcast_ref::<SessionError>() {
+            parts.push(session_error(session, front));
+            // Its own words say all of what it holds.
+            break;
+        }
+        if let Some(llm) = cause.downcast_ref::<LlmError>() {
+            parts.push(explain(llm, front));
+            break;
+        }
+        parts.push(cause.to_string());
+    }
+    parts.join(": ")
 }

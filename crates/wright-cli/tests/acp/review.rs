@@ -1,0 +1,71 @@
+//! An editor's conversations get the reviewer with fresh eyes as `wright run`'s and the
+//! server's do: the `review.profile` key of the configuration gives a session's
+//! conversation a second agent on that profile's server, whose verdict is logged before
+//! the prompt is answered.
+
+use super::*;
+use pretty_assertions::assert_eq;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_conversation_is_reviewed_on_the_review_profile() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let local =
+        ScriptedServer::start(vec![
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py", "old_str": BUG, "new_str": FIX}),
+        ),
+        reply().call("finish", json!({"message": "row_to_csv joins the whole row"})),
+    ])
+        .await
+        .unwrap();
+    let hosted = ScriptedServer::start_with_models(
+        vec![reply().call("verdict", json!({"verdict": "approve"}))],
+        vec!["judge-model".to_string()],
+    )
+    .await
+    .unwrap();
+    h.user_config(&format!(
+        "profile = \"local\"\n[review]\nprofile = \"hosted\"\n[profiles.local]\nbase_url = \"{}\"\nmodel = \"test-model\"\n[profiles.hosted]\nbase_url = \"{}\"\nmodel = \"judge-model\"\n",
+        local.url(),
+        hosted.url()
+    ));
+    let mut editor = Editor::start_with(&h, &[]);
+    editor.initialize().await;
+    let session = editor.new_session(h.repo()).await;
+    let answer = editor.prompt(&session, "fix row_to_csv").await;
+    assert_eq!(
+        answer.response["result"]["stopReason"],
+        "end_turn",
+        "{}\n{}",
+        answer.response,
+        editor.said()
+    );
+    // The session's own log (the reviewer has a conversation of its own beside it).
+    let log = h
+        .data
+        .path()
+        .join("wright/conversations")
+        .join(&session)
+        .join("events.jsonl");
+    let events = wright_protocol::parse_log(&std::fs::read_to_string(log).unwrap())
+        .unwrap()
+        .events;
+    let looks: Vec<wright_protocol::SecondLook> = events
+        .into_iter()
+        .filter_map(|e| match e.body {
+            wright_protocol::EventBody::SecondLook(look) => Some(look),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(looks.len(), 1, "{looks:?}");
+    assert_eq!(
+        (looks[0].verdict, looks[0].model.as_str()),
+        (Some(wright_protocol::Verdict::Approve), "judge-model"),
+        "{looks:?}"
+    );
+    assert_eq!(hosted.remaining(), 0);
+    assert_eq!(local.remaining(), 0);
+    editor.close().await;
+}

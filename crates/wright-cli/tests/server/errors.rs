@@ -1,0 +1,63 @@
+//! The session's errors reach a server's client typed: a conversation that cannot start
+//! says why with a code a program branches on (`error_code`, as in the error body) and
+//! what to do in the request's own fields, never a command line's flag; `/api/models`
+//! answers the session's error with its status and code.
+
+use super::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_profile_fails_the_conversation_with_its_code() {
+    let h = Harness::new();
+    git(h.repo(), &["init", "-q"]);
+    h.user_config("[profiles.local]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n");
+    let served = Served::start(&h, &[], &[]).await;
+    let id = served
+        .accepted(json!({"workspace": h.repo(), "task": "x", "settings": {"profile": "nope"}}))
+        .await;
+    let failed = served.wait_for(&id, &["failed"]).await;
+    assert_eq!(failed["error_code"], "unknown_profile", "{failed}");
+    let said = failed["error"].as_str().unwrap();
+    assert!(
+        said.contains("there is no profile 'nope'; defined: local"),
+        "{said}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_a_chosen_model_is_worded_in_the_request_fields() {
+    let h = Harness::new();
+    git(h.repo(), &["init", "-q"]);
+    let several = ScriptedServer::start_with_models(vec![], vec!["a".into(), "b".into()])
+        .await
+        .unwrap();
+    let served = Served::start(&h, &["--sandbox", "none"], &[]).await;
+    let id = served
+        .accepted(json!({"workspace": h.repo(), "task": "x",
+                         "settings": {"base_url": several.url()}}))
+        .await;
+    let failed = served.wait_for(&id, &["failed"]).await;
+    assert_eq!(failed["error_code"], "choose_model", "{failed}");
+    let said = failed["error"].as_str().unwrap();
+    assert!(
+        said.contains("none was chosen") && said.contains("settings.model"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("--model"),
+        "a flag the server has not: {said}"
+    );
+    assert!(several.chat_requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_of_an_unknown_profile_are_a_bad_request() {
+    let h = Harness::new();
+    h.user_config("[profiles.local]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n");
+    let served = Served::start(&h, &["--profile", "nope"], &[]).await;
+    let (status, body) = served.get("/api/models").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("unknown_profile")),
+        "{body}"
+    );
+}
