@@ -18,7 +18,7 @@ impl Session {
         if !self.wanted(setting) {
             return None;
         }
-        wright_tools::map::test_command(&self.working_copy.map_input(&self.tools.workspace))
+        wright_strategies::map::test_command(&self.working_copy.map_input(&self.tools.workspace))
     }
 
     /// Sets `conversation` to begin with the first look under `look`, and to have the

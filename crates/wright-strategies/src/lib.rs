@@ -8,12 +8,17 @@
 //! strategy's state is a fold over the log (those that keep some for the process say so
 //! in their own docs), so a resumed or forked conversation decides as the uninterrupted
 //! one would.
+//!
+//! Also the workspace analysis the help reads: the map of the workspace (`map`: its files,
+//! languages, test command and last change) that the front end puts in a new
+//! conversation's opening.
 
 mod act_or_finish;
 mod finish_after_failure;
 mod first_look;
 mod fixed_note;
 mod foreign;
+pub mod map;
 mod narrow;
 mod premature_finish;
 mod retest;

@@ -16,7 +16,6 @@ mod fetch;
 mod file_editor;
 mod finish;
 mod guard;
-pub mod map;
 mod mask;
 mod page_text;
 mod registry;
@@ -33,6 +32,8 @@ mod text;
 mod think;
 mod workspace;
 
+// Files opened beneath a directory without following a link: the workspace map (in
+// wright-strategies) reads the project's files beneath the workspace's descriptor too.
 pub use catalog::ToolName;
 pub use catalog::ToolSet;
 pub use fetch::FetchTool;
@@ -51,6 +52,8 @@ pub use search::GlobTool;
 pub use search::GrepTool;
 pub use shapes::CommandShape;
 pub use skill::SkillTool;
+pub use snapshot::walk::open_dir_nofollow;
+pub use snapshot::walk::open_regular;
 pub use snapshot::Bounds as SnapshotBounds;
 pub use snapshot::Changes;
 pub use snapshot::Left as SnapshotLeft;

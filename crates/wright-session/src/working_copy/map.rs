@@ -1,12 +1,12 @@
 //! The workspace map of a new conversation, made before the agent's first step: from the
 //! user's own repository at the commit the agent starts from (its object store, never
 //! the agent's clone or a work tree), or from a plain directory walked without following
-//! links. See `wright_tools::map`. Also what the start commit itself changed, shown after
-//! a failing first look (see `wright_tools::map::render_last_change`).
+//! links. See `wright_strategies::map`. Also what the start commit itself changed, shown after
+//! a failing first look (see `wright_strategies::map::render_last_change`).
 
 use super::WorkingCopy;
 use std::path::Path;
-use wright_tools::map::MapInput;
+use wright_strategies::map::MapInput;
 
 impl WorkingCopy {
     /// What the map of this working copy is made from, as it is at the start.
@@ -19,13 +19,13 @@ impl WorkingCopy {
                 .into_owned()
         };
         match self {
-            WorkingCopy::Direct { .. } => wright_tools::map::from_directory(workspace),
-            WorkingCopy::InPlace(in_place) => wright_tools::map::from_git(
+            WorkingCopy::Direct { .. } => wright_strategies::map::from_directory(workspace),
+            WorkingCopy::InPlace(in_place) => wright_strategies::map::from_git(
                 &in_place.repo,
                 &in_place.base,
                 &sub(&in_place.workspace, in_place.repo.top()),
             ),
-            WorkingCopy::Clone(clone) => wright_tools::map::from_git(
+            WorkingCopy::Clone(clone) => wright_strategies::map::from_git(
                 &clone.repo,
                 &clone.base,
                 &sub(&clone.workspace, &clone.clone_root),
@@ -43,7 +43,7 @@ impl WorkingCopy {
             return None;
         }
         let input = self.map_input(workspace);
-        (!input.files.is_empty()).then(|| wright_tools::map::render(&input).text)
+        (!input.files.is_empty()).then(|| wright_strategies::map::render(&input).text)
     }
 
     /// What the start commit changed, as shown after a failing first look: read from the
@@ -76,8 +76,8 @@ impl WorkingCopy {
             format!("{sub}/")
         };
         let change = repo
-            .last_change(base, &sub, wright_tools::map::MAX_DIFF_BYTES)
+            .last_change(base, &sub, wright_strategies::map::MAX_DIFF_BYTES)
             .ok()??;
-        Some(wright_tools::map::render_last_change(&change))
+        Some(wright_strategies::map::render_last_change(&change))
     }
 }

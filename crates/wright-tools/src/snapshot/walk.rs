@@ -273,7 +273,7 @@ pub(crate) fn parent_dir(root: &Dir, path: &str) -> std::io::Result<(Dir, OsStri
 
 /// The regular file `name` in `dir`, opened without following a link or blocking on a
 /// FIFO put there meanwhile, to be read no further than `expected` bytes plus a bit.
-pub(crate) fn open_regular(
+pub fn open_regular(
     dir: &Dir,
     name: &std::ffi::OsStr,
     expected: u64,
@@ -345,7 +345,7 @@ pub(super) fn hash_regular(
 }
 
 /// The directory `name` in `dir`, refused if it is a link.
-pub(crate) fn open_dir_nofollow(dir: &Dir, name: &std::ffi::OsStr) -> std::io::Result<Dir> {
+pub fn open_dir_nofollow(dir: &Dir, name: &std::ffi::OsStr) -> std::io::Result<Dir> {
     let mut options = OpenOptions::new();
     options
         .read(true)

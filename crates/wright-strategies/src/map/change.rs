@@ -71,7 +71,7 @@ pub fn render_last_change(change: &LastChange) -> String {
 fn undo_call(files: &[FileChange]) -> Option<String> {
     let mut runs = files
         .iter()
-        .filter(|file| !crate::is_test_file(&file.path))
+        .filter(|file| !wright_tools::is_test_file(&file.path))
         .flat_map(|file| file.blocks.iter().map(move |block| (file, block)));
     let (file, block) = runs.next()?;
     if runs.next().is_some()

@@ -1,6 +1,6 @@
 use super::*;
-use crate::Workspace;
 use pretty_assertions::assert_eq;
+use wright_tools::Workspace;
 
 fn input(files: &[&str]) -> MapInput {
     MapInput {

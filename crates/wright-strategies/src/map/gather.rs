@@ -8,13 +8,13 @@
 use super::MapInput;
 use super::Source;
 use super::MAX_PROJECT_FILE;
-use crate::snapshot::walk::open_dir_nofollow;
-use crate::snapshot::walk::open_regular;
-use crate::Workspace;
 use cap_std::fs::Dir;
 use std::io::Read;
 use wright_sandbox::git::Oid;
 use wright_sandbox::git::UserRepo;
+use wright_tools::open_dir_nofollow;
+use wright_tools::open_regular;
+use wright_tools::Workspace;
 
 /// The project files read at the workspace's top (by name), for the commands.
 const PROJECT_FILES: &[&str] = &[
