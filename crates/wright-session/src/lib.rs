@@ -30,6 +30,7 @@ pub mod hooks;
 pub mod inspect;
 mod launcher;
 pub mod mcp;
+mod mcp_caches;
 mod mcp_packages;
 pub mod mcp_program;
 mod mcp_registry;
