@@ -67,8 +67,7 @@ fn has_entry(cacache: &Path, key: &str) -> bool {
     text.lines()
         .filter_map(|line| line.split_once('\t'))
         .filter_map(|(_, json)| serde_json::from_str::<serde_json::Value>(json).ok())
-        .filter(|entry| entry["key"] == key)
-        .next_back()
+        .rfind(|entry| entry["key"] == key)
         .is_some_and(|entry| entry["integrity"].is_string())
 }
 
@@ -201,7 +200,7 @@ mod tests {
         let meta = "make-fetch-happen:request-cache:https://registry.npmjs.org/@s%2fserver";
         assert_eq!(npm_cached(&host, "@s/server", None), None);
         let live = serde_json::json!({"key": meta, "integrity": "sha512-x"});
-        bucket(&cacache, meta, &[live.clone()]);
+        bucket(&cacache, meta, std::slice::from_ref(&live));
         assert_eq!(npm_cached(&host, "@s/server", None), Some(cacache.clone()));
         // An exact version needs its tarball too.
         assert_eq!(npm_cached(&host, "@s/server", Some("1.2.3")), None);
