@@ -2,8 +2,9 @@
 # What the tests need beyond Rust and a compiler, installed and started when the caller is
 # root: a Docker daemon and the Docker sandbox's test image (built from this machine's
 # files, no registry) for the `--sandbox docker` tests; Debian's Chromium and its
-# chromedriver for the browser UI's tests; the reference MCP server, pinned, from npm;
-# Debian's Go, for the Go tasks of evals/basic (a test runs every task's check).
+# chromedriver for the browser UI's tests; the reference MCP servers, pinned, from npm and
+# PyPI (installed, and in npm's and uv's caches); Debian's Go, for the Go tasks of
+# evals/basic (a test runs every task's check).
 # Each part that cannot be had says so loudly, and its tests skip (loudly) while the rest
 # runs. Sourced by test.sh; defines `setup_test_deps`.
 
@@ -78,9 +79,53 @@ setup_go() {
     loud "cannot install golang-go: the Go tasks of evals/basic will be SKIPPED"
 }
 
+# The same reference servers as a user's package caches hold them, for the tests of `npx
+# PKG` and `uvx PKG` servers run offline: npm's cache after an `npm install` (with every
+# dependency), uv's tools after `uv tool install`, uv's cache after a `uvx` — each in a
+# directory of its own the tests point wright at. Filled from the registries here, so the
+# tests need no network. The uv environments use Debian's python, which every user can run.
+MCP_TIME=mcp-server-time==2026.10.19
+setup_mcp_caches() {
+  local dir=/opt/wright-test-mcp scratch
+  command -v npm >/dev/null 2>&1 || return 0
+  if [ ! -f "$dir/npm-cache/wright-filled" ]; then
+    # As npx leaves it (its requests, every dependency), less the installed copy in
+    # `_npx`, which wright would run directly: the tests are of the cache alone.
+    scratch=$(mktemp -d)
+    if (cd "$scratch" && npm exec --cache "$dir/npm-cache" --yes --no-audit --no-fund \
+      --package="$MCP_EVERYTHING" -- true); then
+      rm -rf "$dir/npm-cache/_npx" "$dir/npm-cache/_logs"
+      touch "$dir/npm-cache/wright-filled"
+    else
+      loud "cannot fill npm's cache with $MCP_EVERYTHING: the npx-from-cache tests will FAIL"
+    fi
+    rm -rf "$scratch"
+  fi
+  if ! command -v uv >/dev/null 2>&1; then
+    python3 -m pip install -q uv >/dev/null 2>&1 ||
+      python3 -m pip install -q --break-system-packages uv >/dev/null 2>&1 ||
+      { loud "cannot install uv: the uvx tests will FAIL"; return 0; }
+    command -v pyenv >/dev/null 2>&1 && pyenv rehash
+  fi
+  export UV_PYTHON_DOWNLOADS=never
+  if [ ! -x "$dir/uv-tools/mcp-server-time/bin/mcp-server-time" ]; then
+    UV_TOOL_DIR="$dir/uv-tools" UV_TOOL_BIN_DIR="$dir/uv-bin" UV_CACHE_DIR="$dir/uv-install-cache" \
+      uv tool install -q --python /usr/bin/python3 "$MCP_TIME" ||
+      loud "cannot install $MCP_TIME with uv: the uvx tests will FAIL"
+    rm -rf "$dir/uv-install-cache"
+  fi
+  if [ ! -f "$dir/uv-cache/wright-filled" ]; then
+    UV_CACHE_DIR="$dir/uv-cache" uvx -q --python /usr/bin/python3 --from "$MCP_TIME" mcp-server-time --help >/dev/null &&
+      touch "$dir/uv-cache/wright-filled" ||
+      loud "cannot fill uv's cache with $MCP_TIME: the uvx-from-cache tests will FAIL"
+  fi
+  chmod -R o+rX "$dir"
+}
+
 setup_test_deps() {
   setup_docker
   setup_chromium
   setup_mcp_server
   setup_go
+  setup_mcp_caches
 }

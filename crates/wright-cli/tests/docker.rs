@@ -19,6 +19,8 @@ use wright_testkit::git;
 use wright_testkit::reply;
 use wright_testkit::ScriptedServer;
 
+mod allow_list;
+
 pub const IMAGE: &str = "wright-sandbox-test:latest";
 const SECRET: &str = "sk-wright-docker-test-secret";
 
@@ -481,7 +483,7 @@ async fn a_socket_made_mid_run_in_the_users_tree_is_unreachable() {
 }
 
 /// The user's repository: one commit of `notes.txt` ("old").
-fn committed_notes(h: &Harness) {
+pub fn committed_notes(h: &Harness) {
     std::fs::write(h.repo().join("notes.txt"), "old\n").unwrap();
     git(h.repo(), &["init", "--quiet"]);
     git(h.repo(), &["add", "notes.txt"]);

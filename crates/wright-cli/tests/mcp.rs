@@ -14,6 +14,7 @@ use wright_testkit::git;
 use wright_testkit::reply;
 use wright_testkit::ScriptedServer;
 
+mod caches;
 mod reach;
 
 const MISBEHAVING: &str = include_str!("mcp/misbehaving_server.py");
@@ -27,11 +28,20 @@ fn everything() -> Option<PathBuf> {
     if path.is_file() {
         return Some(path);
     }
-    eprintln!(
-        "\n!!!!!!!! SKIPPED: {} is not installed (`.ci/run` installs it with npm) !!!!!!!!\n",
+    missing(&format!(
+        "{} is not installed (`.ci/run` installs it with npm)",
         path.display()
-    );
+    ));
     None
+}
+
+/// Says, loudly, that a test skips for want of what `.ci/run` prepares; under CI
+/// (`CI=true`), where it was prepared, fails instead.
+fn missing(what: &str) {
+    if std::env::var("CI").is_ok_and(|ci| ci == "true") {
+        panic!("{what}, and CI prepares it: the preparation failed (see .ci/test-deps.sh)");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
 }
 
 fn write(root: &std::path::Path, path: &str, text: &str) {

@@ -11,11 +11,20 @@
 //! conversation, as without the history. Only conversations this endpoint answered are
 //! recorded, and only when every assistant turn of their history is one it wrote there.
 //! The server has one key, so one caller: every conversation recorded is the caller's own.
-//! Kept in memory: after a restart a resent history starts a new conversation.
+//! Kept in memory, bounded: at most `MAX_RECORDS` conversations and `MAX_BYTES` of their
+//! text, the least recently answered dropped first, and a conversation's record dropped
+//! when the conversation is removed. A history whose record was dropped (or after a
+//! restart) starts a new conversation, as one nobody here answered.
 
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+/// How many conversations' exchanges are kept at most.
+pub const MAX_RECORDS: usize = 256;
+/// How much of their text is kept at most, in bytes (one record larger than this is kept
+/// alone).
+pub const MAX_BYTES: usize = 64 << 20;
 
 /// Who said a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,16 +87,65 @@ pub fn exchange_of<'a>(
     Some(turns)
 }
 
+/// One conversation's recorded exchange, and when it was last answered.
+#[derive(Debug)]
+struct Record {
+    turns: Vec<Turn>,
+    /// The record's place in the order of answers: larger is more recent.
+    answered: u64,
+}
+
+impl Record {
+    fn bytes(&self) -> usize {
+        self.turns.iter().map(|turn| turn.text.len()).sum()
+    }
+}
+
+/// The records, and the count that orders them.
+#[derive(Debug, Default)]
+struct Known {
+    records: HashMap<String, Record>,
+    answers: u64,
+}
+
+impl Known {
+    fn remove(&mut self, id: &str) -> Option<Vec<Turn>> {
+        self.records.remove(id).map(|record| record.turns)
+    }
+
+    /// Drops the least recently answered records until at most `MAX_RECORDS` of at most
+    /// `MAX_BYTES` are left (the newest is always kept).
+    fn evict(&mut self) {
+        let mut bytes: usize = self.records.values().map(Record::bytes).sum();
+        while self.records.len() > MAX_RECORDS || (bytes > MAX_BYTES && self.records.len() > 1) {
+            let oldest = self
+                .records
+                .iter()
+                .min_by_key(|(_, record)| record.answered)
+                .map(|(id, _)| id.clone());
+            let Some(record) = oldest.and_then(|id| self.records.remove(&id)) else {
+                return;
+            };
+            bytes -= record.bytes();
+        }
+    }
+}
+
 /// The exchange of each conversation the endpoint answered, by conversation id.
 #[derive(Debug, Default)]
 pub struct Exchanges {
-    known: Mutex<HashMap<String, Vec<Turn>>>,
+    known: Mutex<Known>,
 }
 
 impl Exchanges {
-    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Turn>>> {
+    fn known(&self) -> std::sync::MutexGuard<'_, Known> {
         // A panic elsewhere must not take the endpoint down with it.
         self.known.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Drops `id`'s record: the conversation was removed.
+    pub fn forget(&self, id: &str) {
+        self.known().remove(id);
     }
 
     /// The conversation whose recorded exchange `request` is, plus one new user message;
@@ -101,8 +159,9 @@ impl Exchanges {
         }
         let mut known = self.known();
         let mut matching = known
+            .records
             .iter()
-            .filter(|(_, recorded)| recorded.as_slice() == before)
+            .filter(|(_, recorded)| recorded.turns.as_slice() == before)
             .map(|(id, _)| id.clone());
         let id = matching.next()?;
         if matching.next().is_some() {
@@ -129,7 +188,17 @@ impl Exchanges {
     /// in `id`) with `answer`.
     pub fn record(&self, id: &str, mut request: Vec<Turn>, answer: &str) {
         request.push(Turn::new(Role::Assistant, answer));
-        self.known().insert(id.to_string(), request);
+        let mut known = self.known();
+        known.answers += 1;
+        let answered = known.answers;
+        known.records.insert(
+            id.to_string(),
+            Record {
+                turns: request,
+                answered,
+            },
+        );
+        known.evict();
     }
 }
 
@@ -178,6 +247,61 @@ mod tests {
         let request = vec![user("fix it"), assistant("fixed"), user("more")];
         assert_eq!(exchanges.take_extended(&request).as_deref(), Some("a"));
         // Taken: the same request again does not go on with it a second time.
+        assert_eq!(exchanges.take_extended(&request), None);
+    }
+
+    #[test]
+    fn the_least_recently_answered_record_goes_first_past_the_cap() {
+        let exchanges = Exchanges::default();
+        for n in 0..MAX_RECORDS {
+            exchanges.record(&n.to_string(), vec![user(&format!("task {n}"))], "done");
+        }
+        // Conversation 0 answered again: now the most recent, 1 the least.
+        let request = vec![user("task 0"), assistant("done"), user("more")];
+        assert_eq!(exchanges.take_extended(&request).as_deref(), Some("0"));
+        exchanges.record("0", request, "done again");
+        exchanges.record("new", vec![user("a new task")], "done");
+        assert_eq!(exchanges.known().records.len(), MAX_RECORDS);
+        let goes_on = |n: usize| {
+            let request = vec![user(&format!("task {n}")), assistant("done"), user("more")];
+            exchanges.take_extended(&request)
+        };
+        assert_eq!(goes_on(1), None, "the least recently answered was kept");
+        assert_eq!(goes_on(2).as_deref(), Some("2"));
+        let again = vec![
+            user("task 0"),
+            assistant("done"),
+            user("more"),
+            assistant("done again"),
+            user("and more"),
+        ];
+        assert_eq!(exchanges.take_extended(&again).as_deref(), Some("0"));
+    }
+
+    #[test]
+    fn records_past_the_byte_cap_go_oldest_first_and_the_newest_stays() {
+        let exchanges = Exchanges::default();
+        let big = "x".repeat(MAX_BYTES / 2);
+        exchanges.record("a", vec![user(&big)], "a");
+        exchanges.record("b", vec![user(&big)], "b");
+        // Together over the cap: `a` goes.
+        let continues = |big: &str, answer: &str| {
+            exchanges.take_extended(&[user(big), assistant(answer), user("more")])
+        };
+        assert_eq!(continues(&big, "a"), None);
+        assert_eq!(continues(&big, "b").as_deref(), Some("b"));
+        // One alone over the cap is kept.
+        let huge = "y".repeat(MAX_BYTES + 1);
+        exchanges.record("c", vec![user(&huge)], "c");
+        assert_eq!(continues(&huge, "c").as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn a_removed_conversations_record_is_dropped() {
+        let exchanges = Exchanges::default();
+        exchanges.record("a", vec![user("fix it")], "fixed");
+        exchanges.forget("a");
+        let request = vec![user("fix it"), assistant("fixed"), user("more")];
         assert_eq!(exchanges.take_extended(&request), None);
     }
 

@@ -322,5 +322,7 @@ pub async fn delete_conversation(
         }
     }
     state.runs.forget(&id);
+    // A removed conversation's history continues nothing any more.
+    state.exchanges.forget(&id);
     Ok(StatusCode::NO_CONTENT)
 }

@@ -31,6 +31,7 @@ pub mod hooks;
 pub mod inspect;
 mod launcher;
 pub mod mcp;
+mod mcp_caches;
 mod mcp_packages;
 pub mod mcp_program;
 mod mcp_registry;

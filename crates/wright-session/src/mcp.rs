@@ -5,7 +5,8 @@
 //! front end's choice, or asked through the `Front`). Every stdio server runs inside the
 //! conversation's sandbox, in its scrubbed environment plus the entry's `env` — yours
 //! may read, read-only, the files their command names, and `npx`/`uvx` ones run from the
-//! package installed here or are refused at once with the fix (`mcp_program`); an HTTP
+//! package installed or cached here, offline, or are refused at once with the fix
+//! (`mcp_program`); an HTTP
 //! server is reached only where the egress policy lets the repository's code go (this
 //! machine always). Their tools are fixed when the conversation starts: a resumed one
 //! gets the tools its log started with, their schemas byte for byte.
@@ -233,8 +234,12 @@ impl Place<'_> {
             cwd: self.cwd.to_path_buf(),
             vars: [
                 "XDG_DATA_HOME",
+                "XDG_CACHE_HOME",
                 "UV_TOOL_DIR",
+                "UV_CACHE_DIR",
                 "npm_config_cache",
+                "NPM_CONFIG_CACHE",
+                "npm_config_registry",
                 "npm_config_prefix",
             ]
             .into_iter()

@@ -7,9 +7,12 @@
 //!
 //! Where an `npx` package is looked for, in order: wright's own package directory
 //! (`wright_core::mcp_packages_dir()`, filled with `npm install --prefix`), npm's npx
-//! cache (`~/.npm/_npx/*/node_modules`), the global `node_modules`. A `uvx` package:
-//! uv's tools (`uv tool install`). Nothing is run to find them; only files are read.
+//! cache (`~/.npm/_npx/*/node_modules`), the global `node_modules`, then npm's content
+//! cache (`_cacache`), from which npx installs it offline in the sandbox (`mcp_caches`). A
+//! `uvx` package: uv's tools (`uv tool install`), then the environments an earlier `uvx`
+//! left in uv's cache. Nothing is run to find them; only files are read.
 
+use crate::mcp_caches;
 use crate::mcp_program::Download;
 use crate::mcp_program::Host;
 use crate::mcp_program::Launch;
@@ -131,6 +134,20 @@ fn npx(command: &str, args: &[String], host: &Host) -> Resolved {
             };
         }
     }
+    if let Some(cacache) = mcp_caches::npm_cached(host, &spec.name, spec.exact.as_deref()) {
+        let (program, wrapped) = mcp_caches::npx_offline(command, &cacache, args);
+        return Resolved::Installed(Launch {
+            command: program,
+            args: wrapped,
+            read: vec![cacache.clone()],
+            instead: Some(format!(
+                "`{written}` installs {} from npm's cache {}, offline (the cache read-only; npm writes only a copy of its index, in the sandbox's scratch)",
+                spec.name,
+                cacache.display()
+            )),
+            download: None,
+        });
+    }
     if (host.registry_allowed)(NPM_REGISTRY) {
         return Resolved::Installed(Launch {
             command: command.to_string(),
@@ -148,7 +165,7 @@ fn npx(command: &str, args: &[String], host: &Host) -> Resolved {
         });
     }
     Resolved::Refused(format!(
-        "`{written}` would download {spec_text} from npm's registry, and the sandbox gives MCP servers no network (npx would wait until the start deadline); no copy of it is installed here. Install it once, outside wright: `npm install --prefix {} {spec_text}` — this entry then runs it from there, offline, read-only (or allow {NPM_REGISTRY} with allow_hosts to let npx download it at every start)",
+        "`{written}` would download {spec_text} from npm's registry, and the sandbox gives MCP servers no network (npx would wait until the start deadline); no copy of it is installed here, nor in npm's cache. Install it once, outside wright: `npm install --prefix {} {spec_text}` — this entry then runs it from there, offline, read-only (or allow the registry, `--allow-host {NPM_REGISTRY}` or allow_hosts, to let npx download it at every start)",
         packages.display()
     ))
 }
@@ -355,6 +372,23 @@ fn uvx(command: &str, args: &[String], host: &Host) -> Resolved {
             });
         }
     }
+    if let Some(cached) = mcp_caches::uv_cached(host, &tool, &program) {
+        let environment = cached
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(cached.as_path())
+            .to_path_buf();
+        return Resolved::Installed(Launch {
+            command: cached.display().to_string(),
+            args: rest.to_vec(),
+            read: Vec::new(),
+            instead: Some(format!(
+                "`{written}` runs the environment an earlier uvx left in uv's cache, {}, offline",
+                environment.display()
+            )),
+            download: None,
+        });
+    }
     if PYPI
         .iter()
         .all(|host_name| (host.registry_allowed)(host_name))
@@ -374,8 +408,8 @@ fn uvx(command: &str, args: &[String], host: &Host) -> Resolved {
         });
     }
     Resolved::Refused(format!(
-        "`{written}` would download {tool} from PyPI, and the sandbox gives MCP servers no network (uvx would wait until the start deadline); it is not among uv's installed tools. Install it once, outside wright: `uv tool install {tool}` — this entry then runs it from there, offline, read-only (or allow {} with allow_hosts to let uvx download it at every start)",
-        PYPI.join(" and ")
+        "`{written}` would download {tool} from PyPI, and the sandbox gives MCP servers no network (uvx would wait until the start deadline); it is not among uv's installed tools nor in uv's cache. Install it once, outside wright: `uv tool install {tool}` — this entry then runs it from there, offline, read-only (or allow PyPI, `--allow-host {}` or allow_hosts, to let uvx download it at every start)",
+        PYPI.join(" --allow-host ")
     ))
 }
 

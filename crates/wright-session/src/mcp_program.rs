@@ -25,7 +25,8 @@ pub struct Host {
     /// The directory the server starts in (the workspace).
     pub cwd: PathBuf,
     /// The variables of wright's own environment the package managers read
-    /// (`XDG_DATA_HOME`, `UV_TOOL_DIR`, `npm_config_cache`, `npm_config_prefix`).
+    /// (`XDG_DATA_HOME`, `XDG_CACHE_HOME`, `UV_TOOL_DIR`, `UV_CACHE_DIR`,
+    /// `npm_config_cache`, `npm_config_registry`, `npm_config_prefix`).
     pub vars: Vec<(String, String)>,
     /// Whether the server may reach a package registry by its host name (the user allowed
     /// it, or the network).

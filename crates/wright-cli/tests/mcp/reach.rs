@@ -211,7 +211,7 @@ async fn a_package_runner_without_the_package_is_refused_with_the_fix() {
     let packages = h.data.path().join("wright/mcp-packages");
     assert!(
         shown.contains(&format!(
-            "js (yours, npx -y @wright-test/not-installed stdio): failed: `npx -y @wright-test/not-installed stdio` would download @wright-test/not-installed from npm's registry, and the sandbox gives MCP servers no network (npx would wait until the start deadline); no copy of it is installed here. Install it once, outside wright: `npm install --prefix {} @wright-test/not-installed` — this entry then runs it from there, offline, read-only",
+            "js (yours, npx -y @wright-test/not-installed stdio): failed: `npx -y @wright-test/not-installed stdio` would download @wright-test/not-installed from npm's registry, and the sandbox gives MCP servers no network (npx would wait until the start deadline); no copy of it is installed here, nor in npm's cache. Install it once, outside wright: `npm install --prefix {} @wright-test/not-installed` — this entry then runs it from there, offline, read-only",
             packages.display()
         )),
         "{shown}"

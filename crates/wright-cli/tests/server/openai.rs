@@ -250,6 +250,44 @@ async fn a_client_resending_the_history_goes_on_with_its_conversation_only_when_
     assert!(asked.contains("the third task: do as you said"), "{asked}");
 }
 
+/// A removed conversation's history, resent, continues nothing: the endpoint forgot it
+/// with the conversation, and starts a new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_conversations_history_starts_a_new_one() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    let model = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo one"})),
+        reply().call("finish", json!({"message": "First answer: ALPHA."})),
+        reply().call("terminal", json!({"command": "echo two"})),
+        reply().call("finish", json!({"message": "Second answer: BRAVO."})),
+    ])
+    .await
+    .unwrap();
+    let served = served_on(&h, &model).await;
+    let first_task = json!({"role": "user", "content": "the first task: look around"});
+    let (first, first_answer) = ask_without_header(&served, json!([first_task])).await;
+    let (status, body) = served
+        .send(
+            served
+                .http
+                .delete(served.url(&format!("/api/conversations/{first}?force=true")))
+                .bearer_auth(&served.key),
+        )
+        .await;
+    assert_eq!(status, 204, "{body}");
+    let history = json!([
+        first_task,
+        {"role": "assistant", "content": first_answer},
+        {"role": "user", "content": "the second task: go on"},
+    ]);
+    let (second, second_answer) = ask_without_header(&served, history).await;
+    assert_ne!(second, first, "a removed conversation was gone on with");
+    assert!(second_answer.contains("BRAVO"), "{second_answer}");
+    let asked = last_model_request(&model);
+    assert!(!asked.contains("the first task"), "{asked}");
+}
+
 /// The server on `h`'s repository, its conversations on `model`.
 async fn served_on(h: &Harness, model: &ScriptedServer) -> Served {
     let workspace = h.repo().to_str().unwrap().to_string();

@@ -19,6 +19,7 @@ mod engine;
 mod orphans;
 mod probe;
 mod seccomp;
+mod seccomp_allowed;
 mod spec;
 
 pub use spec::CONVERSATION_LABEL;

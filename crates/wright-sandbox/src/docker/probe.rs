@@ -94,7 +94,7 @@ pub(super) fn run(container: &Container) -> Result<Report, SandboxError> {
             "none (only loopback)".into()
         },
         seccomp: if one("Seccomp") == "2" && container.users_tree {
-            "wright's seccomp profile for the user's own tree (Unix sockets refused, socketpair kept; namespaces, keyrings, io_uring, ptrace refused)".into()
+            "wright's seccomp profile for the user's own tree, an allow-list (Unix sockets refused, socketpair kept; namespaces, keyrings, io_uring, ptrace refused)".into()
         } else if one("Seccomp") == "2" {
             "Docker's default seccomp profile".into()
         } else {
