@@ -115,11 +115,7 @@ async fn open(
         .prepare(id.to_string(), workspace, front)
         .await?;
     let mut conversation = session.start_conversation(session.workspace_map())?;
-    session.begin_with_first_look(
-        &mut conversation,
-        &session.settings.first_look,
-        &session.settings.reading,
-    );
+    session.begin_with_first_look(&mut conversation);
     Ok((session, conversation))
 }
 

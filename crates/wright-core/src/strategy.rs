@@ -18,6 +18,7 @@
 //! (its reviewer's rounds).
 
 pub(crate) mod act_or_finish;
+mod assist;
 mod finish_after_failure;
 mod fixed_note;
 mod foreign;
@@ -30,6 +31,7 @@ mod stuck;
 mod test_edits;
 
 pub use act_or_finish::ActOrFinish;
+pub use assist::AssistWhenNeeded;
 pub use finish_after_failure::FinishAfterFailure;
 pub use fixed_note::FixedNote;
 pub use foreign::ForeignCalls;

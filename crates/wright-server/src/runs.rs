@@ -375,11 +375,7 @@ impl Runs {
                 // It has a log now: a restarted server finds it there.
                 crate::queue::take(id);
                 let mut conversation = session.start_conversation(session.workspace_map())?;
-                session.begin_with_first_look(
-                    &mut conversation,
-                    &session.settings.first_look,
-                    &session.settings.reading,
-                );
+                session.begin_with_first_look(&mut conversation);
                 let task = request.task.as_str();
                 self.drive(id, session, conversation, Some(task), cancel)
                     .await
