@@ -342,6 +342,10 @@ impl Observer for Updates {
             EventBody::Check(check) => self
                 .notifier
                 .say(format!("\n\nwright: {}", check.summary())),
+            // Help turned on during the run: said, as a check is.
+            EventBody::Assist(decision) => self
+                .notifier
+                .say(format!("\n\nwright: {}", decision.summary())),
             // A refused connection reaches the model in the command's output.
             EventBody::Network(_) => {}
             // What the model is told, or what counts and times the run: not the editor's.

@@ -60,6 +60,10 @@ pub async fn prepare(
     };
     let settings =
         SessionSettings::resolve_routed(common, Some(&start.config_source()), Some(command))?;
+    // A key or flag of an earlier version still works; its replacement is named once.
+    for line in &settings.values.deprecated {
+        tell!("warning: {line}");
+    }
     // First: a secret that is not stored stops the run before the server is asked.
     let sandbox = settings.sandbox_choice()?;
     // The fallback profiles too, before anything is made (each checked for egress).

@@ -108,6 +108,7 @@ impl Observer for Progress {
     fn event(&mut self, event: &Event) {
         match &event.body {
             EventBody::Action {
+                step,
                 tool,
                 arguments,
                 risk,
@@ -117,6 +118,7 @@ impl Observer for Progress {
                 self.live.idle();
                 // wright's own action (the first look), not the model's.
                 let by = match event.source {
+                    Source::Environment if *step > 0 => "wright runs the tests now: ",
                     Source::Environment => "wright runs the tests first: ",
                     _ => "",
                 };
@@ -260,6 +262,10 @@ impl Observer for Progress {
             EventBody::Check(check) => {
                 self.live.idle();
                 self.line(&format!("  → {}", check.summary()));
+            }
+            EventBody::Assist(decision) => {
+                self.live.idle();
+                self.line(&format!("  → {}", decision.summary()));
             }
             // The route is in the header.
             EventBody::Route(_) => {}

@@ -137,10 +137,22 @@ mod tests {
             "--max-steps",
             "--in-place",
             "--sandbox",
-            "--first-look",
+            "--assist",
+            "--assist-piece",
             "--review",
         ] {
             assert!(page.contains(&format!("`{long}`")), "{long} missing");
+        }
+        // The old switches of the help are aliases now, out of `--help`.
+        for old in [
+            "--first-look",
+            "--reading",
+            "--candidates",
+            "--map",
+            "--retest",
+            "--last-change",
+        ] {
+            assert!(!page.contains(&format!("`{old}`")), "{old} is shown");
         }
         assert!(!page.contains("eval-check"), "hidden commands stay out");
     }

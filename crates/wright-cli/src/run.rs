@@ -13,17 +13,6 @@ use wright_session::settings::review::Review;
 pub struct RunArgs {
     /// What to do, in plain words, in any language.
     task: String,
-    /// Before the first step, run the test command the workspace map found (in the
-    /// sandbox, at most 60 s) and show the model its result: auto (for models whose name
-    /// says 8B or less), on, off.
-    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
-    first_look: Option<String>,
-    /// When the first look fails and its failing line calls code in another file, ask
-    /// the model apart (no tools, greedy, a short answer) which line of that file causes
-    /// it, and show the answer after the failure: auto (for models whose name says 8B or
-    /// less), on, off.
-    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
-    reading: Option<String>,
     /// Before `finish` is taken, a second agent on this profile reviews the change in a
     /// clone of its own, seeing only the task, the repository and the diff; its findings
     /// go back to the agent (`review.rounds` times, default once).
@@ -53,12 +42,6 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
         if let Some(review) = &args.review {
             run_words.extend(["--review".to_string(), review.clone()]);
         }
-        if let Some(first_look) = &args.first_look {
-            run_words.extend(["--first-look".to_string(), first_look.clone()]);
-        }
-        if let Some(reading) = &args.reading {
-            run_words.extend(["--reading".to_string(), reading.clone()]);
-        }
         let asked = crate::parallel::Asked {
             task: &args.task,
             place: &args.place,
@@ -75,12 +58,7 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
     // The map is made before the agent's first step, from what the user gave it; the
     // session gives the conversation its fallback profiles.
     let mut conversation = session.start_conversation(session.workspace_map())?;
-    let first_look = args
-        .first_look
-        .as_deref()
-        .unwrap_or(&session.settings.first_look);
-    let reading = args.reading.as_deref().unwrap_or(&session.settings.reading);
-    session.begin_with_first_look(&mut conversation, first_look, reading);
+    session.begin_with_first_look(&mut conversation);
     let review = session.review.as_ref().map(|review| review.line.clone());
     if !settings.json {
         print_header(

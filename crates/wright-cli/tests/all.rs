@@ -7,6 +7,7 @@ mod acp;
 mod allow_host;
 mod apply;
 mod aside;
+mod assist;
 mod candidate_chains;
 mod candidates;
 mod chat;

@@ -287,6 +287,89 @@ async fn compare_runs_each_task_under_each_value_side_by_side() {
     };
     let (with_map, without) = (first_user(0), first_user(2));
     assert!(with_map.len() > without.len(), "{with_map}\n---\n{without}");
+    // `map` is the old name of the piece: it works, and says what to write instead.
+    assert_eq!(
+        stderr(&output)
+            .matches("warning: --compare map is deprecated: use --compare assist:map=on,off")
+            .count(),
+        1,
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test]
+async fn compare_takes_a_piece_of_the_help_by_its_name() {
+    let h = Harness::new();
+    let suite = make_suite(h.repo());
+    let out = h.data.path().join("compare");
+    let server = ScriptedServer::start([fix_add(), fix_add()].concat())
+        .await
+        .unwrap();
+    let output = eval(
+        &h,
+        &suite.display().to_string(),
+        &server.url(),
+        &[
+            "--only",
+            "add",
+            "--compare",
+            "assist:map=on,off",
+            "--out",
+            &out.display().to_string(),
+        ],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("deprecated"),
+        "{}",
+        stderr(&output)
+    );
+    let table = stdout(&output);
+    let header = table
+        .lines()
+        .find(|l| l.starts_with("task"))
+        .unwrap_or_default();
+    assert_eq!(
+        header.split_whitespace().collect::<Vec<_>>(),
+        ["task", "assist:map=on", "assist:map=off"],
+        "{table}"
+    );
+    let requests = server.chat_requests();
+    let first_user = |i: usize| {
+        requests[i].json()["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "user")
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        first_user(0).contains("# Workspace map"),
+        "{}",
+        first_user(0)
+    );
+    assert!(
+        !first_user(2).contains("# Workspace map"),
+        "{}",
+        first_user(2)
+    );
+    // A piece given and compared is refused, whatever name each has.
+    let output = eval(
+        &h,
+        &suite.display().to_string(),
+        &server.url(),
+        &["--compare", "assist:map=on,off", "--assist-piece", "map=on"],
+    )
+    .await;
+    assert_ne!(output.status.code(), Some(0));
+    assert!(
+        stderr(&output).contains("is given and compared"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// The suite shipped in `evals/basic`.

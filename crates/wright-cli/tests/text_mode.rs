@@ -30,7 +30,15 @@ async fn fixes_the_failing_test_with_calls_written_as_text() {
         reply().text("[TOOL_CALLS][{\"name\": \"finish\", \"arguments\": {\"message\": \"Fixed row_to_csv; the tests pass.\"}}]"),
     ];
     let server = ScriptedServer::start_text_only(script).await.unwrap();
-    let output = h.run(&server.url(), "fix the failing test", &[]).await;
+    // A model the probe found writing its calls as text gets the first look (see
+    // `wright_config::assist::Policy`; tested in assist.rs): not what is looked at here.
+    let output = h
+        .run(
+            &server.url(),
+            "fix the failing test",
+            &["--assist-piece", "first-look=off"],
+        )
+        .await;
     assert!(
         output.status.success(),
         "{}\n{}",
@@ -107,7 +115,16 @@ async fn fixes_the_failing_test_with_calls_written_as_text() {
     let url = again.url();
     let out = h
         .wright(
-            &["run", "--base-url", &url, "--model", "test-model", "say hi"],
+            &[
+                "run",
+                "--base-url",
+                &url,
+                "--model",
+                "test-model",
+                "--assist-piece",
+                "first-look=off",
+                "say hi",
+            ],
             &[],
         )
         .await;

@@ -12,6 +12,7 @@
 //! highest precedence gives its values at that precedence, so `--profile hosted` beats
 //! `OPENAI_BASE_URL`, which beats a file's `profile = "local"`.
 
+pub mod assist;
 pub mod consent;
 mod environment;
 mod file;

@@ -43,6 +43,8 @@ pub enum RepoRule {
     Lower,
 }
 
+use crate::assist;
+use crate::assist::Level;
 use wright_protocol::edit_distance;
 
 pub struct Key {
@@ -57,8 +59,6 @@ const TOOL_CALLING: &[&str] = &["auto", "native", "text"];
 const CONSTRAIN: &[&str] = &["auto", "off"];
 const SANDBOX: &[&str] = &["auto", "landlock", "namespaces", "docker", "none"];
 const EGRESS: &[&str] = &["local_only", "ask", "any"];
-const ON_OFF: &[&str] = &["on", "off"];
-const AUTO_ON_OFF: &[&str] = &["auto", "on", "off"];
 const CONFIRM: &[&str] = &["never", "risky", "always"];
 
 pub const KEYS: &[Key] = &[
@@ -73,7 +73,6 @@ pub const KEYS: &[Key] = &[
     Key { path: "context_window", kind: Kind::Int { min: 256 }, repo: RepoRule::Lower, doc: "never send more than this many tokens, even if the server's window is larger (--context-window)" },
     Key { path: "tool_calling", kind: Kind::OneOf(TOOL_CALLING), repo: RepoRule::Allowed, doc: "how tool calls travel: auto (probe once), native, text (--tool-calling); default auto" },
     Key { path: "constrain", kind: Kind::OneOf(CONSTRAIN), repo: RepoRule::Allowed, doc: "hold every reply of a run to a tool call where the server enforces it (tool_choice required, a JSON schema): auto (probe once), off (--constrain); default auto" },
-    Key { path: "map", kind: Kind::OneOf(ON_OFF), repo: RepoRule::Allowed, doc: "a map of the workspace (files, languages, test and build commands, recent commits) at the head of a new conversation's first message (--map); default on" },
     Key { path: "tools", kind: Kind::Str, repo: RepoRule::Allowed, doc: "the model's tools (--tools): auto (small for a model whose name says 8B or less, else full), small (terminal, file_editor, think, finish), full (those and grep, glob, task_tracker), or names separated by commas; default auto" },
     Key { path: "temperature", kind: Kind::Float { min: 0.0, max: 2.0 }, repo: RepoRule::Allowed, doc: "sampling temperature (--temperature); default: the server's" },
     Key { path: "max_reply_tokens", kind: Kind::Int { min: 0 }, repo: RepoRule::Lower, doc: "most tokens one reply may generate, 0 for the server's (--max-reply-tokens); default 4096" },
@@ -87,12 +86,20 @@ pub const KEYS: &[Key] = &[
     Key { path: "run.max_time", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "seconds per run (--max-time)" },
     Key { path: "run.condense_at", kind: Kind::Float { min: 0.3, max: 0.95 }, repo: RepoRule::Allowed, doc: "share of the window at which the history is condensed (--condense-at); default 0.75" },
     Key { path: "run.idle_timeout", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "seconds of silence from the server before a request is given up (--idle-timeout); default 600" },
-    Key { path: "run.reading", kind: Kind::OneOf(AUTO_ON_OFF), repo: RepoRule::Allowed, doc: "when the first look fails and its failing line calls code in another file, ask the model apart (no tools, greedy, a short answer) which line of that file causes it, and show the answer after the failure: auto (for models whose name says 8B or less), on, off (--reading); default auto" },
-    Key { path: "run.candidates", kind: Kind::OneOf(AUTO_ON_OFF), repo: RepoRule::Allowed, doc: "when the first look fails and its failing line calls a function in another file, ask the model apart (no tools, sampled) up to 4 times for that function corrected, whole; run the failing command with each version in place (in the sandbox), put the file back unless it passes, and keep the first that passes, shown to the model after the failure: auto (for models whose name says 8B or less), on, off (--candidates); default auto" },
-    Key { path: "run.first_look", kind: Kind::OneOf(AUTO_ON_OFF), repo: RepoRule::Allowed, doc: "before a run's first step, run the test command the workspace map found (in the sandbox, at most 60 s) and show the model its result: auto (for models whose name says 8B or less), on, off (--first-look); default auto" },
-    Key { path: "run.retest", kind: Kind::OneOf(ON_OFF), repo: RepoRule::Allowed, doc: "when the first look failed, run its command again after each edit of the code and when the model calls finish; a finish while it still fails is sent back twice, then the run stops, not finished: on, off (--retest); default on" },
-    Key { path: "run.last_change", kind: Kind::OneOf(ON_OFF), repo: RepoRule::Allowed, doc: "when the first look fails, show the model what the start commit changed (its diff, bounded; a regression is most often there): on, off (--last-change); default on" },
     Key { path: "run.stream", kind: Kind::Bool, repo: RepoRule::Allowed, doc: "ask for streamed replies (false: --no-stream); default true" },
+    Key { path: "assist.level", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::LEVEL_DOC },
+    Key { path: "assist.map", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::MAP_DOC },
+    Key { path: "assist.first_look", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::FIRST_LOOK_DOC },
+    Key { path: "assist.last_change", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::LAST_CHANGE_DOC },
+    Key { path: "assist.reading", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::READING_DOC },
+    Key { path: "assist.candidates", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::CANDIDATES_DOC },
+    Key { path: "assist.retest", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::RETEST_DOC },
+    Key { path: "map", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: "deprecated: use assist.map" },
+    Key { path: "run.first_look", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: "deprecated: use assist.first_look" },
+    Key { path: "run.last_change", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: "deprecated: use assist.last_change" },
+    Key { path: "run.reading", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: "deprecated: use assist.reading" },
+    Key { path: "run.candidates", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: "deprecated: use assist.candidates" },
+    Key { path: "run.retest", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: "deprecated: use assist.retest" },
     Key { path: "review.profile", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "a second agent on this profile reviews the change before `finish` is taken, seeing only the task, the repository and the diff (--review PROFILE); default: no review" },
     Key { path: "review.rounds", kind: Kind::Int { min: 0 }, repo: RepoRule::Lower, doc: "how many times the reviewer's findings go back to the working agent before its finish is taken anyway; default 1" },
     Key { path: "route.run", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "the profile `wright run` starts on when none is named by hand" },
@@ -125,6 +132,7 @@ pub const KEYS: &[Key] = &[
 
 /// Tables a file may open: sections, and the named tables under them.
 const TABLES: &[&str] = &[
+    "assist",
     "run",
     "review",
     "route",

@@ -27,7 +27,6 @@ const WRIGHTS_OWN_FIELDS: &[&str] = &[
 const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("tool_calling", DefaultValue::Str("auto")),
     ("constrain", DefaultValue::Str("auto")),
-    ("map", DefaultValue::Str("on")),
     ("tools", DefaultValue::Str("auto")),
     ("max_reply_tokens", DefaultValue::Int(4096)),
     ("egress", DefaultValue::Str("ask")),
@@ -35,11 +34,7 @@ const DEFAULTS: &[(&str, DefaultValue)] = &[
     ("run.condense_at", DefaultValue::Float(0.75)),
     ("run.idle_timeout", DefaultValue::Int(600)),
     ("run.stream", DefaultValue::Bool(true)),
-    ("run.first_look", DefaultValue::Str("auto")),
-    ("run.reading", DefaultValue::Str("auto")),
-    ("run.candidates", DefaultValue::Str("auto")),
-    ("run.retest", DefaultValue::Str("on")),
-    ("run.last_change", DefaultValue::Str("on")),
+    ("assist.level", DefaultValue::Str("auto")),
     ("review.rounds", DefaultValue::Int(1)),
     ("sandbox.level", DefaultValue::Str("auto")),
     ("sandbox.network", DefaultValue::Bool(false)),
@@ -121,8 +116,6 @@ pub struct Settings {
     pub tool_calling: String,
     /// `auto` or `off`: constrained decoding where the server enforces it.
     pub constrain: String,
-    /// Whether a new conversation's first message starts with the workspace map.
-    pub map: bool,
     /// The tool set asked for: `auto`, a preset or names (checked where tools are built).
     pub tools: String,
     pub temperature: Option<f32>,
@@ -132,18 +125,12 @@ pub struct Settings {
     pub price: Option<Price>,
     pub max_cost: Option<f64>,
     pub max_steps: u32,
-    /// `auto`, `on` or `off`: run the detected test command before the first step.
-    pub first_look: String,
-    /// `auto`, `on` or `off`: ask the model apart which line causes the first look's
-    /// failure.
-    pub reading: String,
-    /// `auto`, `on` or `off`: ask the model apart for versions of the first look's
-    /// failing function, and try each.
-    pub candidates: String,
-    /// Run the first look's failing command again after edits and before `finish`.
-    pub retest: bool,
-    /// Show what the start commit changed after a failing first look.
-    pub last_change: bool,
+    /// The help the model gets, piece by piece (`[assist]`; `auto` is decided by the
+    /// policy once the model is known).
+    pub assist: crate::assist::Assist,
+    /// One line for each deprecated key or flag set, naming its replacement: the front
+    /// end shows them.
+    pub deprecated: Vec<String>,
     /// The profile of the second agent that reviews the change before `finish`.
     pub review_profile: Option<String>,
     /// How many times the reviewer's findings go back to the working agent.
@@ -227,6 +214,7 @@ impl Settings {
                 key,
             });
         }
+        let (assist, deprecated) = crate::assist::Assist::from_config(&config);
         let (egress, egress_origin) = egress_for(&config, repo, &env);
         let secrets = per_repo(&config, repo, "secrets", &env)
             .and_then(|sourced| sourced.value.as_array().cloned())
@@ -250,7 +238,6 @@ impl Settings {
             context_window: uint("context_window"),
             tool_calling: string("tool_calling").unwrap_or_else(|| "auto".into()),
             constrain: string("constrain").unwrap_or_else(|| "auto".into()),
-            map: config.str("map") != Some("off"),
             tools: string("tools").unwrap_or_else(|| "auto".into()),
             temperature: config.float("temperature").map(|t| t as f32),
             max_reply_tokens: uint("max_reply_tokens")
@@ -267,11 +254,8 @@ impl Settings {
             condense_at: config.float("run.condense_at").unwrap_or(0.75),
             idle_timeout: uint("run.idle_timeout").unwrap_or(600),
             stream: config.bool("run.stream").unwrap_or(true),
-            first_look: string("run.first_look").unwrap_or_else(|| "auto".into()),
-            reading: string("run.reading").unwrap_or_else(|| "auto".into()),
-            candidates: string("run.candidates").unwrap_or_else(|| "auto".into()),
-            retest: config.str("run.retest") != Some("off"),
-            last_change: config.str("run.last_change") != Some("off"),
+            assist,
+            deprecated,
             review_profile: string("review.profile"),
             review_rounds: uint("review.rounds")
                 .and_then(|n| u32::try_from(n).ok())

@@ -153,6 +153,9 @@ fn render_view<'a>(
     // Commands wright ran itself (the first look), by call id: shown to the model as
     // part of the user's message, not as calls it made.
     let mut environment_calls: Vec<(String, String)> = Vec::new();
+    // Whether wright's own call was made after a step of the model's (the first look
+    // turned on late) rather than before the first.
+    let mut late_look = false;
     // The step whose assistant turn is open, and where that turn is in `messages`.
     let mut open: Option<(u32, usize)> = None;
     // Text mode: the user message of results being assembled.
@@ -214,10 +217,14 @@ fn render_view<'a>(
                 }
             },
             EventBody::Action {
-                call_id, arguments, ..
+                call_id,
+                arguments,
+                step,
+                ..
             } if event.source == Source::Environment => {
                 let command = arguments["command"].as_str().unwrap_or_default();
                 environment_calls.push((call_id.clone(), command.to_string()));
+                late_look = *step > 0;
             }
             EventBody::Observation {
                 call_id,
@@ -225,7 +232,9 @@ fn render_view<'a>(
                 exit_code,
                 ..
             } if environment_calls.iter().any(|(id, _)| id == call_id) => {
-                flush(&mut messages, &mut results);
+                if !late_look {
+                    flush(&mut messages, &mut results);
+                }
                 let command = environment_calls
                     .iter()
                     .find(|(id, _)| id == call_id)
@@ -241,14 +250,23 @@ fn render_view<'a>(
                     Some(code) => format!("; it exited with code {code}"),
                     None => String::new(),
                 };
-                let mut text = format!(
-                    "[Before your first step, wright ran the tests with `{command}`{exit}:]\n{shown}"
-                );
+                let when = if late_look {
+                    "After that step"
+                } else {
+                    "Before your first step"
+                };
+                let mut text = format!("[{when}, wright ran the tests with `{command}`{exit}:]\n{shown}");
                 if exit_code.is_some_and(|code| code != 0) {
                     if let Some(change) = last_change.take() {
                         text.push_str("\n\n");
                         text.push_str(&change);
                     }
+                }
+                if late_look {
+                    // Run after a call of the model (see `wright_strategies::AssistWhenNeeded`):
+                    // with that step's results, as a check after an edit is.
+                    attach(&mut messages, &mut results, mode, &text);
+                    continue;
                 }
                 match messages.last_mut() {
                     Some(ChatMessage::User { content }) => {
@@ -397,6 +415,8 @@ fn render_view<'a>(
             // Versions that did not pass are not shown: the failure already says it fails.
             | EventBody::Candidate(_)
             | EventBody::Check(_)
+            // The decision is for people; the model gets the help it turned on.
+            | EventBody::Assist(_)
             // A refusal reaches the model in the command's own output.
             | EventBody::Network(_) => {}
         }

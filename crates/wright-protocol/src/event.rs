@@ -29,8 +29,9 @@ use std::time::SystemTime;
 /// a failing first look). Version 9 added `candidate` (a version of the failing code's
 /// function the model wrote, asked apart, and whether the failing command passed with it).
 /// Version 10 added the candidate outcome `fails_further` (a version kept while the next
-/// function the command failed in was tried).
-pub const LOG_FORMAT_VERSION: u32 = 10;
+/// function the command failed in was tried). Version 11 added `assist` (help for the
+/// model turned on during a run, and why).
+pub const LOG_FORMAT_VERSION: u32 = 11;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -211,6 +212,9 @@ pub enum EventBody {
     /// A version of the failing code's function the model wrote, asked apart, tried by
     /// wright with the first look's command (version 9 on).
     Candidate(crate::Candidate),
+    /// Help for the model turned on during the run, because it showed it needs it
+    /// (version 11 on); logged before the help runs, never sent to the model.
+    Assist(crate::AssistDecision),
     /// A connection to the network through wright's proxy or by `fetch` (version 6 on),
     /// logged after the call during which it ended: never shown to the model.
     Network(crate::NetConnection),

@@ -6,6 +6,7 @@
 //! can always be replayed into exactly the history the model saw. This crate only knows
 //! serde: no I/O policy, no model, no tools.
 
+mod assist;
 mod candidate;
 mod changes;
 mod check;
@@ -26,6 +27,8 @@ mod stop;
 mod teach;
 mod untrusted;
 
+pub use assist::AssistDecision;
+pub use assist::Need;
 pub use candidate::Candidate;
 pub use candidate::CandidateOutcome;
 pub use changes::Changes;

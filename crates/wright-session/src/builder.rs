@@ -179,11 +179,7 @@ impl Builder {
     pub async fn run(self, task: &str, observer: &mut dyn Observer) -> Result<Ran> {
         let session = self.prepare(&Unattended).await?;
         let mut conversation = session.start_conversation(session.workspace_map())?;
-        session.begin_with_first_look(
-            &mut conversation,
-            &session.settings.first_look,
-            &session.settings.reading,
-        );
+        session.begin_with_first_look(&mut conversation);
         let limits = crate::limits(&session.settings);
         let (outcome, finished) = session
             .run_to_end(

@@ -13,6 +13,7 @@ use crate::working_copy::InPlaceCommit;
 use anyhow::Result;
 use std::path::PathBuf;
 use std::time::Duration;
+use wright_config::assist::Piece;
 use wright_config::Settings;
 use wright_core::Conversation;
 use wright_core::EventLog;
@@ -58,7 +59,7 @@ impl Session {
     /// settings want one): made from what the user gave the agent, before its first step.
     pub fn workspace_map(&self) -> Option<String> {
         self.working_copy
-            .workspace_map(self.settings.map, &self.tools.workspace)
+            .workspace_map(self.assisted(Piece::Map), &self.tools.workspace)
     }
 
     /// The session's conversation, created in its directory with `map` heading the first
@@ -81,8 +82,7 @@ impl Session {
                 system_prompt,
                 workspace_map: map,
                 last_change: self
-                    .settings
-                    .last_change
+                    .assisted(Piece::LastChange)
                     .then(|| self.working_copy.last_change())
                     .flatten(),
                 secrets: self.tools.secrets.names().to_vec(),

@@ -144,11 +144,7 @@ impl Session {
     /// want one, and the first look (with its reading and candidates) as they say.
     pub fn begin(&self) -> Result<Running> {
         let mut conversation = self.start_conversation(self.workspace_map())?;
-        self.begin_with_first_look(
-            &mut conversation,
-            &self.settings.first_look,
-            &self.settings.reading,
-        );
+        self.begin_with_first_look(&mut conversation);
         Ok(Running { conversation })
     }
 

@@ -87,7 +87,10 @@ impl FreshReviewer {
         // The toolbox is changed after the session is prepared: a schema made for the
         // other tools would hold the reviewer's replies away from `verdict`.
         settings.constrain = "off".into();
-        settings.map = false;
+        settings.assist = settings.assist.clone().with(
+            wright_config::assist::Piece::Map,
+            wright_config::assist::Level::Off,
+        );
         Ok(Self {
             client,
             settings,

@@ -16,6 +16,7 @@ use crate::working_copy::UncommittedChoice;
 use crate::working_copy::WorkingCopy;
 use anyhow::Result;
 use std::sync::Arc;
+use wright_config::assist::Piece;
 use wright_config::Settings;
 use wright_core::Conversation;
 use wright_llm::Client;
@@ -541,7 +542,12 @@ pub fn configure(
     }
     conversation.set_condense_at(settings.condense_at);
     conversation.set_price(settings.price);
-    conversation.retest(settings.retest);
+    // `auto` is on for every model (see `wright_config::assist`): no policy to ask.
+    conversation.retest(
+        settings
+            .assist
+            .at_start(Piece::Retest, &wright_config::assist::Policy::default()),
+    );
     if let Some(inspector) = inspector {
         conversation.set_inspector(Box::new(inspector.clone()));
     }

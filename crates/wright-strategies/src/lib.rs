@@ -14,6 +14,7 @@
 //! conversation's opening.
 
 mod act_or_finish;
+mod assist;
 mod finish_after_failure;
 mod first_look;
 mod fixed_note;
@@ -29,6 +30,7 @@ mod test_edits;
 
 pub use act_or_finish::ActOrFinish;
 pub use act_or_finish::NUDGE;
+pub use assist::AssistWhenNeeded;
 pub use finish_after_failure::FinishAfterFailure;
 pub use first_look::AfterFailure;
 pub use first_look::FirstLook;

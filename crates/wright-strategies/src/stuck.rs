@@ -19,7 +19,7 @@ use wright_protocol::StopReason;
 use wright_protocol::SwitchReason;
 
 /// How the nudge begins; the pattern's description follows.
-const CIRCLES: &str = "You are going in circles: ";
+pub(crate) const CIRCLES: &str = "You are going in circles: ";
 
 #[derive(Debug, Default)]
 pub struct StuckCheck {

@@ -29,17 +29,15 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 use suite::Task;
+use wright_config::assist::Piece;
 
-/// The `wright run` flags `--compare` may vary (each takes a value).
+/// The `wright run` flags `--compare` may vary (each takes a value); besides them, one
+/// piece of the help, `assist:PIECE` (`--assist-piece PIECE=VALUE`), and, deprecated, a
+/// piece by its old flag's name (`first-look`).
 const COMPARABLE: &[&str] = &[
     "tool-calling",
     "constrain",
-    "map",
-    "first-look",
-    "reading",
-    "candidates",
-    "retest",
-    "last-change",
+    "assist",
     "model",
     "profile",
     "base-url",
@@ -86,16 +84,25 @@ pub struct EvalArgs {
     /// Constrained replies in every run: auto or off.
     #[arg(long)]
     constrain: Option<String>,
-    /// The workspace map in every run: on or off.
-    #[arg(long, value_name = "on|off")]
+    /// The help every run gives the model: auto, on or off (`wright run --assist`).
+    #[arg(long, value_name = "auto|on|off")]
+    assist: Option<String>,
+    /// One piece of the help in every run, as `wright run --assist-piece`:
+    /// PIECE=auto|on|off, repeatable.
+    #[arg(
+        long = "assist-piece",
+        value_name = "PIECE=LEVEL",
+        value_delimiter = ','
+    )]
+    assist_pieces: Vec<String>,
+    /// Deprecated: `--assist-piece map=on|off`.
+    #[arg(long, hide = true)]
     map: Option<String>,
-    /// The first look (wright runs the tests before the first step) in every run: auto,
-    /// on or off.
-    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
+    /// Deprecated: `--assist-piece first-look=auto|on|off`.
+    #[arg(long, hide = true)]
     first_look: Option<String>,
-    /// The model's reading of the first look's failure, asked apart, in every run: auto,
-    /// on or off.
-    #[arg(long, value_name = "auto|on|off", value_parser = ["auto", "on", "off"])]
+    /// Deprecated: `--assist-piece reading=auto|on|off`.
+    #[arg(long, hide = true)]
     reading: Option<String>,
     /// Let the runs send the tasks' code to a model server that is not on this machine.
     #[arg(long)]
@@ -106,7 +113,8 @@ pub struct EvalArgs {
     run_args: Vec<String>,
     /// Run every task under each value of a `wright run` flag, side by side:
     /// `--compare tool-calling=native,text`, `--compare constrain=auto,off`,
-    /// `--compare map=on,off`, `--compare first-look=on,off`, `--compare reading=on,off`, `--compare candidates=on,off`, `--compare retest=on,off`, `--compare last-change=on,off` (several: every combination).
+    /// `--compare assist=auto,off`, `--compare assist:first-look=on,off` (one piece of the
+    /// help; see `wright run --assist-piece`) (several: every combination).
     #[arg(long, value_name = "KEY=A,B")]
     compare: Vec<String>,
     /// Attempts per task and setting.
@@ -144,9 +152,10 @@ pub fn settings(compare: &[String]) -> Result<Vec<Setting>> {
             );
         };
         let key = key.trim().trim_start_matches("--");
-        if !COMPARABLE.contains(&key) {
+        let piece = compared_piece(key)?;
+        if piece.is_none() && !COMPARABLE.contains(&key) {
             bail!(
-                "--compare {key}: not a flag eval can vary; one of {}",
+                "--compare {key}: not a flag eval can vary; one of {}, assist:PIECE",
                 COMPARABLE.join(", ")
             );
         }
@@ -163,7 +172,13 @@ pub fn settings(compare: &[String]) -> Result<Vec<Setting>> {
             for value in &values {
                 let label = format!("{key}={value}");
                 let mut args = base.args.clone();
-                args.extend([format!("--{key}"), value.to_string()]);
+                match piece {
+                    Some(piece) => args.extend([
+                        "--assist-piece".to_string(),
+                        format!("{}={value}", piece.word()),
+                    ]),
+                    None => args.extend([format!("--{key}"), value.to_string()]),
+                }
                 next.push(Setting {
                     label: if index == 0 {
                         label
@@ -179,16 +194,62 @@ pub fn settings(compare: &[String]) -> Result<Vec<Setting>> {
     Ok(settings)
 }
 
+/// The piece of the help a `--compare` key varies, if it names one: `assist:PIECE`, or
+/// (deprecated) the old flag of a piece, `first-look`.
+fn compared_piece(key: &str) -> Result<Option<Piece>> {
+    if let Some(word) = key.strip_prefix("assist:") {
+        return match Piece::parse(word) {
+            Some(piece) => Ok(Some(piece)),
+            None => bail!(
+                "--compare {key}: '{word}' is not a piece of the help; one of {}",
+                Piece::ALL.map(Piece::word).join(", ")
+            ),
+        };
+    }
+    Ok(Piece::ALL
+        .into_iter()
+        .find(|piece| piece.old_key().1 == format!("--{key}")))
+}
+
+/// The key a `--compare` key or a fixed flag stands for: a piece, however it was named,
+/// as `assist:PIECE`.
+fn canonical(key: &str) -> String {
+    match compared_piece(key) {
+        Ok(Some(piece)) => format!("assist:{}", piece.word()),
+        _ => key.to_string(),
+    }
+}
+
+/// One line of warning for each deprecated name among `--compare`'s keys, naming the
+/// replacement.
+fn deprecated_compares(compare: &[String]) -> Vec<String> {
+    compare
+        .iter()
+        .filter_map(|spec| {
+            let (key, values) = spec.split_once('=')?;
+            let key = key.trim().trim_start_matches("--");
+            if key.starts_with("assist:") {
+                return None;
+            }
+            let piece = compared_piece(key).ok()??;
+            Some(format!(
+                "--compare {key} is deprecated: use --compare assist:{}={values}",
+                piece.word()
+            ))
+        })
+        .collect()
+}
+
 impl EvalArgs {
     /// The flags every run gets, as words; with the keys they set (so a compared key is
     /// not also fixed).
-    fn run_flags(&self) -> (Vec<String>, Vec<&'static str>) {
+    fn run_flags(&self) -> (Vec<String>, Vec<String>) {
         let mut words = Vec::new();
         let mut keys = Vec::new();
         let mut put = |key: &'static str, value: Option<String>| {
             if let Some(value) = value {
                 words.extend([format!("--{key}"), value]);
-                keys.push(key);
+                keys.push(key.to_string());
             }
         };
         put("profile", self.profile.clone());
@@ -199,9 +260,23 @@ impl EvalArgs {
         put("sandbox", self.sandbox.clone());
         put("tool-calling", self.tool_calling.clone());
         put("constrain", self.constrain.clone());
-        put("map", self.map.clone());
-        put("first-look", self.first_look.clone());
-        put("reading", self.reading.clone());
+        put("assist", self.assist.clone());
+        let mut pieces: Vec<String> = self.assist_pieces.clone();
+        for (old, value) in [
+            ("map", &self.map),
+            ("first-look", &self.first_look),
+            ("reading", &self.reading),
+        ] {
+            if let Some(value) = value {
+                tell!("warning: --{old} is deprecated: use --assist-piece {old}={value}");
+                pieces.push(format!("{old}={value}"));
+            }
+        }
+        for setting in pieces {
+            let piece = setting.split('=').next().unwrap_or_default().trim();
+            keys.push(canonical(piece));
+            words.extend(["--assist-piece".to_string(), setting]);
+        }
         if self.allow_remote {
             words.push("--allow-remote".into());
         }
@@ -219,14 +294,18 @@ pub async fn eval(args: EvalArgs) -> Result<u8> {
     }
     let suite = suite::read(&args.suite)?;
     let settings = settings(&args.compare)?;
+    for line in deprecated_compares(&args.compare) {
+        tell!("warning: {line}");
+    }
     let (run_args, fixed) = args.run_flags();
     for spec in &args.compare {
         let key = spec
             .split('=')
             .next()
             .unwrap_or_default()
+            .trim()
             .trim_start_matches("--");
-        if fixed.contains(&key) {
+        if fixed.contains(&canonical(key)) {
             bail!("--{key} is given and compared: drop one");
         }
     }
@@ -505,7 +584,7 @@ mod tests {
         assert_eq!(two[3].label, "map=off constrain=off");
         assert_eq!(
             two[3].args,
-            vec!["--map", "off", "--constrain", "off"]
+            vec!["--assist-piece", "map=off", "--constrain", "off"]
                 .into_iter()
                 .map(String::from)
                 .collect::<Vec<_>>()
@@ -513,5 +592,28 @@ mod tests {
         assert_eq!(settings(&[]).unwrap()[0].label, "default");
         assert!(settings(&["api-key=a,b".into()]).is_err());
         assert!(settings(&["map".into()]).is_err());
+    }
+
+    #[test]
+    fn a_piece_of_the_help_is_compared_by_its_new_name_or_its_old_flag_with_a_warning() {
+        let new = settings(&["assist:first-look=on,off".into()]).unwrap();
+        let old = settings(&["first-look=on,off".into()]).unwrap();
+        for (setting, label) in new
+            .iter()
+            .zip(["assist:first-look=on", "assist:first-look=off"])
+        {
+            assert_eq!(setting.label, label);
+        }
+        assert_eq!(old[1].label, "first-look=off");
+        assert_eq!(new[1].args, old[1].args);
+        assert_eq!(new[1].args, vec!["--assist-piece", "first-look=off"]);
+        let level = settings(&["assist=auto,off".into()]).unwrap();
+        assert_eq!(level[1].args, vec!["--assist", "off"]);
+        assert!(settings(&["assist:tests=on,off".into()]).is_err());
+        assert_eq!(
+            deprecated_compares(&["first-look=on,off".into(), "assist:retest=on,off".into()]),
+            vec!["--compare first-look is deprecated: use --compare assist:first-look=on,off"]
+        );
+        assert_eq!(canonical("last-change"), canonical("assist:last_change"));
     }
 }

@@ -5,7 +5,11 @@
 
 use anyhow::bail;
 use anyhow::Result;
+use wright_config::assist::Piece;
 use wright_config::Config;
+
+/// The flag that sets one piece of the help.
+const ASSIST_PIECE: &str = "--assist-piece";
 
 #[derive(Clone, Default)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
@@ -90,26 +94,48 @@ pub struct CommonArgs {
     /// the server once, remember; off: never).
     #[cfg_attr(feature = "clap", arg(long))]
     pub constrain: Option<String>,
-    /// A map of the workspace (its files, languages, test and build commands, recent
-    /// commits) at the head of a new conversation's first message: on or off (default on).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
-    pub map: Option<String>,
-    /// When the first look failed, run its command again after each edit of the code and
-    /// when the model calls finish (a finish while it still fails is sent back twice, then
-    /// the run stops, not finished): on or off (default on).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
-    pub retest: Option<String>,
-    /// When the first look fails, show the model what the start commit changed (its
-    /// diff, bounded): on or off (default on).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
-    pub last_change: Option<String>,
-    /// When the first look fails and its failing line calls a function in another file,
-    /// ask the model apart up to 4 times for that function corrected, run the failing
-    /// command with each version in place, put the file back unless it passes, and keep
-    /// the first that passes, shown to the model: auto (for models whose name says 8B or
-    /// less), on, off.
+    /// How much wright helps the model (the workspace map, the tests run before the
+    /// first step and after each edit, the failure read apart, …): auto (as the model
+    /// needs: by its name, the connection probe and what it does during the run), on, off
+    /// (default auto).
     #[cfg_attr(feature = "clap", arg(long, value_name = "auto|on|off"))]
+    pub assist: Option<String>,
+    /// One piece of the help set apart from --assist (see `wright_config::assist`).
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long = "assist-piece",
+            value_name = "PIECE=LEVEL",
+            value_delimiter = ',',
+            help = wright_config::assist::pieces_short_help(),
+            long_help = wright_config::assist::pieces_help()
+        )
+    )]
+    pub assist_pieces: Vec<String>,
+    /// Deprecated: `--assist-piece map=on|off`.
+    #[cfg_attr(feature = "clap", arg(long, hide = true))]
+    pub map: Option<String>,
+    /// Deprecated: `--assist-piece retest=on|off`.
+    #[cfg_attr(feature = "clap", arg(long, hide = true))]
+    pub retest: Option<String>,
+    /// Deprecated: `--assist-piece last-change=on|off`.
+    #[cfg_attr(feature = "clap", arg(long, hide = true))]
+    pub last_change: Option<String>,
+    /// Deprecated: `--assist-piece candidates=auto|on|off`.
+    #[cfg_attr(feature = "clap", arg(long, hide = true))]
     pub candidates: Option<String>,
+    /// Deprecated: `--assist-piece first-look=auto|on|off`.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, hide = true, value_parser = ["auto", "on", "off"])
+    )]
+    pub first_look: Option<String>,
+    /// Deprecated: `--assist-piece reading=auto|on|off`.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, hide = true, value_parser = ["auto", "on", "off"])
+    )]
+    pub reading: Option<String>,
     /// The model's tools: auto (small for a model whose name says 8B or less, else full),
     /// small, full, or names separated by commas (terminal,file_editor,grep,glob,
     /// task_tracker,think,finish; finish is always there).
@@ -185,6 +211,10 @@ impl CommonArgs {
         for (key, value, flag) in self.flags() {
             Config::check_flag(key, &value, flag)?;
         }
+        for setting in &self.assist_pieces {
+            wright_config::assist::parse_piece_setting(setting)
+                .map_err(|err| anyhow::anyhow!("--assist-piece {err}"))?;
+        }
         if let Some(tools) = &self.tools {
             wright_tools::ToolSet::parse(tools).map_err(|err| anyhow::anyhow!("--tools: {err}"))?;
         }
@@ -205,9 +235,15 @@ impl CommonArgs {
     /// `--profile` and `--json` left out: the caller gives those.
     pub fn words(&self) -> Vec<String> {
         let mut words = Vec::new();
-        for (_, value, flag) in self.flags() {
+        for (key, value, flag) in self.flags() {
             match value {
                 _ if flag == "--profile" => {}
+                // `--assist-piece` gives a key of its piece: said as PIECE=LEVEL again.
+                toml::Value::String(level) if flag == ASSIST_PIECE => {
+                    if let Some(piece) = Piece::ALL.into_iter().find(|p| p.path() == key) {
+                        words.extend([flag.to_string(), format!("{}={level}", piece.word())]);
+                    }
+                }
                 toml::Value::Boolean(_) => words.push(flag.to_string()),
                 toml::Value::String(text) => words.extend([flag.to_string(), text]),
                 other => words.extend([flag.to_string(), other.to_string()]),
@@ -289,10 +325,14 @@ impl CommonArgs {
             ("sandbox.max_disk", int(self.max_disk), "--max-disk"),
             ("tool_calling", text(&self.tool_calling), "--tool-calling"),
             ("constrain", text(&self.constrain), "--constrain"),
+            ("assist.level", text(&self.assist), "--assist"),
+            // Deprecated: each an alias of its piece, warned about where it is read.
             ("map", text(&self.map), "--map"),
             ("run.retest", text(&self.retest), "--retest"),
             ("run.last_change", text(&self.last_change), "--last-change"),
             ("run.candidates", text(&self.candidates), "--candidates"),
+            ("run.first_look", text(&self.first_look), "--first-look"),
+            ("run.reading", text(&self.reading), "--reading"),
             ("tools", text(&self.tools), "--tools"),
             ("confirm", text(&self.confirm), "--confirm"),
             (
@@ -322,6 +362,16 @@ impl CommonArgs {
                 "--max-reply-tokens",
             ),
         ];
+        // Each piece set apart (those that do not read were refused by `check`).
+        for setting in &self.assist_pieces {
+            if let Ok((piece, level)) = wright_config::assist::parse_piece_setting(setting) {
+                flags.push((
+                    piece.path(),
+                    Some(Value::String(level.as_str().to_string())),
+                    ASSIST_PIECE,
+                ));
+            }
+        }
         flags
             .drain(..)
             .filter_map(|(key, value, flag)| value.map(|value| (key, value, flag)))

@@ -1,0 +1,578 @@
+//! The help wright gives a model that needs it, as one typed setting (`[assist]` in a
+//! configuration file, `--assist` and `--assist-piece` on the command line), and the one
+//! policy that decides what `auto` means.
+//!
+//! The help comes in pieces (`Piece`): the workspace map, the first look (wright runs the
+//! tests before the first step), what the start commit changed, the failure read apart,
+//! versions of the failing function tried, the check of the work after each edit. The
+//! setting is a level for them all (`auto`, `on`, `off`) and, for any piece, a level of its
+//! own that wins over it. Each piece is defined here once — its key, its flag word, what
+//! it does — and the configuration schema, `--help` and the generated references all read
+//! that one definition.
+//!
+//! `auto` is decided by `Policy`: the pieces every model profits from (map, last change,
+//! retest) are on; the pieces for a model that needs help (first look, reading,
+//! candidates) are on when the model's name says 8B or less, or the connection probe found
+//! that it does not make native tool calls; and a model that turns out to need help during
+//! a run — unreadable calls, a loop — gets the first look then (`Policy::during`). Each
+//! decision during a run is an `assist` event of the log, so resume and replay decide the
+//! same.
+//!
+//! Guarantees: the six keys and flags of earlier versions (`run.first_look`, `map`, …,
+//! `--first-look`, …) keep working as aliases of their piece; each one set gives one line
+//! of warning naming its replacement (`Assist::from_config`).
+
+use crate::Config;
+use crate::Origin;
+use crate::Sourced;
+pub use wright_protocol::Need;
+
+/// How much of the help a piece (or all of them) gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    /// As the policy decides from the model's name and what it does (see `Policy`).
+    Auto,
+    On,
+    Off,
+}
+
+impl Level {
+    pub const WORDS: &'static [&'static str] = &["auto", "on", "off"];
+
+    pub fn parse(word: &str) -> Option<Self> {
+        match word {
+            "auto" => Some(Level::Auto),
+            "on" => Some(Level::On),
+            "off" => Some(Level::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Auto => "auto",
+            Level::On => "on",
+            Level::Off => "off",
+        }
+    }
+}
+
+/// For whom `auto` turns a piece on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// Every model: cheap, and no model is worse for it.
+    Everyone,
+    /// A model that needs help: its name says it is small, or it showed it.
+    NeedsHelp,
+}
+
+/// One piece of the help. The names are what the piece *does* as the model sees it, so a
+/// newcomer reading `first_look = "off"` knows what goes away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Piece {
+    /// A map of the workspace at the head of the first message.
+    Map,
+    /// wright runs the tests itself before the first step and shows the result.
+    FirstLook,
+    /// After a failing first look, what the start commit changed.
+    LastChange,
+    /// After a failing first look, the model asked apart which line causes it.
+    Reading,
+    /// After a failing first look, versions of the failing function asked apart and tried.
+    Candidates,
+    /// After a failing first look, the tests run again after each edit and at `finish`.
+    Retest,
+}
+
+/// What each piece does, once: the schema's key table and `--help` read these.
+pub const MAP_DOC: &str = "a map of the workspace (files, languages, test and build commands, recent commits) at the head of a new conversation's first message; auto: on";
+pub const FIRST_LOOK_DOC: &str = "before the first step, wright runs the test command the workspace map found (in the sandbox, at most 60 s) and shows the model its result; auto: for a model that needs help (its name says 8B or less, the probe found no native tool calls), or later in the run once it shows it does (unreadable calls, a loop)";
+pub const LAST_CHANGE_DOC: &str = "when the first look fails, show the model what the start commit changed (its diff, bounded; a regression is most often there); auto: on";
+pub const READING_DOC: &str = "when the first look fails and its failing line calls code in another file, ask the model apart (no tools, greedy, a short answer) which line of that file causes it, and show the answer after the failure; auto: for a model that needs help";
+pub const CANDIDATES_DOC: &str = "when the first look fails and its failing line calls a function in another file, ask the model apart up to 4 times for that function corrected, run the failing command with each version in place (in the sandbox), put the file back unless it passes, and keep the first that passes, shown to the model; auto: for a model that needs help";
+pub const RETEST_DOC: &str = "when the first look failed, run its command again after each edit of the code and when the model calls finish (a finish while it still fails is sent back twice, then the run stops, not finished); auto: on";
+
+impl Piece {
+    pub const ALL: [Piece; 6] = [
+        Piece::Map,
+        Piece::FirstLook,
+        Piece::LastChange,
+        Piece::Reading,
+        Piece::Candidates,
+        Piece::Retest,
+    ];
+
+    /// Its key in the `[assist]` table.
+    pub fn key(self) -> &'static str {
+        match self {
+            Piece::Map => "map",
+            Piece::FirstLook => "first_look",
+            Piece::LastChange => "last_change",
+            Piece::Reading => "reading",
+            Piece::Candidates => "candidates",
+            Piece::Retest => "retest",
+        }
+    }
+
+    /// Its word on the command line (`--assist-piece first-look=off`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Piece::Map => "map",
+            Piece::FirstLook => "first-look",
+            Piece::LastChange => "last-change",
+            Piece::Reading => "reading",
+            Piece::Candidates => "candidates",
+            Piece::Retest => "retest",
+        }
+    }
+
+    /// The piece a command-line word or a key names (`first-look` or `first_look`).
+    pub fn parse(word: &str) -> Option<Self> {
+        Piece::ALL
+            .into_iter()
+            .find(|piece| piece.word() == word || piece.key() == word)
+    }
+
+    pub fn doc(self) -> &'static str {
+        match self {
+            Piece::Map => MAP_DOC,
+            Piece::FirstLook => FIRST_LOOK_DOC,
+            Piece::LastChange => LAST_CHANGE_DOC,
+            Piece::Reading => READING_DOC,
+            Piece::Candidates => CANDIDATES_DOC,
+            Piece::Retest => RETEST_DOC,
+        }
+    }
+
+    pub fn audience(self) -> Audience {
+        match self {
+            Piece::Map | Piece::LastChange | Piece::Retest => Audience::Everyone,
+            Piece::FirstLook | Piece::Reading | Piece::Candidates => Audience::NeedsHelp,
+        }
+    }
+
+    /// Its key in the `[assist]` table, dotted (`assist.first_look`).
+    pub fn path(self) -> &'static str {
+        match self {
+            Piece::Map => "assist.map",
+            Piece::FirstLook => "assist.first_look",
+            Piece::LastChange => "assist.last_change",
+            Piece::Reading => "assist.reading",
+            Piece::Candidates => "assist.candidates",
+            Piece::Retest => "assist.retest",
+        }
+    }
+
+    /// What it is, in a few words (`--help`'s short list).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Piece::Map => "the workspace map",
+            Piece::FirstLook => "wright runs the tests before the first step",
+            Piece::LastChange => "what the start commit changed",
+            Piece::Reading => "the failure read apart",
+            Piece::Candidates => "versions of the failing function tried",
+            Piece::Retest => "the tests run again after each edit",
+        }
+    }
+
+    /// The key of earlier versions that is now an alias of this piece, and its flag.
+    pub fn old_key(self) -> (&'static str, &'static str) {
+        match self {
+            Piece::Map => ("map", "--map"),
+            Piece::FirstLook => ("run.first_look", "--first-look"),
+            Piece::LastChange => ("run.last_change", "--last-change"),
+            Piece::Reading => ("run.reading", "--reading"),
+            Piece::Candidates => ("run.candidates", "--candidates"),
+            Piece::Retest => ("run.retest", "--retest"),
+        }
+    }
+}
+
+/// A `--assist-piece` value, `PIECE=LEVEL`, read; the error says what is wrong and what
+/// would be right.
+pub fn parse_piece_setting(text: &str) -> Result<(Piece, Level), String> {
+    let words: Vec<&str> = Piece::ALL.iter().map(|piece| piece.word()).collect();
+    let Some((piece, level)) = text.split_once('=') else {
+        return Err(format!(
+            "'{text}' is not PIECE=auto|on|off (for example first-look=off); the pieces: {}",
+            words.join(", ")
+        ));
+    };
+    let piece = Piece::parse(piece.trim()).ok_or_else(|| {
+        format!(
+            "'{}' is not a piece of the help; one of {}",
+            piece.trim(),
+            words.join(", ")
+        )
+    })?;
+    let level = Level::parse(level.trim()).ok_or_else(|| {
+        format!(
+            "{}='{}': the level must be one of auto, on, off",
+            piece.word(),
+            level.trim()
+        )
+    })?;
+    Ok((piece, level))
+}
+
+/// The key of the level for every piece.
+pub const LEVEL_KEY: &str = "assist.level";
+pub const LEVEL_DOC: &str = "how much wright helps the model, every piece at once (each piece below may say otherwise): auto (as the model needs: by its name, the connection probe, and what it does during the run), on, off (--assist); default auto";
+
+/// The short `--help` of `--assist-piece`: the pieces in a few words each.
+pub fn pieces_short_help() -> String {
+    let pieces: Vec<String> = Piece::ALL
+        .iter()
+        .map(|piece| format!("{} ({})", piece.word(), piece.summary()))
+        .collect();
+    format!(
+        "One piece of the help set apart from --assist: PIECE=auto|on|off, repeatable. The pieces: {}",
+        pieces.join(", ")
+    )
+}
+
+/// The long `--help` of `--assist-piece`: the pieces and what each does, from their one
+/// definition.
+pub fn pieces_help() -> String {
+    let mut help = String::from(
+        "One piece of the help set apart from --assist: PIECE=auto|on|off, repeatable. The pieces:",
+    );
+    for piece in Piece::ALL {
+        help.push_str(&format!("\n  {}: {}.", piece.word(), piece.doc()));
+    }
+    help
+}
+
+/// The help asked for: a level for every piece, and the pieces set apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assist {
+    pub level: Level,
+    /// Pieces with a level of their own, in `Piece::ALL` order.
+    pieces: Vec<(Piece, Level)>,
+}
+
+impl Default for Assist {
+    fn default() -> Self {
+        Self {
+            level: Level::Auto,
+            pieces: Vec::new(),
+        }
+    }
+}
+
+impl Assist {
+    /// Every piece at `level`.
+    pub fn at(level: Level) -> Self {
+        Self {
+            level,
+            pieces: Vec::new(),
+        }
+    }
+
+    /// With `piece` at `level`, whatever the level for all says.
+    pub fn with(mut self, piece: Piece, level: Level) -> Self {
+        self.pieces.retain(|(p, _)| *p != piece);
+        self.pieces.push((piece, level));
+        self.pieces.sort();
+        self
+    }
+
+    /// The level `piece` is at: its own, else the one for all.
+    pub fn level_of(&self, piece: Piece) -> Level {
+        self.pieces
+            .iter()
+            .find(|(p, _)| *p == piece)
+            .map_or(self.level, |(_, level)| *level)
+    }
+
+    /// Reads the `[assist]` table of a merged configuration, with the keys of earlier
+    /// versions as aliases (a new key wins over an old one set at the same precedence).
+    /// Returns the setting and one line of warning for each old key set.
+    pub fn from_config(config: &Config) -> (Self, Vec<String>) {
+        let level = |sourced: Option<&Sourced>| {
+            sourced
+                .and_then(|s| s.value.as_str())
+                .and_then(Level::parse)
+        };
+        let mut assist = Assist::at(level(config.get(LEVEL_KEY)).unwrap_or(Level::Auto));
+        let mut warnings = Vec::new();
+        for piece in Piece::ALL {
+            let new = config.get(piece.path());
+            let (old_key, old_flag) = piece.old_key();
+            let old = config.get(old_key).filter(|s| s.origin != Origin::Default);
+            if let Some(old) = old {
+                let value = old.value.as_str().unwrap_or_default();
+                warnings.push(match &old.origin {
+                    Origin::Flag(_) => format!(
+                        "{old_flag} is deprecated: use --assist-piece {}={value}",
+                        piece.word()
+                    ),
+                    origin => format!(
+                        "{origin}: {old_key} is deprecated: use {} = \"{value}\" in [assist]",
+                        piece.key()
+                    ),
+                });
+            }
+            let chosen = match (new, old) {
+                (Some(new), Some(old)) if old.origin.rank() > new.origin.rank() => Some(old),
+                (Some(new), _) => Some(new),
+                (None, old) => old,
+            };
+            if let Some(level) = level(chosen) {
+                assist = assist.with(piece, level);
+            }
+        }
+        (assist, warnings)
+    }
+
+    /// Whether `piece` is on at the start of a run, by `policy` where it is `auto`.
+    pub fn at_start(&self, piece: Piece, policy: &Policy) -> bool {
+        match (self.level_of(piece), piece.audience()) {
+            (Level::On, _) => true,
+            (Level::Off, _) => false,
+            (Level::Auto, Audience::Everyone) => true,
+            (Level::Auto, Audience::NeedsHelp) => policy.need_at_start().is_some(),
+        }
+    }
+
+    /// Whether the policy may still turn the first look on during the run: it is `auto`
+    /// and was not on at the start.
+    pub fn watches(&self, policy: &Policy) -> bool {
+        self.level_of(Piece::FirstLook) == Level::Auto && policy.need_at_start().is_none()
+    }
+
+    /// The pieces the first look turned on during a run brings with it.
+    pub fn during_run_pieces(&self) -> Vec<Piece> {
+        [Piece::FirstLook, Piece::LastChange, Piece::Retest]
+            .into_iter()
+            .filter(|piece| *piece == Piece::FirstLook || self.level_of(*piece) != Level::Off)
+            .collect()
+    }
+
+    /// The setting in words, for a header: `auto` or `auto, first-look off`.
+    pub fn describe(&self) -> String {
+        let mut words = self.level.as_str().to_string();
+        for (piece, level) in &self.pieces {
+            words.push_str(&format!(", {} {}", piece.word(), level.as_str()));
+        }
+        words
+    }
+}
+
+/// How many unreadable calls in a run show that a model needs help.
+pub const UNREADABLE_CALLS: u32 = 2;
+
+/// What wright knows of the model, from which `auto` is decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// The model's name says it has 8B parameters or fewer.
+    pub name_says_small: bool,
+    /// The connection probe asked for a native tool call and got none (`tool_calling`
+    /// auto came to `text`): the model's calls must be read from its words.
+    pub probe_found_no_native_calls: bool,
+}
+
+impl Policy {
+    /// Why the model needs help from the start, if it does: its name, then the probe.
+    pub fn need_at_start(&self) -> Option<Need> {
+        if self.name_says_small {
+            return Some(Need::NameSaysSmall);
+        }
+        self.probe_found_no_native_calls
+            .then_some(Need::NoNativeCalls)
+    }
+
+    /// Why a model showed during a run that it needs help, if it did: `unreadable` calls
+    /// could not be read this run (`UNREADABLE_CALLS` are enough), or it was told that it
+    /// loops (`looped`: what it repeats).
+    pub fn during(unreadable: u32, looped: Option<&str>) -> Option<Need> {
+        if let Some(pattern) = looped {
+            return Some(Need::Loop {
+                pattern: pattern.to_string(),
+            });
+        }
+        (unreadable >= UNREADABLE_CALLS).then_some(Need::UnreadableCalls { count: unreadable })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A user's file holding `text`, read: the config, or the error in words.
+    fn read(text: &str) -> Result<Config, String> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("wright-assist-{}-{n}.toml", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let read = Config::default().with_user_file(&path);
+        std::fs::remove_file(&path).unwrap();
+        read.map_err(|err| err.to_string())
+    }
+
+    fn file(text: &str) -> Config {
+        read(text).unwrap()
+    }
+
+    fn file_err(text: &str) -> String {
+        read(text).unwrap_err()
+    }
+
+    #[test]
+    fn the_level_and_a_piece_apart_are_read_from_the_assist_table() {
+        let (assist, warnings) =
+            Assist::from_config(&file("[assist]\nlevel = \"on\"\nfirst_look = \"off\"\n"));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(assist.level, Level::On);
+        assert_eq!(assist.level_of(Piece::FirstLook), Level::Off);
+        assert_eq!(assist.level_of(Piece::Reading), Level::On);
+        assert_eq!(assist.describe(), "on, first-look off");
+        let (assist, _) = Assist::from_config(&Config::default());
+        assert_eq!(assist, Assist::default());
+    }
+
+    #[test]
+    fn a_bad_value_is_refused_with_the_choices() {
+        for (text, key) in [
+            ("[assist]\nlevel = \"sometimes\"\n", "assist.level"),
+            ("[assist]\nretest = \"yes\"\n", "assist.retest"),
+            ("[run]\nfirst_look = \"maybe\"\n", "run.first_look"),
+        ] {
+            let err = file_err(text);
+            assert!(
+                err.ends_with(&format!("line 2: {key} must be one of auto, on, off")),
+                "{err}"
+            );
+        }
+        let err = file_err("[assist]\nfirst_loook = \"on\"\n");
+        assert!(err.contains("did you mean assist.first_look?"), "{err}");
+    }
+
+    #[test]
+    fn the_old_keys_and_flags_still_work_with_a_warning_naming_the_new_one() {
+        let config = file("map = \"off\"\n[run]\nfirst_look = \"on\"\n").with(
+            "run.retest",
+            toml::Value::String("off".into()),
+            Origin::Flag("--retest".into()),
+        );
+        let (assist, warnings) = Assist::from_config(&config);
+        assert_eq!(assist.level_of(Piece::Map), Level::Off);
+        assert_eq!(assist.level_of(Piece::FirstLook), Level::On);
+        assert_eq!(assist.level_of(Piece::Retest), Level::Off);
+        assert_eq!(assist.level_of(Piece::Reading), Level::Auto);
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(
+            warnings[0].ends_with(":1: map is deprecated: use map = \"off\" in [assist]"),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings[1]
+                .ends_with(":3: run.first_look is deprecated: use first_look = \"on\" in [assist]"),
+            "{warnings:?}"
+        );
+        assert_eq!(
+            warnings[2],
+            "--retest is deprecated: use --assist-piece retest=off"
+        );
+        // The new key wins over the old one at the same precedence; a flag over a file.
+        let both = file("[run]\nreading = \"on\"\n[assist]\nreading = \"off\"\n");
+        assert_eq!(
+            Assist::from_config(&both).0.level_of(Piece::Reading),
+            Level::Off
+        );
+        let flagged = both.with(
+            "run.reading",
+            toml::Value::String("on".into()),
+            Origin::Flag("--reading".into()),
+        );
+        assert_eq!(
+            Assist::from_config(&flagged).0.level_of(Piece::Reading),
+            Level::On
+        );
+    }
+
+    #[test]
+    fn auto_follows_the_name_and_the_probe_and_on_and_off_hold_whatever_the_model() {
+        let big = Policy::default();
+        let small = Policy {
+            name_says_small: true,
+            ..Policy::default()
+        };
+        let no_calls = Policy {
+            probe_found_no_native_calls: true,
+            ..Policy::default()
+        };
+        let auto = Assist::default();
+        assert!(!auto.at_start(Piece::FirstLook, &big));
+        assert!(auto.at_start(Piece::FirstLook, &small));
+        assert!(auto.at_start(Piece::Candidates, &no_calls));
+        assert!(auto.at_start(Piece::Map, &big));
+        assert!(auto.at_start(Piece::Retest, &big));
+        assert!(auto.watches(&big));
+        assert!(!auto.watches(&small));
+        let off = Assist::at(Level::Off);
+        assert!(!off.at_start(Piece::Map, &small));
+        assert!(!off.watches(&big));
+        let on = Assist::at(Level::Off).with(Piece::FirstLook, Level::On);
+        assert!(on.at_start(Piece::FirstLook, &big));
+        assert!(!on.at_start(Piece::Reading, &big));
+        assert_eq!(small.need_at_start(), Some(Need::NameSaysSmall));
+        assert_eq!(no_calls.need_at_start(), Some(Need::NoNativeCalls));
+    }
+
+    #[test]
+    fn during_a_run_a_loop_or_enough_unreadable_calls_show_the_need() {
+        assert_eq!(Policy::during(0, None), None);
+        assert_eq!(Policy::during(UNREADABLE_CALLS - 1, None), None);
+        assert_eq!(
+            Policy::during(UNREADABLE_CALLS, None),
+            Some(Need::UnreadableCalls {
+                count: UNREADABLE_CALLS
+            })
+        );
+        assert_eq!(
+            Policy::during(0, Some("the same action failed 3 times")),
+            Some(Need::Loop {
+                pattern: "the same action failed 3 times".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_piece_setting_is_read_or_refused_with_the_choices() {
+        assert_eq!(
+            parse_piece_setting("first-look=off"),
+            Ok((Piece::FirstLook, Level::Off))
+        );
+        assert_eq!(
+            parse_piece_setting("last_change = on"),
+            Ok((Piece::LastChange, Level::On))
+        );
+        let err = parse_piece_setting("first-look").unwrap_err();
+        assert!(err.contains("PIECE=auto|on|off"), "{err}");
+        let err = parse_piece_setting("tests=on").unwrap_err();
+        assert!(
+            err.ends_with("one of map, first-look, last-change, reading, candidates, retest"),
+            "{err}"
+        );
+        let err = parse_piece_setting("retest=sometimes").unwrap_err();
+        assert_eq!(
+            err,
+            "retest='sometimes': the level must be one of auto, on, off"
+        );
+    }
+
+    #[test]
+    fn every_piece_has_a_word_a_key_and_an_old_alias_known_to_the_schema() {
+        for piece in Piece::ALL {
+            assert_eq!(Piece::parse(piece.word()), Some(piece));
+            assert_eq!(Piece::parse(piece.key()), Some(piece));
+            let parts: Vec<&str> = piece.path().split('.').collect();
+            assert_eq!(crate::schema::key(&parts).unwrap().doc, piece.doc());
+            let old: Vec<&str> = piece.old_key().0.split('.').collect();
+            assert!(crate::schema::key(&old).is_some(), "{:?}", piece.old_key());
+        }
+        assert!(pieces_help().contains(FIRST_LOOK_DOC));
+    }
+}
