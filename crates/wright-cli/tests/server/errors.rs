@@ -61,3 +61,27 @@ async fn the_models_of_an_unknown_profile_are_a_bad_request() {
         "{body}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_chain_where_no_server_answers_fails_with_its_code_naming_each() {
+    let h = Harness::new();
+    git(h.repo(), &["init", "-q"]);
+    // Port 9 (discard) has no listener here: each server is down, a reason to fall back.
+    h.user_config(
+        "profile = \"local\"\nfallback = [\"hosted\"]\n\
+         [profiles.local]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+         [profiles.hosted]\nbase_url = \"http://127.0.0.1:9/hosted/v1\"\nmodel = \"big\"\n",
+    );
+    let served = Served::start(&h, &["--sandbox", "none"], &[]).await;
+    let id = served
+        .accepted(json!({"workspace": h.repo(), "task": "x"}))
+        .await;
+    let failed = served.wait_for(&id, &["failed"]).await;
+    assert_eq!(failed["error_code"], "no_server_answered", "{failed}");
+    let said = failed["error"].as_str().unwrap();
+    assert!(
+        said.contains("127.0.0.1:9/v1") && said.contains("127.0.0.1:9/hosted/v1"),
+        "each server tried is named: {said}"
+    );
+    assert!(!said.contains("--"), "a flag the server has not: {said}");
+}
