@@ -253,6 +253,10 @@ async fn resume_goes_to_another_clone_of_this_repository() {
         "{messages}"
     );
     assert!(messages.contains("from-the-run"), "{messages}");
+    // A chat's turn ends on words, in a resumed run's conversation too: the answer is not
+    // sent back to the model as a run's would be.
+    assert_eq!(server.chat_requests().len(), 4, "{messages}");
+    assert!(!messages.contains(wright_strategies::NUDGE), "{messages}");
 }
 
 /// After `/undo` takes back the change the review was about, the end of the chat does

@@ -13,7 +13,9 @@ use wright_protocol::AgentState;
 use wright_session::working_copy::Record;
 use wright_session::Ending;
 use wright_session::Existing;
+use wright_session::Replies;
 use wright_session::Session;
+use wright_strategies::Help;
 
 /// Whether `dir`'s conversation worked in a clone of the repository the chat works on
 /// (`session`'s), other than the chat's own clone.
@@ -53,7 +55,7 @@ pub(super) async fn switch(
     // A chat's replies may be words: never constrained to calls.
     values.constrain = "off".into();
     let client = chat.conversation.client().clone();
-    let (reopened, mut conversation, _) = Session::reopen(
+    let (mut reopened, mut conversation, _) = Session::reopen(
         existing,
         client,
         values,
@@ -62,6 +64,10 @@ pub(super) async fn switch(
         &front,
     )
     .await?;
+    // Reopened as `wright resume` would, where only `finish` ends the task; here it is a
+    // chat again, whose turn ends on words (this conversation's and the next `/new`'s).
+    reopened.replies = Replies::MayBeWords;
+    conversation.set_require_finish(false);
     chat.asks(&mut conversation);
     let left = std::mem::replace(session, reopened);
     let left_conversation = std::mem::replace(&mut chat.conversation, conversation);
