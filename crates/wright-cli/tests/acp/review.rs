@@ -9,28 +9,7 @@ use pretty_assertions::assert_eq;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_editor_conversation_is_reviewed_on_the_review_profile() {
     let h = Harness::new();
-    failing_python_repo(h.repo());
-    let local =
-        ScriptedServer::start(vec![
-        reply().call(
-            "file_editor",
-            json!({"command": "str_replace", "path": "export.py", "old_str": BUG, "new_str": FIX}),
-        ),
-        reply().call("finish", json!({"message": "row_to_csv joins the whole row"})),
-    ])
-        .await
-        .unwrap();
-    let hosted = ScriptedServer::start_with_models(
-        vec![reply().call("verdict", json!({"verdict": "approve"}))],
-        vec!["judge-model".to_string()],
-    )
-    .await
-    .unwrap();
-    h.user_config(&format!(
-        "profile = \"local\"\n[review]\nprofile = \"hosted\"\n[profiles.local]\nbase_url = \"{}\"\nmodel = \"test-model\"\n[profiles.hosted]\nbase_url = \"{}\"\nmodel = \"judge-model\"\n",
-        local.url(),
-        hosted.url()
-    ));
+    let (local, hosted) = crate::common::fixed_and_reviewed(&h).await;
     let mut editor = Editor::start_with(&h, &[]);
     editor.initialize().await;
     let session = editor.new_session(h.repo()).await;

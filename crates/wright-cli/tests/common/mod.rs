@@ -296,3 +296,43 @@ pub fn first_user_message(request: &serde_json::Value) -> String {
         .unwrap()
         .to_string()
 }
+
+/// The review set-up `run`, the server and the editor share: the failing Python
+/// repository, a `local` model that fixes it and finishes, and a `hosted` one
+/// (`judge-model`) that approves, named by the user's configuration as the
+/// `review.profile`. Returns (local, hosted).
+pub async fn fixed_and_reviewed(
+    h: &Harness,
+) -> (
+    wright_testkit::ScriptedServer,
+    wright_testkit::ScriptedServer,
+) {
+    use serde_json::json;
+    use wright_testkit::reply;
+    wright_testkit::failing_python_repo(h.repo());
+    let local = wright_testkit::ScriptedServer::start(vec![
+        reply().call(
+            "file_editor",
+            json!({"command": "str_replace", "path": "export.py",
+                   "old_str": wright_testkit::BUG, "new_str": wright_testkit::FIX}),
+        ),
+        reply().call(
+            "finish",
+            json!({"message": "row_to_csv joins the whole row"}),
+        ),
+    ])
+    .await
+    .unwrap();
+    let hosted = wright_testkit::ScriptedServer::start_with_models(
+        vec![reply().call("verdict", json!({"verdict": "approve"}))],
+        vec!["judge-model".to_string()],
+    )
+    .await
+    .unwrap();
+    h.user_config(&format!(
+        "profile = \"local\"\n[review]\nprofile = \"hosted\"\n[profiles.local]\nbase_url = \"{}\"\nmodel = \"test-model\"\n[profiles.hosted]\nbase_url = \"{}\"\nmodel = \"judge-model\"\n",
+        local.url(),
+        hosted.url()
+    ));
+    (local, hosted)
+}
