@@ -13,11 +13,14 @@ use wright_session::SessionError;
 /// named that is not one is the request's, a broken disk is wright's).
 pub(crate) fn answer(err: &SessionError, otherwise: ErrorCode) -> Error {
     let code = match (err, err.remedy()) {
-        (SessionError::Settings(_), _) => ErrorCode::INVALID_PARAMS,
+        (SessionError::Settings(_) | SessionError::Workspace(_), _) => ErrorCode::INVALID_PARAMS,
         (_, Some(Remedy::GiveApiKey)) => ErrorCode::AUTH_REQUIRED,
         _ => otherwise,
     };
-    let facts = format!("{err:#}");
+    let facts = match err {
+        SessionError::Workspace(_) => format!("{err}: commit once in it"),
+        _ => format!("{err:#}"),
+    };
     let message = match err.remedy().map(hint) {
         Some(hint) => {
             let stop = if facts.ends_with(['.', '?', '!']) {

@@ -8,6 +8,7 @@ use wright_llm::Remedy;
 use wright_session::error::tried_line;
 use wright_session::error::Logged;
 use wright_session::error::SessionError;
+use wright_session::error::WorkspaceError;
 
 /// Where the user will act on the error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +110,7 @@ pub fn session_error(err: &SessionError, front: Audience) -> String {
                 lines.join("\n  ")
             )
         }
+        SessionError::Workspace(workspace) => workspace_words(workspace),
         SessionError::Settings(_) | SessionError::Other(_) => format!("{err:#}"),
     }
 }
@@ -123,6 +125,10 @@ pub fn worded(err: &anyhow::Error, front: Audience) -> String {
             // Its own words say all of what it holds.
             break;
         }
+        if let Some(workspace) = cause.downcast_ref::<WorkspaceError>() {
+            parts.push(workspace_words(workspace));
+            break;
+        }
         if let Some(llm) = cause.downcast_ref::<LlmError>() {
             parts.push(explain(llm, front));
             break;
@@ -130,4 +136,11 @@ pub fn worded(err: &anyhow::Error, front: Audience) -> String {
         parts.push(cause.to_string());
     }
     parts.join(": ")
+}
+
+/// Why the workspace cannot be worked on, with what to do on the command line.
+fn workspace_words(err: &WorkspaceError) -> String {
+    match err {
+        WorkspaceError::NoCommit { .. } => format!("{err}; commit once, or use --in-place"),
+    }
 }

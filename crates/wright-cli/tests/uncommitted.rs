@@ -144,3 +144,25 @@ async fn in_a_terminal_wright_asks_whether_to_give_them() {
     let seen = observations(&h.events())[0]["output"].to_string();
     assert!(seen.contains("one, edited"), "{seen}");
 }
+
+/// A repository with no commit has nothing a clone could start from: said with both ways
+/// on, before any model request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_without_a_commit_is_refused_saying_what_to_do() {
+    let h = Harness::new();
+    std::fs::write(h.repo().join("a"), "one\n").unwrap();
+    git(h.repo(), &["init", "-q"]);
+    let server = ScriptedServer::start(script()).await.unwrap();
+    let output = h.run(&server.url(), "edit a", &[]).await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(
+        said.contains("has no commit yet") && said.contains("commit once, or use --in-place"),
+        "{said}"
+    );
+    assert!(server.chat_requests().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(h.repo().join("a")).unwrap(),
+        "one\n"
+    );
+}

@@ -83,7 +83,7 @@ pub async fn fork(
         .runs
         .starter
         .check(&request.settings)
-        .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+        .map_err(|err| crate::session_error::bad_setting(&err, "settings."))?;
     let starter = state.runs.starter.clone();
     let settings = request.settings.clone();
     let at = request.at;

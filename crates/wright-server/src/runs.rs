@@ -148,7 +148,7 @@ impl Runs {
         }
         self.starter
             .check(&request.settings)
-            .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+            .map_err(|err| crate::session_error::bad_setting(&err, "settings."))?;
         let mut jobs = self.jobs();
         let id = loop {
             let id = wright_session::stored::new_id();
@@ -212,7 +212,7 @@ impl Runs {
     fn go_on(self: &Arc<Self>, id: &str, message: api::Message) -> Result<(), ApiError> {
         self.starter
             .check(&message.settings)
-            .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+            .map_err(|err| crate::session_error::bad_setting(&err, "settings."))?;
         // Checked and registered under one lock: two messages never both start it.
         let mut jobs = self.jobs();
         let front = match jobs.get(id) {
@@ -340,14 +340,19 @@ impl Runs {
                 job.reason = None;
                 let (error, code) = match result {
                     Ok(()) => (None, None),
-                    Err(err) => match err.downcast_ref::<wright_session::SessionError>() {
+                    Err(err) => {
                         // Worded in the request's fields, with its code.
-                        Some(typed) => {
-                            let answer = ApiError::from(typed);
-                            (Some(answer.message), Some(answer.code))
+                        let typed = match err.downcast_ref::<wright_session::SessionError>() {
+                            Some(session) => Some(ApiError::from(session)),
+                            None => err
+                                .downcast_ref::<crate::session_error::RunFailed>()
+                                .map(ApiError::from),
+                        };
+                        match typed {
+                            Some(answer) => (Some(answer.message), Some(answer.code)),
+                            None => (Some(format!("{err:#}")), None),
                         }
-                        None => (Some(format!("{err:#}")), None),
-                    },
+                    }
                 };
                 job.error = error;
                 job.error_code = code;
@@ -486,6 +491,13 @@ impl Runs {
                 "{reason}; the agent's work is kept in {} (a message goes on there)",
                 kept.display()
             );
+        }
+        if end.state == wright_protocol::AgentState::Failed {
+            return Err(crate::session_error::RunFailed {
+                stop: end.stop,
+                remedy: end.remedy,
+            }
+            .into());
         }
         Ok(())
     }

@@ -41,6 +41,6 @@ pub async fn doctor(
         .runs
         .starter
         .check(&settings)
-        .map_err(|err| ApiError::bad_request(format!("{err:#}")))?;
+        .map_err(|err| crate::session_error::bad_setting(&err, ""))?;
     Ok(Json(state.runs.starter.doctor(&settings).await))
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use wright_protocol::ConfirmMode;
 use wright_session::settings::going_on::Naming;
 use wright_session::settings::unattended;
+use wright_session::settings::BadFlag;
 use wright_session::settings::CommonArgs;
 use wright_session::Front;
 use wright_session::Reopened;
@@ -24,7 +25,7 @@ use wright_session::SessionError;
 #[async_trait::async_trait]
 pub trait Starter: Send + Sync + 'static {
     /// Refuses settings the program would refuse, before anything is queued.
-    fn check(&self, settings: &api::Settings) -> Result<()>;
+    fn check(&self, settings: &api::Settings) -> Result<(), BadFlag>;
     /// A new conversation's session, under `id`, on `workspace` (the request's, or the
     /// clone of its repository URL), with the profiles its conversation falls back to
     /// (`Session::profiles`, given to the conversation when it starts).
@@ -106,7 +107,7 @@ impl SettingsStarter {
 
 #[async_trait::async_trait]
 impl Starter for SettingsStarter {
-    fn check(&self, settings: &api::Settings) -> Result<()> {
+    fn check(&self, settings: &api::Settings) -> Result<(), BadFlag> {
         self.args(settings).check()
     }
 

@@ -1,6 +1,7 @@
 //! What went wrong when a front end asked the session for a conversation, typed: the
 //! settings did not resolve, the model server could not be used (and what the user can
-//! do about it, as a `Remedy`), no server of the fallback chain answered, or something
+//! do about it, as a `Remedy`), no server of the fallback chain answered, the workspace
+//! cannot be worked on as it is (a repository with no commit), or something
 //! of wright's own failed (the disk, git, the sandbox). The error carries the facts and
 //! names no flag or field: each front end words the remedy its own way — the command
 //! line a flag, the server a field of its request, an editor's agent its command's flag.
@@ -38,10 +39,22 @@ pub enum SessionError {
         error: Box<LlmError>,
         tried: Vec<Tried>,
     },
+    /// The workspace named cannot be worked on as it is (a repository with no commit to
+    /// clone); what to do is the front end's to word.
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
     /// Something of wright's own failed (the working copy, the sandbox, the disk), with
     /// its context.
     #[error(transparent)]
     Other(anyhow::Error),
+}
+
+/// Why a workspace cannot be worked on as it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkspaceError {
+    /// A clone starts from the repository's last commit, and it has none.
+    #[error("the repository {} has no commit yet, and a clone starts from its last commit", .repo.display())]
+    NoCommit { repo: std::path::PathBuf },
 }
 
 /// A resumed conversation's server and model.
@@ -65,7 +78,7 @@ impl SessionError {
             SessionError::ModelServer { error, .. }
             | SessionError::FallbackUnusable { error, .. } => error.remedy(),
             SessionError::NoneAnswered { tried } => tried.last().and_then(|t| t.error.remedy()),
-            SessionError::Settings(_) | SessionError::Other(_) => None,
+            SessionError::Settings(_) | SessionError::Workspace(_) | SessionError::Other(_) => None,
         }
     }
 }
@@ -87,6 +100,10 @@ impl From<anyhow::Error> for SessionError {
             Ok(typed) => return typed,
             Err(err) => err,
         };
+        // Kept typed under any context the session put around it (its words say all).
+        if let Some(workspace) = err.downcast_ref::<WorkspaceError>() {
+            return SessionError::Workspace(workspace.clone());
+        }
         let err = match err.downcast::<ConfigError>() {
             Ok(config) => return SessionError::Settings(config),
             Err(err) => err,

@@ -61,6 +61,8 @@ pub struct RunEnd {
     pub state: AgentState,
     /// Why it stopped.
     pub stop: StopReason,
+    /// When the model server failed it: what the user can do, for the front end to word.
+    pub remedy: Option<wright_llm::Remedy>,
     pub finished: Finished,
 }
 
@@ -174,6 +176,7 @@ impl Session {
         Ok(RunEnd {
             state: outcome.state,
             stop: outcome.stop,
+            remedy: outcome.remedy,
             finished,
         })
     }

@@ -280,7 +280,7 @@ async fn a_running_conversation_is_not_applied_paused_run_on_and_doctor_reports(
         .await;
     assert_eq!(
         (status, body["error"].as_str()),
-        (400, Some("bad_request")),
+        (400, Some("bad_settings")),
         "{body}"
     );
 }

@@ -92,12 +92,16 @@ async fn bad_input_gets_a_clear_4xx_and_changes_nothing() {
         ),
         (
             json!({"workspace": workspace, "task": "x", "settings": {"max_steps": -1}}),
-            "max-steps",
+            "settings.max_steps",
         ),
     ] {
         let (status, body) = served.post("/api/conversations", request).await;
         assert_eq!(status, 400, "{body}");
-        assert_eq!(body["error"], "bad_request", "{body}");
+        let code = match why {
+            "settings.max_steps" => "bad_settings",
+            _ => "bad_request",
+        };
+        assert_eq!(body["error"], code, "{body}");
         assert!(
             body["message"].as_str().unwrap().contains(why),
             "{why}: {body}"
@@ -499,7 +503,7 @@ async fn a_stray_cookie_locks_nobody_out_and_the_cookie_alone_does_no_cross_port
         .await;
     assert_eq!(
         (status, body["error"].as_str()),
-        (400, Some("bad_request")),
+        (400, Some("bad_settings")),
         "{body}"
     );
     let (status, body) = served
@@ -510,7 +514,10 @@ async fn a_stray_cookie_locks_nobody_out_and_the_cookie_alone_does_no_cross_port
                 .bearer_auth(&served.key),
         )
         .await;
-    assert_eq!((status, body["error"].as_str()), (400, Some("bad_request")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("bad_settings"))
+    );
     // Reading on the cookie alone needs nothing more (a page load, a list).
     let (status, _) = served
         .send(

@@ -3,7 +3,6 @@
 //! request's field), checked as the configuration checks that key. With the `clap`
 //! feature they are the command line's flags.
 
-use anyhow::bail;
 use anyhow::Result;
 use wright_config::assist::Piece;
 use wright_config::Config;
@@ -203,30 +202,53 @@ pub struct CommonArgs {
     pub secrets: Vec<String>,
 }
 
+/// A flag whose value its key's type or range refuses: the flag, then what is wrong
+/// with its value (worded to follow the flag, or a front end's own name for it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{flag}{problem}")]
+pub struct BadFlag {
+    pub flag: &'static str,
+    /// What follows the flag's name: " 'x' is out of range: …" or ": …".
+    pub problem: String,
+}
+
+impl BadFlag {
+    fn new(flag: &'static str, problem: String) -> Self {
+        Self { flag, problem }
+    }
+}
+
 impl CommonArgs {
     /// Checks every flag given against its key's type and range (the configuration's
     /// own check, so a flag and a file accept the same values); called first, before
     /// anything is read or made.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<(), BadFlag> {
         for (key, value, flag) in self.flags() {
-            Config::check_flag(key, &value, flag)?;
+            Config::check_flag(key, &value, flag).map_err(|err| match err {
+                wright_config::ConfigError::Flag {
+                    value, expected, ..
+                } => BadFlag::new(
+                    flag,
+                    format!(" {value} is out of range: it must be {expected}"),
+                ),
+                other => BadFlag::new(flag, format!(": {other}")),
+            })?;
         }
         for setting in &self.assist_pieces {
             wright_config::assist::parse_piece_setting(setting)
-                .map_err(|err| anyhow::anyhow!("--assist-piece {err}"))?;
+                .map_err(|err| BadFlag::new(ASSIST_PIECE, format!(" {err}")))?;
         }
         if let Some(tools) = &self.tools {
-            wright_tools::ToolSet::parse(tools).map_err(|err| anyhow::anyhow!("--tools: {err}"))?;
+            wright_tools::ToolSet::parse(tools)
+                .map_err(|err| BadFlag::new("--tools", format!(": {err}")))?;
         }
         if let Some(name) = self
             .secrets
             .iter()
             .find(|name| !wright_config::secrets::valid_name(name))
         {
-            bail!(
-                "--secret: {}",
-                wright_config::secrets::SecretError::InvalidName(name.clone())
-            );
+            let err = wright_config::secrets::SecretError::InvalidName(name.clone());
+            return Err(BadFlag::new("--secret", format!(": {err}")));
         }
         Ok(())
     }

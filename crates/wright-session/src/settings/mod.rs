@@ -21,6 +21,7 @@ pub mod unattended;
 pub use answering::connect;
 pub use answering::model_at;
 pub use answering::Connected;
+pub use args::BadFlag;
 pub use args::CommonArgs;
 pub use merge::merged;
 pub use merge::merged_routed;

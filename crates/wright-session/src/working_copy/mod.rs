@@ -340,7 +340,12 @@ impl WorkingCopy {
         let base = match head {
             Some(head) => head,
             None if in_place => Oid::empty_tree(),
-            None => bail!("the repository has no commit yet; commit once, or use --in-place"),
+            None => {
+                return Err(crate::error::WorkspaceError::NoCommit {
+                    repo: repo.top().to_path_buf(),
+                }
+                .into())
+            }
         };
         if in_place {
             let git_dirs = repo.git_dirs()?;
