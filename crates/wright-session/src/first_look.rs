@@ -56,6 +56,7 @@ impl Session {
             conversation.look_first(command);
             conversation.read_first_failure(assist.at_start(Piece::Reading, &policy));
             conversation.try_candidates(assist.at_start(Piece::Candidates, &policy));
+            conversation.try_file_versions(assist.at_start(Piece::FileVersions, &policy));
         } else {
             let pieces = assist
                 .during_run_pieces()
