@@ -88,6 +88,8 @@ pub enum Piece {
     StopWhenDone,
     /// After a passing first look, versions of the file the task is about asked apart.
     FileVersions,
+    /// A view or a command made again is told what comes next.
+    NextLook,
 }
 
 /// What each piece does, once: the schema's key table and `--help` read these.
@@ -99,10 +101,11 @@ pub const CANDIDATES_DOC: &str = "when the first look fails and its failing line
 pub const ACCOUNT_DOC: &str = "at each finish, wright reads the change itself (git status, in the sandbox): a finish that claims a change while no file changed is sent back once, then the run stops, not finished (exit 3); when the model's words name a file the change does not touch, or wright kept a version itself, the report gives wright's own account (the files changed, what wright did) next to them; auto: on";
 pub const STOP_WHEN_DONE_DOC: &str = "once a version wright kept (asked apart) makes the check pass, the next request allows only finish, and any other call is taken as finish: the run ends in at most one more model call, through finish (hooks and --review apply); a finish sent back, a failing check or a new message lets the model work again; auto: on";
 pub const FILE_VERSIONS_DOC: &str = "when the first look passes (a task with no failing test: add an option, change a default), find the file(s) the task is about (its names and words; configuration files too), ask the model apart for a short shell check of the task (discarded if it passes before any change) and for the file changed, whole (up to 2 files, 2 versions each), run the tests and the check with each version in the sandbox, and keep the first with which both pass; the check is wright's own, never committed; auto: for a model that needs help";
+pub const NEXT_LOOK_DOC: &str = "a file_editor view or a terminal command the model makes a second time in a run gets a note in its result: the lines of that file it has not viewed yet, else the files the task names that it has not viewed, else to make the change; auto: for a model that needs help";
 pub const RETEST_DOC: &str = "when the first look failed, run its command again after each edit of the code and when the model calls finish (a finish while it still fails is sent back twice, then the run stops, not finished); auto: on";
 
 impl Piece {
-    pub const ALL: [Piece; 9] = [
+    pub const ALL: [Piece; 10] = [
         Piece::Map,
         Piece::FirstLook,
         Piece::LastChange,
@@ -112,6 +115,7 @@ impl Piece {
         Piece::Account,
         Piece::StopWhenDone,
         Piece::FileVersions,
+        Piece::NextLook,
     ];
 
     /// Its key in the `[assist]` table.
@@ -126,6 +130,7 @@ impl Piece {
             Piece::Account => "account",
             Piece::StopWhenDone => "stop_when_done",
             Piece::FileVersions => "file_versions",
+            Piece::NextLook => "next_look",
         }
     }
 
@@ -141,6 +146,7 @@ impl Piece {
             Piece::Account => "account",
             Piece::StopWhenDone => "stop-when-done",
             Piece::FileVersions => "file-versions",
+            Piece::NextLook => "next-look",
         }
     }
 
@@ -162,6 +168,7 @@ impl Piece {
             Piece::Account => ACCOUNT_DOC,
             Piece::StopWhenDone => STOP_WHEN_DONE_DOC,
             Piece::FileVersions => FILE_VERSIONS_DOC,
+            Piece::NextLook => NEXT_LOOK_DOC,
         }
     }
 
@@ -172,9 +179,11 @@ impl Piece {
             | Piece::Retest
             | Piece::Account
             | Piece::StopWhenDone => Audience::Everyone,
-            Piece::FirstLook | Piece::Reading | Piece::Candidates | Piece::FileVersions => {
-                Audience::NeedsHelp
-            }
+            Piece::FirstLook
+            | Piece::Reading
+            | Piece::Candidates
+            | Piece::FileVersions
+            | Piece::NextLook => Audience::NeedsHelp,
         }
     }
 
@@ -190,6 +199,7 @@ impl Piece {
             Piece::Account => "assist.account",
             Piece::StopWhenDone => "assist.stop_when_done",
             Piece::FileVersions => "assist.file_versions",
+            Piece::NextLook => "assist.next_look",
         }
     }
 
@@ -205,6 +215,7 @@ impl Piece {
             Piece::Account => "the change read by wright at finish",
             Piece::StopWhenDone => "the run ends once a kept version passes",
             Piece::FileVersions => "versions of the file a task with no failing test is about",
+            Piece::NextLook => "a look made again is told what comes next",
         }
     }
 
@@ -218,7 +229,7 @@ impl Piece {
             Piece::Reading => Some(("run.reading", "--reading")),
             Piece::Candidates => Some(("run.candidates", "--candidates")),
             Piece::Retest => Some(("run.retest", "--retest")),
-            Piece::Account | Piece::StopWhenDone | Piece::FileVersions => None,
+            Piece::Account | Piece::StopWhenDone | Piece::FileVersions | Piece::NextLook => None,
         }
     }
 }
@@ -593,7 +604,7 @@ mod tests {
         assert!(err.contains("PIECE=auto|on|off"), "{err}");
         let err = parse_piece_setting("tests=on").unwrap_err();
         assert!(
-            err.ends_with("one of map, first-look, last-change, reading, candidates, retest, account, stop-when-done, file-versions"),
+            err.ends_with("one of map, first-look, last-change, reading, candidates, retest, account, stop-when-done, file-versions, next-look"),
             "{err}"
         );
         let err = parse_piece_setting("retest=sometimes").unwrap_err();

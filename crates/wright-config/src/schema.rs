@@ -96,6 +96,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "assist.retest", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::RETEST_DOC },
     Key { path: "assist.account", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::ACCOUNT_DOC },
     Key { path: "assist.file_versions", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::FILE_VERSIONS_DOC },
+    Key { path: "assist.next_look", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::NEXT_LOOK_DOC },
     Key { path: "assist.stop_when_done", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: assist::STOP_WHEN_DONE_DOC },
     Key { path: "map", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: "deprecated: use assist.map" },
     Key { path: "run.first_look", kind: Kind::OneOf(Level::WORDS), repo: RepoRule::Allowed, doc: "deprecated: use assist.first_look" },

@@ -44,6 +44,7 @@ impl Session {
     pub fn begin_with_first_look(&self, conversation: &mut Conversation) {
         let assist = &self.settings.assist;
         let policy = self.assist_policy();
+        conversation.next_look(assist.at_start(Piece::NextLook, &policy));
         let (now, later) = (
             assist.at_start(Piece::FirstLook, &policy),
             assist.watches(&policy),

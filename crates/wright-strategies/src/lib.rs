@@ -24,6 +24,7 @@ mod foreign;
 pub mod map;
 mod narrow;
 mod premature_finish;
+mod repeated_look;
 mod retest;
 mod review;
 mod second_look;
@@ -45,6 +46,7 @@ pub use fixed_note::FixedNote;
 pub use foreign::ForeignCalls;
 pub use narrow::Narrowing;
 pub use premature_finish::PrematureFinish;
+pub use repeated_look::RepeatedLook;
 pub use retest::check_passes_note;
 pub use retest::edits_code;
 pub use retest::Retest;
@@ -79,6 +81,8 @@ fn defaults() -> Vec<Box<dyn Strategy>> {
         Box::new(Narrowing),
         Box::new(TestEditNote::default()),
         Box::new(FixedNote),
+        // A view or a command made again: what is next, before the loop is stuck.
+        Box::new(RepeatedLook::off()),
         // At `finish`, in this order; the setters put theirs in these places (a strategy
         // added under a name already there replaces it in place). wright's own check
         // comes first: the others are told whether it passed.
@@ -145,6 +149,10 @@ pub trait Help {
     /// asked for and kept with a check of the task (see `FileVersions`).
     fn try_file_versions(&mut self, on: bool);
 
+    /// Whether a view or a command made again this run is told what comes next (see
+    /// `RepeatedLook`).
+    fn next_look(&mut self, on: bool);
+
     /// Whether the model is asked apart which line causes the first look's failure.
     fn read_first_failure(&mut self, on: bool);
 
@@ -205,6 +213,13 @@ impl Help for Conversation {
         match on {
             true => self.add_strategy(Box::new(FileVersions::default())),
             false => self.add_strategy(Box::new(FileVersions::off())),
+        }
+    }
+
+    fn next_look(&mut self, on: bool) {
+        match on {
+            true => self.add_strategy(Box::new(RepeatedLook::default())),
+            false => self.add_strategy(Box::new(RepeatedLook::off())),
         }
     }
 
