@@ -33,6 +33,7 @@ pub(crate) fn answer(stop: &StopReason) -> Answer {
         | StopReason::NoToolCall
         | StopReason::Stuck { .. }
         | StopReason::ChecksFail { .. }
+        | StopReason::NothingChanged { .. }
         // Only where nobody can be asked (never from an editor, which answers permission
         // requests): the words say which action waits.
         | StopReason::NobodyToConfirm { .. }

@@ -346,6 +346,10 @@ impl Observer for Updates {
             EventBody::Assist(decision) => self
                 .notifier
                 .say(format!("\n\nwright: {}", decision.summary())),
+            // wright's account of the change at a finish: said, as a check is.
+            EventBody::Account(account) => self
+                .notifier
+                .say(format!("\n\nwright: {}", account.summary())),
             // A refused connection reaches the model in the command's output.
             EventBody::Network(_) => {}
             // What the model is told, or what counts and times the run: not the editor's.

@@ -25,7 +25,9 @@ pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &
         StopReason::NoToolCall => format!(
             "{fact}. Go on with `wright resume {id} \"…\"`, or ask questions in `wright chat`"
         ),
-        StopReason::Stuck { .. } | StopReason::ChecksFail { .. } => {
+        StopReason::Stuck { .. }
+        | StopReason::ChecksFail { .. }
+        | StopReason::NothingChanged { .. } => {
             format!("{fact}. Resume with a hint: wright resume {id} \"…\"")
         }
         StopReason::WindowTooSmall { .. } => format!("{fact}. {LARGER_WINDOW}"),

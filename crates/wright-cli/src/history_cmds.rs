@@ -327,6 +327,7 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
             EventBody::Check(check) => say!("{n}  [{}]", check.summary()),
             EventBody::Candidate(candidate) => say!("{n}  [{}]", candidate.summary()),
             EventBody::Assist(decision) => say!("{n}  [{}]", decision.summary()),
+            EventBody::Account(account) => say!("{n}  [{}]", account.summary()),
         }
     }
     for line in wright_session::settings::fleet::share_lines(&parsed.events) {

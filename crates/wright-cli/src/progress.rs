@@ -267,6 +267,10 @@ impl Observer for Progress {
                 self.live.idle();
                 self.line(&format!("  → {}", decision.summary()));
             }
+            EventBody::Account(account) => {
+                self.live.idle();
+                self.line(&format!("  → {}", account.summary()));
+            }
             // The route is in the header.
             EventBody::Route(_) => {}
             // A retry is shown from its delta, as it starts; the changes by the report.

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
 
+mod account;
 mod acp;
 mod allow_host;
 mod apply;

@@ -293,7 +293,8 @@ async fn an_edit_that_breaks_what_passed_is_undone() {
         &h,
         &server.url(),
         "qwen2.5-coder-1.5b",
-        &["--candidates", "on"],
+        // What follows a kept version when the model goes on editing: not ended at once.
+        &["--candidates", "on", "--assist-piece", "stop-when-done=off"],
     )
     .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -348,7 +349,8 @@ async fn an_edit_of_text_the_kept_version_replaced_is_told_it_passes_now() {
         &h,
         &server.url(),
         "qwen2.5-coder-1.5b",
-        &["--candidates", "on"],
+        // What follows a kept version when the model goes on editing: not ended at once.
+        &["--candidates", "on", "--assist-piece", "stop-when-done=off"],
     )
     .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -98,6 +98,8 @@ async fn fixes_the_failing_test(extra: &[&str]) {
             "observation:terminal",
             "usage",
             "action:finish",
+            // wright's account of the change, read before the finish is taken.
+            "account",
             "observation:finish",
             "state:finished",
             "changes",

@@ -82,6 +82,14 @@ pub enum Piece {
     Candidates,
     /// After a failing first look, the tests run again after each edit and at `finish`.
     Retest,
+    /// At `finish`, the change read by wright (git) and set beside the model's words.
+    Account,
+    /// Once a version wright kept passes, the run ends at the next call (`finish`).
+    StopWhenDone,
+    /// After a passing first look, versions of the file the task is about asked apart.
+    FileVersions,
+    /// A view or a command made again is told what comes next.
+    NextLook,
 }
 
 /// What each piece does, once: the schema's key table and `--help` read these.
@@ -90,16 +98,24 @@ pub const FIRST_LOOK_DOC: &str = "before the first step, wright runs the test co
 pub const LAST_CHANGE_DOC: &str = "when the first look fails, show the model what the start commit changed (its diff, bounded; a regression is most often there); auto: on";
 pub const READING_DOC: &str = "when the first look fails and its failing line calls code in another file, ask the model apart (no tools, greedy, a short answer) which line of that file causes it, and show the answer after the failure; auto: for a model that needs help";
 pub const CANDIDATES_DOC: &str = "when the first look fails and its failing line calls a function in another file, ask the model apart up to 4 times for that function corrected, run the failing command with each version in place (in the sandbox), put the file back unless it passes, and keep the first that passes, shown to the model; auto: for a model that needs help";
+pub const ACCOUNT_DOC: &str = "at each finish, wright reads the change itself (git status, in the sandbox): a finish that claims a change while no file changed is sent back once, then the run stops, not finished (exit 3); when the model's words name a file the change does not touch, or wright kept a version itself, the report gives wright's own account (the files changed, what wright did) next to them; auto: on";
+pub const STOP_WHEN_DONE_DOC: &str = "once a version wright kept (asked apart) makes the check pass, the next request allows only finish, and any other call is taken as finish: the run ends in at most one more model call, through finish (hooks and --review apply); a finish sent back, a failing check or a new message lets the model work again; auto: on";
+pub const FILE_VERSIONS_DOC: &str = "when the first look passes (a task with no failing test: add an option, change a default), find the file(s) the task is about (its names and words; configuration files too), ask the model apart for a short shell check of the task (discarded if it passes before any change) and for the file changed, whole (up to 2 files, 2 versions each), run the tests and the check with each version in the sandbox, and keep the first with which both pass; the check is wright's own, never committed; auto: for a model that needs help";
+pub const NEXT_LOOK_DOC: &str = "a file_editor view or a terminal command the model makes a second time in a run gets a note in its result: the lines of that file it has not viewed yet, else the files the task names that it has not viewed, else to make the change; auto: for a model that needs help";
 pub const RETEST_DOC: &str = "when the first look failed, run its command again after each edit of the code and when the model calls finish (a finish while it still fails is sent back twice, then the run stops, not finished); auto: on";
 
 impl Piece {
-    pub const ALL: [Piece; 6] = [
+    pub const ALL: [Piece; 10] = [
         Piece::Map,
         Piece::FirstLook,
         Piece::LastChange,
         Piece::Reading,
         Piece::Candidates,
         Piece::Retest,
+        Piece::Account,
+        Piece::StopWhenDone,
+        Piece::FileVersions,
+        Piece::NextLook,
     ];
 
     /// Its key in the `[assist]` table.
@@ -111,6 +127,10 @@ impl Piece {
             Piece::Reading => "reading",
             Piece::Candidates => "candidates",
             Piece::Retest => "retest",
+            Piece::Account => "account",
+            Piece::StopWhenDone => "stop_when_done",
+            Piece::FileVersions => "file_versions",
+            Piece::NextLook => "next_look",
         }
     }
 
@@ -123,6 +143,10 @@ impl Piece {
             Piece::Reading => "reading",
             Piece::Candidates => "candidates",
             Piece::Retest => "retest",
+            Piece::Account => "account",
+            Piece::StopWhenDone => "stop-when-done",
+            Piece::FileVersions => "file-versions",
+            Piece::NextLook => "next-look",
         }
     }
 
@@ -141,13 +165,25 @@ impl Piece {
             Piece::Reading => READING_DOC,
             Piece::Candidates => CANDIDATES_DOC,
             Piece::Retest => RETEST_DOC,
+            Piece::Account => ACCOUNT_DOC,
+            Piece::StopWhenDone => STOP_WHEN_DONE_DOC,
+            Piece::FileVersions => FILE_VERSIONS_DOC,
+            Piece::NextLook => NEXT_LOOK_DOC,
         }
     }
 
     pub fn audience(self) -> Audience {
         match self {
-            Piece::Map | Piece::LastChange | Piece::Retest => Audience::Everyone,
-            Piece::FirstLook | Piece::Reading | Piece::Candidates => Audience::NeedsHelp,
+            Piece::Map
+            | Piece::LastChange
+            | Piece::Retest
+            | Piece::Account
+            | Piece::StopWhenDone => Audience::Everyone,
+            Piece::FirstLook
+            | Piece::Reading
+            | Piece::Candidates
+            | Piece::FileVersions
+            | Piece::NextLook => Audience::NeedsHelp,
         }
     }
 
@@ -160,6 +196,10 @@ impl Piece {
             Piece::Reading => "assist.reading",
             Piece::Candidates => "assist.candidates",
             Piece::Retest => "assist.retest",
+            Piece::Account => "assist.account",
+            Piece::StopWhenDone => "assist.stop_when_done",
+            Piece::FileVersions => "assist.file_versions",
+            Piece::NextLook => "assist.next_look",
         }
     }
 
@@ -172,18 +212,24 @@ impl Piece {
             Piece::Reading => "the failure read apart",
             Piece::Candidates => "versions of the failing function tried",
             Piece::Retest => "the tests run again after each edit",
+            Piece::Account => "the change read by wright at finish",
+            Piece::StopWhenDone => "the run ends once a kept version passes",
+            Piece::FileVersions => "versions of the file a task with no failing test is about",
+            Piece::NextLook => "a look made again is told what comes next",
         }
     }
 
-    /// The key of earlier versions that is now an alias of this piece, and its flag.
-    pub fn old_key(self) -> (&'static str, &'static str) {
+    /// The key of earlier versions that is now an alias of this piece, and its flag
+    /// (`None` for a piece that came after the `[assist]` table).
+    pub fn old_key(self) -> Option<(&'static str, &'static str)> {
         match self {
-            Piece::Map => ("map", "--map"),
-            Piece::FirstLook => ("run.first_look", "--first-look"),
-            Piece::LastChange => ("run.last_change", "--last-change"),
-            Piece::Reading => ("run.reading", "--reading"),
-            Piece::Candidates => ("run.candidates", "--candidates"),
-            Piece::Retest => ("run.retest", "--retest"),
+            Piece::Map => Some(("map", "--map")),
+            Piece::FirstLook => Some(("run.first_look", "--first-look")),
+            Piece::LastChange => Some(("run.last_change", "--last-change")),
+            Piece::Reading => Some(("run.reading", "--reading")),
+            Piece::Candidates => Some(("run.candidates", "--candidates")),
+            Piece::Retest => Some(("run.retest", "--retest")),
+            Piece::Account | Piece::StopWhenDone | Piece::FileVersions | Piece::NextLook => None,
         }
     }
 }
@@ -298,9 +344,13 @@ impl Assist {
         let mut warnings = Vec::new();
         for piece in Piece::ALL {
             let new = config.get(piece.path());
-            let (old_key, old_flag) = piece.old_key();
-            let old = config.get(old_key).filter(|s| s.origin != Origin::Default);
-            if let Some(old) = old {
+            let old = piece.old_key().and_then(|(old_key, old_flag)| {
+                let old = config
+                    .get(old_key)
+                    .filter(|s| s.origin != Origin::Default)?;
+                Some((old, old_key, old_flag))
+            });
+            if let Some((old, old_key, old_flag)) = old {
                 let value = old.value.as_str().unwrap_or_default();
                 warnings.push(match &old.origin {
                     Origin::Flag(_) => format!(
@@ -313,6 +363,7 @@ impl Assist {
                     ),
                 });
             }
+            let old = old.map(|(old, _, _)| old);
             let chosen = match (new, old) {
                 (Some(new), Some(old)) if old.origin.rank() > new.origin.rank() => Some(old),
                 (Some(new), _) => Some(new),
@@ -553,7 +604,7 @@ mod tests {
         assert!(err.contains("PIECE=auto|on|off"), "{err}");
         let err = parse_piece_setting("tests=on").unwrap_err();
         assert!(
-            err.ends_with("one of map, first-look, last-change, reading, candidates, retest"),
+            err.ends_with("one of map, first-look, last-change, reading, candidates, retest, account, stop-when-done, file-versions, next-look"),
             "{err}"
         );
         let err = parse_piece_setting("retest=sometimes").unwrap_err();
@@ -570,8 +621,10 @@ mod tests {
             assert_eq!(Piece::parse(piece.key()), Some(piece));
             let parts: Vec<&str> = piece.path().split('.').collect();
             assert_eq!(crate::schema::key(&parts).unwrap().doc, piece.doc());
-            let old: Vec<&str> = piece.old_key().0.split('.').collect();
-            assert!(crate::schema::key(&old).is_some(), "{:?}", piece.old_key());
+            if let Some((old, _)) = piece.old_key() {
+                let old: Vec<&str> = old.split('.').collect();
+                assert!(crate::schema::key(&old).is_some(), "{:?}", piece.old_key());
+            }
         }
         assert!(pieces_help().contains(FIRST_LOOK_DOC));
     }

@@ -417,6 +417,7 @@ fn render_view<'a>(
             | EventBody::Check(_)
             // The decision is for people; the model gets the help it turned on.
             | EventBody::Assist(_)
+            | EventBody::Account(_)
             // A refusal reaches the model in the command's own output.
             | EventBody::Network(_) => {}
         }
@@ -441,6 +442,17 @@ fn offered_versions(kept: &[&wright_protocol::Candidate]) -> Option<String> {
         versions.push((candidate, format!("{fence}\n{new}\n{fence}")));
     }
     let command = &passed.command;
+    // A file written anew for a task whose tests passed before: no failure to speak of.
+    if let ([(only, code)], true) = (&versions[..], passed.name.is_empty()) {
+        let check = match passed.check {
+            Some(_) => ", and so does a check of the task wright was given",
+            None => "",
+        };
+        return Some(format!(
+            "[Asked apart, you wrote {path} anew for the task; wright put that version in place: `{command}` passes with it{check}. {path} now has:\n{code}\nThe work is done: call finish now.]",
+            path = only.path,
+        ));
+    }
     if let [(only, code)] = &versions[..] {
         return Some(format!(
             "[Asked apart, you wrote `{name}` in {path} anew; wright put that version in place, and `{command}` passes now. {path} now has:\n{code}\nThe failure above is fixed: do not edit {path} again. If the task asks for nothing more, call finish now.]",

@@ -38,7 +38,8 @@ pub struct Candidate {
     pub call_id: String,
     /// The file the function is in, relative to the workspace.
     pub path: String,
-    /// The function's name.
+    /// The function's name; empty for a version of the whole file (a task with no failing
+    /// test, see `check`).
     pub name: String,
     /// The command run with it in place.
     pub command: String,
@@ -59,12 +60,20 @@ pub struct Candidate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
     pub destination: crate::Destination,
+    /// wright's own check of the task (a short shell script the model wrote, asked apart),
+    /// run with the version in place besides `command`, when the tests passed before any
+    /// change: never the repository's tests, never committed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
 }
 
 impl Candidate {
     /// One line for people: which try, and what came of it.
     pub fn summary(&self) -> String {
-        let what = format!("a version of {} in {} asked apart", self.name, self.path);
+        let what = match self.name.is_empty() {
+            true => format!("a version of {} asked apart", self.path),
+            false => format!("a version of {} in {} asked apart", self.name, self.path),
+        };
         match &self.outcome {
             CandidateOutcome::Passed => {
                 format!("{what}: `{}` passes with it; it stays", self.command)
@@ -125,6 +134,7 @@ mod tests {
                 completion_tokens: 40,
                 cached_tokens: Some(5),
                 destination: crate::Destination::Loopback,
+                check: None,
             };
             let event = Event::new(
                 6,

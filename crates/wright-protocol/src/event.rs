@@ -30,8 +30,10 @@ use std::time::SystemTime;
 /// function the model wrote, asked apart, and whether the failing command passed with it).
 /// Version 10 added the candidate outcome `fails_further` (a version kept while the next
 /// function the command failed in was tried). Version 11 added `assist` (help for the
-/// model turned on during a run, and why).
-pub const LOG_FORMAT_VERSION: u32 = 11;
+/// model turned on during a run, and why). Version 12 added `account` (wright's own
+/// account of the change at a `finish`: the files the diff touches, the versions wright
+/// kept, and what of the model's words they contradict).
+pub const LOG_FORMAT_VERSION: u32 = 12;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -215,6 +217,9 @@ pub enum EventBody {
     /// Help for the model turned on during the run, because it showed it needs it
     /// (version 11 on); logged before the help runs, never sent to the model.
     Assist(crate::AssistDecision),
+    /// wright's own account of the change at a `finish` (version 12 on): logged before
+    /// the finish is taken or sent back, never sent to the model.
+    Account(crate::Account),
     /// A connection to the network through wright's proxy or by `fetch` (version 6 on),
     /// logged after the call during which it ended: never shown to the model.
     Network(crate::NetConnection),

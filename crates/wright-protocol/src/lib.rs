@@ -6,6 +6,7 @@
 //! can always be replayed into exactly the history the model saw. This crate only knows
 //! serde: no I/O policy, no model, no tools.
 
+mod account;
 mod assist;
 mod candidate;
 mod changes;
@@ -27,6 +28,7 @@ mod stop;
 mod teach;
 mod untrusted;
 
+pub use account::Account;
 pub use assist::AssistDecision;
 pub use assist::Need;
 pub use candidate::Candidate;

@@ -55,6 +55,9 @@ pub enum StopReason {
     /// failing still failed (`command`, run by wright before each `finish`): the work is
     /// kept, the task not done.
     ChecksFail { command: String, finishes: u32 },
+    /// The model called `finish` again and again saying it made a change while the
+    /// workspace had none (wright read its diff before each `finish`): nothing was done.
+    NothingChanged { finishes: u32 },
     /// A reason in words only: from a log written before reasons were typed.
     Other { text: String },
 }
@@ -121,6 +124,10 @@ impl fmt::Display for StopReason {
             StopReason::ChecksFail { command, finishes } => write!(
                 f,
                 "the model called finish {finishes} times while `{command}` still failed; the task is not done"
+            ),
+            StopReason::NothingChanged { finishes } => write!(
+                f,
+                "the model called finish {finishes} times saying it made a change, but no file changed; the task is not done"
             ),
             StopReason::Other { text } => write!(f, "{text}"),
         }
@@ -205,6 +212,7 @@ mod tests {
             },
             StopReason::NoToolCall,
             StopReason::CondensingEveryStep,
+            StopReason::NothingChanged { finishes: 2 },
         ];
         for reason in reasons {
             assert!(!reason.to_string().contains("--"), "{reason}");

@@ -44,6 +44,7 @@ impl Session {
     pub fn begin_with_first_look(&self, conversation: &mut Conversation) {
         let assist = &self.settings.assist;
         let policy = self.assist_policy();
+        conversation.next_look(assist.at_start(Piece::NextLook, &policy));
         let (now, later) = (
             assist.at_start(Piece::FirstLook, &policy),
             assist.watches(&policy),
@@ -56,6 +57,7 @@ impl Session {
             conversation.look_first(command);
             conversation.read_first_failure(assist.at_start(Piece::Reading, &policy));
             conversation.try_candidates(assist.at_start(Piece::Candidates, &policy));
+            conversation.try_file_versions(assist.at_start(Piece::FileVersions, &policy));
         } else {
             let pieces = assist
                 .during_run_pieces()

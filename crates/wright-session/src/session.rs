@@ -543,11 +543,10 @@ pub fn configure(
     conversation.set_condense_at(settings.condense_at);
     conversation.set_price(settings.price);
     // `auto` is on for every model (see `wright_config::assist`): no policy to ask.
-    conversation.retest(
-        settings
-            .assist
-            .at_start(Piece::Retest, &wright_config::assist::Policy::default()),
-    );
+    let everyone = wright_config::assist::Policy::default();
+    conversation.retest(settings.assist.at_start(Piece::Retest, &everyone));
+    conversation.account(settings.assist.at_start(Piece::Account, &everyone));
+    conversation.stop_when_done(settings.assist.at_start(Piece::StopWhenDone, &everyone));
     if let Some(inspector) = inspector {
         conversation.set_inspector(Box::new(inspector.clone()));
     }

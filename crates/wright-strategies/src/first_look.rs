@@ -18,7 +18,7 @@
 
 mod candidates;
 mod reading;
-mod version_try;
+pub(crate) mod version_try;
 
 use serde_json::json;
 use std::time::Instant;

@@ -13,8 +13,10 @@
 //! languages, test command and last change) that the front end puts in a new
 //! conversation's opening.
 
+mod account;
 mod act_or_finish;
 mod assist;
+mod file_versions;
 mod finish_after_failure;
 mod first_look;
 mod fixed_note;
@@ -22,15 +24,20 @@ mod foreign;
 pub mod map;
 mod narrow;
 mod premature_finish;
+mod repeated_look;
 mod retest;
 mod review;
 mod second_look;
 mod stuck;
 mod test_edits;
+mod work_done;
 
+pub use account::claims_change;
+pub use account::AccountAtFinish;
 pub use act_or_finish::ActOrFinish;
 pub use act_or_finish::NUDGE;
 pub use assist::AssistWhenNeeded;
+pub use file_versions::FileVersions;
 pub use finish_after_failure::FinishAfterFailure;
 pub use first_look::AfterFailure;
 pub use first_look::FirstLook;
@@ -39,6 +46,7 @@ pub use fixed_note::FixedNote;
 pub use foreign::ForeignCalls;
 pub use narrow::Narrowing;
 pub use premature_finish::PrematureFinish;
+pub use repeated_look::RepeatedLook;
 pub use retest::check_passes_note;
 pub use retest::edits_code;
 pub use retest::Retest;
@@ -46,6 +54,8 @@ pub use review::ReviewChanges;
 pub use second_look::SecondLookAtFinish;
 pub use stuck::StuckCheck;
 pub use test_edits::TestEditNote;
+pub use work_done::WorkDone;
+pub use work_done::TAKEN_AS_FINISH;
 
 use std::sync::Arc;
 use wright_core::second_look::Reviewer;
@@ -61,15 +71,24 @@ fn defaults() -> Vec<Box<dyn Strategy>> {
     vec![
         // Before the first step: the first look, and what follows a failing one.
         Box::new(FirstLook::default()),
+        // After a first look that passed: versions of the file the task is about.
+        Box::new(FileVersions::off()),
+        // Once a kept version passes, only `finish`: asked before the reroutes and the
+        // narrowing, so its constraint and its reroute win.
+        Box::new(WorkDone::off()),
         Box::new(ForeignCalls),
         Box::new(PrematureFinish::default()),
         Box::new(Narrowing),
         Box::new(TestEditNote::default()),
         Box::new(FixedNote),
+        // A view or a command made again: what is next, before the loop is stuck.
+        Box::new(RepeatedLook::off()),
         // At `finish`, in this order; the setters put theirs in these places (a strategy
         // added under a name already there replaces it in place). wright's own check
         // comes first: the others are told whether it passed.
         Box::new(Retest::default()),
+        // The change read by wright and set beside the model's words.
+        Box::new(AccountAtFinish::off()),
         Box::new(ReviewChanges::default()),
         Box::new(FinishAfterFailure::off()),
         Box::new(StopHooks),
@@ -118,6 +137,22 @@ pub trait Help {
     /// conversation has had its first look already (see `FirstLook`).
     fn look_first(&mut self, command: String);
 
+    /// Whether each `finish` is checked against the change as git reads it (see
+    /// `AccountAtFinish`).
+    fn account(&mut self, on: bool);
+
+    /// Whether the run ends at the next call once a version wright kept passes (see
+    /// `WorkDone`).
+    fn stop_when_done(&mut self, on: bool);
+
+    /// Whether, when the first look passes, versions of the file the task is about are
+    /// asked for and kept with a check of the task (see `FileVersions`).
+    fn try_file_versions(&mut self, on: bool);
+
+    /// Whether a view or a command made again this run is told what comes next (see
+    /// `RepeatedLook`).
+    fn next_look(&mut self, on: bool);
+
     /// Whether the model is asked apart which line causes the first look's failure.
     fn read_first_failure(&mut self, on: bool);
 
@@ -158,6 +193,34 @@ impl Help for Conversation {
         let events = self.events().to_vec();
         self.strategy_mut::<ReviewChanges>(ReviewChanges::NAME)?
             .again(&events)
+    }
+
+    fn account(&mut self, on: bool) {
+        match on {
+            true => self.add_strategy(Box::new(AccountAtFinish::default())),
+            false => self.add_strategy(Box::new(AccountAtFinish::off())),
+        }
+    }
+
+    fn stop_when_done(&mut self, on: bool) {
+        match on {
+            true => self.add_strategy(Box::new(WorkDone::default())),
+            false => self.add_strategy(Box::new(WorkDone::off())),
+        }
+    }
+
+    fn try_file_versions(&mut self, on: bool) {
+        match on {
+            true => self.add_strategy(Box::new(FileVersions::default())),
+            false => self.add_strategy(Box::new(FileVersions::off())),
+        }
+    }
+
+    fn next_look(&mut self, on: bool) {
+        match on {
+            true => self.add_strategy(Box::new(RepeatedLook::default())),
+            false => self.add_strategy(Box::new(RepeatedLook::off())),
+        }
     }
 
     fn look_first(&mut self, command: String) {

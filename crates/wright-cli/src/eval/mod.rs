@@ -206,9 +206,11 @@ fn compared_piece(key: &str) -> Result<Option<Piece>> {
             ),
         };
     }
-    Ok(Piece::ALL
-        .into_iter()
-        .find(|piece| piece.old_key().1 == format!("--{key}")))
+    Ok(Piece::ALL.into_iter().find(|piece| {
+        piece
+            .old_key()
+            .is_some_and(|(_, flag)| flag == format!("--{key}"))
+    }))
 }
 
 /// The key a `--compare` key or a fixed flag stands for: a piece, however it was named,

@@ -409,6 +409,7 @@ impl Asking<'_> {
             completion_tokens: 0,
             cached_tokens: None,
             destination: wright_llm::destination(&self.client.config().base_url),
+            check: None,
         }
     }
 }

@@ -165,7 +165,7 @@ impl Tried {
 }
 
 /// Undoes the `made` last edits of `path`; `NotTried` with why when it could not.
-pub(super) async fn put_back(
+pub(crate) async fn put_back(
     editor: &dyn Tool,
     path: &str,
     made: usize,
@@ -186,7 +186,7 @@ const RECORD: &str = "versions_in_place.json";
 
 /// A file a version changed, as it was before: with the event of the try that changed it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct Before {
+pub(crate) struct Before {
     pub event: Candidate,
     pub text: String,
 }
@@ -200,7 +200,7 @@ fn record_path(log: &Path) -> PathBuf {
 /// it already; the record (beside the log at `log`) is on disk before this returns.
 /// `false` when the file cannot be read or the record cannot be written: then no version
 /// may go in.
-pub(super) fn record_before(
+pub(crate) fn record_before(
     log: &Path,
     workspace: &Workspace,
     before: &mut Vec<Before>,
@@ -226,7 +226,7 @@ pub(super) fn record_before(
 }
 
 /// The versions are settled by the log (kept, or taken out): the record goes.
-pub(super) fn settled(log: &Path) {
+pub(crate) fn settled(log: &Path) {
     let _ = std::fs::remove_file(record_path(log));
 }
 

@@ -1,0 +1,220 @@
+//! Tasks with no failing test, in process (see `harness`), the commands run for real in
+//! the workspace (a git repository): when the first look passes, wright finds the file
+//! the task is about, asks apart for a check of the task and for the file whole, and keeps
+//! the first version with which the tests and the check pass; a check that passes before
+//! any change is discarded; a version that breaks the tests is put back.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness;
+
+use harness::reply;
+use harness::Harness;
+use serde_json::json;
+use wright_protocol::Candidate;
+use wright_protocol::CandidateOutcome;
+use wright_protocol::EventBody;
+use wright_protocol::StopReason;
+use wright_strategies::Help;
+use wright_testkit::Reply;
+
+const TESTS: &str = "python3 -m unittest";
+const CONFIG: &str = "PORT = 8080\n";
+const TASK: &str = "The default port must be 3000, overridable by the PORT environment variable.";
+const NEW_CONFIG: &str = "import os\n\nPORT = int(os.environ.get(\"PORT\", \"3000\"))\n";
+
+/// A repository whose tests pass: config.py, its test, and a module the task is not about.
+fn passing_repo(h: &Harness) {
+    h.write("config.py", CONFIG);
+    h.write(
+        "test_config.py",
+        "import unittest\nimport config\n\n\nclass T(unittest.TestCase):\n    def test_port(self):\n        self.assertIsInstance(config.PORT, int)\n",
+    );
+    h.write("greet.py", "def greet(name):\n    return 'hi ' + name\n");
+    let root = h.workspace.path().to_path_buf();
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "start",
+        ],
+    ] {
+        let ran = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "{ran:?}");
+    }
+    // Every command runs for real, from the workspace's root.
+    h.shell.reacts(move |command| {
+        let ran = std::process::Command::new("bash")
+            .args(["-c", command])
+            .current_dir(&root)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .expect("bash");
+        let output = format!(
+            "{}{}",
+            String::from_utf8_lossy(&ran.stdout),
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        Some((ran.status.code().unwrap_or(1), output))
+    });
+}
+
+fn sh(script: &str) -> Reply {
+    reply().text(&format!("It runs the module.\n```sh\n{script}\n```"))
+}
+
+fn python(code: &str) -> Reply {
+    reply().text(&format!("```python\n{code}```"))
+}
+
+const CHECK: &str = "python3 -c 'import config; assert config.PORT == 3000' && PORT=4000 python3 -c 'import config; assert config.PORT == 4000'";
+
+fn candidates(h: &Harness) -> Vec<Candidate> {
+    h.events()
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::Candidate(candidate) => Some(candidate.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn config(h: &Harness) -> String {
+    std::fs::read_to_string(h.workspace.path().join("config.py")).unwrap()
+}
+
+fn equip(h: &mut Harness) {
+    h.conversation.look_first(TESTS.into());
+    h.conversation.try_file_versions(true);
+    h.conversation.account(true);
+    h.conversation.stop_when_done(true);
+}
+
+#[tokio::test]
+async fn the_file_the_task_is_about_is_written_anew_and_kept_when_tests_and_check_pass() {
+    let view = reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "config.py"}),
+    );
+    let mut h = Harness::run_mode(vec![sh(CHECK), python(NEW_CONFIG), view]).await;
+    passing_repo(&h);
+    equip(&mut h);
+    let outcome = h.run(TASK).await;
+
+    let tried = candidates(&h);
+    assert_eq!(tried.len(), 1, "{tried:?}");
+    assert_eq!(tried[0].outcome, CandidateOutcome::Passed);
+    assert_eq!(tried[0].path, "config.py");
+    assert_eq!(tried[0].name, "");
+    assert_eq!(tried[0].check.as_deref(), Some(CHECK));
+    assert_eq!(config(&h), NEW_CONFIG);
+    // Asked apart: the check first, then the file whole, each with the file's text.
+    let requests = h.server.chat_requests();
+    let check_asked = requests[0].json()["messages"][0]["content"].to_string();
+    assert!(check_asked.contains("short shell script"), "{check_asked}");
+    assert!(check_asked.contains("PORT = 8080"), "{check_asked}");
+    let version_asked = requests[1].json()["messages"][0]["content"].to_string();
+    assert!(
+        version_asked.contains("Write config.py changed as the task asks, whole"),
+        "{version_asked}"
+    );
+    // The model reads the kept version in its first message; its next call is the last.
+    let first = requests[2].json().to_string();
+    assert!(
+        first.contains("[Asked apart, you wrote config.py anew for the task; wright put that version in place: `python3 -m unittest` passes with it, and so does a check of the task wright was given."),
+        "{first}"
+    );
+    assert_eq!(requests.len(), 3);
+    assert_eq!(outcome.stop, StopReason::Finished);
+    // The report shows the check as wright's own, not the repository's tests.
+    let summary = outcome.summary.unwrap();
+    assert!(
+        summary
+            .contains("wright's own check of the task (not the repository's tests, not committed"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("the change touches config.py"),
+        "{summary}"
+    );
+    // The check was never written into the workspace.
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(h.workspace.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&status.stdout), " M config.py\n");
+}
+
+#[tokio::test]
+async fn a_check_that_passes_before_any_change_is_discarded_and_no_version_asked() {
+    let finish = reply().call("finish", json!({"message": "done"}));
+    let view = reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "config.py"}),
+    );
+    let mut h = Harness::run_mode(vec![sh("exit 0"), sh("true"), view, finish]).await;
+    passing_repo(&h);
+    equip(&mut h);
+    h.run(TASK).await;
+
+    let tried = candidates(&h);
+    assert_eq!(tried.len(), 2, "{tried:?}");
+    for candidate in &tried {
+        assert!(
+            matches!(&candidate.outcome, CandidateOutcome::NotTried { why } if why.contains("passes before any change")),
+            "{candidate:?}"
+        );
+    }
+    assert_eq!(config(&h), CONFIG);
+    // Two checks asked for, then the model's own steps.
+    assert_eq!(h.server.chat_requests().len(), 4);
+}
+
+#[tokio::test]
+async fn a_version_that_breaks_the_tests_is_put_back_and_the_next_one_kept() {
+    let view = reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "config.py"}),
+    );
+    let breaks = "import os\n\nPORT = os.environ.get(\"PORT\", \"3000\")\n";
+    let mut h = Harness::run_mode(vec![sh(CHECK), python(breaks), python(NEW_CONFIG), view]).await;
+    passing_repo(&h);
+    equip(&mut h);
+    h.run(TASK).await;
+
+    let outcomes: Vec<_> = candidates(&h).into_iter().map(|c| c.outcome).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            CandidateOutcome::Failed { exit_code: Some(1) },
+            CandidateOutcome::Passed
+        ]
+    );
+    assert_eq!(config(&h), NEW_CONFIG);
+}
+
+#[tokio::test]
+async fn nothing_is_asked_when_the_first_look_fails_or_the_piece_is_off() {
+    let finish = reply().call("finish", json!({"message": "done"}));
+    let view = reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "config.py"}),
+    );
+    let mut h = Harness::run_mode(vec![view, finish]).await;
+    passing_repo(&h);
+    h.conversation.look_first(TESTS.into());
+    h.run(TASK).await;
+    assert!(candidates(&h).is_empty());
+    assert_eq!(h.server.chat_requests().len(), 2);
+}
