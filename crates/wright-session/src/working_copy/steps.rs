@@ -211,6 +211,10 @@ impl StepFiles {
         let Some(delta) = now.delta_since(then) else {
             return Plan::Whole;
         };
+        // Directories alone (git keeps no directory): the same files.
+        if delta.files.is_empty() && delta.removed.is_empty() {
+            return Plan::Same;
+        }
         let name = format!(
             "{}-{}",
             std::process::id(),
