@@ -239,34 +239,42 @@ impl Shared {
 
     /// Commits the copied files of the step (events `first` to `last`) on the chain.
     fn commit_copy(&self, staged: &stage::Staged, first: u64, last: u64) {
+        // Not held while git runs: the next step's look takes the lock on the critical
+        // path. Only this queue's jobs, one at a time, move `previous`.
+        let previous = match self.chain.lock() {
+            Ok(chain) if !chain.broken => chain.previous.clone(),
+            Ok(_) => {
+                let why = "the files of the step before could not be kept";
+                return self.record(first, last, Saved::Failed(why.into()));
+            }
+            Err(_) => return,
+        };
+        let git = AgentRepo::new(&self.sandbox, &self.env, &self.clone_root);
+        let message = format!("wright: the files after event {last}");
+        let made = git.snapshot_staged(
+            &previous,
+            &staged.dir,
+            &staged.written,
+            &staged.removed,
+            &message,
+            REF,
+        );
         let Ok(mut chain) = self.chain.lock() else {
             return;
         };
-        let saved = if chain.broken {
-            Saved::Failed("the files of the step before could not be kept".into())
-        } else {
-            let git = AgentRepo::new(&self.sandbox, &self.env, &self.clone_root);
-            let message = format!("wright: the files after event {last}");
-            match git.snapshot_staged(
-                &chain.previous,
-                &staged.dir,
-                &staged.written,
-                &staged.removed,
-                &message,
-                REF,
-            ) {
-                Ok(made) => {
-                    let saved = Saved::Commit(made.commit.to_string());
-                    chain.previous = made;
-                    saved
-                }
-                Err(err) => {
-                    chain.broken = true;
-                    chain.looked = None;
-                    Saved::Failed(err.to_string())
-                }
+        let saved = match made {
+            Ok(made) => {
+                let saved = Saved::Commit(made.commit.to_string());
+                chain.previous = made;
+                saved
+            }
+            Err(err) => {
+                chain.broken = true;
+                chain.looked = None;
+                Saved::Failed(err.to_string())
             }
         };
+        drop(chain);
         self.record(first, last, saved);
     }
 
