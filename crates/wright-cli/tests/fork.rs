@@ -433,3 +433,92 @@ async fn a_step_that_changed_no_file_is_kept_without_git() {
         assert_eq!(step["commit"], kept[0]["commit"], "{kept:?}");
     }
 }
+
+/// The files of `commit` in `clone`, with their modes: `MODE PATH` a line.
+fn tree_of(clone: &std::path::Path, commit: &str) -> Vec<String> {
+    git(
+        clone,
+        &["ls-tree", "-r", "--format=%(objectmode) %(path)", commit],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_whose_files_were_copied_is_kept_as_git_keeps_the_tree() {
+    let h = Harness::new();
+    failing_python_repo(h.repo());
+    // Step 1 is committed from the whole tree (nothing looked at before it); steps 2 and 3
+    // change files alone, copied at their end; step 4 changes the ignore rules, which may
+    // change what git keeps of files it did not touch.
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": "echo start > first.txt && printf '*.log\\n' > .gitignore && mkdir sub && printf 'keep*\\n' > sub/.gitignore"})),
+        reply().call("terminal", json!({"command": "echo a > kept.txt && echo x > junk.log && mkdir -p sub/deep && echo s > sub/deep/s.txt && echo k > sub/deep/keep.me"})),
+        reply().call("terminal", json!({"command": "chmod +x kept.txt && rm first.txt && echo t > sub/deep/t.txt"})),
+        reply().call("terminal", json!({"command": "rm .gitignore && echo b > later.log"})),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let output = h.run(&server.url(), "write the files", &[]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = h.conversation_id();
+    let dir = h.data.path().join("wright/conversations").join(&id);
+    let clone = h.data.path().join("wright/workspaces").join(&id);
+    let kept: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("steps.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    let trees: Vec<Vec<String>> = kept
+        .iter()
+        .map(|k| {
+            tree_of(
+                &clone,
+                k["commit"].as_str().unwrap_or_else(|| panic!("{k}")),
+            )
+        })
+        .collect();
+    let has = |step: usize, line: &str| trees[step].iter().any(|l| l == line);
+    let names =
+        |step: usize, path: &str| trees[step].iter().any(|l| l.ends_with(&format!(" {path}")));
+
+    assert!(
+        has(0, "100644 first.txt") && has(0, "100644 .gitignore"),
+        "{:?}",
+        trees[0]
+    );
+    // Step 2: the files written, the one the rules ignore left out.
+    assert!(
+        has(1, "100644 kept.txt") && has(1, "100644 sub/deep/s.txt"),
+        "{:?}",
+        trees[1]
+    );
+    assert!(has(1, "100644 first.txt") && has(1, "100644 sub/.gitignore"));
+    // Left out by the rules of the root and of a directory above it.
+    assert!(
+        !names(1, "junk.log") && !names(1, "sub/deep/keep.me"),
+        "{:?}",
+        trees[1]
+    );
+    // Step 3: a mode change, a removal, a new file beside an unchanged one.
+    assert!(has(2, "100755 kept.txt"), "{:?}", trees[2]);
+    assert!(!names(2, "first.txt") && has(2, "100644 sub/deep/t.txt"));
+    assert!(has(2, "100644 sub/deep/s.txt") && !names(2, "junk.log"));
+    // Step 4: without the rules, both logs are the step's files, the one written in step 2
+    // included — as a fork there finds them.
+    assert!(!names(3, ".gitignore"), "{:?}", trees[3]);
+    assert!(
+        has(3, "100644 later.log") && has(3, "100644 junk.log"),
+        "{:?}",
+        trees[3]
+    );
+    assert!(!names(3, "sub/deep/keep.me"), "{:?}", trees[3]);
+    // No copy is left behind.
+    assert!(!clone
+        .join(".git/wright-stage")
+        .read_dir()
+        .is_ok_and(|mut d| d.next().is_some()));
+}

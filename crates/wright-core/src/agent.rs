@@ -288,7 +288,7 @@ impl Conversation {
             timer.abort();
         }
         // The run's files are all kept before anyone commits them.
-        self.settle_snapshot().await;
+        self.settle_all_snapshots().await;
         self.log.wait_sync().await?;
         Ok(outcome)
     }

@@ -257,8 +257,15 @@ impl Conversation {
 /// Saves the files as they are now, for the step whose file-changing calls were logged
 /// from event `first` to event `last` (the last one's observation). Called on a blocking
 /// thread; what it could not do is for it to record (a fork then says so).
+///
+/// `take` runs before the next tool (it must see the files as the step left them), so it
+/// should only decide and copy what it keeps; what can wait (a commit) may run after it
+/// returns, and `settle` waits for all of it (at the end of a run, before the files are
+/// handed over or another snapshot is asked for at once).
 pub trait StepSnapshot: Send + Sync {
     fn take(&self, first: u64, last: u64);
+    /// Waits until every step taken so far is recorded.
+    fn settle(&self) {}
 }
 
 /// The snapshots of one conversation: who takes them, the step's file-changing events
@@ -283,7 +290,16 @@ impl Conversation {
         let last = self.last_event_id();
         self.note_change(last, last);
         self.start_snapshot().await;
+        self.settle_all_snapshots().await;
+    }
+
+    /// Waits for the snapshot in flight and for everything it left to finish (the commits
+    /// of copied files): after it, every step taken is recorded.
+    pub(super) async fn settle_all_snapshots(&mut self) {
         self.settle_snapshot().await;
+        if let Some(taker) = self.snapshots.taker.clone() {
+            let _ = tokio::task::spawn_blocking(move || taker.settle()).await;
+        }
     }
 
     /// Notes that the call logged as `action` (its observation: `observation`) may have

@@ -104,6 +104,8 @@ const SNAPSHOT_STEP: &str = r#"
 set -e
 previous=$1; known=$2; msg=$3; ref=$4; shift 4
 export GIT_INDEX_FILE=.git/wright-steps.index GIT_CONFIG_GLOBAL=/dev/null
+# Copies of steps' files left by a process killed before committing them.
+rm -rf -- .git/wright-stage
 # The first time, the agent's index is the quickest start (any start is right: the
 # index is made to match the work tree below).
 [ -f "$GIT_INDEX_FILE" ] || cp -- .git/index "$GIT_INDEX_FILE" 2>/dev/null || :
@@ -113,6 +115,45 @@ take() {
 take "$@" 2>/dev/null || { rm -f -- "$GIT_INDEX_FILE"; git "$@" read-tree "$previous"; take "$@"; }
 tree=$(git "$@" write-tree)
 [ "$known" != - ] || known=$(git "$@" rev-parse "$previous^{tree}")
+if [ "$known" = "$tree" ]; then
+  printf '%s %s\n' "$previous" "$tree"
+  exit 0
+fi
+commit=$(git "$@" commit-tree -p "$previous" -m "$msg" "$tree")
+git "$@" update-ref "$ref" "$commit"
+printf '%s %s\n' "$commit" "$tree"
+"#;
+
+/// The same from the step's files as they were copied at its end (`$5`, a directory in
+/// `.git` standing for the work tree): the `$6` first paths on stdin (NUL-separated) were
+/// written, the rest removed. Git reads the copy, never the work tree the next step is
+/// already changing; the rules that decide what it keeps (the `.gitignore` and
+/// `.gitattributes` files above each path) are in the copy as they were. The index holds
+/// the last commit's tree (`$2`), made by the step before. The copy is removed after.
+const SNAPSHOT_STAGED: &str = r#"
+set -e -o pipefail
+previous=$1; known=$2; msg=$3; ref=$4; stage=$PWD/$5; count=$6; shift 6
+trap 'rm -rf -- "$stage" "$stage.ignored"' EXIT
+# Absolute: git reads the copy from inside it (paths are relative to the copy's top).
+export GIT_INDEX_FILE=$PWD/.git/wright-steps.index GIT_CONFIG_GLOBAL=/dev/null GIT_DIR=$PWD/.git
+mapfile -d '' paths
+present=("${paths[@]:0:count}"); removed=("${paths[@]:count}")
+[ "$(git "$@" write-tree 2>/dev/null)" = "$known" ] || git "$@" read-tree "$previous"
+if [ ${#removed[@]} -gt 0 ]; then
+  printf '%s\0' "${removed[@]}" | git "$@" update-index -z --force-remove --stdin
+fi
+if [ ${#present[@]} -gt 0 ]; then
+  status=0
+  printf '%s\0' "${present[@]}" | GIT_WORK_TREE="$stage" git -C "$stage" "$@" check-ignore -z --stdin >"$stage.ignored" || status=$?
+  [ "$status" -le 1 ]
+  mapfile -d '' ignored <"$stage.ignored"
+  declare -A skip=()
+  for p in "${ignored[@]}"; do skip["$p"]=1; done
+  keep=()
+  for p in "${present[@]}"; do [ -n "${skip["$p"]+x}" ] || keep+=("$p"); done
+  [ ${#keep[@]} -eq 0 ] || GIT_LITERAL_PATHSPECS=1 GIT_WORK_TREE="$stage" git -C "$stage" "$@" add --all -- "${keep[@]}"
+fi
+tree=$(git "$@" write-tree)
 if [ "$known" = "$tree" ]; then
   printf '%s %s\n' "$previous" "$tree"
   exit 0
@@ -282,17 +323,55 @@ impl<'a> AgentRepo<'a> {
             },
         )?;
         let printed = text_of(&["add --all (a step's snapshot)"], captured)?;
-        let mut ids = printed.split_whitespace().map(Oid::parse);
-        match (ids.next().flatten(), ids.next().flatten()) {
-            (Some(commit), Some(tree)) => Ok(StepCommit {
-                commit,
-                tree: Some(tree),
-            }),
-            _ => Err(GitError::NotAnId {
-                command: "commit-tree".into(),
-                printed,
-            }),
+        parse_step_commit(printed)
+    }
+
+    /// Commits a step's files from their copy `stage` (relative to the top, inside
+    /// `.git`): `written` as the copy has them, `removed` gone; on top of `previous`,
+    /// whose tree the private index holds. Returns `previous` when nothing changed for git
+    /// (only ignored files were written).
+    pub fn snapshot_staged(
+        &self,
+        previous: &StepCommit,
+        stage: &str,
+        written: &[String],
+        removed: &[String],
+        message: &str,
+        reference: &str,
+    ) -> Result<StepCommit, GitError> {
+        let known = previous.tree.as_ref().map_or("-", Oid::as_str);
+        let count = written.len().to_string();
+        let mut input = Vec::new();
+        for path in written.iter().chain(removed) {
+            input.extend_from_slice(path.as_bytes());
+            input.push(0);
         }
+        let mut full = vec![
+            "-c",
+            SNAPSHOT_STAGED,
+            "wright-step-staged",
+            previous.commit.as_str(),
+            known,
+            message,
+            reference,
+            stage,
+            &count,
+        ];
+        full.extend_from_slice(HARDENED);
+        full.push("--no-optional-locks");
+        let captured = self.sandbox.capture(
+            &self.dir,
+            self.env,
+            "bash",
+            &full,
+            &input,
+            RunLimits {
+                timeout: std::time::Duration::from_secs(60),
+                ..RunLimits::default()
+            },
+        )?;
+        let printed = text_of(&["add --all (a step's copied files)"], captured)?;
+        parse_step_commit(printed)
     }
 
     /// Gives this repository's empty work tree the files of `commit` of the repository at
@@ -396,5 +475,20 @@ impl<'a> AgentRepo<'a> {
             });
         }
         imported
+    }
+}
+
+/// The commit and tree a step's snapshot script printed.
+fn parse_step_commit(printed: String) -> Result<StepCommit, GitError> {
+    let mut ids = printed.split_whitespace().map(Oid::parse);
+    match (ids.next().flatten(), ids.next().flatten()) {
+        (Some(commit), Some(tree)) => Ok(StepCommit {
+            commit,
+            tree: Some(tree),
+        }),
+        _ => Err(GitError::NotAnId {
+            command: "commit-tree".into(),
+            printed,
+        }),
     }
 }

@@ -18,6 +18,7 @@ mod git_entries;
 mod map;
 mod message;
 mod record;
+mod stage;
 pub mod status;
 pub mod steps;
 mod take;

@@ -8,12 +8,23 @@
 //! directory, which the agent cannot reach: a fork trusts that list, never the clone's
 //! ref (the agent can move it, and only its own files would come of it anyway).
 //!
-//! A step that changed nothing costs no git: before each snapshot the tree's stat data is
-//! looked at (`wright_tools::TreeStamp`, no file opened), and when nothing changed since
-//! the look before the last commit, the step is kept as that commit. The look comes
-//! before git reads the tree, so the commit holds at least what the look saw: a change
+//! A step that changed nothing costs no git: at its end the tree's stat data is looked at
+//! (`wright_tools::TreeStamp`, no file opened), and when nothing changed since the last
+//! look, the step is kept as the last commit. A step that wrote files has them copied at
+//! once (`stage`: the files the stat data says changed, and the ignore and attribute
+//! rules above them) and committed from the copy by a thread of its own, while the next
+//! step runs; the commits queue behind one another, the end of the run waits for them
+//! (`settle`), and a step whose commit was never made (the process killed) is missing
+//! from `steps.jsonl`, so a fork says it does not know its files. When the change is not
+//! one of files alone (a link, a nested repository, a `.gitignore` or `.gitattributes`,
+//! the repository's configuration and rules under `.git`), is too big to copy, or there
+//! was no look before (the first step of a process), the step is committed from the
+//! whole tree, waited for. (The clone's `.git/config` and `.git/info` are read when the
+//! copy is committed: a change to them in the very next step may already count.) Either way the look comes before
+//! anything reads the tree, so the commit holds at least what the look saw: a change
 //! made meanwhile (by a process left running) shows at the next look.
 
+use super::stage;
 use super::AgentClone;
 use super::WorkingCopy;
 use crate::sandbox_setup::SandboxSetup;
@@ -22,6 +33,8 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::sync::Mutex;
 use wright_protocol::Event;
@@ -90,13 +103,22 @@ pub fn append(conversation_dir: &Path, kept: &[Kept]) -> std::io::Result<()> {
 
 /// Takes the snapshots of a conversation working in a clone.
 pub struct StepFiles {
+    shared: Arc<Shared>,
+    /// The clone's top, to look at its stat data (none when it could not be opened: then
+    /// every step is committed from the whole tree).
+    root: Option<cap_std::fs::Dir>,
+    /// The commit of the last copied step, still being made: the next waits for it.
+    pending: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Copies made so far, to name the next.
+    copies: AtomicU64,
+}
+
+/// What the commits are made with, shared with the thread that makes them.
+struct Shared {
     sandbox: Sandbox,
     env: Vec<(String, String)>,
     clone_root: PathBuf,
     conversation_dir: PathBuf,
-    /// The clone's top, to look at its stat data (none when it could not be opened: then
-    /// every step is committed).
-    root: Option<cap_std::fs::Dir>,
     chain: Mutex<Chain>,
 }
 
@@ -104,9 +126,23 @@ pub struct StepFiles {
 struct Chain {
     /// The last commit of the chain (the start commit before the first).
     previous: StepCommit,
-    /// The look at the tree taken just before `previous` was made (none before the first
-    /// commit of this process, or after one failed: the next step is committed).
+    /// The look at the tree the chain's files were last taken from: just before `previous`
+    /// was made from the whole tree, or when the last step's files were copied (none
+    /// before the first commit of this process, or after one failed: the next step is
+    /// committed from the whole tree).
     looked: Option<TreeStamp>,
+    /// A commit made from a copy failed: those queued after it cannot build on it.
+    broken: bool,
+}
+
+/// How a step's files are kept.
+enum Plan {
+    /// Nothing changed: as the last commit.
+    Same,
+    /// Its written files are copied: committed from the copy while the next step runs.
+    Copied(stage::Staged),
+    /// Committed from the whole tree, now.
+    Whole,
 }
 
 /// The keeper of a conversation's step files: only a clone has them (in place, the
@@ -134,60 +170,201 @@ impl StepFiles {
             })
             .unwrap_or_else(|| clone.base.clone());
         Self {
-            sandbox: setup.sandbox.clone(),
-            env: setup.env.clone(),
-            clone_root: clone.clone_root.clone(),
-            conversation_dir: conversation_dir.to_path_buf(),
+            shared: Arc::new(Shared {
+                sandbox: setup.sandbox.clone(),
+                env: setup.env.clone(),
+                clone_root: clone.clone_root.clone(),
+                conversation_dir: conversation_dir.to_path_buf(),
+                chain: Mutex::new(Chain {
+                    previous: StepCommit {
+                        commit: previous,
+                        tree: None,
+                    },
+                    looked: None,
+                    broken: false,
+                }),
+            }),
             root: cap_std::fs::Dir::open_ambient_dir(
                 &clone.clone_root,
                 cap_std::ambient_authority(),
             )
             .ok(),
-            chain: Mutex::new(Chain {
-                previous: StepCommit {
-                    commit: previous,
-                    tree: None,
-                },
-                looked: None,
-            }),
+            pending: Mutex::new(None),
+            copies: AtomicU64::new(0),
         }
+    }
+
+    /// How to keep the files seen by `looked`, against the chain's last look.
+    fn plan(&self, looked: &Option<TreeStamp>) -> Plan {
+        let (Some(root), Some(now)) = (&self.root, looked) else {
+            return Plan::Whole;
+        };
+        let Ok(mut chain) = self.shared.chain.lock() else {
+            return Plan::Whole;
+        };
+        let Some(then) = &chain.looked else {
+            return Plan::Whole;
+        };
+        if now.unchanged_since(then) {
+            return Plan::Same;
+        }
+        let Some(delta) = now.delta_since(then) else {
+            return Plan::Whole;
+        };
+        // Directories alone (git keeps no directory): the same files.
+        if delta.files.is_empty() && delta.removed.is_empty() {
+            return Plan::Same;
+        }
+        let name = format!(
+            "{}-{}",
+            std::process::id(),
+            self.copies.fetch_add(1, Ordering::Relaxed)
+        );
+        match stage::copy(root, now, delta, &name) {
+            Some(staged) => {
+                // The next step's changes are those since this copy.
+                chain.looked = Some(now.clone());
+                Plan::Copied(staged)
+            }
+            None => Plan::Whole,
+        }
+    }
+}
+
+impl Shared {
+    fn record(&self, first: u64, last: u64, saved: Saved) {
+        // Not written, a fork says it does not know the files here: never wrong ones.
+        let _ = append(&self.conversation_dir, &[Kept { first, last, saved }]);
+    }
+
+    /// Commits the copied files of the step (events `first` to `last`) on the chain.
+    fn commit_copy(&self, staged: &stage::Staged, first: u64, last: u64) {
+        // Not held while git runs: the next step's look takes the lock on the critical
+        // path. Only this queue's jobs, one at a time, move `previous`.
+        let previous = match self.chain.lock() {
+            Ok(chain) if !chain.broken => chain.previous.clone(),
+            Ok(_) => {
+                let why = "the files of the step before could not be kept";
+                return self.record(first, last, Saved::Failed(why.into()));
+            }
+            Err(_) => return,
+        };
+        let git = AgentRepo::new(&self.sandbox, &self.env, &self.clone_root);
+        let message = format!("wright: the files after event {last}");
+        let made = git.snapshot_staged(
+            &previous,
+            &staged.dir,
+            &staged.written,
+            &staged.removed,
+            &message,
+            REF,
+        );
+        let Ok(mut chain) = self.chain.lock() else {
+            return;
+        };
+        let saved = match made {
+            Ok(made) => {
+                let saved = Saved::Commit(made.commit.to_string());
+                chain.previous = made;
+                saved
+            }
+            Err(err) => {
+                chain.broken = true;
+                chain.looked = None;
+                Saved::Failed(err.to_string())
+            }
+        };
+        drop(chain);
+        self.record(first, last, saved);
+    }
+
+    /// Commits the whole tree as the step's files (nothing is being committed meanwhile).
+    fn commit_whole(&self, looked: Option<TreeStamp>, first: u64, last: u64) {
+        let Ok(mut chain) = self.chain.lock() else {
+            return;
+        };
+        let git = AgentRepo::new(&self.sandbox, &self.env, &self.clone_root);
+        let message = format!("wright: the files after event {last}");
+        let saved = match git.snapshot_step(&chain.previous, &message, REF) {
+            Ok(made) => {
+                let saved = Saved::Commit(made.commit.to_string());
+                chain.previous = made;
+                chain.looked = looked;
+                chain.broken = false;
+                saved
+            }
+            Err(err) => {
+                chain.looked = None;
+                Saved::Failed(err.to_string())
+            }
+        };
+        self.record(first, last, saved);
+    }
+
+    /// Records the step as the chain's last commit (or its failure).
+    fn same(&self, first: u64, last: u64) {
+        let Ok(chain) = self.chain.lock() else {
+            return;
+        };
+        let saved = if chain.broken {
+            Saved::Failed("the files of the step before could not be kept".into())
+        } else {
+            Saved::Commit(chain.previous.commit.to_string())
+        };
+        self.record(first, last, saved);
     }
 }
 
 impl wright_core::StepSnapshot for StepFiles {
     fn take(&self, first: u64, last: u64) {
-        let Ok(mut chain) = self.chain.lock() else {
+        // One step at a time decides; the commits queue behind one another.
+        let Ok(mut pending) = self.pending.lock() else {
             return;
         };
-        // Before git reads the tree: whatever git keeps, this look saw no more of it.
+        // Before anything reads the tree: whatever is kept, this look saw no more of it.
         let looked = self
             .root
             .as_ref()
             .and_then(|root| TreeStamp::take(root, NOT_THE_TREE, GIT_RULES).ok());
-        let unchanged = match (&looked, &chain.looked) {
-            (Some(now), Some(then)) => now.unchanged_since(then),
-            _ => false,
-        };
-        let saved = if unchanged {
-            Saved::Commit(chain.previous.commit.to_string())
-        } else {
-            let git = AgentRepo::new(&self.sandbox, &self.env, &self.clone_root);
-            let message = format!("wright: the files after event {last}");
-            match git.snapshot_step(&chain.previous, &message, REF) {
-                Ok(made) => {
-                    let saved = Saved::Commit(made.commit.to_string());
-                    chain.previous = made;
-                    chain.looked = looked;
-                    saved
+        let before = pending.take();
+        let shared = self.shared.clone();
+        let job: Box<dyn FnOnce() + Send> = match self.plan(&looked) {
+            Plan::Same if before.is_none() => {
+                shared.same(first, last);
+                return;
+            }
+            Plan::Same => Box::new(move || shared.same(first, last)),
+            Plan::Copied(staged) => Box::new(move || shared.commit_copy(&staged, first, last)),
+            Plan::Whole => {
+                if let Some(before) = before {
+                    let _ = before.join();
                 }
-                Err(err) => {
-                    chain.looked = None;
-                    Saved::Failed(err.to_string())
-                }
+                shared.commit_whole(looked, first, last);
+                return;
             }
         };
-        // Not written, a fork says it does not know the files here: never wrong ones.
-        let _ = append(&self.conversation_dir, &[Kept { first, last, saved }]);
+        let spawned = std::thread::Builder::new()
+            .name("wright-step-files".into())
+            .stack_size(256 << 10)
+            .spawn(move || {
+                if let Some(before) = before {
+                    let _ = before.join();
+                }
+                job();
+            });
+        // No thread: the step is not recorded, and a fork says it does not know its files.
+        *pending = spawned.ok();
+    }
+
+    fn settle(&self) {
+        let before = self
+            .pending
+            .lock()
+            .ok()
+            .and_then(|mut pending| pending.take());
+        if let Some(before) = before {
+            let _ = before.join();
+        }
     }
 }
 

@@ -22,6 +22,8 @@ pub(crate) mod walk;
 pub use compare::Changes;
 pub use restore::Left;
 pub use restore::Restored;
+pub use stamp::ChangedFile;
+pub use stamp::Delta;
 pub use stamp::StampError;
 pub use stamp::TreeStamp;
 pub use state::RunState;

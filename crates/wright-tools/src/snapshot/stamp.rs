@@ -135,6 +135,60 @@ impl TreeStamp {
             })
     }
 
+    /// What changed beneath the tree between `earlier` and this look, as paths a commit of
+    /// the step can be made from without reading the tree again: the regular files there
+    /// now whose stat data moved (or was racy at the earlier look), with their permission
+    /// bits, and the non-directories gone (or turned into directories). `None` when the
+    /// change is not one of files alone (a link, a FIFO, a nested repository, the
+    /// repository's own rules under `.git`, a name that is not UTF-8): then only a look at
+    /// the whole tree says what it holds.
+    pub fn delta_since(&self, earlier: &TreeStamp) -> Option<Delta> {
+        let mut delta = Delta::default();
+        for (path, now) in &self.entries {
+            let changed = match earlier.entries.get(path) {
+                Some(before) => before.racy(earlier.looked_ns) || before != now,
+                None => true,
+            };
+            if !changed {
+                continue;
+            }
+            let text = plain_path(path)?;
+            match now.mode & S_IFMT {
+                S_IFDIR => {
+                    // A file that became a directory is gone as a file.
+                    if earlier
+                        .entries
+                        .get(path)
+                        .is_some_and(|before| before.mode & S_IFMT != S_IFDIR)
+                    {
+                        delta.removed.push(text);
+                    }
+                }
+                S_IFREG => delta.files.push(ChangedFile {
+                    path: text,
+                    mode: now.mode & 0o7777,
+                    size: now.size,
+                }),
+                _ => return None,
+            }
+        }
+        for (path, before) in &earlier.entries {
+            if before.mode & S_IFMT != S_IFDIR && !self.entries.contains_key(path) {
+                delta.removed.push(plain_path(path)?);
+            }
+        }
+        delta.files.sort_by(|a, b| a.path.cmp(&b.path));
+        delta.removed.sort();
+        Some(delta)
+    }
+
+    /// Whether `path` (relative, `/`-separated) is a regular file at this look.
+    pub fn is_file(&self, path: &str) -> bool {
+        self.entries
+            .get(path.as_bytes())
+            .is_some_and(|stat| stat.mode & S_IFMT == S_IFREG)
+    }
+
     /// How many entries it holds.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -143,6 +197,39 @@ impl TreeStamp {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+const S_IFMT: u32 = 0o170_000;
+const S_IFDIR: u32 = 0o040_000;
+const S_IFREG: u32 = 0o100_000;
+
+/// What changed between two looks (see `TreeStamp::delta_since`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delta {
+    /// The regular files written or created, by path.
+    pub files: Vec<ChangedFile>,
+    /// The paths of the files (and links) gone.
+    pub removed: Vec<String>,
+}
+
+/// A regular file a step wrote or created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedFile {
+    pub path: String,
+    /// Its permission bits.
+    pub mode: u32,
+    /// Its size at the look.
+    pub size: u64,
+}
+
+/// `path` as text when it names a plain path of the tree: UTF-8, no component that is a
+/// repository of its own (`.git`, or one wright quarantined), which only git can read.
+fn plain_path(path: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(path).ok()?;
+    let nested_repository = text
+        .split('/')
+        .any(|name| name == ".git" || name.starts_with(".git.wright-quarantined"));
+    (!nested_repository && !text.contains('\n')).then(|| text.to_string())
 }
 
 fn stat_of(meta: &cap_std::fs::Metadata) -> Stat {
@@ -245,6 +332,65 @@ mod tests {
         assert!(TreeStamp::take(&dir, &[], &[])
             .unwrap()
             .unchanged_since(&later));
+    }
+
+    #[test]
+    fn the_delta_names_the_files_written_and_gone_and_refuses_what_is_not_a_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("src/old")).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join("src/a.txt"), "one").unwrap();
+        std::fs::write(root.join("src/old/gone.txt"), "x").unwrap();
+        std::fs::write(root.join("same.txt"), "same").unwrap();
+        std::fs::write(root.join("became_dir"), "file").unwrap();
+        let dir = open(root);
+        let before = settled(&dir);
+
+        std::fs::write(root.join("src/a.txt"), "uno").unwrap();
+        std::fs::write(root.join("new.sh"), "#!/bin/sh").unwrap();
+        std::fs::set_permissions(root.join("new.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::fs::remove_dir_all(root.join("src/old")).unwrap();
+        std::fs::remove_file(root.join("became_dir")).unwrap();
+        std::fs::create_dir(root.join("became_dir")).unwrap();
+        let now = TreeStamp::take(&dir, &[".git"], &[".git/config"]).unwrap();
+        let delta = now.delta_since(&before).unwrap();
+        let files: Vec<(&str, bool)> = delta
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.mode & 0o111 != 0))
+            .collect();
+        assert_eq!(files, vec![("new.sh", true), ("src/a.txt", false)]);
+        assert_eq!(delta.removed, vec!["became_dir", "src/old/gone.txt"]);
+        assert!(now.is_file("same.txt") && !now.is_file("src"));
+
+        // Nothing since: an empty delta (once the writes are no longer racy).
+        let later = settled(&dir);
+        assert_eq!(
+            TreeStamp::take(&dir, &[".git"], &[".git/config"])
+                .unwrap()
+                .delta_since(&later),
+            Some(Delta::default())
+        );
+
+        // A link, a nested repository and the repository's own configuration are not
+        // changes of files alone.
+        let changes: Vec<Box<dyn Fn()>> = vec![
+            Box::new(|| std::os::unix::fs::symlink("same.txt", root.join("link")).unwrap()),
+            Box::new(|| {
+                std::fs::create_dir_all(root.join("vendor/.git")).unwrap();
+                std::fs::write(root.join("vendor/.git/HEAD"), "ref").unwrap()
+            }),
+            Box::new(|| std::fs::write(root.join(".git/config"), "[core]").unwrap()),
+        ];
+        for change in changes {
+            let before = settled(&dir);
+            change();
+            let now = TreeStamp::take(&dir, &[".git"], &[".git/config"]).unwrap();
+            assert_eq!(now.delta_since(&before), None);
+        }
     }
 
     #[test]

@@ -252,7 +252,7 @@ pub(crate) fn shorten(path: &str) -> String {
 /// name: each directory on the way opened from the one before without following a link,
 /// one descriptor held at a time, so no path is ever longer than a name (`PATH_MAX` does
 /// not bound it) and nothing the agent planted leads elsewhere.
-pub(crate) fn parent_dir(root: &Dir, path: &str) -> std::io::Result<(Dir, OsString)> {
+pub fn parent_dir(root: &Dir, path: &str) -> std::io::Result<(Dir, OsString)> {
     let mut names = path.split('/').filter(|n| !n.is_empty() && *n != ".");
     let Some(mut last) = names.next() else {
         return Err(std::io::Error::other("not a path beneath the workspace"));
