@@ -3,6 +3,8 @@
 //! launcher) and attached over its DevTools pipe, up to a first page read — measured five
 //! times, each with a new shell and a new browser. Prints the median and the slowest.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_macros)]
+
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
