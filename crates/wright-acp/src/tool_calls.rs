@@ -55,6 +55,10 @@ pub(crate) fn describe(tool: &str, arguments: &Value, source: Source) -> Describ
         Some(ToolName::Think) => plain("Think".into(), ToolKind::Think),
         Some(ToolName::Finish) => plain("Finish".into(), ToolKind::Other),
         Some(ToolName::Fetch) => plain(clip(&format!("Fetch {}", text("url"))), ToolKind::Fetch),
+        Some(ToolName::Browser) => plain(
+            clip(format!("Browser {} {}", text("action"), text("url")).trim_end()),
+            ToolKind::Fetch,
+        ),
         None => plain(clip(tool), ToolKind::Other),
     };
     match source {

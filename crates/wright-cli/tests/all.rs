@@ -9,6 +9,7 @@ mod allow_host;
 mod apply;
 mod aside;
 mod assist;
+mod browser;
 mod candidate_chains;
 mod candidates;
 mod chat;

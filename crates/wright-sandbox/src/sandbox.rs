@@ -184,6 +184,52 @@ impl Sandbox {
         }
     }
 
+    /// The program and arguments that run `program args` inside the running sandbox of
+    /// the confined process `pid` (the terminal's shell, by its host pid): its root, its
+    /// loopback, its PID namespace, confined as it is (see `confine::join`). Only wright's
+    /// own launcher can join: unconfined there is nothing to join and a Docker container's
+    /// programs start through the Docker client, so those say why not.
+    pub fn wrap_joined(
+        &self,
+        pid: i32,
+        program: &str,
+        args: &[&str],
+    ) -> Result<(String, Vec<String>), SandboxError> {
+        let confined = match &self.level {
+            Level::Unconfined => {
+                return Err(SandboxError::Refused(
+                    "there is no sandbox to run it in (--sandbox none)".into(),
+                ))
+            }
+            Level::Docker(_) => {
+                return Err(SandboxError::Refused(
+                    "it does not run in a Docker sandbox yet".into(),
+                ))
+            }
+            Level::Launcher(confined) => confined,
+        };
+        let users_tree = serde_json::from_str::<Policy>(&confined.policy_json)
+            .map(|policy| policy.users_tree)
+            .unwrap_or(true);
+        if users_tree {
+            // Chromium cannot start without a Unix socket of its own, and in the user's
+            // own tree the sandbox refuses them (see `Policy::users_tree`).
+            return Err(SandboxError::Refused(
+                "it needs Unix sockets, which the sandbox refuses when the agent works in your own tree (--in-place, or a directory worked directly): work in a clone".into(),
+            ));
+        }
+        let mut wrapped = vec![
+            SANDBOX_EXEC_ARG.to_string(),
+            confined.policy_json.clone(),
+            "--join".to_string(),
+            pid.to_string(),
+            "--".to_string(),
+            program.to_string(),
+        ];
+        wrapped.extend(args.iter().map(|a| a.to_string()));
+        Ok((confined.launcher.display().to_string(), wrapped))
+    }
+
     /// Runs the launcher in report mode (everything is applied, nothing is run), or the
     /// probe in the container.
     pub fn check(&self) -> Result<Report, SandboxError> {

@@ -91,6 +91,9 @@ pub struct SandboxOptions {
     pub docker_image: Option<String>,
     /// The header gives the sandbox's whole description, not one short line.
     pub verbose: bool,
+    /// TCP on the sandbox's own loopback (where it has a network namespace of its own),
+    /// for the dev servers the `browser` tool opens: set when the tool set has it.
+    pub local_servers: bool,
 }
 
 impl SandboxOptions {
@@ -104,6 +107,7 @@ impl SandboxOptions {
             max_file_mb: settings.max_file_size,
             docker_image: settings.docker_image.clone(),
             verbose,
+            local_servers: false,
         }
     }
 
@@ -167,6 +171,7 @@ impl SandboxSetup {
         policy.protected = placement.protected.paths();
         policy.users_tree = placement.users_tree;
         policy.network = options.network;
+        policy.local_tcp = options.local_servers;
         let proxy = match allow {
             Some(allow) => {
                 // Beside tmp, home and out, never bound into the sandbox.

@@ -70,9 +70,12 @@ impl Tools {
             working_copy.begin_resumed_run()?;
         }
         let placement = working_copy.placement();
+        let mut options = sandbox.options.clone();
+        // The dev servers the browser opens listen on the sandbox's own loopback.
+        options.local_servers = names.contains(&ToolName::Browser);
         let setup = SandboxSetup::new(
             sandbox.mode,
-            sandbox.options.clone(),
+            options,
             &placement,
             id,
             &sandbox.launcher,
@@ -122,6 +125,12 @@ impl Tools {
                     ToolName::Finish => Arc::new(FinishTool),
                     // Only where the run has the network: else the model never sees it.
                     ToolName::Fetch => Arc::new(wright_tools::FetchTool::new(web.clone()?)),
+                    ToolName::Browser => Arc::new(wright_tools::BrowserTool::new(
+                        terminal.clone(),
+                        setup.env.clone(),
+                        workspace.root().to_path_buf(),
+                        crate::stored::conversation_dir(id).join("screenshots"),
+                    )),
                 })
             })
             .collect();

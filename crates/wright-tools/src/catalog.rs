@@ -16,11 +16,27 @@ pub enum ToolName {
     Finish,
     /// Given only to a run with the network on (`--network` or `--allow-host`).
     Fetch,
+    /// A headless Chromium in the sandbox: only in `full` (or by name), never by `auto`.
+    Browser,
 }
 
 impl ToolName {
     /// Every built-in tool, in the order their schemas are sent.
-    pub const ALL: [ToolName; 8] = [
+    pub const ALL: [ToolName; 9] = [
+        ToolName::Terminal,
+        ToolName::FileEditor,
+        ToolName::Grep,
+        ToolName::Glob,
+        ToolName::TaskTracker,
+        ToolName::Think,
+        ToolName::Finish,
+        ToolName::Fetch,
+        ToolName::Browser,
+    ];
+
+    /// What `auto` gives a model that is not small: everything but the browser, whose
+    /// schema every step would pay for while few tasks need it.
+    pub const AUTO: [ToolName; 8] = [
         ToolName::Terminal,
         ToolName::FileEditor,
         ToolName::Grep,
@@ -41,6 +57,7 @@ impl ToolName {
             ToolName::Think => "think",
             ToolName::Finish => "finish",
             ToolName::Fetch => "fetch",
+            ToolName::Browser => "browser",
         }
     }
 
@@ -103,7 +120,7 @@ impl ToolSet {
     pub fn resolve(&self, small: bool) -> Vec<ToolName> {
         match self {
             ToolSet::Auto if small => SMALL.to_vec(),
-            ToolSet::Auto => ToolName::ALL.to_vec(),
+            ToolSet::Auto => ToolName::AUTO.to_vec(),
             ToolSet::Named(tools) => tools.clone(),
         }
     }
@@ -126,8 +143,12 @@ mod tests {
         assert_eq!(ToolSet::parse("auto").unwrap().resolve(true), SMALL);
         assert_eq!(
             ToolSet::parse("auto").unwrap().resolve(false),
-            ToolName::ALL
+            ToolName::AUTO
         );
+        assert!(ToolSet::parse("full")
+            .unwrap()
+            .resolve(true)
+            .contains(&ToolName::Browser));
         // Finish is always there, and the order is the schema order, whatever was written.
         assert_eq!(
             ToolSet::parse("grep, bash,grep").unwrap().resolve(true),

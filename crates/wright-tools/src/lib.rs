@@ -10,6 +10,7 @@
 //! cannot (the terminal cannot start, the disk is full) stops the turn.
 
 mod args;
+mod browser;
 mod catalog;
 pub mod failure;
 mod fetch;
@@ -34,6 +35,8 @@ mod workspace;
 
 // Files opened beneath a directory without following a link: the workspace map (in
 // wright-strategies) reads the project's files beneath the workspace's descriptor too.
+pub use browser::BrowserTool;
+pub use browser::CHROMIUM;
 pub use catalog::ToolName;
 pub use catalog::ToolSet;
 pub use fetch::FetchTool;
@@ -126,7 +129,10 @@ pub type OutputSink = dyn Fn(&[u8]) + Send + Sync;
 pub fn may_change_files(tool: &str, arguments: &Value) -> bool {
     match tool {
         "file_editor" | "str_replace_editor" => arguments["command"] != "view",
-        "think" | "finish" | "grep" | "glob" | "task_tracker" | "skill" | "fetch" => false,
+        // The browser writes only its profile in the private tmp; downloads are refused.
+        "think" | "finish" | "grep" | "glob" | "task_tracker" | "skill" | "fetch" | "browser" => {
+            false
+        }
         _ => true,
     }
 }

@@ -26,10 +26,12 @@ pub struct Prepared {
 }
 
 /// Builds the ruleset (opening every allowed path now, before anything is restricted).
+/// `local_tcp`: TCP is left to the namespace (its own loopback only), since Landlock
+/// cannot allow a range of ports.
 /// With a root of its own, the command's fresh `/dev/shm` is writable too. (Its `/tmp`
 /// is not: it holds the mount points of the paths bound under the host's /tmp, which must
 /// not look writable; TMPDIR is the private tmp.)
-pub fn prepare(policy: &Policy, own_root: bool) -> Result<Prepared, String> {
+pub fn prepare(policy: &Policy, own_root: bool, local_tcp: bool) -> Result<Prepared, String> {
     let all_fs = AccessFs::from_all(TARGET);
     let read_fs = AccessFs::from_read(TARGET);
     let mut ruleset = Ruleset::default()
@@ -37,7 +39,7 @@ pub fn prepare(policy: &Policy, own_root: bool) -> Result<Prepared, String> {
         .handle_access(all_fs)
         .map_err(|e| format!("Landlock: {e}"))?;
     let abi_net = AccessNet::from_all(TARGET);
-    let handles_net = !policy.network && !abi_net.is_empty();
+    let handles_net = !policy.network && !local_tcp && !abi_net.is_empty();
     let proxied = policy.proxy.is_some();
     if handles_net {
         ruleset = ruleset

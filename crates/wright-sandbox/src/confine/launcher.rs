@@ -2,9 +2,12 @@
 //! `wright __sandbox-exec POLICY_JSON --report` applies everything, then prints the
 //! `Report` as JSON instead of running a program: how wright checks, before a run, that
 //! confinement really works on this machine.
+//! `wright __sandbox-exec POLICY_JSON --join PID -- PROGRAM ARGS…` runs the program in
+//! the namespaces of the confined shell PID (see `join`), confined the same way.
 
 use super::cgroup;
 use super::files;
+use super::join;
 use super::limits;
 use super::namespaces;
 use super::policy::Level;
@@ -49,6 +52,17 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         mark = args.next().map(|m| m.to_string_lossy().into_owned());
         mode = args.next().ok_or("missing -- after --mark")?;
     }
+    // `--join PID`: into a running sandbox (the terminal's shell), confined as it is.
+    if mode == "--join" {
+        let pid = args
+            .next()
+            .and_then(|p| p.to_string_lossy().parse::<i32>().ok())
+            .ok_or("--join needs a process id")?;
+        if args.next().is_none_or(|dash| dash != "--") {
+            return Err("expected -- after --join PID".into());
+        }
+        return join_and_run(&policy, pid, args);
+    }
     let report_only = mode == "--report";
     if !report_only && mode != "--" {
         return Err(format!(
@@ -76,11 +90,16 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         limits::apply_rlimits(&policy, isolated.own_root)?,
         policy.cgroup_description
     );
-    let prepared = files::prepare(&policy, isolated.own_root)?;
+    // Servers on the namespace's own loopback: only where there is such a namespace.
+    let local_tcp = policy.local_tcp && isolated.own_root && !policy.network;
+    if local_tcp && !proxied && !report_only {
+        relay::loopback_up()?;
+    }
+    let prepared = files::prepare(&policy, isolated.own_root, local_tcp)?;
     // Without a root of its own the host's socket paths are there to connect to; in the
     // user's own tree, the sockets their programs make there (now or later) are.
     let no_unix_sockets = !isolated.own_root || policy.users_tree;
-    let program = syscalls::program(policy.network, no_unix_sockets, proxied)?;
+    let program = syscalls::program(policy.network, no_unix_sockets, proxied || local_tcp)?;
     let capabilities = limits::drop_capabilities()?;
     let (landlock, tcp_blocked) = files::enforce(prepared)?;
     syscalls::apply(&program)?;
@@ -99,6 +118,11 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         ),
         network: if policy.network {
             "allowed".into()
+        } else if local_tcp && proxied {
+            "allowed hosts only, through wright's proxy; TCP on the sandbox's own loopback for local servers (seccomp: TCP sockets only)".into()
+        } else if local_tcp {
+            "off but the sandbox's own loopback, for local servers (seccomp: TCP sockets only)"
+                .into()
         } else if proxied && tcp_blocked {
             format!("allowed hosts only, through wright's proxy (own loopback; seccomp: TCP sockets only; Landlock: TCP connect to port {} only)", crate::egress::PROXY_PORT)
         } else if proxied {
@@ -138,7 +162,37 @@ fn confine_and_run(args: Vec<OsString>) -> Result<Never, String> {
         }
         std::process::exit(0);
     }
+    exec(args)
+}
+
+fn exec(mut args: impl Iterator<Item = OsString>) -> Result<Never, String> {
     let program = args.next().ok_or("missing program")?;
     let error = std::process::Command::new(&program).args(args).exec();
     Err(format!("cannot run {}: {error}", program.to_string_lossy()))
+}
+
+/// Joins the shell PID's namespaces, then confines itself as the shell's launcher did
+/// (the same policy: the same files, sockets and limits) and execs the program.
+fn join_and_run(
+    policy: &Policy,
+    pid: i32,
+    args: impl Iterator<Item = OsString>,
+) -> Result<Never, String> {
+    cgroup::join(&policy.cgroup_procs)?;
+    join::enter(pid)?;
+    // Joining a mount namespace leaves the process at its root.
+    let cwd = policy
+        .workspace
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("/"));
+    std::env::set_current_dir(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
+    let local_tcp = policy.local_tcp && !policy.network;
+    limits::apply_rlimits(policy, true)?;
+    let prepared = files::prepare(policy, true, local_tcp)?;
+    let proxied = policy.proxy.is_some();
+    let program = syscalls::program(policy.network, policy.users_tree, proxied || local_tcp)?;
+    limits::drop_capabilities()?;
+    files::enforce(prepared)?;
+    syscalls::apply(&program)?;
+    exec(args)
 }

@@ -11,6 +11,7 @@
 
 mod cgroup;
 mod files;
+mod join;
 mod launcher;
 mod limits;
 mod namespaces;

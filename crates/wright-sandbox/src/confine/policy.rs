@@ -61,6 +61,12 @@ pub struct Policy {
     /// `connect()` and no scan at the start sees a socket made later.
     #[serde(default)]
     pub users_tree: bool,
+    /// TCP on the sandbox's own loopback, for the servers the agent starts there (a dev
+    /// server the `browser` opens). Only with a network namespace of the sandbox's own,
+    /// which holds nothing but that loopback (and the proxy's relay): anywhere else the
+    /// launcher ignores it and IP sockets stay refused.
+    #[serde(default)]
+    pub local_tcp: bool,
 }
 
 /// System locations a toolchain may live in: readable and executable.
@@ -175,6 +181,7 @@ impl Policy {
             workspace: Some(workspace.to_path_buf()),
             max_memory_bytes: default_memory_limit(),
             users_tree: false,
+            local_tcp: false,
         }
     }
 }

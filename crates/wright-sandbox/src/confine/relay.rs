@@ -105,7 +105,7 @@ nix::ioctl_read_bad!(get_flags, libc::SIOCGIFFLAGS, libc::ifreq);
 nix::ioctl_write_ptr_bad!(set_flags, libc::SIOCSIFFLAGS, libc::ifreq);
 
 /// `ip link set lo up`, in the namespace's own loopback.
-fn loopback_up() -> Result<(), String> {
+pub(super) fn loopback_up() -> Result<(), String> {
     let fd = nix::sys::socket::socket(
         nix::sys::socket::AddressFamily::Inet,
         nix::sys::socket::SockType::Datagram,

@@ -120,6 +120,29 @@ fn read_call(tool: &str, arguments: &Value, root: &Path, shell: &ShellState) -> 
         "think" | "finish" | "task_tracker" => {
             summarize(vec![Finding::new(Risk::Low, "touches nothing")])
         }
+        // The sandbox's own servers are the project's code; another host is the network
+        // (the URL carries data out), and a page's own actions may send what it holds.
+        "browser" => match field("action") {
+            Some("goto") => {
+                let url = reqwest::Url::parse(field("url").unwrap_or("")).ok();
+                let local = url
+                    .as_ref()
+                    .and_then(|u| u.host_str())
+                    .is_some_and(|host| matches!(host, "localhost" | "127.0.0.1" | "[::1]"));
+                if local {
+                    summarize(vec![Finding::new(
+                        Risk::Medium,
+                        "opens the sandbox's own server",
+                    )])
+                } else {
+                    summarize(vec![Finding::new(Risk::High, "reaches the network")])
+                }
+            }
+            Some("read" | "console" | "screenshot" | "wait_for") => {
+                summarize(vec![Finding::new(Risk::Low, "looks at the open page")])
+            }
+            _ => summarize(vec![Finding::new(Risk::Medium, "acts on the open page")]),
+        },
         other => summarize(vec![Finding::new(
             Risk::Unknown,
             format!("{other} is a tool wright cannot read"),

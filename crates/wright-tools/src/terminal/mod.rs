@@ -129,6 +129,24 @@ impl TerminalTool {
         Ok(())
     }
 
+    /// The host pid of the shell (started now if it is not running): the sandbox other
+    /// programs join to share its root and loopback (the browser).
+    pub async fn shell_pid(&self) -> Result<i32, ToolError> {
+        let mut guard = self.session.lock().await;
+        if !guard.as_mut().is_some_and(|session| session.is_alive()) {
+            *guard = Some(self.start().await?);
+        }
+        guard
+            .as_ref()
+            .and_then(|session| session.pid())
+            .ok_or_else(|| ToolError::Model("the terminal's shell is not running".into()))
+    }
+
+    /// The sandbox the shell runs in.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
     async fn start(&self) -> Result<ShellSession, ToolError> {
         let session = ShellSession::start(
             &self.workspace,

@@ -107,6 +107,11 @@ impl ShellSession {
         self.pty.is_alive()
     }
 
+    /// The shell's host pid, while it runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.pty.pid()
+    }
+
     /// The shell's current directory.
     pub fn cwd(&self) -> Option<PathBuf> {
         std::fs::read_link(format!("/proc/{}/cwd", self.pty.pid()?)).ok()

@@ -1,0 +1,765 @@
+//! `browser`: a headless Chromium the model drives, one per conversation, started on the
+//! first call (nothing runs, nothing is paid, while the tool is unused) and killed with
+//! the tool at the conversation's end.
+//!
+//! Where it runs: inside the conversation's sandbox, in the namespaces of the terminal's
+//! shell (`Sandbox::wrap_joined`): the same root, the same loopback (so `localhost` is the
+//! sandbox's, where the agent's dev server listens, never the host's), and the same
+//! confinement (Landlock, seccomp, no capabilities, rlimits). Anything beyond that
+//! loopback goes through wright's allow-list proxy (`--proxy-server` at the relay on the
+//! sandbox's loopback), which decides each host as it does for the shell's commands and
+//! `fetch` (nothing without `--network`/`--allow-host`; the host's loopback and private
+//! addresses never). Where the shell has no network namespace of its own (`--sandbox
+//! landlock`, kernels without user namespaces, `--network`, which shares the host's
+//! network) or runs in Docker or unconfined, joining is refused and so is the tool, with
+//! the reason: a browser there would reach the host's loopback.
+//!
+//! Chromium's own sandbox is off (`--no-sandbox`): it needs namespaces and seccomp
+//! filters of its own inside wright's, and what it would protect (the renderer from the
+//! browser process) matters less here: the whole browser is confined as the agent's own
+//! commands are, so a page that took over a renderer gets no more than the agent's shell
+//! already has.
+//!
+//! The DevTools protocol goes over `--remote-debugging-pipe` (see `cdp`): no port is ever
+//! opened, neither on the host nor in the sandbox. Page text reaches the model only as
+//! untrusted content (as `fetch`'s); `file:` URLs outside the workspace are refused;
+//! downloads are refused by the browser.
+
+mod cdp;
+
+use crate::args;
+use crate::TerminalTool;
+use crate::Tool;
+use crate::ToolError;
+use crate::ToolOutput;
+use cdp::Cdp;
+use cdp::CdpError;
+use serde_json::json;
+use serde_json::Value;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::Component;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Duration;
+use std::time::Instant;
+use wright_protocol::Provenance;
+
+/// Debian's Chromium binary itself (`/usr/bin/chromium` is a shell wrapper that reads
+/// the user's settings).
+pub const CHROMIUM: &str = "/usr/lib/chromium/chromium";
+/// Characters of page text shown at most: about 1,250 tokens.
+const MAX_READ_CHARS: usize = 5000;
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+const LOAD_TIMEOUT: Duration = Duration::from_secs(15);
+const PAGE_JS: &str = include_str!("page.js");
+
+pub struct BrowserTool {
+    terminal: Arc<TerminalTool>,
+    env: Vec<(String, String)>,
+    workspace: PathBuf,
+    /// Where screenshots are saved for people: the conversation's own data, outside the
+    /// sandbox (kept after the conversation).
+    shots: PathBuf,
+    browser: tokio::sync::Mutex<Option<Browser>>,
+}
+
+impl BrowserTool {
+    /// A browser that runs in the sandbox of `terminal`'s shell, with `env` (the sandbox's
+    /// environment, without the shell's secrets); `workspace`: the only place `file:` URLs
+    /// may name; screenshots go to `shots` (made when the first is taken).
+    pub fn new(
+        terminal: Arc<TerminalTool>,
+        env: Vec<(String, String)>,
+        workspace: PathBuf,
+        shots: PathBuf,
+    ) -> Self {
+        Self {
+            terminal,
+            env,
+            workspace,
+            shots,
+            browser: tokio::sync::Mutex::new(None),
+        }
+    }
+}
+
+/// A running Chromium, attached to its one page.
+struct Browser {
+    child: std::process::Child,
+    cdp: Cdp,
+    session: String,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // The launcher leads the group; everything it started (Chromium's processes,
+        // inside the sandbox's PID namespace) is in it.
+        if let Ok(group) = i32::try_from(self.child.id()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(group),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The verbs of the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Goto,
+    Read,
+    Click,
+    Type,
+    Press,
+    Select,
+    Back,
+    WaitFor,
+    Console,
+    Screenshot,
+}
+
+impl Action {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "goto" | "open" | "navigate" => Action::Goto,
+            "read" => Action::Read,
+            "click" => Action::Click,
+            "type" | "fill" => Action::Type,
+            "press" => Action::Press,
+            "select" => Action::Select,
+            "back" => Action::Back,
+            "wait_for" | "wait" => Action::WaitFor,
+            "console" => Action::Console,
+            "screenshot" => Action::Screenshot,
+            _ => return None,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for BrowserTool {
+    fn name(&self) -> &'static str {
+        "browser"
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "function", "function": {
+            "name": "browser",
+            "description": "A headless browser in the sandbox (localhost is the sandbox's). action: goto (url), read (page text; elements numbered [n]), click/type/select (element n, text), press (key), back, wait_for (text or selector), console (errors), screenshot (saved for the user).",
+            "parameters": {"type": "object", "properties": {
+                "action": {"type": "string", "enum": ["goto", "read", "click", "type", "press", "select", "back", "wait_for", "console", "screenshot"]},
+                "url": {"type": "string"},
+                "element": {"type": "integer"},
+                "text": {"type": "string"},
+                "key": {"type": "string"},
+                "selector": {"type": "string"}
+            }, "required": ["action"]}
+        }})
+    }
+
+    async fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError> {
+        let name = args::required_str(arguments, "action")?;
+        let action = Action::parse(name).ok_or_else(|| {
+            ToolError::Model(format!(
+                "unknown action '{name}'; use goto, read, click, type, press, select, back, wait_for, console or screenshot"
+            ))
+        })?;
+        // Checked before anything starts: a refused URL costs no browser.
+        let url = match action {
+            Action::Goto => Some(self.check_url(args::required_str(arguments, "url")?)?),
+            _ => None,
+        };
+        let mut guard = self.browser.lock().await;
+        if guard.is_none() {
+            *guard = Some(self.start().await?);
+        }
+        let Some(browser) = guard.as_ref() else {
+            return Err(ToolError::Fatal("the browser vanished".into()));
+        };
+        let outcome = self.act(browser, action, arguments, url).await;
+        match outcome {
+            Ok(output) => Ok(output),
+            Err(Failure::Model(message)) => Err(ToolError::Model(message)),
+            Err(Failure::Cdp(CdpError::Closed)) => {
+                // Its shell ended (and its PID namespace with it), or it crashed: the next
+                // call starts a new one.
+                *guard = None;
+                Err(ToolError::Model(
+                    "the browser closed (the terminal's shell was restarted, or it crashed); call again to start a new one".into(),
+                ))
+            }
+            Err(Failure::Cdp(err)) => Err(ToolError::Model(format!("browser: {err}"))),
+        }
+    }
+}
+
+/// Why an action failed: something the model can act on, or the connection.
+enum Failure {
+    Model(String),
+    Cdp(CdpError),
+}
+
+impl From<CdpError> for Failure {
+    fn from(err: CdpError) -> Self {
+        Failure::Cdp(err)
+    }
+}
+
+impl BrowserTool {
+    /// `url` if the browser may open it: http(s) (the sandbox's loopback, or beyond
+    /// through the proxy, which decides), `about:blank`, and `file:` inside the workspace.
+    fn check_url(&self, url: &str) -> Result<String, ToolError> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| {
+            ToolError::Model(format!(
+                "not a URL ({e}): {url}; write http://localhost:PORT/…"
+            ))
+        })?;
+        match parsed.scheme() {
+            "http" | "https" => Ok(parsed.to_string()),
+            "about" if parsed.as_str() == "about:blank" => Ok(parsed.to_string()),
+            "file" => {
+                let path = parsed
+                    .to_file_path()
+                    .map_err(|()| ToolError::Model(format!("not a file path: {url}")))?;
+                if within(&path, &self.workspace) {
+                    Ok(parsed.to_string())
+                } else {
+                    Err(ToolError::Model(format!(
+                        "file: URLs outside the workspace ({}) are refused: {url}",
+                        self.workspace.display()
+                    )))
+                }
+            }
+            other => Err(ToolError::Model(format!(
+                "the browser opens http, https and file (in the workspace) URLs, not {other}:"
+            ))),
+        }
+    }
+
+    async fn start(&self) -> Result<Browser, ToolError> {
+        let pid = self.terminal.shell_pid().await?;
+        let var = |name: &str| {
+            self.env
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let tmp = var("TMPDIR").unwrap_or_else(|| "/tmp".into());
+        let profile = format!("{tmp}/wright-browser-{}", std::process::id());
+        let mut flags = vec![
+            "--headless".to_string(),
+            "--no-sandbox".into(),
+            "--remote-debugging-pipe".into(),
+            "--disable-gpu".into(),
+            "--disable-dev-shm-usage".into(),
+            "--no-first-run".into(),
+            "--no-default-browser-check".into(),
+            "--disable-extensions".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            "--disable-breakpad".into(),
+            "--mute-audio".into(),
+            "--window-size=1280,800".into(),
+            format!("--user-data-dir={profile}"),
+        ];
+        // Beyond the sandbox's loopback (which Chromium never sends to a proxy), wright's.
+        if let Some(proxy) = var("HTTP_PROXY") {
+            flags.push(format!("--proxy-server={proxy}"));
+        }
+        flags.push("about:blank".into());
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let (program, wrapped) = self
+            .terminal
+            .sandbox()
+            .wrap_joined(pid, CHROMIUM, &flags)
+            .map_err(|e| ToolError::Model(format!("the browser cannot run here: {e}")))?;
+        let spawned = spawn_with_pipes(&program, &wrapped, &self.env, &self.workspace)
+            .map_err(|e| ToolError::Model(format!("the browser cannot start: {e}")))?;
+        let (child, cdp, stderr) = spawned;
+        let mut browser = Browser {
+            child,
+            cdp,
+            session: String::new(),
+            stderr,
+        };
+        match attach(&browser.cdp).await {
+            Ok(session) => browser.session = session,
+            Err(err) => {
+                let said = String::from_utf8_lossy(
+                    &browser.stderr.lock().map(|s| s.clone()).unwrap_or_default(),
+                )
+                .lines()
+                .filter(|l| {
+                    l.contains("wright sandbox") || l.contains("FATAL") || l.contains("rror")
+                })
+                .take(5)
+                .collect::<Vec<_>>()
+                .join("\n");
+                let said = said.replace("wright sandbox: ", "");
+                return Err(ToolError::Model(format!(
+                    "the browser cannot run here ({err}): {said}"
+                )));
+            }
+        }
+        Ok(browser)
+    }
+
+    async fn act(
+        &self,
+        browser: &Browser,
+        action: Action,
+        arguments: &Value,
+        url: Option<String>,
+    ) -> Result<ToolOutput, Failure> {
+        let element = || -> Result<i64, Failure> {
+            args::optional_int(arguments, "element")
+                .map_err(|e| Failure::Model(e.to_string()))?
+                .ok_or_else(|| {
+                    Failure::Model(format!(
+                        "{action:?} needs element: the number [n] of the element in the last read"
+                    ))
+                })
+        };
+        let text = |key: &str| -> Result<Option<String>, Failure> {
+            args::optional_str(arguments, key)
+                .map(|t| t.map(str::to_string))
+                .map_err(|e| Failure::Model(e.to_string()))
+        };
+        match action {
+            Action::Goto => {
+                let url = url.unwrap_or_default();
+                let result = browser.call("Page.navigate", json!({"url": url})).await?;
+                if let Some(error) = result["errorText"].as_str().filter(|e| !e.is_empty()) {
+                    return Err(Failure::Model(format!(
+                        "cannot open {url}: {error} (localhost is the sandbox's; other hosts only as the user allowed)"
+                    )));
+                }
+                browser.settle().await?;
+                browser.page(None).await
+            }
+            Action::Read => browser.page(None).await,
+            Action::Click => {
+                let n = element()?;
+                let done = browser.script(&format!("__wright.click({n})")).await?;
+                browser.settle().await?;
+                browser
+                    .page(Some(format!("clicked {}", done.as_str().unwrap_or(""))))
+                    .await
+            }
+            Action::Type => {
+                let n = element()?;
+                let typed = text("text")?.unwrap_or_default();
+                let done = browser
+                    .script(&format!("__wright.type({n}, {})", json!(typed)))
+                    .await?;
+                Ok(browser
+                    .untrusted(format!("typed into {}", done.as_str().unwrap_or("")))
+                    .await)
+            }
+            Action::Select => {
+                let n = element()?;
+                let choice = text("text")?.unwrap_or_default();
+                let done = browser
+                    .script(&format!("__wright.select({n}, {})", json!(choice)))
+                    .await?;
+                browser.settle().await?;
+                Ok(browser
+                    .untrusted(format!("selected in {}", done.as_str().unwrap_or("")))
+                    .await)
+            }
+            Action::Press => {
+                let key = text("key")?.or(text("text")?).ok_or_else(|| {
+                    Failure::Model("press needs key (Enter, Tab, Escape, …)".into())
+                })?;
+                if let Ok(Some(n)) = args::optional_int(arguments, "element") {
+                    browser.script(&format!("__wright.focus({n})")).await?;
+                }
+                browser.press(&key).await?;
+                browser.settle().await?;
+                browser.page(Some(format!("pressed {key}"))).await
+            }
+            Action::Back => {
+                let history = browser.call("Page.getNavigationHistory", json!({})).await?;
+                let index = history["currentIndex"].as_u64().unwrap_or(0) as usize;
+                let Some(entry) = index.checked_sub(1).and_then(|i| history["entries"].get(i))
+                else {
+                    return Err(Failure::Model("no earlier page to go back to".into()));
+                };
+                browser
+                    .call(
+                        "Page.navigateToHistoryEntry",
+                        json!({"entryId": entry["id"]}),
+                    )
+                    .await?;
+                browser.settle().await?;
+                browser.page(None).await
+            }
+            Action::WaitFor => {
+                let (wanted, selector) = match (text("text")?, text("selector")?) {
+                    (_, Some(selector)) => (String::new(), Some(selector)),
+                    (Some(wanted), None) => (wanted, None),
+                    (None, None) => {
+                        return Err(Failure::Model("wait_for needs text or selector".into()))
+                    }
+                };
+                let check = format!("__wright.has({}, {})", json!(wanted), json!(selector));
+                let deadline = Instant::now() + LOAD_TIMEOUT;
+                loop {
+                    if browser.script(&check).await? == json!(true) {
+                        return browser.page(None).await;
+                    }
+                    if Instant::now() >= deadline {
+                        let what = selector.unwrap_or(wanted);
+                        return Err(Failure::Model(format!(
+                            "{what:?} did not appear within {} s",
+                            LOAD_TIMEOUT.as_secs()
+                        )));
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+            Action::Console => {
+                let (errors, dropped) = {
+                    let mut events = cdp::lock_events(&browser.cdp);
+                    (
+                        std::mem::take(&mut events.errors),
+                        std::mem::take(&mut events.dropped),
+                    )
+                };
+                let text = if errors.is_empty() {
+                    "no console errors since the last check".to_string()
+                } else {
+                    let mut text = format!("{} console error(s):\n", errors.len() + dropped);
+                    for error in &errors {
+                        text.push_str(&format!("- {error}\n"));
+                    }
+                    if dropped > 0 {
+                        text.push_str(&format!("[… {dropped} more not shown]\n"));
+                    }
+                    text
+                };
+                Ok(browser.untrusted(text).await)
+            }
+            Action::Screenshot => {
+                let shot = browser
+                    .call("Page.captureScreenshot", json!({"format": "png"}))
+                    .await?;
+                use base64::Engine;
+                let png = base64::engine::general_purpose::STANDARD
+                    .decode(shot["data"].as_str().unwrap_or(""))
+                    .map_err(|e| Failure::Model(format!("the screenshot was not PNG data: {e}")))?;
+                let path = save_new(&self.shots, &png)
+                    .map_err(|e| Failure::Model(format!("cannot save the screenshot: {e}")))?;
+                Ok(ToolOutput::text(format!(
+                    "screenshot saved for the user: {} ({} KiB); read the page to see its text",
+                    path.display(),
+                    png.len() / 1024
+                )))
+            }
+        }
+    }
+}
+
+/// Attaches to a new page of the browser, with what the tool watches turned on; its
+/// session id. The first call also waits for the browser to be up.
+async fn attach(cdp: &Cdp) -> Result<String, CdpError> {
+    let target = cdp
+        .call(
+            None,
+            "Target.createTarget",
+            json!({"url": "about:blank"}),
+            START_TIMEOUT,
+        )
+        .await?;
+    let attached = cdp
+        .call(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target["targetId"], "flatten": true}),
+            CALL_TIMEOUT,
+        )
+        .await?;
+    let session = attached["sessionId"].as_str().unwrap_or("").to_string();
+    // Nothing a page offers lands anywhere: downloads are refused, and reported.
+    cdp.call(
+        None,
+        "Browser.setDownloadBehavior",
+        json!({"behavior": "deny", "eventsEnabled": true}),
+        CALL_TIMEOUT,
+    )
+    .await?;
+    for method in ["Page.enable", "Runtime.enable", "Log.enable"] {
+        cdp.call(Some(&session), method, json!({}), CALL_TIMEOUT)
+            .await?;
+    }
+    Ok(session)
+}
+
+impl Browser {
+    async fn call(&self, method: &str, params: Value) -> Result<Value, CdpError> {
+        self.cdp
+            .call(Some(&self.session), method, params, CALL_TIMEOUT)
+            .await
+    }
+
+    /// Runs `expression` after wright's page script; its value, or the page's exception
+    /// as the model's error.
+    async fn script(&self, expression: &str) -> Result<Value, Failure> {
+        let result = self
+            .call(
+                "Runtime.evaluate",
+                json!({
+                    "expression": format!("{PAGE_JS}\n{expression}"),
+                    "returnByValue": true,
+                    "awaitPromise": true,
+                }),
+            )
+            .await?;
+        if let Some(details) = result.get("exceptionDetails") {
+            let message = details["exception"]["description"]
+                .as_str()
+                .or(details["text"].as_str())
+                .unwrap_or("the page's script failed");
+            let first = message.lines().next().unwrap_or(message);
+            return Err(Failure::Model(
+                first.trim_start_matches("Error: ").to_string(),
+            ));
+        }
+        Ok(result["result"]["value"].clone())
+    }
+
+    /// Waits for the page to be loaded (a click may start a navigation), within bounds.
+    async fn settle(&self) -> Result<(), Failure> {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let deadline = Instant::now() + LOAD_TIMEOUT;
+        while Instant::now() < deadline {
+            match self.script("document.readyState").await {
+                Ok(state) if state == "complete" => return Ok(()),
+                // A navigation in progress destroys the context the script ran in.
+                Ok(_) | Err(Failure::Model(_)) => {}
+                Err(err) => return Err(err),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
+    }
+
+    /// The page as text, with `said` (what the action did) first and any console errors
+    /// since the last look last; all of it untrusted.
+    async fn page(&self, said: Option<String>) -> Result<ToolOutput, Failure> {
+        let head = self
+            .script("JSON.stringify([document.title, location.href])")
+            .await?;
+        let (title, url) = serde_json::from_str::<(String, String)>(head.as_str().unwrap_or(""))
+            .unwrap_or_default();
+        let body = self
+            .script(&format!("__wright.read({MAX_READ_CHARS})"))
+            .await?;
+        let mut text = String::new();
+        if let Some(said) = said {
+            text.push_str(&said);
+            text.push('\n');
+        }
+        text.push_str(&format!("page: {title} — {url}\n"));
+        text.push_str(body.as_str().unwrap_or(""));
+        let output = self.untrusted(text).await;
+        Ok(ToolOutput {
+            untrusted: Some(Provenance::Web { url }),
+            ..output
+        })
+    }
+
+    /// `text`, with a note of new console errors and refused downloads, as page content.
+    async fn untrusted(&self, mut text: String) -> ToolOutput {
+        let url = self
+            .script("location.href")
+            .await
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let (errors, downloads) = {
+            let events = cdp::lock_events(&self.cdp);
+            (
+                events.errors.len() + events.dropped,
+                events.downloads.clone(),
+            )
+        };
+        if errors > 0 && !text.contains("console error") {
+            text.push_str(&format!(
+                "\n[{errors} console error(s): action console shows them]"
+            ));
+        }
+        for url in downloads {
+            text.push_str(&format!("\n[the page started a download, refused: {url}]"));
+        }
+        cdp::lock_events(&self.cdp).downloads.clear();
+        ToolOutput {
+            text,
+            untrusted: Some(Provenance::Web { url }),
+            ..ToolOutput::default()
+        }
+    }
+
+    async fn press(&self, key: &str) -> Result<(), CdpError> {
+        let (code, text) = match key {
+            "Enter" => (13, "\r"),
+            "Tab" => (9, ""),
+            "Escape" => (27, ""),
+            "Backspace" => (8, ""),
+            "ArrowLeft" => (37, ""),
+            "ArrowUp" => (38, ""),
+            "ArrowRight" => (39, ""),
+            "ArrowDown" => (40, ""),
+            _ => (0, key),
+        };
+        for kind in ["keyDown", "keyUp"] {
+            let mut event = json!({"type": kind, "key": key, "windowsVirtualKeyCode": code});
+            if kind == "keyDown" && !text.is_empty() {
+                event["text"] = json!(text);
+            }
+            self.call("Input.dispatchKeyEvent", event).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to a new `screenshot-N.png` in `dir` (never an existing file).
+fn save_new(dir: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    for n in 1..10_000 {
+        let path = dir.join(format!("screenshot-{n}.png"));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut file) => {
+                file.write_all(bytes)?;
+                return Ok(path);
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    Err(std::io::Error::other("every screenshot name is taken"))
+}
+
+/// Whether `path`, with `.` and `..` resolved as written, is `root` or beneath it.
+fn within(path: &Path, root: &Path) -> bool {
+    let mut resolved = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::CurDir => {}
+            other => resolved.push(other),
+        }
+    }
+    resolved.starts_with(root)
+}
+
+type Spawned = (std::process::Child, Cdp, Arc<Mutex<Vec<u8>>>);
+
+/// Starts `program` with the DevTools pipes on its fds 3 (commands in) and 4 (answers
+/// out); its stderr kept (the last part) for a message if it fails to start.
+fn spawn_with_pipes(
+    program: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+) -> std::io::Result<Spawned> {
+    use nix::fcntl::OFlag;
+    let (commands_in, commands_out): (OwnedFd, OwnedFd) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+    let (answers_in, answers_out): (OwnedFd, OwnedFd) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+    let (read_end, write_end) = (commands_in.as_raw_fd(), answers_out.as_raw_fd());
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: between fork and exec only async-signal-safe calls (fcntl, dup2) on
+    // descriptors this process owns; moved above 10 first, so placing one at 3 or 4 never
+    // overwrites the other.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(move || {
+            let high_read = dup_above(read_end)?;
+            let high_write = dup_above(write_end)?;
+            for (from, to) in [(high_read, 3), (high_write, 4)] {
+                if libc::dup2(from, to) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn()?;
+    drop(commands_in);
+    drop(answers_out);
+    let stderr: Arc<Mutex<Vec<u8>>> = Arc::default();
+    if let Some(mut pipe) = child.stderr.take() {
+        let kept = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                let mut kept = kept
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                kept.extend_from_slice(&buffer[..n]);
+                let excess = kept.len().saturating_sub(16 << 10);
+                kept.drain(..excess);
+            }
+        });
+    }
+    let cdp = Cdp::new(
+        std::fs::File::from(commands_out),
+        std::fs::File::from(answers_in),
+    );
+    Ok((child, cdp, stderr))
+}
+
+/// A copy of `fd` numbered 10 or more (closed on exec), in a child before exec.
+fn dup_above(fd: i32) -> std::io::Result<i32> {
+    // SAFETY: fcntl on a descriptor this process owns; async-signal-safe.
+    #[allow(unsafe_code)]
+    let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10) };
+    if copy < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(copy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_judged_as_written() {
+        let root = Path::new("/work/space");
+        assert!(within(Path::new("/work/space/index.html"), root));
+        assert!(!within(Path::new("/work/space/../secret"), root));
+        assert!(!within(Path::new("/etc/passwd"), root));
+        assert!(!within(Path::new("/work/spaceship"), root));
+    }
+}
