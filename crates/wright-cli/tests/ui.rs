@@ -9,3 +9,6 @@ pub mod browser;
 mod confirm;
 mod flows;
 mod hostile;
+mod kinds;
+mod signin;
+mod workspace;

@@ -34,7 +34,7 @@ type Shared = State<Arc<AppState>>;
 pub const FILE_CAP: u64 = 16 * 1024 * 1024;
 
 /// The conversation's directory, once it has a log; 404 otherwise.
-fn logged(id: &str) -> Result<std::path::PathBuf, ApiError> {
+pub(crate) fn logged(id: &str) -> Result<std::path::PathBuf, ApiError> {
     let dir = wright_session::stored::conversation_dir(id);
     if dir.join("events.jsonl").is_file() {
         Ok(dir)
@@ -53,7 +53,7 @@ fn idle(state: &AppState, id: &str, what: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(work)
@@ -201,17 +201,7 @@ pub async fn file(
     let relative = wanted.path.clone();
     let bytes = blocking(move || wright_session::workspace_file::read(&dir, &relative, FILE_CAP))
         .await?
-        .map_err(|err| match err {
-            FileError::NotFound(_) | FileError::Gone(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, "no_file", err.to_string())
-            }
-            FileError::Refused(_) | FileError::NotAFile(_) => {
-                ApiError::bad_request(err.to_string())
-            }
-            FileError::TooLarge { .. } => {
-                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", err.to_string())
-            }
-        })?;
+        .map_err(file_error)?;
     let mut response = bytes.into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -228,6 +218,19 @@ pub async fn file(
         HeaderValue::from_static("sandbox; default-src 'none'"),
     );
     Ok(response)
+}
+
+/// A file's or a directory's refusal, as the API answers it.
+pub(crate) fn file_error(err: FileError) -> ApiError {
+    match err {
+        FileError::NotFound(_) | FileError::Gone(_) => {
+            ApiError::new(StatusCode::NOT_FOUND, "no_file", err.to_string())
+        }
+        FileError::Refused(_) | FileError::NotAFile(_) => ApiError::bad_request(err.to_string()),
+        FileError::TooLarge { .. } => {
+            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", err.to_string())
+        }
+    }
 }
 
 /// `attachment; filename="NAME"` with the name cut to safe characters (the agent chose

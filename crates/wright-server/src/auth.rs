@@ -47,7 +47,7 @@ pub enum Asks {
 impl Asks {
     /// What a request of `method` on `path` asks.
     pub fn of(method: &axum::http::Method, path: &str) -> Self {
-        if path == crate::browser::AUTH_PATH {
+        if path == crate::browser::AUTH_PATH || crate::signin::PUBLIC.contains(&path) {
             return Asks::Token;
         }
         let reads = matches!(*method, axum::http::Method::GET | axum::http::Method::HEAD);
@@ -97,6 +97,11 @@ impl Guard {
             hosts,
             browser,
         }
+    }
+
+    /// Whether `presented` is the server's key (in constant time).
+    pub fn key_matches(&self, presented: &[u8]) -> bool {
+        self.key.matches(presented)
     }
 
     /// Whether a `Host` value (a name or address, maybe with a port) is one of ours.
@@ -296,6 +301,15 @@ pub async fn require(
     let asks = Asks::of(request.method(), request.uri().path());
     match state.guard.check(request.headers(), query, asks) {
         Ok(()) => next.run(request).await,
+        // A browser opening the UI without a session: how to sign in, not JSON.
+        Err(err)
+            if err.status == axum::http::StatusCode::UNAUTHORIZED
+                && request.method() == axum::http::Method::GET
+                && request.uri().path() == "/"
+                && crate::signin::wants_page(request.headers()) =>
+        {
+            crate::signin::page(err.status)
+        }
         Err(err) => err.into_response(),
     }
 }

@@ -59,6 +59,15 @@ impl Browser {
         right
     }
 
+    /// The `Set-Cookie` value that gives a browser its session.
+    pub fn cookie(&self) -> Result<HeaderValue, ApiError> {
+        let cookie = format!(
+            "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
+            self.secret.as_str()
+        );
+        HeaderValue::from_str(&cookie).map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))
+    }
+
     /// Whether `presented` is the cookie's secret (in constant time).
     pub fn matches(&self, presented: &[u8]) -> bool {
         self.secret.matches(presented)
@@ -82,28 +91,43 @@ pub fn cookies(headers: &HeaderMap) -> Vec<&[u8]> {
 #[derive(serde::Deserialize)]
 pub struct Token {
     token: String,
+    /// Where to go once signed in: a path of this server (`crate::signin::safe_next`).
+    #[serde(default)]
+    next: Option<String>,
 }
 
-/// `GET /auth?token=…`: the token, once, for the cookie; then to `/`.
+/// `GET /auth?token=…[&next=PATH]`: the token, once, for the cookie; then to `next`
+/// (a path of this server, else refused before the token is spent) or `/`. A browser
+/// with a wrong or spent token gets the sign-in page.
 pub async fn open(
     State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
     query: Result<Query<Token>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let Query(Token { token }) = query?;
+    let Query(Token { token, next }) = query?;
+    let next = match next.as_deref() {
+        None => crate::signin::HOME,
+        Some(asked) => crate::signin::safe_next(asked).ok_or_else(|| {
+            ApiError::bad_request(
+                "next must be a path of this server (one leading /, no backslash)",
+            )
+        })?,
+    };
     let browser = &state.guard.browser;
     if !browser.spend(token.as_bytes()) {
+        if crate::signin::wants_page(&headers) {
+            return Ok(crate::signin::page(StatusCode::UNAUTHORIZED));
+        }
         return Err(ApiError::unauthorized(
             "wrong_token",
             "this token is wrong or was used already: the address printed at start opens once",
         ));
     }
-    let cookie = format!(
-        "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
-        browser.secret.as_str()
-    );
-    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
-    let value = HeaderValue::from_str(&cookie)
-        .map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))?;
-    response.headers_mut().insert(header::SET_COOKIE, value);
+    let location =
+        HeaderValue::from_str(next).map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))?;
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, browser.cookie()?);
     Ok(response)
 }

@@ -33,10 +33,12 @@ mod routes;
 mod runs;
 mod session_error;
 mod setup;
+mod signin;
 mod socket;
 mod starter;
 mod ui;
 mod view;
+mod workspace;
 
 pub use api::Models;
 pub use api::NewConversation;

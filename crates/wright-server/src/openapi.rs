@@ -32,6 +32,7 @@ use utoipa::OpenApi;
         crate::actions::apply,
         crate::actions::discard,
         crate::actions::file,
+        crate::workspace::files,
         crate::setup::models,
         crate::setup::doctor,
         crate::confirm::confirm,

@@ -58,6 +58,10 @@ pub fn router(state: Arc<AppState>) -> Router {
             post(crate::actions::discard),
         )
         .route("/api/conversations/{id}/file", get(crate::actions::file))
+        .route(
+            "/api/conversations/{id}/files",
+            get(crate::workspace::files),
+        )
         .route("/api/models", get(crate::setup::models))
         .route("/api/doctor", get(crate::setup::doctor))
         .route(
@@ -68,7 +72,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/chat/completions", post(crate::openai::completions))
         .route("/sockets/events/{id}", get(crate::socket::events))
         .route("/openapi.json", get(crate::openapi::document))
-        .route(crate::browser::AUTH_PATH, get(crate::browser::open))
+        .route(
+            crate::browser::AUTH_PATH,
+            get(crate::browser::open).post(crate::signin::with_key),
+        )
         .route("/", get(crate::ui::index))
         .route("/ui/{name}", get(crate::ui::file))
         .fallback(not_found)

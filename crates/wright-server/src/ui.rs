@@ -48,6 +48,8 @@ const JS: &str = "text/javascript; charset=utf-8";
 /// The UI's files, as `/ui/NAME` serves them (`index.html` is also `/`).
 const ASSETS: &[Asset] = &[
     asset!("index.html", "text/html; charset=utf-8"),
+    asset!("signin.html", "text/html; charset=utf-8"),
+    asset!("signin.js", JS),
     asset!("style.css", "text/css; charset=utf-8"),
     asset!("app.js", JS),
     asset!("api.js", JS),
@@ -58,10 +60,14 @@ const ASSETS: &[Asset] = &[
     asset!("controls.js", JS),
     asset!("events.js", JS),
     asset!("tools.js", JS),
+    asset!("rows.js", JS),
+    asset!("fields.js", JS),
+    asset!("kinds.js", JS),
     asset!("feed.js", JS),
     asset!("stats.js", JS),
     asset!("diff.js", JS),
     asset!("confirm.js", JS),
+    asset!("workspace.js", JS),
     asset!("icon.svg", "image/svg+xml"),
 ];
 
@@ -84,7 +90,12 @@ fn serve(asset: &Asset) -> Response {
 
 /// `GET /`: the UI's page.
 pub async fn index() -> Response {
-    match ASSETS.iter().find(|a| a.name == "index.html") {
+    named("index.html")
+}
+
+/// One of the UI's pages by its name, with the UI's headers.
+pub fn named(name: &str) -> Response {
+    match ASSETS.iter().find(|a| a.name == name) {
         Some(asset) => serve(asset),
         None => {
             crate::error::ApiError::new(StatusCode::NOT_FOUND, "not_found", "no UI").into_response()

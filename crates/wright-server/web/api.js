@@ -45,6 +45,27 @@ async function call(method, path, body) {
   return data;
 }
 
+// A download's bytes (the file route answers bytes; its errors are JSON).
+async function bytes(path) {
+  let response;
+  try {
+    response = await fetch(path, { credentials: "same-origin", cache: "no-store" });
+  } catch (err) {
+    throw new ApiError(0, "unreachable", `the server did not answer (${err.message})`);
+  }
+  if (!response.ok) {
+    let data = null;
+    try {
+      data = await response.json();
+    } catch {
+      data = null;
+    }
+    throw new ApiError(response.status, data && typeof data.error === "string" ? data.error : `http_${response.status}`,
+      data && typeof data.message === "string" ? data.message : `${response.status} ${response.statusText}`);
+  }
+  return new Uint8Array(await response.arrayBuffer());
+}
+
 const query = (params) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
@@ -65,8 +86,10 @@ export const api = {
   discard: (id) => call("POST", `${one(id)}/discard`),
   confirm: (id, body) => call("POST", `${one(id)}/confirm`, body),
   models: () => call("GET", "/api/models"),
-  doctor: (model) => call("GET", `/api/doctor${query({ model })}`),
+  doctor: (model, sandbox) => call("GET", `/api/doctor${query({ model, sandbox })}`),
   fileUrl: (id, path) => `${one(id)}/file${query({ path })}`,
+  files: (id, path) => call("GET", `${one(id)}/files${query({ path })}`),
+  fileBytes: (id, path) => bytes(`${one(id)}/file${query({ path })}`),
 };
 
 // Every event of a conversation, page by page.

@@ -1,5 +1,6 @@
 // The UI's entry: a hash router over its pages (#/ the list, #/new the form, #/c/ID a
-// conversation, #/c/ID/diff its changes). Each page is a function that fills <main> and
+// conversation, #/c/ID/diff its changes, #/c/ID/files and #/c/ID/terminal its
+// workspace). Each page is a function that fills <main> and
 // returns { ready, dispose }: `ready` settles once it shows its data, `dispose` stops
 // its timers and sockets when another page replaces it.
 
@@ -9,6 +10,7 @@ import { listPage } from "./list.js";
 import { newPage } from "./new.js";
 import { conversationPage } from "./conversation.js";
 import { diffPage } from "./diff.js";
+import { workspacePage } from "./workspace.js";
 
 const main = document.getElementById("main");
 let current = null;
@@ -22,6 +24,7 @@ function route() {
   else if (parts[0] === "new" && parts.length === 1) current = newPage(main);
   else if (parts[0] === "c" && isId(parts[1]) && parts.length === 2) current = conversationPage(main, parts[1]);
   else if (parts[0] === "c" && isId(parts[1]) && parts[2] === "diff" && parts.length === 3) current = diffPage(main, parts[1]);
+  else if (parts[0] === "c" && isId(parts[1]) && ["files", "terminal"].includes(parts[2]) && parts.length === 3) current = workspacePage(main, parts[1], parts[2]);
   else {
     main.append(h("p", { class: "error" }, "No such page. "), h("a", { href: "#/" }, "Conversations"));
     current = null;

@@ -13,6 +13,14 @@ import { h, fill } from "./dom.js";
 import { api } from "./api.js";
 import { summary } from "./tools.js";
 
+// What wright flagged about the call, in words (the server says it as a sentence, or as
+// the log's typed flag).
+function flagWords(flag) {
+  if (typeof flag === "string") return flag;
+  if (flag && flag.kind === "prompt_injection") return `possible prompt injection: it follows text the agent read (event #${flag.source}) that looks like instructions to it: “${flag.excerpt ?? ""}”`;
+  return flag && flag.kind ? String(flag.kind) : "something";
+}
+
 export function confirmationArea() {
   return h("section", { class: "confirmation", id: "confirmation", hidden: true, "aria-live": "assertive" });
 }
@@ -51,7 +59,7 @@ export function showConfirmation(area, id, info, answered) {
     h("h2", {}, `Waiting for a confirmation (risk ${pending.risk || "unknown"})`),
     h("pre", { class: "cmd", id: "pending-action" }, summary(pending.tool, pending.arguments)),
     pending.reason ? h("p", { class: "muted" }, pending.reason) : null,
-    pending.flag ? h("p", { class: "warning" }, `Flagged: ${typeof pending.flag === "string" ? pending.flag : JSON.stringify(pending.flag)}`) : null,
+    pending.flag ? h("p", { class: "warning", id: "confirm-flag" }, `Flagged: ${flagWords(pending.flag)}`) : null,
     h("div", { class: "control-row" },
       h("button", { type: "button", id: "confirm-approve", on: { click: () => answer(true, false) } }, "Approve"),
       h("button", { type: "button", id: "confirm-always", on: { click: () => answer(true, true) } }, `Always for ${pending.tool}`),

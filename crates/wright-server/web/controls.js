@@ -10,10 +10,12 @@ export function createControls(id, { forked, changed }) {
   const text = h("textarea", { id: "message", rows: 2, "aria-label": "Message to the agent", placeholder: "Tell the agent how to go on" });
   const send = h("button", { type: "button", id: "send", class: "primary" }, "Send");
   const diff = h("a", { href: `#/c/${id}/diff`, id: "open-diff", class: "button" }, "Diff");
+  const files = h("a", { href: `#/c/${id}/files`, id: "open-files", class: "button" }, "Files");
+  const shell = h("a", { href: `#/c/${id}/terminal`, id: "open-terminal", class: "button" }, "Terminal");
   const note = h("div", { id: "control-error", "aria-live": "polite" });
   const forkPanel = h("div", { class: "fork-panel", id: "fork-panel", hidden: true });
   const el = h("section", { class: "controls", id: "controls" }, forkPanel, note,
-    h("div", { class: "control-row" }, text, h("div", { class: "buttons" }, send, stop, diff)));
+    h("div", { class: "control-row" }, text, h("div", { class: "buttons" }, send, stop, diff, files, shell)));
 
   const attempt = async (button, work) => {
     note.replaceChildren();

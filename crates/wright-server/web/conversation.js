@@ -31,7 +31,7 @@ class Streaming {
     if (typeof delta.reasoning === "string") this.reasoning.appendData(delta.reasoning);
     if (typeof delta.tool_call === "string") {
       this.args = document.createTextNode("");
-      this.call.append(h("div", { class: "tool" }, `calling ${delta.tool_call}`), h("pre", { class: "json" }, this.args));
+      this.call.append(h("div", { class: "tool" }, `calling ${delta.tool_call}`), h("pre", { class: "streaming-args" }, this.args));
     }
     if (typeof delta.arguments === "string" && this.args) this.args.appendData(delta.arguments);
   }

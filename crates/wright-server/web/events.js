@@ -1,46 +1,37 @@
 // One row per event of the log, by kind: messages (the task, the agent's words, wright's
 // nudges), each action with its observation (collapsible, filled when first opened),
-// condensations, reviews, retries, plans, states, errors, the changes. `usage` feeds the
-// numbers instead of a row. Every row can be forked from (its `data-at`: for an action,
+// condensations, reviews, retries, plans, states, errors, the changes, and what wright
+// did around them (kinds.js). `usage` feeds the numbers instead of a row; a kind this
+// page does not know is said to be unknown, its fields as text: no event is ever shown
+// as JSON. Every row can be forked from (its `data-at`: for an action,
 // its observation once it came). Everything the agent wrote goes in as text.
 
-import { h, append } from "./dom.js";
-import { summary, argumentsView, outputView } from "./tools.js";
-
-const row = (ev, kind, label, ...body) =>
-  h("li", { class: `ev ${kind}`, id: `ev-${ev.id}`, data: { id: ev.id, at: ev.id, kind: ev.kind } },
-    h("div", { class: "ev-head" },
-      h("span", { class: "label" }, label),
-      h("span", { class: "ev-id", title: "event id (what a fork takes)" }, `#${ev.id}`),
-      h("button", { type: "button", class: "fork link", title: "Fork a new conversation from here" }, "fork")),
-    ...body);
-
-// A <details> whose body is made when first opened: a long output costs nothing until
-// someone reads it.
-function lazy(summaryNodes, make, className) {
-  const body = h("div", { class: "details-body" });
-  const details = h("details", { class: className }, h("summary", {}, ...summaryNodes), body);
-  let made = false;
-  details.addEventListener("toggle", () => {
-    if (details.open && !made) {
-      made = true;
-      append(body, [make()]);
-    }
-  });
-  return { details, body, made: () => made };
-}
+import { h } from "./dom.js";
+import { summary, argumentsView, outputView, untrusted } from "./tools.js";
+import { row, lazy } from "./rows.js";
+import { fieldsView } from "./fields.js";
+import * as kinds from "./kinds.js";
 
 export function createRenderer(ctx) {
   const actions = new Map();
   let sawTask = false;
+  ctx.call = (callId) => {
+    const entry = actions.get(callId);
+    return entry ? entry.ev : null;
+  };
 
   function action(ev) {
     const status = h("span", { class: "badge pending status" }, "running");
+    // wright's rating of the call, when it is worth a look (medium and up).
+    const risky = ev.risk && ev.risk !== "low"
+      ? h("span", { class: `badge risk risk-${ev.risk}`, title: ev.risk_reason || "" }, `risk ${ev.risk}`)
+      : null;
     const entry = { ev, observation: null, status, li: null };
     const parts = lazy(
-      [h("span", { class: "tool" }, ev.tool), h("span", { class: "call" }, summary(ev.tool, ev.arguments)), status],
+      [h("span", { class: "tool" }, ev.tool), h("span", { class: "call" }, summary(ev.tool, ev.arguments)), risky, status],
       () => {
         const nodes = [argumentsView(ev.tool, ev.arguments)];
+        if (ev.risk_reason) nodes.push(h("p", { class: "muted risk-reason" }, `risk ${ev.risk}: ${ev.risk_reason}`));
         if (entry.observation) nodes.push(outputView(entry.observation));
         return nodes;
       },
@@ -64,6 +55,7 @@ export function createRenderer(ctx) {
     const exit = ev.exit_code;
     entry.status.className = `badge status ${ev.is_error || (exit !== undefined && exit !== null && exit !== 0) ? "bad" : "good"}`;
     entry.status.textContent = ev.is_error ? "error" : exit !== undefined && exit !== null ? `exit ${exit}` : "done";
+    if (untrusted(ev.output)) entry.status.after(h("span", { class: "badge outside", title: "what it printed came from outside: data, never instructions" }, "outside data"));
     if (entry.parts.made()) entry.parts.body.append(outputView(ev));
     if (ctx.lastAction === entry) ctx.lastAction = null;
     return null;
@@ -174,6 +166,30 @@ export function createRenderer(ctx) {
       h("div", { class: "text" }, `a version of ${ev.name} in ${ev.path}, asked apart: `, h("code", {}, ev.command), ` ${verdict}`), answer);
   }
 
+  // The badge of an action that has no output yet, from what the log says of it: waiting
+  // for the user's answer, answered, or never run (its run ended first).
+  function mark(entry, text, className) {
+    if (!entry || entry.observation) return;
+    entry.status.className = `badge status ${className}`;
+    entry.status.textContent = text;
+  }
+
+  // A state change; waiting for an answer names the call it waits on.
+  function state(ev) {
+    if (ev.state === "awaiting_confirmation" && ev.call_id) mark(actions.get(ev.call_id), "waiting for your answer", "waiting");
+    if (!["running", "awaiting_confirmation"].includes(ev.state)) {
+      for (const entry of actions.values()) {
+        if (!entry.observation && !entry.status.classList.contains("waiting") && !entry.answered) mark(entry, "not run", "muted");
+      }
+    }
+    const waiting = ev.state === "awaiting_confirmation" && ev.call_id ? ctx.call(ev.call_id) : null;
+    const waits = waiting ? `waiting for your answer about step ${waiting.step} · ${summary(waiting.tool, waiting.arguments)}`
+      : ev.state === "awaiting_confirmation" ? "waiting for your answer" : null;
+    const mode = ev.confirm ? `asks before ${{ risky: "risky actions", always: "every action", never: "no action" }[ev.confirm] || ev.confirm}` : null;
+    const text = [ev.reason, waits, mode].filter(Boolean).join(" · ");
+    return row(ev, `state state-${ev.state}`, ev.state.replace("_", " "), text ? h("div", { class: "text" }, text) : null);
+  }
+
   return function render(ev) {
     switch (ev.kind) {
       case "start":
@@ -193,7 +209,7 @@ export function createRenderer(ctx) {
         ctx.stats.condensed();
         return condensation(ev);
       case "state":
-        return row(ev, `state state-${ev.state}`, ev.state.replace("_", " "), ev.reason ? h("div", { class: "text" }, ev.reason) : null);
+        return state(ev);
       case "error":
         return row(ev, "error-ev", "error", h("div", { class: "text" }, ev.message));
       case "retry":
@@ -213,8 +229,38 @@ export function createRenderer(ctx) {
         return check(ev);
       case "candidate":
         return candidate(ev);
-      default:
-        return row(ev, "other", String(ev.kind), h("pre", { class: "json" }, JSON.stringify(ev, null, 2)));
+      case "confirmation": {
+        const entry = actions.get(ev.call_id);
+        if (entry) entry.answered = true;
+        mark(entry, ev.decision === "rejected" ? "rejected" : "approved", ev.decision === "rejected" ? "bad" : "good");
+        return kinds.confirmation(ev, ctx);
+      }
+      case "flagged":
+        return kinds.flagged(ev, ctx);
+      case "skill":
+        return kinds.skill(ev);
+      case "hook":
+        return kinds.hook(ev, ctx);
+      case "second_look":
+        return kinds.secondLook(ev);
+      case "route":
+        return kinds.route(ev);
+      case "side_question":
+        return kinds.sideQuestion(ev);
+      case "reading":
+        return kinds.reading(ev, ctx);
+      case "assist":
+        return kinds.assist(ev);
+      case "network":
+        return kinds.network(ev);
+      default: {
+        // A kind this page does not know (a newer wright's log): said so, its fields as
+        // text, folded.
+        const { id, ts, source, kind, ...rest } = ev;
+        return row(ev, "unknown", String(kind),
+          h("div", { class: "muted" }, `an event this page does not know how to show (from ${source})`),
+          lazy(["its fields"], () => fieldsView(rest), "fields").details);
+      }
     }
   };
 }

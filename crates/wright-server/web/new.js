@@ -7,12 +7,24 @@ import { api } from "./api.js";
 
 const LAST_WORKSPACE = "wright.workspace";
 
+const SANDBOXES = [
+  ["", "the server's default"],
+  ["auto", "auto: the strongest this machine has"],
+  ["namespaces", "namespaces: its own root, Landlock, seccomp"],
+  ["landlock", "landlock: Landlock and seccomp, no namespaces"],
+  ["docker", "docker: a Docker container"],
+];
+
 export function newPage(main) {
   const workspace = h("input", { id: "workspace", name: "workspace", required: true, placeholder: "/home/you/project", autocomplete: "off", spellcheck: "false" });
   workspace.value = localStorage.getItem(LAST_WORKSPACE) || "";
   const task = h("textarea", { id: "task", name: "task", required: true, rows: 5, placeholder: "The test test_export_csv fails since the last commit, fix it." });
   const model = h("select", { id: "model", name: "model" }, h("option", { value: "" }, "the server's default"));
   const modelNote = h("p", { class: "muted", id: "model-note" }, "Asking the model server…");
+  // The sandbox the conversation's commands run in: the server's choice, or one named
+  // here (never "none" from a browser: running unconfined is the user's own setting).
+  const sandbox = h("select", { id: "sandbox", name: "sandbox" },
+    SANDBOXES.map(([value, words]) => h("option", { value }, words)));
   const doctor = h("section", { class: "doctor", id: "doctor", "aria-live": "polite" }, h("p", { class: "muted" }, "Checking the model server…"));
   const start = h("button", { type: "submit", class: "primary", id: "start" }, "Start");
   const failure = h("div", { id: "form-error" });
@@ -20,6 +32,7 @@ export function newPage(main) {
     h("label", { for: "workspace" }, "Workspace (a directory on the server's machine)"), workspace,
     h("label", { for: "task" }, "Task"), task,
     h("label", { for: "model" }, "Model"), model, modelNote,
+    h("label", { for: "sandbox" }, "Sandbox"), sandbox,
     doctor,
     failure,
     h("div", { class: "actions" }, start));
@@ -31,6 +44,7 @@ export function newPage(main) {
     start.disabled = true;
     const settings = {};
     if (model.value) settings.model = model.value;
+    if (sandbox.value) settings.sandbox = sandbox.value;
     try {
       const created = await api.create({ workspace: workspace.value.trim(), task: task.value, settings });
       localStorage.setItem(LAST_WORKSPACE, workspace.value.trim());
@@ -47,11 +61,12 @@ export function newPage(main) {
   const check = () => {
     const mine = ++asked;
     fill(doctor, h("p", { class: "muted" }, "Checking the model server…"));
-    return api.doctor(model.value || undefined).then(
+    return api.doctor(model.value || undefined, sandbox.value || undefined).then(
       (report) => mine === asked && fill(doctor, ...doctorView(report)),
       (err) => mine === asked && fill(doctor, h("h2", {}, "Model server"), errorBox(err)));
   };
   model.addEventListener("change", check);
+  sandbox.addEventListener("change", check);
   const models = api.models().then((found) => {
     model.append(...found.models.map((name) => h("option", { value: name }, name)));
     if (found.models.length === 1) model.value = found.models[0];
@@ -87,7 +102,18 @@ function doctorView(report) {
     fact("speed", `prompt ${rate(speed.prefill_tokens_per_s)}, generation ${rate(speed.generation_tokens_per_s)}`);
   }
   fact("processor", typeof report.processor === "string" ? report.processor : undefined);
-  fact("sandbox", typeof report.sandbox === "string" ? report.sandbox : report.sandbox && JSON.stringify(report.sandbox));
+  const box = report.sandbox;
+  if (typeof box === "string") fact("sandbox", box);
+  else if (box && typeof box === "object") {
+    // What the sandbox enforces, part by part (the doctor's report, in its words).
+    fact("sandbox", box.namespaces);
+    fact("files", box.landlock);
+    fact("network", box.network);
+    fact("syscalls", box.seccomp);
+    fact("capabilities", box.capabilities);
+    fact("limits", box.limits);
+    if (Array.isArray(box.writable) && box.writable.length) fact("writable", box.writable.join(", "));
+  }
   return [
     h("h2", {}, report.ok === false ? "Model server: a run would fail" : "Model server: ready"),
     h("div", { id: "doctor-warnings" },

@@ -99,6 +99,20 @@ async fn whole_flow(test: &str, viewport: Viewport) {
             "return !!document.querySelector('#doctor h2') && !document.querySelector('#doctor > p.muted');",
         )
         .await;
+    // The sandbox as a choice (never "none" from a browser), and what it enforces in
+    // words, part by part: no JSON.
+    let options = browser
+        .js("return [...document.querySelectorAll('#sandbox option')].map(o => o.value);")
+        .await;
+    assert_eq!(
+        options,
+        json!(["", "auto", "namespaces", "landlock", "docker"])
+    );
+    browser.until_text("#doctor dl", "syscalls").await;
+    let doctor = browser
+        .js("return document.querySelector('#doctor').textContent;")
+        .await;
+    assert!(!doctor.as_str().unwrap().contains("{\""), "{doctor}");
     browser.screenshot("new").await;
     browser.click("#start").await;
     browser

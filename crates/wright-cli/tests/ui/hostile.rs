@@ -15,15 +15,15 @@ use wright_testkit::ScriptedServer;
 /// Each plant sets a global of its own if it ever runs.
 const IN_WORDS: &str =
     "<img src=x onerror=\"window.__pwnedWords=1\"><script>window.__pwnedWords=2</script>";
-const IN_OUTPUT: &str =
+pub(super) const IN_OUTPUT: &str =
     "<img src=x onerror=window.__pwnedOutput=1><script>window.__pwnedOutput=2</script>";
 /// A file name holds no `/`: no closing tag, an `onerror` and an `autofocus` handler.
-const IN_NAME: &str = "<img src=x onerror=window.__pwnedName=1><b onfocus=window.__pwnedName=2 autofocus tabindex=1>n.txt";
-const IN_DIFF: &str = "<svg onload=window.__pwnedDiff=1></svg><iframe srcdoc=\"<script>parent.__pwnedDiff=2</script>\"></iframe>";
+pub(super) const IN_NAME: &str = "<img src=x onerror=window.__pwnedName=1><b onfocus=window.__pwnedName=2 autofocus tabindex=1>n.txt";
+pub(super) const IN_DIFF: &str = "<svg onload=window.__pwnedDiff=1></svg><iframe srcdoc=\"<script>parent.__pwnedDiff=2</script>\"></iframe>";
 
 /// What the page shows of the plants: globals set, elements the UI never makes, and
 /// whether Trusted Types would refuse a string turned into HTML.
-const PROBE: &str = r#"
+pub(super) const PROBE: &str = r#"
 const globals = Object.keys(window).filter(k => k.startsWith('__pwned'));
 const planted = document.querySelectorAll('img, svg, iframe, b, script:not([src]), object, embed').length;
 const scripts = [...document.scripts].map(s => s.getAttribute('src'));
@@ -33,7 +33,7 @@ catch (e) { trusted = e.name; }
 return {globals, planted, scripts, trusted, text: document.body.textContent};
 "#;
 
-fn check(probe: &Value, page: &str, shown: &[&str]) {
+pub(super) fn check(probe: &Value, page: &str, shown: &[&str]) {
     assert_eq!(probe["globals"], json!([]), "{page}: a plant ran");
     assert_eq!(
         probe["planted"],
