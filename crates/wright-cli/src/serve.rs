@@ -47,6 +47,22 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
     let key = std::env::var("WRIGHT_SERVER_KEY")
         .ok()
         .filter(|k| !k.is_empty());
+    // The automations of the user's file, checked whole before anything listens.
+    let automations = match wright_config::Config::user_file() {
+        Some(path) => wright_config::automations::load(&path)?,
+        None => Vec::new(),
+    };
+    let listed: Vec<String> = automations
+        .iter()
+        .map(|a| match &a.trigger {
+            wright_config::automations::Trigger::Webhook { .. } => {
+                format!("{} (webhook POST /hooks/{})", a.name, a.name)
+            }
+            wright_config::automations::Trigger::Schedule { cron, timezone, .. } => {
+                format!("{} (schedule {cron}, {timezone})", a.name)
+            }
+        })
+        .collect();
     let options = wright_server::Options {
         host: args.host,
         port: args.port,
@@ -57,6 +73,7 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
             .workspace
             .map(|dir| std::path::absolute(&dir))
             .transpose()?,
+        automations,
     };
     let bound = wright_server::Bound::bind(options, Arc::new(starter)).await?;
     let address = bound.address();
@@ -70,6 +87,9 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
         say!("  key from WRIGHT_SERVER_KEY");
     }
     say!("  send it as `Authorization: Bearer KEY` or `X-Session-API-Key: KEY`; the API is at /openapi.json");
+    if !listed.is_empty() {
+        say!("  automations: {}", listed.join("; "));
+    }
     say!("  in a browser, open once: {}", bound.browser_url());
     let stopped = bound.serve().await?;
     say!(

@@ -5,6 +5,7 @@
 //! answered with a clear 4xx and nothing changed.
 
 mod actions;
+mod automations;
 mod aside;
 mod confirm;
 mod engine;

@@ -13,6 +13,7 @@
 //! `OPENAI_BASE_URL`, which beats a file's `profile = "local"`.
 
 pub mod assist;
+pub mod automations;
 pub mod consent;
 mod environment;
 mod file;

@@ -60,6 +60,10 @@ const CONSTRAIN: &[&str] = &["auto", "off"];
 const SANDBOX: &[&str] = &["auto", "landlock", "namespaces", "docker", "none"];
 const EGRESS: &[&str] = &["local_only", "ask", "any"];
 const CONFIRM: &[&str] = &["never", "risky", "always"];
+const AUTOMATION_ON: &[&str] = &["webhook", "schedule"];
+const AUTOMATION_MISSED: &[&str] = &["run_once", "skip"];
+const AUTOMATION_FORGES: &[&str] = &["github", "gitlab", "gitea"];
+const AUTOMATION_BUSY: &[&str] = &["queue", "skip"];
 
 pub const KEYS: &[Key] = &[
     Key { path: "version", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "format version of the file: 1" },
@@ -130,6 +134,28 @@ pub const KEYS: &[Key] = &[
     Key { path: "profiles.*.price_in", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million prompt tokens, for max_cost" },
     Key { path: "profiles.*.price_out", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million generated tokens, for max_cost" },
     Key { path: "profiles.*.max_cost", kind: Kind::Float { min: 0.0, max: 1.0e9 }, repo: RepoRule::NeedsApproval, doc: "stop a conversation once its cost reaches this (with price_in and price_out)" },
+    Key { path: "automations.*.on", kind: Kind::OneOf(AUTOMATION_ON), repo: RepoRule::UserOnly, doc: "what starts the automation (see [Automations](automations.md)): webhook (a forge's POST to /hooks/NAME) or schedule" },
+    Key { path: "automations.*.schedule", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "with on = \"schedule\": when, in cron syntax (5 fields: minute hour day month weekday)" },
+    Key { path: "automations.*.timezone", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the time zone of the schedule: UTC, or a fixed offset such as +02:00; default UTC" },
+    Key { path: "automations.*.missed", kind: Kind::OneOf(AUTOMATION_MISSED), repo: RepoRule::UserOnly, doc: "a schedule's time that passed while the server was down: run_once (fire once at start) or skip; default run_once" },
+    Key { path: "automations.*.forge", kind: Kind::OneOf(AUTOMATION_FORGES), repo: RepoRule::UserOnly, doc: "with on = \"webhook\": whose webhooks come, and so how they are signed: github, gitlab or gitea (Forgejo too)" },
+    Key { path: "automations.*.secret_env", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "with on = \"webhook\": the environment variable of `wright serve` holding the webhook's secret (never the secret itself)" },
+    Key { path: "automations.*.repository", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the repository each firing works on: a URL wright clones (https, http, ssh, git), or the absolute path of a repository on the server" },
+    Key { path: "automations.*.task", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the task, with the event's fields by name: {issue.title}, {issue.body}, {issue.number}, {issue.url}, {sender}, {repository}; the event's text reaches the model marked as untrusted content" },
+    Key { path: "automations.*.label", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "fire only for an issue labelled so (the label just added)" },
+    Key { path: "automations.*.authors", kind: Kind::Strings, repo: RepoRule::UserOnly, doc: "whose events fire it, by the payload's author association: owner, member, collaborator, contributor, first_time_contributor, none; default owner, member, collaborator" },
+    Key { path: "automations.*.profile", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the profile its conversations run on; default: the server's" },
+    Key { path: "automations.*.max_steps", kind: Kind::Int { min: 1 }, repo: RepoRule::UserOnly, doc: "model steps per firing; default: the server's" },
+    Key { path: "automations.*.max_time", kind: Kind::Int { min: 1 }, repo: RepoRule::UserOnly, doc: "seconds per firing; default: the server's" },
+    Key { path: "automations.*.max_tokens", kind: Kind::Int { min: 1 }, repo: RepoRule::UserOnly, doc: "prompt plus completion tokens per firing; default: the server's" },
+    Key { path: "automations.*.max_running", kind: Kind::Int { min: 1 }, repo: RepoRule::UserOnly, doc: "most firings of this automation running at once; default 1" },
+    Key { path: "automations.*.when_busy", kind: Kind::OneOf(AUTOMATION_BUSY), repo: RepoRule::UserOnly, doc: "a firing while max_running run: queue (it waits its turn) or skip (it is recorded and dropped); default queue" },
+    Key { path: "automations.*.result.push", kind: Kind::Bool, repo: RepoRule::UserOnly, doc: "push the conversation's branch (wright/ID) to the repository's URL, from wright's own copy; default false" },
+    Key { path: "automations.*.result.pull_request", kind: Kind::Bool, repo: RepoRule::UserOnly, doc: "open (or, for the same issue, update) a pull request of the pushed branch through the forge's API (needs push); default false" },
+    Key { path: "automations.*.result.token_secret", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the secret (`wright secrets set NAME`) holding the forge token used for the push over https and for the API, on the host only, never given to the sandbox" },
+    Key { path: "automations.*.result.api_url", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the forge's REST API; default https://api.github.com" },
+    Key { path: "automations.*.result.api_repository", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "OWNER/NAME of the repository on the forge, for its API (needed by pull_request)" },
+    Key { path: "automations.*.result.base", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the branch a pull request asks to merge into; default main" },
     Key { path: "repos.*.egress", kind: Kind::OneOf(EGRESS), repo: RepoRule::UserOnly, doc: "egress for the repository at this path (the user's file only)" },
     Key { path: "repos.*.secrets", kind: Kind::Names, repo: RepoRule::UserOnly, doc: "secrets (stored with `wright secrets set`) granted to every conversation on the repository at this path, as environment variables of its shell (the user's file only)" },
 ];
@@ -145,6 +171,9 @@ const TABLES: &[&str] = &[
     "profiles.*",
     "repos",
     "repos.*",
+    "automations",
+    "automations.*",
+    "automations.*.result",
 ];
 
 #[cfg(test)]

@@ -18,6 +18,9 @@ pub enum Provenance {
     /// A shell command that received data through wright's proxy, from these hosts
     /// (`host:port`, in the order first reached).
     Network { hosts: Vec<String> },
+    /// A forge's event that started an automation (an issue's title and body, written by
+    /// whoever could open the issue), named by the automation and the field.
+    Event { automation: String, field: String },
 }
 
 impl Provenance {
@@ -27,6 +30,9 @@ impl Provenance {
             Provenance::Mcp { server, tool } => format!("MCP tool {server}__{tool}"),
             Provenance::Network { hosts } => {
                 format!("a command that received data from {}", hosts.join(", "))
+            }
+            Provenance::Event { automation, field } => {
+                format!("the event that started automation {automation}: its {field}")
             }
         }
     }

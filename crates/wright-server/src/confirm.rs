@@ -36,7 +36,12 @@ pub struct ServerConfirmer {
     /// before it asks; a conversation started again to answer what it left waiting).
     /// Only the question about that call takes it.
     given: Mutex<Option<(String, Answer)>>,
+    /// Nobody watches (an automation's run): every question is answered no at once.
+    refuse: bool,
 }
+
+/// What the model is told when an unattended run's action is refused.
+pub const UNATTENDED_REFUSAL: &str = "refused: this conversation runs unattended (an automation), so an action that needs confirmation is not run; do without it";
 
 impl ServerConfirmer {
     /// With the answer to the first question already given.
@@ -44,7 +49,16 @@ impl ServerConfirmer {
         Arc::new(Self {
             waiting: Mutex::default(),
             given: Mutex::new(Some((call_id.to_string(), answer))),
+            refuse: false,
         })
+    }
+
+    /// Answers every question no (see `UNATTENDED_REFUSAL`).
+    pub fn refusing() -> Self {
+        Self {
+            refuse: true,
+            ..Self::default()
+        }
     }
 
     /// Gives `answer` about `call_id` to the run: to its question if it waits for it,
@@ -84,6 +98,12 @@ impl Confirmer for ServerConfirmer {
     }
 
     async fn ask(&self, pending: &Pending) -> Answer {
+        if self.refuse {
+            return Answer {
+                decision: Decision::Rejected,
+                reason: Some(UNATTENDED_REFUSAL.to_string()),
+            };
+        }
         if let Some(answer) = self.take_given(&pending.call_id) {
             return answer;
         }

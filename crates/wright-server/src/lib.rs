@@ -8,7 +8,8 @@
 //! run logs as it is logged).
 //!
 //! What it guarantees: every route and the WebSocket want the server's key, compared in
-//! constant time; a request naming another host (DNS rebinding) or coming from another
+//! constant time, but an automation's webhook (`/hooks/NAME`), which wants its forge's
+//! signature instead (see `automations`); a request naming another host (DNS rebinding) or coming from another
 //! origin is refused; bodies are bounded; no CORS header is ever sent; errors are JSON
 //! with a 4xx or 5xx status, never a half-done change.
 
@@ -16,6 +17,7 @@ mod actions;
 mod api;
 mod aside;
 mod auth;
+pub mod automations;
 mod browser;
 mod changes;
 mod confirm;
@@ -68,6 +70,8 @@ pub struct Options {
     pub allowed_hosts: Vec<String>,
     /// The workspace the OpenAI-compatible endpoint's conversations work on.
     pub workspace: Option<std::path::PathBuf>,
+    /// The automations of the user's configuration (`[automations.NAME]`).
+    pub automations: Vec<wright_config::automations::Automation>,
 }
 
 /// Why the server refuses to start.
@@ -111,11 +115,13 @@ impl Bound {
         let runs = runs::Runs::new(starter, options.max_runs);
         // What a killed server had accepted and not started.
         runs.restore();
+        let automations = automations::Automations::new(options.automations, runs.clone())?;
         let state = Arc::new(routes::AppState {
             runs,
             guard,
             workspace: options.workspace.clone(),
             exchanges: Arc::default(),
+            automations,
         });
         Ok(Self {
             listener,
@@ -148,7 +154,12 @@ impl Bound {
     /// returns how many runs it stopped.
     pub async fn serve(self) -> Result<usize> {
         let runs = self.state.runs.clone();
-        let app = routes::router(self.state);
+        self.state
+            .automations
+            .start_schedules(Arc::new(automations::SystemClock));
+        // The webhooks are outside the key's guard: the forge's signature is their key.
+        let app = routes::router(self.state.clone())
+            .merge(automations::router(self.state.automations.clone()));
         let mut terminate =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
                 .context("cannot watch SIGTERM")?;

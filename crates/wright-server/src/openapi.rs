@@ -39,6 +39,7 @@ use utoipa::OpenApi;
         crate::openai::models,
         crate::openai::completions,
         crate::socket::events,
+        crate::automations::list,
     ),
     components(schemas(
         api::NewConversation,
@@ -63,6 +64,9 @@ use utoipa::OpenApi;
         api::Discarded,
         api::DiscardOutcome,
         ErrorBody,
+        crate::automations::List,
+        crate::automations::Listed,
+        crate::automations::Firing,
     )),
     modifiers(&Keys),
     security(("bearer" = []), ("session_api_key" = []))

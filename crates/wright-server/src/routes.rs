@@ -28,6 +28,8 @@ pub struct AppState {
     pub workspace: Option<std::path::PathBuf>,
     /// What the OpenAI-compatible endpoint answered, by conversation.
     pub exchanges: Arc<crate::openai_history::Exchanges>,
+    /// The automations and what their firings did.
+    pub automations: Arc<crate::automations::Automations>,
 }
 
 type Shared = State<Arc<AppState>>;
@@ -62,6 +64,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/api/conversations/{id}/files",
             get(crate::workspace::files),
         )
+        .route("/api/automations", get(crate::automations::list))
         .route("/api/models", get(crate::setup::models))
         .route("/api/doctor", get(crate::setup::doctor))
         .route(

@@ -123,6 +123,34 @@ impl Runs {
 
     /// Queues a new conversation; its id comes back at once.
     pub fn create(self: &Arc<Self>, request: NewConversation) -> Result<String, ApiError> {
+        self.create_with(request, false)
+    }
+
+    /// Queues a new conversation nobody watches (an automation's): an action its
+    /// confirmation mode would ask about is refused at once, never waited for.
+    pub(crate) fn create_unattended(
+        self: &Arc<Self>,
+        request: NewConversation,
+    ) -> Result<String, ApiError> {
+        self.create_with(request, true)
+    }
+
+    /// Returns once `id` is not queued nor running.
+    pub(crate) async fn wait_until_ended(&self, id: &str) {
+        loop {
+            let ended = self.ended.notified();
+            if !self.is_active(id) {
+                return;
+            }
+            ended.await;
+        }
+    }
+
+    fn create_with(
+        self: &Arc<Self>,
+        request: NewConversation,
+        unattended: bool,
+    ) -> Result<String, ApiError> {
         if request.task.trim().is_empty() {
             return Err(ApiError::bad_request(
                 "the task is empty: say what the agent should do",
@@ -163,6 +191,9 @@ impl Runs {
         let work = Work::New(Box::new(request));
         let front = Arc::default();
         let cancel = Self::register(&mut jobs, &id, &work, &front);
+        if let (true, Some(job)) = (unattended, jobs.get_mut(&id)) {
+            job.confirmer = Arc::new(crate::confirm::ServerConfirmer::refusing());
+        }
         drop(jobs);
         self.spawn(&id, work, front, cancel);
         Ok(id)

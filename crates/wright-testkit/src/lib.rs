@@ -7,7 +7,9 @@
 
 mod constrain;
 mod fixtures;
+mod forge;
 mod ollama;
+mod remote;
 mod reply;
 mod server;
 pub mod tiny_gguf;
@@ -19,6 +21,9 @@ pub use fixtures::fix_a_test_script;
 pub use fixtures::git;
 pub use fixtures::BUG;
 pub use fixtures::FIX;
+pub use forge::ForgeRequest;
+pub use forge::ScriptedForge;
+pub use remote::GitRemote;
 pub use reply::reacting;
 pub use reply::reply;
 pub use reply::Reply;

@@ -16,6 +16,7 @@ mod agent;
 mod command;
 mod configured;
 mod listing;
+mod push;
 mod remote;
 mod snapshot;
 mod take;

@@ -93,7 +93,7 @@ impl UserRepo {
 
     /// The empty tree of this repository's object format: SHA-1's unless it says it is a
     /// SHA-256 repository (a repository not made yet is SHA-1's for now, and asked again).
-    fn empty_tree(&self) -> Oid {
+    pub(super) fn empty_tree(&self) -> Oid {
         if let Some(known) = self.empty_tree.get() {
             return known.clone();
         }
