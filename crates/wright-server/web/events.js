@@ -253,6 +253,8 @@ export function createRenderer(ctx) {
         return kinds.assist(ev);
       case "network":
         return kinds.network(ev);
+      case "account":
+        return kinds.account(ev);
       default: {
         // A kind this page does not know (a newer wright's log): said so, its fields as
         // text, folded.

@@ -110,6 +110,21 @@ export function assist(ev) {
   return row(ev, "assist", `help · after step ${ev.step}`, h("div", { class: "text" }, `The model needs help (${need}): wright turns on ${pieces}.`));
 }
 
+export function account(ev) {
+  const said = [...(ev.kept || [])];
+  const changed = ev.changed || [];
+  said.push(changed.length ? `the change touches ${changed.join(", ")}` : "no change was made: the diff is empty");
+  if ((ev.named_unchanged || []).length) {
+    said.push(`the model's message names ${ev.named_unchanged.join(", ")}, which the change does not touch`);
+  }
+  const contradicts = (ev.claims_change && !changed.length) || (ev.named_unchanged || []).length > 0;
+  const verdict = ev.sent_back
+    ? "finish sent back: a change claimed, none made"
+    : contradicts ? "the model's message disagrees with the change" : "the change as the model said";
+  return row(ev, contradicts ? "account warn" : "account", "wright's account",
+    h("div", { class: "text" }, `${said.join("; ")} (${verdict}).`));
+}
+
 const REFUSALS = {
   not_allowed: "not an allowed host and port",
   private_address: "a loopback, link-local or private address",
