@@ -8,6 +8,7 @@
 mod constrain;
 mod fixtures;
 mod ollama;
+pub mod postgres;
 mod reply;
 mod server;
 pub mod tiny_gguf;
