@@ -250,7 +250,7 @@ fn host_and_port(value: &str) -> Option<(String, Option<u16>)> {
 }
 
 /// The value of `name` in a query string (percent-decoded).
-fn query_value(query: &str, name: &str) -> Option<String> {
+pub(crate) fn query_value(query: &str, name: &str) -> Option<String> {
     query.split('&').find_map(|pair| {
         let (key, value) = pair.split_once('=')?;
         (key == name).then(|| percent_decode(value))
@@ -296,7 +296,14 @@ pub async fn require(
     let asks = Asks::of(request.method(), request.uri().path());
     match state.guard.check(request.headers(), query, asks) {
         Ok(()) => next.run(request).await,
-        Err(err) => err.into_response(),
+        // Not the server key: a user's, when the server has users (`tenancy`).
+        Err(err) => {
+            let key = crate::tenancy::presented_key(request.headers(), query, &err);
+            match crate::tenancy::user_of(&state, key).await {
+                Some(user) => crate::tenancy::run_as(state, user, request, next).await,
+                None => err.into_response(),
+            }
+        }
     }
 }
 

@@ -35,6 +35,7 @@ mod session_error;
 mod setup;
 mod socket;
 mod starter;
+mod tenancy;
 mod ui;
 mod view;
 
@@ -66,6 +67,9 @@ pub struct Options {
     pub allowed_hosts: Vec<String>,
     /// The workspace the OpenAI-compatible endpoint's conversations work on.
     pub workspace: Option<std::path::PathBuf>,
+    /// The database the conversations' events and the users are kept in; `None`: the
+    /// files alone, one user (the server key's).
+    pub database: Option<wright_session::database::Store>,
 }
 
 /// Why the server refuses to start.
@@ -106,7 +110,7 @@ impl Bound {
         let mut hosts = options.allowed_hosts.clone();
         hosts.push(options.host.clone());
         let guard = auth::Guard::new(key.clone(), address.port(), hosts, browser::Browser::new()?);
-        let runs = runs::Runs::new(starter, options.max_runs);
+        let runs = runs::Runs::new(starter, options.max_runs, options.database.clone());
         // What a killed server had accepted and not started.
         runs.restore();
         let state = Arc::new(routes::AppState {
