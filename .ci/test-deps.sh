@@ -4,7 +4,9 @@
 # files, no registry) for the `--sandbox docker` tests; Debian's Chromium and its
 # chromedriver for the browser UI's tests; the reference MCP servers, pinned, from npm and
 # PyPI (installed, and in npm's and uv's caches); Debian's Go, for the Go tasks of
-# evals/basic (a test runs every task's check).
+# evals/basic (a test runs every task's check); Debian's PostgreSQL server binaries for the
+# database store's tests (each test starts its own cluster from them, in a temporary
+# directory: the packaged service itself is never started).
 # Each part that cannot be had says so loudly, and its tests skip (loudly) while the rest
 # runs. Sourced by test.sh; defines `setup_test_deps`.
 
@@ -122,7 +124,16 @@ setup_mcp_caches() {
   chmod -R o+rX "$dir"
 }
 
+# PostgreSQL's server programs (initdb, pg_ctl) from Debian's packages.
+setup_postgresql() {
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && return 0
+  apt-get update -q >/dev/null &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null ||
+    loud "cannot install postgresql: the database store tests will be SKIPPED"
+}
+
 setup_test_deps() {
+  setup_postgresql
   setup_docker
   setup_chromium
   setup_mcp_server

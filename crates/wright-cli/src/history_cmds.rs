@@ -144,7 +144,11 @@ pub fn diff(prefix: Option<&str>) -> Result<()> {
 /// tail unless `full`; the model's finish message always whole.
 pub fn show(prefix: &str, full: bool) -> Result<()> {
     let id = resolve_id(prefix)?;
-    let parsed = read_log(&log_path(&id))?;
+    show_log(&id, read_log(&log_path(&id))?, full)
+}
+
+/// Prints conversation `id`'s log, read from a file or from the database.
+pub fn show_log(id: &str, parsed: wright_protocol::ParsedLog, full: bool) -> Result<()> {
     let mut cut = false;
     for event in &parsed.events {
         // Each event's id in the first column: what `wright fork --at` takes.
@@ -277,12 +281,8 @@ pub fn show(prefix: &str, full: bool) -> Result<()> {
                 if let Some(stop) =
                     wright_protocol::StopReason::logged(stop.as_ref(), reason.as_deref())
                 {
-                    let words = crate::hints::stop_words(
-                        &stop,
-                        None,
-                        crate::hints::Front::CommandLine,
-                        &id,
-                    );
+                    let words =
+                        crate::hints::stop_words(&stop, None, crate::hints::Front::CommandLine, id);
                     say!("{n}[{}: {words}]", state.as_str());
                 }
             }

@@ -9,6 +9,7 @@ mod ask;
 mod chat;
 mod config_cmds;
 mod confirm;
+mod database_cmd;
 mod doctor;
 mod drive;
 mod eval;
@@ -142,6 +143,19 @@ enum Command {
         /// Print every output whole (otherwise long ones keep their first and last lines).
         #[arg(long)]
         full: bool,
+        /// Read it from this database (`wright serve --database`) instead of its file.
+        #[command(flatten)]
+        database: database_cmd::DatabaseArgs,
+    },
+    /// The server's users, in its database: `add NAME` (prints the new key, once), `ls`.
+    User {
+        #[command(subcommand)]
+        command: database_cmd::UserCommand,
+    },
+    /// Move a conversation between its log file and the database: `import ID`, `export ID`.
+    Database {
+        #[command(subcommand)]
+        command: database_cmd::DatabaseCommand,
     },
 }
 
@@ -216,7 +230,12 @@ fn main() -> ExitCode {
             Command::Rm(args) => housekeeping::rm(args),
             Command::Gc(args) => housekeeping::gc(args).map(|()| 0),
             Command::Ls(args) => listing::list(args).map(|()| 0),
-            Command::Show { id, full } => history_cmds::show(&id, full).map(|()| 0),
+            Command::Show { id, full, database } => match database.database {
+                Some(_) => database_cmd::show(&id, full, &database).await.map(|()| 0),
+                None => history_cmds::show(&id, full).map(|()| 0),
+            },
+            Command::User { command } => database_cmd::user(command).await.map(|()| 0),
+            Command::Database { command } => database_cmd::database(command).await.map(|()| 0),
         }
     });
     match result {

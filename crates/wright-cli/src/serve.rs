@@ -26,6 +26,9 @@ pub struct ServeArgs {
     /// The repository the OpenAI-compatible endpoint (/v1/chat/completions) works on.
     #[arg(long, value_name = "DIR")]
     workspace: Option<std::path::PathBuf>,
+    /// Keep every conversation's events (and the users) in a PostgreSQL database too.
+    #[command(flatten)]
+    database: crate::database_cmd::DatabaseArgs,
     /// The settings of every conversation, as for `wright run` (a request may set its
     /// model, server, profile, sandbox, limits, tool calling and tools).
     #[command(flatten)]
@@ -44,6 +47,7 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
     // An embedded engine gives each run at once a cache of its own, and one more for
     // side requests (summaries, questions asked aside).
     wright_session::embedded::set_conversations(args.max_runs + 1);
+    let database = args.database.connect().await?;
     let key = std::env::var("WRIGHT_SERVER_KEY")
         .ok()
         .filter(|k| !k.is_empty());
@@ -74,10 +78,14 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
             .map(|dir| std::path::absolute(&dir))
             .transpose()?,
         automations,
+        database,
     };
     let bound = wright_server::Bound::bind(options, Arc::new(starter)).await?;
     let address = bound.address();
     say!("wright serve: listening on http://{address}");
+    if let Some(url) = &args.database.database {
+        say!("  events and users kept in the database {url}");
+    }
     if bound.key().generated() {
         say!(
             "  key {} (made for this run; set WRIGHT_SERVER_KEY to choose one)",

@@ -8,6 +8,7 @@ mod actions;
 mod automations;
 mod aside;
 mod confirm;
+mod database;
 mod engine;
 mod errors;
 mod fallback;
@@ -251,7 +252,7 @@ fn ids(events: &[Value]) -> Vec<u64> {
     events.iter().map(|e| e["id"].as_u64().unwrap()).collect()
 }
 
-fn fixing_script() -> Vec<Reply> {
+pub(crate) fn fixing_script() -> Vec<Reply> {
     vec![
         reply().call(
             "terminal",

@@ -59,4 +59,6 @@ pub use run_lock::holder as lock_holder;
 pub use run_lock::LockError;
 pub use run_lock::RunLock;
 pub use store::EventLog;
+pub use store::EventSink;
+pub use store::SinkError;
 pub use store::StoreError;

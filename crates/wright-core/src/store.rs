@@ -4,6 +4,10 @@
 //! one torn last line (which `wright_protocol::parse_log` reports). Data is synced to disk
 //! at every step boundary; the sync runs on a blocking thread while the model thinks, and
 //! the next boundary waits for it, so durability costs the loop almost nothing.
+//!
+//! A log may also have a sink (`EventSink`, a database): each event is committed there
+//! before it is written to the file and before `append` returns, so before it takes
+//! effect; an event the sink refuses is in neither, and the append fails.
 
 use std::fs::File;
 use std::fs::OpenOptions;
@@ -34,6 +38,20 @@ pub enum StoreError {
     NotResumable(String),
     #[error("cannot encode an event: {0}")]
     Encode(#[from] serde_json::Error),
+    #[error("cannot store the event: {0}")]
+    Sink(SinkError),
+}
+
+/// Why a sink refused (its own error, as it says it).
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A second home of a log's events, written first (a database shared by replicas).
+pub trait EventSink: Send + Sync {
+    /// Makes the sink hold exactly `events`, the log so far: it copies those it lacks,
+    /// and refuses when it holds others.
+    fn catch_up(&mut self, events: &[Event]) -> Result<(), SinkError>;
+    /// Stores `event`, committed when this returns.
+    fn append(&mut self, event: &Event) -> Result<(), SinkError>;
 }
 
 pub struct EventLog {
@@ -43,6 +61,8 @@ pub struct EventLog {
     pending_sync: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     /// The granted secrets: masked out of every event before it is written or kept.
     masker: Option<Arc<wright_tools::Masker>>,
+    /// Where each event is committed before the file gets it.
+    sink: Option<Box<dyn EventSink>>,
 }
 
 impl EventLog {
@@ -66,6 +86,7 @@ impl EventLog {
             events: Vec::new(),
             pending_sync: None,
             masker: None,
+            sink: None,
         })
     }
 
@@ -95,6 +116,7 @@ impl EventLog {
                 events: parsed.events,
                 pending_sync: None,
                 masker: None,
+                sink: None,
             },
             parsed.torn,
         ))
@@ -118,6 +140,13 @@ impl EventLog {
         self.masker = masker;
     }
 
+    /// Gives the log a sink, first brought up to the events logged so far.
+    pub fn set_sink(&mut self, mut sink: Box<dyn EventSink>) -> Result<(), StoreError> {
+        sink.catch_up(&self.events).map_err(StoreError::Sink)?;
+        self.sink = Some(sink);
+        Ok(())
+    }
+
     /// Appends an event and returns it (with its id and time), its secrets masked.
     pub fn append(&mut self, source: Source, body: EventBody) -> Result<&Event, StoreError> {
         let body = match &self.masker {
@@ -126,6 +155,10 @@ impl EventLog {
         };
         let event = Event::new(self.events.len() as u64, source, body);
         let line = event.to_line()?;
+        // The shared store first: an event it refused must not be in the file either.
+        if let Some(sink) = &mut self.sink {
+            sink.append(&event).map_err(StoreError::Sink)?;
+        }
         self.file
             .write_all(line.as_bytes())
             .map_err(|source| StoreError::Io {
@@ -193,5 +226,76 @@ fn mask_value(masker: &wright_tools::Masker, value: &mut serde_json::Value) {
             }
         }
         serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A sink that keeps the ids it got, or refuses every append.
+    struct Kept {
+        ids: Arc<Mutex<Vec<u64>>>,
+        refuse: bool,
+    }
+
+    impl EventSink for Kept {
+        fn catch_up(&mut self, events: &[Event]) -> Result<(), SinkError> {
+            let mut ids = self.ids.lock().unwrap();
+            let held = ids.len();
+            ids.extend(events.iter().map(|e| e.id).skip(held));
+            Ok(())
+        }
+        fn append(&mut self, event: &Event) -> Result<(), SinkError> {
+            if self.refuse {
+                return Err("the database is gone".into());
+            }
+            self.ids.lock().unwrap().push(event.id);
+            Ok(())
+        }
+    }
+
+    fn text(words: &str) -> EventBody {
+        EventBody::Message {
+            text: words.into(),
+            step: None,
+            reasoning: None,
+            raw: None,
+        }
+    }
+
+    #[test]
+    fn a_sink_gets_the_log_so_far_then_each_event_and_a_refusal_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut log = EventLog::create(&path).unwrap();
+        log.append(Source::User, text("before the sink")).unwrap();
+        drop(log);
+        let (mut log, _) = EventLog::open(&path).unwrap();
+        let ids = Arc::new(Mutex::new(Vec::new()));
+        log.set_sink(Box::new(Kept {
+            ids: ids.clone(),
+            refuse: false,
+        }))
+        .unwrap();
+        log.append(Source::User, text("after")).unwrap();
+        assert_eq!(*ids.lock().unwrap(), vec![0, 1]);
+
+        let written = std::fs::read_to_string(&path).unwrap();
+        log.set_sink(Box::new(Kept {
+            ids: Arc::new(Mutex::new(vec![0, 1])),
+            refuse: true,
+        }))
+        .unwrap();
+        let refused = log.append(Source::User, text("lost")).unwrap_err();
+        assert!(
+            refused.to_string().contains("the database is gone"),
+            "{refused}"
+        );
+        // Neither the file nor the events in memory have it.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), written);
+        assert_eq!(log.events().len(), 2);
     }
 }

@@ -255,7 +255,7 @@ fn host_and_port(value: &str) -> Option<(String, Option<u16>)> {
 }
 
 /// The value of `name` in a query string (percent-decoded).
-fn query_value(query: &str, name: &str) -> Option<String> {
+pub(crate) fn query_value(query: &str, name: &str) -> Option<String> {
     query.split('&').find_map(|pair| {
         let (key, value) = pair.split_once('=')?;
         (key == name).then(|| percent_decode(value))
@@ -301,16 +301,22 @@ pub async fn require(
     let asks = Asks::of(request.method(), request.uri().path());
     match state.guard.check(request.headers(), query, asks) {
         Ok(()) => next.run(request).await,
-        // A browser opening the UI without a session: how to sign in, not JSON.
-        Err(err)
-            if err.status == axum::http::StatusCode::UNAUTHORIZED
-                && request.method() == axum::http::Method::GET
-                && request.uri().path() == "/"
-                && crate::signin::wants_page(request.headers()) =>
-        {
-            crate::signin::page(err.status)
+        // Not the server key: a user's, when the server has users (`tenancy`).
+        Err(err) => {
+            let key = crate::tenancy::presented_key(request.headers(), query, &err);
+            match crate::tenancy::user_of(&state, key).await {
+                Some(user) => crate::tenancy::run_as(state, user, request, next).await,
+                // A browser opening the UI without a session: how to sign in, not JSON.
+                None if err.status == axum::http::StatusCode::UNAUTHORIZED
+                    && request.method() == axum::http::Method::GET
+                    && request.uri().path() == "/"
+                    && crate::signin::wants_page(request.headers()) =>
+                {
+                    crate::signin::page(err.status)
+                }
+                None => err.into_response(),
+            }
         }
-        Err(err) => err.into_response(),
     }
 }
 

@@ -38,6 +38,7 @@ mod setup;
 mod signin;
 mod socket;
 mod starter;
+mod tenancy;
 mod ui;
 mod view;
 mod workspace;
@@ -72,6 +73,9 @@ pub struct Options {
     pub workspace: Option<std::path::PathBuf>,
     /// The automations of the user's configuration (`[automations.NAME]`).
     pub automations: Vec<wright_config::automations::Automation>,
+    /// The database the conversations' events and the users are kept in; `None`: the
+    /// files alone, one user (the server key's).
+    pub database: Option<wright_session::database::Store>,
 }
 
 /// Why the server refuses to start.
@@ -112,7 +116,7 @@ impl Bound {
         let mut hosts = options.allowed_hosts.clone();
         hosts.push(options.host.clone());
         let guard = auth::Guard::new(key.clone(), address.port(), hosts, browser::Browser::new()?);
-        let runs = runs::Runs::new(starter, options.max_runs);
+        let runs = runs::Runs::new(starter, options.max_runs, options.database.clone());
         // What a killed server had accepted and not started.
         runs.restore();
         let automations = automations::Automations::new(options.automations, runs.clone())?;

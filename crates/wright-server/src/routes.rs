@@ -116,10 +116,14 @@ pub fn path_id(path: Result<Path<String>, PathRejection>) -> Result<String, ApiE
     responses((status = 202, body = api::Conversation), (status = 400, body = crate::error::ErrorBody)))]
 pub async fn create_conversation(
     State(state): Shared,
+    caller: Option<axum::Extension<crate::tenancy::Caller>>,
     body: Result<Json<api::NewConversation>, JsonRejection>,
 ) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
     let Json(request) = body?;
-    let id = state.runs.create(request)?;
+    let id = match caller {
+        Some(axum::Extension(caller)) => crate::tenancy::create(&state, &caller, request).await?,
+        None => state.runs.create(request)?,
+    };
     let info = state
         .runs
         .info(&id)
@@ -133,6 +137,7 @@ pub async fn create_conversation(
     responses((status = 200, body = api::Conversations), (status = 400, body = crate::error::ErrorBody)))]
 pub async fn list_conversations(
     State(state): Shared,
+    caller: Option<axum::Extension<crate::tenancy::Caller>>,
     query: Result<Query<api::Search>, QueryRejection>,
 ) -> Result<Json<api::Conversations>, ApiError> {
     let Query(search) = query?;
@@ -141,6 +146,9 @@ pub async fn list_conversations(
         .await
         .map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))?
         .map_err(|err| ApiError::internal(&err))?;
+    let ids = conversations.iter().map(|c| c.id.clone()).collect();
+    let seen = crate::tenancy::visible(&state, caller.as_deref(), ids).await?;
+    conversations.retain(|c| seen.contains(&c.id));
     let text = search.q.map(|q| q.to_lowercase());
     conversations.retain(|c| {
         search.state.is_none_or(|state| c.state == state)

@@ -20,6 +20,8 @@ use std::sync::Mutex;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use wright_sandbox::git::RemoteUrl;
+use wright_session::database::Owner;
+use wright_session::database::Store;
 use wright_session::stored::conversations_root as conversations_dir;
 use wright_session::working_copy::Outcome;
 use wright_session::Reopened;
@@ -52,6 +54,8 @@ pub(crate) struct Job {
     pub(crate) confirmer: Arc<crate::confirm::ServerConfirmer>,
     /// Where side questions go while it runs (see `aside`).
     pub(crate) asides: Option<wright_session::Asides>,
+    /// Whose it is (the admin's unless a user's key created it).
+    pub(crate) owner: Owner,
 }
 
 impl Job {
@@ -82,6 +86,8 @@ pub struct Runs {
     closing: std::sync::atomic::AtomicBool,
     /// Told each time a run ends.
     pub(crate) ended: tokio::sync::Notify,
+    /// The database every run's events are committed to, if any (`--database`).
+    store: Option<Store>,
 }
 
 /// The reason logged when a client interrupts a run.
@@ -105,9 +111,10 @@ pub(crate) fn log_path(id: &str) -> std::path::PathBuf {
 }
 
 impl Runs {
-    pub fn new(starter: Arc<dyn Starter>, max_runs: usize) -> Arc<Self> {
+    pub fn new(starter: Arc<dyn Starter>, max_runs: usize, store: Option<Store>) -> Arc<Self> {
         Arc::new(Self {
             starter,
+            store,
             slots: Arc::new(Semaphore::new(max_runs)),
             jobs: Mutex::default(),
             hubs: Mutex::default(),
@@ -121,9 +128,29 @@ impl Runs {
         self.jobs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whose conversation `id` is, as far as this server's runs know (the database
+    /// keeps the owner it recorded first).
+    pub(crate) fn job_owner(&self, id: &str) -> Option<Owner> {
+        self.jobs().get(id).map(|job| job.owner)
+    }
+
+    /// The database, when the server has one.
+    pub(crate) fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
     /// Queues a new conversation; its id comes back at once.
     pub fn create(self: &Arc<Self>, request: NewConversation) -> Result<String, ApiError> {
-        self.create_with(request, false)
+        self.create_with(request, false, Owner::Admin)
+    }
+
+    /// Queues a new conversation of `owner`'s; its id comes back at once.
+    pub fn create_as(
+        self: &Arc<Self>,
+        request: NewConversation,
+        owner: Owner,
+    ) -> Result<String, ApiError> {
+        self.create_with(request, false, owner)
     }
 
     /// Queues a new conversation nobody watches (an automation's): an action its
@@ -132,7 +159,7 @@ impl Runs {
         self: &Arc<Self>,
         request: NewConversation,
     ) -> Result<String, ApiError> {
-        self.create_with(request, true)
+        self.create_with(request, true, Owner::Admin)
     }
 
     /// Returns once `id` is not queued nor running.
@@ -150,6 +177,7 @@ impl Runs {
         self: &Arc<Self>,
         request: NewConversation,
         unattended: bool,
+        owner: Owner,
     ) -> Result<String, ApiError> {
         if request.task.trim().is_empty() {
             return Err(ApiError::bad_request(
@@ -191,8 +219,11 @@ impl Runs {
         let work = Work::New(Box::new(request));
         let front = Arc::default();
         let cancel = Self::register(&mut jobs, &id, &work, &front);
-        if let (true, Some(job)) = (unattended, jobs.get_mut(&id)) {
-            job.confirmer = Arc::new(crate::confirm::ServerConfirmer::refusing());
+        if let Some(job) = jobs.get_mut(&id) {
+            job.owner = owner;
+            if unattended {
+                job.confirmer = Arc::new(crate::confirm::ServerConfirmer::refusing());
+            }
         }
         drop(jobs);
         self.spawn(&id, work, front, cancel);
@@ -324,6 +355,7 @@ impl Runs {
                 stopped_by: None,
                 confirmer,
                 asides: None,
+                owner: Owner::Admin,
             },
         );
         cancel
@@ -503,6 +535,11 @@ impl Runs {
                     *reason = Some(why.to_string());
                 }
             }
+        }
+        // With a database, each event is committed there before it takes effect.
+        if let Some(store) = &self.store {
+            let owner = self.job_owner(id).unwrap_or(Owner::Admin);
+            conversation.store_events_in(store, id, owner).await?;
         }
         let hub = self
             .hub(id)

@@ -20,6 +20,7 @@
 mod builder;
 pub mod connect;
 pub mod constrain_mode;
+pub mod database;
 pub mod embedded;
 mod end;
 pub mod error;

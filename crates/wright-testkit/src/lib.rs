@@ -9,6 +9,7 @@ mod constrain;
 mod fixtures;
 mod forge;
 mod ollama;
+pub mod postgres;
 mod remote;
 mod reply;
 mod server;

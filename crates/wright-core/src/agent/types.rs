@@ -246,6 +246,15 @@ impl Conversation {
         self.log.set_masker(masker);
     }
 
+    /// Commits every event to `sink` (a database) before it is logged, the sink first
+    /// given the events logged so far.
+    pub fn set_event_sink(
+        &mut self,
+        sink: Box<dyn crate::store::EventSink>,
+    ) -> Result<(), crate::store::StoreError> {
+        self.log.set_sink(sink)
+    }
+
     /// The workspace whose files a failure names: a loop over a failure is then met with
     /// the lines it points at.
     pub fn set_workspace(&mut self, workspace: wright_tools::Workspace) {
