@@ -5,8 +5,8 @@
 //! answered with a clear 4xx and nothing changed.
 
 mod actions;
-mod automations;
 mod aside;
+mod automations;
 mod confirm;
 mod database;
 mod engine;
