@@ -380,7 +380,7 @@ async fn show_keeps_the_end_of_a_long_failure_and_full_prints_it_all() {
     // A test run's output: a long traceback, its verdict on the last lines.
     let command = "for i in $(seq 1 30); do echo \"  frame $i\"; done; echo 'AssertionError: 2 != 3'; echo 'FAILED (failures=1)'";
     let summary =
-        "The test failed on a wrong count.\nFixed the count.\nVerified: the suite passes.";
+        "The test failed on a wrong count.\nThe fixture counts 2 rows, the test expects 3.\nWhich one is right is yours to say.";
     let server = ScriptedServer::start(vec![
         reply().call("terminal", json!({ "command": command })),
         reply().call("finish", json!({ "message": summary })),
