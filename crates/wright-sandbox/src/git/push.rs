@@ -10,14 +10,12 @@
 //! any local user may read.
 
 use super::command::base_command;
-use super::command::failed;
-use super::command::HARDENED;
+use super::remote::run_against_remote;
 use super::remote::RemoteUrl;
 use super::GitError;
 use super::UserRepo;
-use crate::run::finish;
-use crate::run::RunLimits;
-use std::process::Stdio;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use std::time::Duration;
 
 impl UserRepo {
@@ -46,16 +44,6 @@ impl UserRepo {
         let args = [
             "-c",
             "credential.helper=",
-            "-c",
-            "protocol.allow=never",
-            "-c",
-            "protocol.https.allow=always",
-            "-c",
-            "protocol.http.allow=always",
-            "-c",
-            "protocol.ssh.allow=always",
-            "-c",
-            "protocol.git.allow=always",
             "push",
             "--quiet",
             "--no-verify",
@@ -65,17 +53,9 @@ impl UserRepo {
             &refspec,
         ];
         let mut command = base_command(self.top(), &self.empty_tree());
-        command
-            .args(HARDENED)
-            .args(args)
-            .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
-            .env("GIT_PROXY_COMMAND", "")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
         let is_http = url.as_str().starts_with("https://") || url.as_str().starts_with("http://");
         if let (Some(token), true) = (token, is_http) {
-            let basic = base64(format!("x-access-token:{token}").as_bytes());
+            let basic = STANDARD.encode(format!("x-access-token:{token}"));
             command
                 .env("GIT_CONFIG_COUNT", "1")
                 .env("GIT_CONFIG_KEY_0", "http.extraHeader")
@@ -84,56 +64,6 @@ impl UserRepo {
                     format!("Authorization: Basic {basic}"),
                 );
         }
-        let child = command
-            .spawn()
-            .map_err(|e| GitError::Spawn(e.to_string()))?;
-        let captured = finish(
-            child,
-            Vec::new(),
-            RunLimits {
-                timeout: deadline,
-                ..RunLimits::default()
-            },
-        )?;
-        if !captured.success() {
-            return Err(failed(&["push", url.as_str(), &refspec], &captured.said()));
-        }
-        Ok(())
-    }
-}
-
-/// Standard base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18u32, 12, 6, 0].iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(TABLE[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_as_rfc_4648_says() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        run_against_remote(command, &args, deadline)
     }
 }

@@ -14,6 +14,7 @@ use super::UserRepo;
 use crate::run::finish;
 use crate::run::RunLimits;
 use std::path::Path;
+use std::process::Command;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -81,16 +82,6 @@ impl UserRepo {
         let parent = dest.parent().unwrap_or(Path::new("/"));
         let dest_text = dest.display().to_string();
         let args = [
-            "-c",
-            "protocol.allow=never",
-            "-c",
-            "protocol.https.allow=always",
-            "-c",
-            "protocol.http.allow=always",
-            "-c",
-            "protocol.ssh.allow=always",
-            "-c",
-            "protocol.git.allow=always",
             "clone",
             "--quiet",
             "--no-recurse-submodules",
@@ -101,31 +92,55 @@ impl UserRepo {
         ];
         // A SHA-256 repository's checkout stops at the attributes: fails rather than
         // following them.
-        let child = base_command(parent, &Oid::empty_tree())
-            .args(HARDENED)
-            .args(args)
-            // ssh never asks (a host key or a password): it fails instead. Both
-            // variables outrank the host's configuration (`core.sshCommand`,
-            // `core.gitProxy`); empty, the proxy is none.
-            .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
-            .env("GIT_PROXY_COMMAND", "")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| GitError::Spawn(e.to_string()))?;
-        let captured = finish(
-            child,
-            Vec::new(),
-            RunLimits {
-                timeout: deadline,
-                ..RunLimits::default()
-            },
-        )?;
-        if !captured.success() {
-            return Err(failed(&args, &captured.said()));
-        }
+        run_against_remote(base_command(parent, &Oid::empty_tree()), &args, deadline)?;
         Ok(Self::at(dest))
+    }
+}
+
+/// Runs host git with `args` against a remote named on its command line: the host
+/// hardening, the network protocols alone (no `file://`, no `ext::`), ssh that never asks
+/// (a host key or a password: it fails instead; both variables outrank the host's
+/// `core.sshCommand` and `core.gitProxy`, and an empty proxy is none), no terminal, in at
+/// most `deadline`.
+pub(super) fn run_against_remote(
+    mut command: Command,
+    args: &[&str],
+    deadline: Duration,
+) -> Result<(), GitError> {
+    const PROTOCOLS: [&str; 10] = [
+        "-c",
+        "protocol.allow=never",
+        "-c",
+        "protocol.https.allow=always",
+        "-c",
+        "protocol.http.allow=always",
+        "-c",
+        "protocol.ssh.allow=always",
+        "-c",
+        "protocol.git.allow=always",
+    ];
+    let child = command
+        .args(HARDENED)
+        .args(PROTOCOLS)
+        .args(args)
+        .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+        .env("GIT_PROXY_COMMAND", "")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| GitError::Spawn(e.to_string()))?;
+    let captured = finish(
+        child,
+        Vec::new(),
+        RunLimits {
+            timeout: deadline,
+            ..RunLimits::default()
+        },
+    )?;
+    match captured.success() {
+        true => Ok(()),
+        false => Err(failed(args, &captured.said())),
     }
 }
 
