@@ -191,7 +191,9 @@ async fn a_task_with_no_failing_test_gets_the_file_written_anew_with_wrights_own
     git(repo, &["init", "-q"]);
     git(repo, &["add", "-A"]);
     git(repo, &["commit", "-qm", "Config"]);
-    let check = "python3 -c 'import config; assert config.PORT == 3000' && PORT=4000 python3 -c 'import config; assert config.PORT == 4000'";
+    // It reads its input first, as a small model's check may (a bare `sh`, a `cat`): it
+    // gets none, and goes on at once.
+    let check = "cat >/dev/null; python3 -c 'import config; assert config.PORT == 3000' && PORT=4000 python3 -c 'import config; assert config.PORT == 4000'";
     let new = "import os\n\nPORT = int(os.environ.get(\"PORT\", \"3000\"))\n";
     let server = server(vec![
         reply().text(&format!("```sh\n{check}\n```")),

@@ -279,7 +279,7 @@ impl Asking<'_> {
             let why = match (&answer.failed, &script) {
                 (Some(why), _) => why.clone(),
                 (None, None) => "the answer wrote no check".to_string(),
-                (None, Some(script)) => match cx.run_in_root(script).await {
+                (None, Some(script)) => match cx.run_in_root(&without_input(script)).await {
                     None => return Ok(None),
                     Some((_, Some(code))) if code != 0 => return Ok(Some(script.clone())),
                     Some((_, Some(_))) => {
@@ -325,7 +325,7 @@ impl Asking<'_> {
         }
         let tests = cx.run_in_root(self.tests).await;
         let checked = match &tests {
-            Some((_, Some(0))) => cx.run_in_root(check).await,
+            Some((_, Some(0))) => cx.run_in_root(&without_input(check)).await,
             _ => None,
         };
         if matches!(checked, Some((_, Some(0)))) {
@@ -547,6 +547,13 @@ fn is_config(name: &str) -> bool {
         || [".json", ".toml", ".yaml", ".yml", ".ini", ".cfg"]
             .iter()
             .any(|ext| name.ends_with(ext))
+}
+
+/// The model's check as it is run: its input closed, so a line that reads it (a bare
+/// `sh`, a `cat`, a program waiting for a file on its input) ends at once instead of
+/// waiting until the terminal gives up. What is logged and shown is the check as written.
+fn without_input(script: &str) -> String {
+    format!("{{\n{script}\n}} < /dev/null")
 }
 
 #[cfg(test)]
