@@ -14,13 +14,20 @@ use wright_testkit::postgres::Postgres;
 use wright_testkit::postgres::PASSWORD;
 use wright_testkit::ScriptedServer;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_event_of_a_run_is_in_the_database_as_in_its_log() {
-    let Some(cluster) = Postgres::start() else {
-        return;
-    };
+/// A cluster of the test's own with an empty database `wright`, and its URL (no
+/// password: that comes from `PGPASSWORD`); `None` (said loudly) without PostgreSQL.
+fn database() -> Option<(Postgres, String)> {
+    let cluster = Postgres::start()?;
     cluster.create_database("wright");
     let url = cluster.url("wright");
+    Some((cluster, url))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_event_of_a_run_is_in_the_database_as_in_its_log() {
+    let Some((_cluster, url)) = database() else {
+        return;
+    };
     let env = [("PGPASSWORD", PASSWORD)];
     let h = Harness::new();
     failing_python_repo(h.repo());
@@ -77,11 +84,9 @@ async fn every_event_of_a_run_is_in_the_database_as_in_its_log() {
 
 #[tokio::test]
 async fn a_file_conversation_moves_into_the_database_and_a_changed_log_is_refused() {
-    let Some(cluster) = Postgres::start() else {
+    let Some((_cluster, url)) = database() else {
         return;
     };
-    cluster.create_database("wright");
-    let url = cluster.url("wright");
     let env = [("PGPASSWORD", PASSWORD)];
     let h = Harness::new();
     failing_python_repo(h.repo());
@@ -149,11 +154,9 @@ async fn a_user_gets_a_key_once_and_a_url_with_a_password_is_refused() {
     );
     assert!(!stderr(&refused).contains("secret"), "{}", stderr(&refused));
 
-    let Some(cluster) = Postgres::start() else {
+    let Some((_cluster, url)) = database() else {
         return;
     };
-    cluster.create_database("wright");
-    let url = cluster.url("wright");
     let env = [("PGPASSWORD", PASSWORD)];
     let added = h
         .wright(&["user", "add", "alice", "--database", &url], &env)
@@ -181,11 +184,9 @@ async fn a_user_gets_a_key_once_and_a_url_with_a_password_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_users_key_answers_another_users_conversation_as_an_unknown_one_on_every_route() {
-    let Some(cluster) = Postgres::start() else {
+    let Some((_cluster, url)) = database() else {
         return;
     };
-    cluster.create_database("wright");
-    let url = cluster.url("wright");
     let env = [("PGPASSWORD", PASSWORD)];
     let h = Harness::new();
     failing_python_repo(h.repo());
