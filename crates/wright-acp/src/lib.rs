@@ -22,6 +22,7 @@
 //! running prompt is stopped after its step and its changes handed over before `serve`
 //! returns.
 
+pub mod client;
 mod failure;
 mod front;
 mod notify;

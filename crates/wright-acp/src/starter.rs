@@ -45,6 +45,7 @@ pub trait Starter: Send + Sync + 'static {
 /// session's; what is said besides the protocol goes to the program's console.
 pub struct SettingsStarter {
     defaults: CommonArgs,
+    place: unattended::WorkPlace,
 }
 
 impl SettingsStarter {
@@ -53,7 +54,17 @@ impl SettingsStarter {
     pub fn new(mut defaults: CommonArgs) -> Result<Self> {
         defaults.json = true;
         defaults.check()?;
-        Ok(Self { defaults })
+        Ok(Self {
+            defaults,
+            place: unattended::WorkPlace::Clone,
+        })
+    }
+
+    /// Every session works where `place` says: `InPlace` in the editor's `cwd` itself,
+    /// for a client that already isolated the work.
+    pub fn working(mut self, place: unattended::WorkPlace) -> Self {
+        self.place = place;
+        self
     }
 }
 
@@ -76,13 +87,22 @@ impl Starter for SettingsStarter {
             id,
             workspace,
             Some(ConfirmMode::Risky),
+            self.place,
             front,
         )
         .await
     }
 
     async fn reopen(&self, dir: &Path, front: &dyn Front) -> Result<Reopened, SessionError> {
-        unattended::reopen(&self.defaults, dir, None, Naming::Flags, front).await
+        unattended::reopen(
+            &self.defaults,
+            dir,
+            None,
+            Naming::Flags,
+            wright_session::Takes::OwnOnly,
+            front,
+        )
+        .await
     }
 
     fn diagnostic(&self, line: &str) {

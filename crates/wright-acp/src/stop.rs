@@ -1,10 +1,15 @@
 //! How a run's end answers the editor's `session/prompt`: wright's typed `StopReason`
 //! mapped onto ACP's stop reasons. ACP has five; wright has more reasons, so several
 //! share one, and the words of the reason are told to the editor beside it
-//! (`Notifier::say`). A model server or a tool that broke is not a way for a turn to
-//! end: it answers the prompt with an error. No wright reason is a `refusal` (the
-//! turn dropped from the history): wright never drops what was said, and a model that
-//! declines does so in words, which end the turn.
+//! (`Notifier::say`). Only a run that did what it was asked (`finish`, a chat's answer)
+//! answers `end_turn`: a client reads `end_turn` as success. A budget of the turn (its
+//! steps, time, disk, or the stuck detector's bound on steps going nowhere) is
+//! `max_turn_requests`; one of tokens `max_tokens`; every other way wright stopped short
+//! of the task (a check that fails at `finish`, nothing changed, no tool call, a hook that
+//! refused the prompt, an action nobody could confirm) is `refusal` — the agent declined
+//! to go on. wright keeps the turn in its log all the same: the next prompt goes on from
+//! it. A model server or a tool that broke is not a way for a turn to end: it answers the
+//! prompt with an error.
 
 use agent_client_protocol::v1::schema::StopReason as AcpStop;
 use wright_protocol::StopReason;
@@ -20,26 +25,27 @@ pub(crate) enum Answer {
 pub(crate) fn answer(stop: &StopReason) -> Answer {
     match stop {
         StopReason::Finished | StopReason::Answered => Answer::Stop(AcpStop::EndTurn),
-        StopReason::MaxSteps { .. } => Answer::Stop(AcpStop::MaxTurnRequests),
+        // A budget of the turn: its steps, its time, the disk, or steps going nowhere.
+        StopReason::MaxSteps { .. }
+        | StopReason::MaxTime { .. }
+        | StopReason::MaxDisk { .. }
+        | StopReason::Stuck { .. } => Answer::Stop(AcpStop::MaxTurnRequests),
         // A budget of tokens (or the money they cost), or a window too small for them.
         StopReason::MaxTokens { .. }
         | StopReason::MaxCost { .. }
         | StopReason::WindowTooSmall { .. }
         | StopReason::CondensingEveryStep => Answer::Stop(AcpStop::MaxTokens),
         StopReason::Interrupted { .. } => Answer::Stop(AcpStop::Cancelled),
-        // The turn is over and its words say why; the next prompt goes on from here.
-        StopReason::MaxTime { .. }
-        | StopReason::MaxDisk { .. }
-        | StopReason::NoToolCall
-        | StopReason::Stuck { .. }
+        // Stopped short of the task, the words say why; the next prompt goes on from here.
+        StopReason::NoToolCall
         | StopReason::ChecksFail { .. }
         | StopReason::NothingChanged { .. }
         // Only where nobody can be asked (never from an editor, which answers permission
         // requests): the words say which action waits.
         | StopReason::NobodyToConfirm { .. }
-        // A hook refused the prompt: the turn is over, the words say why.
+        // A hook refused the prompt.
         | StopReason::PromptRefused { .. }
-        | StopReason::Other { .. } => Answer::Stop(AcpStop::EndTurn),
+        | StopReason::Other { .. } => Answer::Stop(AcpStop::Refusal),
         StopReason::ModelError { .. } | StopReason::ToolFailed { .. } => {
             Answer::Failed(stop.to_string())
         }
@@ -74,7 +80,24 @@ mod tests {
                 StopReason::Interrupted { why: None },
                 Answer::Stop(AcpStop::Cancelled),
             ),
-            (StopReason::NoToolCall, Answer::Stop(AcpStop::EndTurn)),
+            (StopReason::NoToolCall, Answer::Stop(AcpStop::Refusal)),
+            (StopReason::Answered, Answer::Stop(AcpStop::EndTurn)),
+            (
+                StopReason::Stuck {
+                    pattern: "the same command again".into(),
+                },
+                Answer::Stop(AcpStop::MaxTurnRequests),
+            ),
+            (
+                StopReason::PromptRefused {
+                    reason: "no".into(),
+                },
+                Answer::Stop(AcpStop::Refusal),
+            ),
+            (
+                StopReason::MaxTime { secs: Some(60) },
+                Answer::Stop(AcpStop::MaxTurnRequests),
+            ),
             (
                 StopReason::ModelError {
                     message: "the server answered 500".into(),

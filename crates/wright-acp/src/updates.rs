@@ -352,6 +352,8 @@ impl Observer for Updates {
                 .say(format!("\n\nwright: {}", account.summary())),
             // A refused connection reaches the model in the command's output.
             EventBody::Network(_) => {}
+            // Logged by the server after the run, for an automation: no editor's.
+            EventBody::HandedBack(_) => {}
             // What the model is told, or what counts and times the run: not the editor's.
             EventBody::Start(_)
             | EventBody::Usage(_)

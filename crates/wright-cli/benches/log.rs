@@ -41,6 +41,7 @@ async fn main() {
             instructions: Vec::new(),
             skills: Vec::new(),
             group: None,
+            agent: None,
         }),
     )
     .unwrap();

@@ -29,6 +29,8 @@ struct RunStats {
     spawn_to_first_request: Duration,
     request_gaps: Vec<Duration>,
     peak_rss_kb: u64,
+    /// At the largest resident set sampled: anonymous and file-backed kB.
+    peak_split_kb: (u64, u64),
     wall: Duration,
 }
 
@@ -65,15 +67,30 @@ async fn run_wright(
         .unwrap();
     let pid = child.id().unwrap();
     let mut peak_rss_kb = 0;
+    let mut peak_split_kb = (0, 0);
+    let mut largest_sample_kb = 0;
     loop {
         if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
-            if let Some(kb) = status
-                .lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-            {
+            let field = |name: &str| -> Option<u64> {
+                status
+                    .lines()
+                    .find(|l| l.starts_with(name))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|v| v.parse().ok())
+            };
+            if let Some(kb) = field("VmHWM:") {
                 peak_rss_kb = kb;
+            }
+            // What the largest resident set sampled was made of: the process's own
+            // memory, and pages of files it maps (mostly the binary's, shared with the
+            // page cache).
+            if let (Some(rss), Some(anon), Some(file)) =
+                (field("VmRSS:"), field("RssAnon:"), field("RssFile:"))
+            {
+                if rss > largest_sample_kb {
+                    largest_sample_kb = rss;
+                    peak_split_kb = (anon, file);
+                }
             }
         }
         if let Ok(Some(status)) = child.try_wait() {
@@ -94,6 +111,7 @@ async fn run_wright(
             spawn_to_first_request,
             request_gaps,
             peak_rss_kb,
+            peak_split_kb,
             wall,
         },
         server,
@@ -245,8 +263,10 @@ async fn main() {
         );
     }
     println!(
-        "  peak RSS, fix-a-test run: {:.1} MB",
-        fix.peak_rss_kb as f64 / 1024.0
+        "  peak RSS, fix-a-test run: {:.1} MB (at the largest sample: {:.1} MB anonymous, {:.1} MB of mapped files, mostly wright's own binary)",
+        fix.peak_rss_kb as f64 / 1024.0,
+        fix.peak_split_kb.0 as f64 / 1024.0,
+        fix.peak_split_kb.1 as f64 / 1024.0
     );
     println!(
         "  system prompt + tool schemas: {} + {} characters = {} tokens (chars/4)",

@@ -14,6 +14,11 @@ pub struct AcpArgs {
     /// The settings of every session, as for `wright run`.
     #[command(flatten)]
     common: CommonArgs,
+    /// Work in the directory the client names (`cwd`), uncommitted changes and all,
+    /// instead of a clone on a new branch: for a client that already isolated the work
+    /// (wright driving `wright acp` as an external agent, an editor's worktree).
+    #[arg(long)]
+    in_place: bool,
 }
 
 pub async fn acp(args: AcpArgs) -> Result<u8> {
@@ -21,7 +26,11 @@ pub async fn acp(args: AcpArgs) -> Result<u8> {
     // process's memory or environment, where the API key may be.
     let _ = nix::sys::prctl::set_dumpable(false);
     // Nobody is at a terminal for the sessions, and stdout is the protocol's.
-    let starter = wright_acp::SettingsStarter::new(args.common)?;
+    let place = match args.in_place {
+        true => wright_session::settings::unattended::WorkPlace::InPlace,
+        false => wright_session::settings::unattended::WorkPlace::Clone,
+    };
+    let starter = wright_acp::SettingsStarter::new(args.common)?.working(place);
     let status = Arc::new(std::sync::atomic::AtomicU8::new(0));
     let seen = status.clone();
     let signal = async move {

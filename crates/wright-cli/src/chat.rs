@@ -5,6 +5,7 @@
 //! /resume ID, /ask QUESTION (answered beside the task, never in its history), /cost,
 //! /help, /exit. Line editing and history come from rustyline.
 
+mod external;
 mod switch;
 
 use crate::drive::print_header;
@@ -39,6 +40,11 @@ use wright_tools::Tool;
 
 #[derive(Args)]
 pub struct ChatArgs {
+    /// Chat with the external agent `[agents.NAME]` of your configuration (one that
+    /// speaks the Agent Client Protocol) instead of wright's own loop: in the sandbox,
+    /// on the clone, each line a prompt in the same session of the agent's.
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
     #[command(flatten)]
     place: WorkspaceArgs,
     #[command(flatten)]
@@ -91,6 +97,7 @@ impl Chat {
                 instructions: session.teaching.instruction_files(),
                 skills: session.teaching.skills.clone(),
                 group: None,
+                agent: None,
             },
             self.tool_calling,
         )?;
@@ -122,6 +129,9 @@ impl Chat {
 pub async fn chat(mut args: ChatArgs) -> Result<u8> {
     args.common.allow_hosts = std::mem::take(&mut args.net.allow_hosts);
     args.common.check()?;
+    if let Some(name) = &args.agent {
+        return external::chat(name, &args.place, args.common).await;
+    }
     let (settings, mut session, profile_lines) =
         crate::drive::prepare(&args.common, &args.place, Replies::MayBeWords).await?;
     // Held for the whole chat: the first conversation's lock (whose sandbox this is) and

@@ -59,6 +59,13 @@ pub enum Grantable {
         #[arg(short = 'C', long, default_value = ".")]
         workspace: PathBuf,
     },
+    /// The repository's .wright/automations.toml, with exactly its content on the
+    /// branch `wright serve` reads it from (server.automations_branch, default main).
+    RepoAutomations {
+        /// The repository whose automations these are.
+        #[arg(short = 'C', long, default_value = ".")]
+        workspace: PathBuf,
+    },
     /// Sending the repository's code to a model server not on this machine.
     Egress {
         /// The server: its URL, or HOST:PORT.
@@ -247,6 +254,25 @@ pub fn allow(args: AllowArgs) -> Result<()> {
                 source.key().display()
             );
         }
+        Grantable::RepoAutomations { workspace } => {
+            let branch = automations_branch(&workspace)?;
+            let Some(file) = crate::repo_automations::RepoFile::read(&workspace, &branch)? else {
+                bail!(
+                    "the branch {branch} of {} has no {}",
+                    workspace.display(),
+                    wright_config::automations::REPO_AUTOMATIONS_FILE
+                );
+            };
+            // Checked as `wright serve` would, before it is allowed.
+            wright_config::automations::parse(&file.text, &file.name())?;
+            say!("{}:\n\n{}\n", file.name(), file.text.trim_end());
+            record.allow(consent::Kind::RepoAutomations, &file.top, &file.hash)?;
+            say!(
+                "allowed for {} (sha256 {}), with exactly this content on {branch}; a change to it waits for you again",
+                file.top.display(),
+                file.hash
+            );
+        }
         Grantable::Egress { server, workspace } => {
             let source = source_of(&workspace)?;
             let host = host_of(&server)?;
@@ -257,12 +283,44 @@ pub fn allow(args: AllowArgs) -> Result<()> {
     Ok(())
 }
 
+/// The branch `wright serve` reads `workspace`'s automations from: the user's
+/// `server.automations_branch` when `server.automations_repository` is this repository,
+/// else `main`.
+fn automations_branch(workspace: &Path) -> Result<String> {
+    let top = workspace.canonicalize()?;
+    let configured = match Config::user_file() {
+        Some(path) => wright_config::server::automations_repository(&path)?,
+        None => None,
+    };
+    Ok(match configured {
+        Some((repo, branch)) if repo.canonicalize().ok().as_deref() == Some(top.as_path()) => {
+            branch
+        }
+        _ => "main".to_string(),
+    })
+}
+
 pub fn deny(what: Grantable) -> Result<()> {
     let mut record = Consent::open(&Consent::default_path())?;
     let (kind, workspace, subject) = match what {
         Grantable::RepoConfig { workspace } => (consent::Kind::RepoConfig, workspace, None),
         Grantable::RepoHooks { workspace } => (consent::Kind::RepoHooks, workspace, None),
         Grantable::RepoMcp { workspace } => (consent::Kind::RepoMcp, workspace, None),
+        Grantable::RepoAutomations { workspace } => {
+            let top = workspace.canonicalize().with_context(|| {
+                format!("{} must be an existing directory", workspace.display())
+            })?;
+            let removed = record.remove(consent::Kind::RepoAutomations, &top, None)?;
+            say!(
+                "{}",
+                if removed == 0 {
+                    format!("nothing of that kind was allowed for {}", top.display())
+                } else {
+                    format!("the automations of {} wait for you again", top.display())
+                }
+            );
+            return Ok(());
+        }
         Grantable::Egress { server, workspace } => {
             (consent::Kind::Egress, workspace, Some(host_of(&server)?))
         }

@@ -17,21 +17,37 @@ use wright_session::database::Store;
 #[derive(Args, Clone, Default)]
 pub struct DatabaseArgs {
     /// The PostgreSQL database (`postgres://USER@HOST:PORT/NAME`): conversations' events,
-    /// users and keys are kept there. A URL holding a password is refused: give it in
-    /// PGPASSWORD or --database-password-file.
+    /// users and keys are kept there (default: `server.database` of your configuration
+    /// file). A URL holding a password is refused: give it in PGPASSWORD or
+    /// --database-password-file.
     #[arg(long, value_name = "URL")]
     pub database: Option<String>,
     /// A file whose first line is the database password (else PGPASSWORD, else none).
-    #[arg(long, value_name = "FILE", requires = "database")]
+    #[arg(long, value_name = "FILE")]
     pub database_password_file: Option<PathBuf>,
 }
 
 impl DatabaseArgs {
+    /// The database's URL: `--database`, else `server.database` of the user's file.
+    pub fn url(&self) -> Result<Option<String>> {
+        if let Some(url) = &self.database {
+            return Ok(Some(url.clone()));
+        }
+        match wright_config::Config::user_file() {
+            Some(path) => Ok(wright_config::server::database(&path)?),
+            None => Ok(None),
+        }
+    }
+
     /// The database named, connected and migrated; `None` when none is named.
     pub async fn connect(&self) -> Result<Option<Store>> {
-        let Some(url) = &self.database else {
+        let Some(url) = self.url()? else {
+            if self.database_password_file.is_some() {
+                anyhow::bail!("--database-password-file needs a database: --database URL, or server.database in your configuration file");
+            }
             return Ok(None);
         };
+        let url = &url;
         let from_env = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty());
         let password = match (&self.database_password_file, from_env) {
             (Some(file), _) => Password::File(file),

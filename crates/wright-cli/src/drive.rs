@@ -223,6 +223,142 @@ pub async fn drive(
     })
 }
 
+/// `wright run --agent NAME TASK`: the external agent `[agents.NAME]` of the user's own
+/// file runs the task in a new session's sandbox and clone (its `allow_hosts` added to
+/// the sandbox's), instead of wright's own loop (`wright_acp::client`).
+pub async fn run_external(
+    name: &str,
+    task: &str,
+    place: &WorkspaceArgs,
+    mut common: CommonArgs,
+) -> Result<u8> {
+    let agent = external_agent(name)?;
+    common.allow_hosts.extend(agent.allow_hosts.iter().cloned());
+    let (settings, mut session, profile_lines) =
+        prepare(&common, place, Replies::AlwaysCalls).await?;
+    session.agent = Some(agent.name.clone());
+    let conversation = session.begin_external()?;
+    if !settings.json {
+        print_external_header(&session, &agent, profile_lines);
+    }
+    drive_external(
+        session,
+        conversation,
+        &agent,
+        task,
+        wright_acp::client::Opening::New,
+        settings.json,
+    )
+    .await
+}
+
+/// Runs `conversation` with the external agent `agent` — `task` its prompt, in a new
+/// session of the agent's or the one it had (`opening`) — to its end, reported as a
+/// run's; the exit status.
+pub async fn drive_external(
+    session: Session,
+    mut conversation: wright_session::Running,
+    agent: &wright_config::agents::AgentConfig,
+    task: &str,
+    opening: wright_acp::client::Opening<'_>,
+    json: bool,
+) -> Result<u8> {
+    let started = Instant::now();
+    let cancel = CancellationToken::new();
+    let signal = crate::signals::watch(cancel.clone(), conversation.interrupt_reason());
+    conversation.set_confirmer(std::sync::Arc::new(SessionConfirmer(
+        crate::confirm::TerminalConfirmer::for_run(json),
+    )));
+    let mut observer: Box<dyn Observer> = if json {
+        Box::new(JsonLines)
+    } else {
+        Box::new(Progress::new())
+    };
+    let mut observer = SessionObserver(observer.as_mut());
+    let (ended, finished) = wright_acp::client::run_to_end(
+        session,
+        conversation,
+        agent,
+        task,
+        opening,
+        &cancel,
+        &mut observer,
+    )
+    .await?;
+    let outcome = ended.into_outcome();
+    let (changes, id, log_path) = (&finished.changes, &finished.id, &finished.log_path);
+    if !json {
+        tell!();
+        print_report(&outcome, started.elapsed(), changes, id, log_path);
+    }
+    if tell_failure(changes, id) {
+        return Ok(1);
+    }
+    Ok(match (outcome.state, signal.received()) {
+        (AgentState::Stopped, Some(code)) => code,
+        (state, _) => exit_status(state, false),
+    })
+}
+
+/// The external agent `[agents.NAME]` of the user's own file.
+pub fn external_agent(name: &str) -> Result<wright_config::agents::AgentConfig> {
+    let file = wright_config::Config::user_file().ok_or_else(|| {
+        anyhow::anyhow!(
+            "no configuration file to read [agents.{name}] from (set HOME or XDG_CONFIG_HOME)"
+        )
+    })?;
+    Ok(wright_config::agents::find(&file, name)?)
+}
+
+/// The header of a session an external agent works in: where, and which agent.
+pub fn print_external_header(
+    session: &Session,
+    agent: &wright_config::agents::AgentConfig,
+    profile_lines: Vec<String>,
+) {
+    print_header(
+        &session.id,
+        &session.client,
+        session.tools.workspace.root(),
+        &session.working_copy,
+        &[
+            vec![format!(
+                "agent {} (external, over ACP): {}",
+                agent.name,
+                agent.command.join(" ")
+            )],
+            profile_lines,
+        ]
+        .concat(),
+        &session.tools.setup,
+    );
+}
+
+/// The terminal's confirmer as the session's.
+pub struct SessionConfirmer(pub std::sync::Arc<dyn wright_core::confirm::Confirmer>);
+
+#[async_trait::async_trait]
+impl wright_session::Confirmer for SessionConfirmer {
+    fn can_answer(&self) -> bool {
+        self.0.can_answer()
+    }
+    async fn ask(&self, pending: &wright_protocol::Pending) -> wright_protocol::Answer {
+        self.0.ask(pending).await
+    }
+}
+
+/// The terminal's observer as the session's.
+pub struct SessionObserver<'a>(pub &'a mut dyn Observer);
+
+impl wright_session::Observer for SessionObserver<'_> {
+    fn event(&mut self, event: &wright_protocol::Event) {
+        self.0.event(event);
+    }
+    fn delta(&mut self, delta: &wright_llm::StreamDelta) {
+        self.0.delta(delta);
+    }
+}
+
 /// Says why the working copy could not be handed over, if it could not; the run then
 /// fails (exit 1), whatever the agent did.
 pub fn tell_failure(changes: &working_copy::Outcome, id: &str) -> bool {

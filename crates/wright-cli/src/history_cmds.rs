@@ -230,6 +230,7 @@ pub fn show_log(id: &str, parsed: wright_protocol::ParsedLog, full: bool) -> Res
             EventBody::Network(connection) => {
                 say!("{n}  [{}]", crate::progress::network_line(connection))
             }
+            EventBody::HandedBack(handed) => say!("{n}  [{}]", handed.summary()),
             EventBody::Together { call_ids, .. } => {
                 say!(
                     "{n}  [{} ran together]",

@@ -26,6 +26,7 @@ mod parallel_table;
 mod progress;
 #[cfg(test)]
 mod reference;
+mod repo_automations;
 mod report;
 mod resume;
 mod run;

@@ -229,6 +229,10 @@ impl Observer for Progress {
                 self.live.idle();
                 self.line(&format!("  [{}]", network_line(connection)));
             }
+            EventBody::HandedBack(handed) => {
+                self.live.idle();
+                self.line(&format!("[{}]", handed.summary()));
+            }
             EventBody::State { .. } => self.live.idle(),
             EventBody::ModelSwitch(switch) => {
                 self.live.idle();

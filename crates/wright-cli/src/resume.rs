@@ -13,6 +13,7 @@ use anyhow::Result;
 use clap::Args;
 use wright_protocol::count;
 use wright_protocol::AgentState;
+use wright_session::agent_session::AgentSession;
 use wright_session::settings::going_on::Naming;
 use wright_session::settings::going_on::Plan;
 use wright_session::settings::model_at;
@@ -46,7 +47,19 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
     let front = Terminal {
         json: args.common.json,
     };
-    let existing = Existing::open(&dir, &front)?;
+    let existing = Existing::open_any(&dir, &front)?;
+    // An external agent's conversation goes on in the agent's own session: checked
+    // before any server is asked anything, its hosts reachable as at its start.
+    let external = match &existing.start.agent {
+        Some(name) => {
+            let going_on = GoingOn::check(name, &dir, args.message.as_deref(), &args.id)?;
+            args.common
+                .allow_hosts
+                .extend(going_on.agent.allow_hosts.iter().cloned());
+            Some(going_on)
+        }
+        None => None,
+    };
     // The model it is on, unless another is named (then logged as a switch); never a
     // server taken from the log.
     let plan = Plan::new(&args.common, &existing, Naming::Flags)?;
@@ -92,6 +105,22 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
         &front,
     )
     .await?;
+    if let Some(GoingOn { agent, record }) = external {
+        if !settings.json {
+            crate::drive::print_external_header(&session, &agent, profile_lines);
+        }
+        // `check` made sure there is a message.
+        let message = args.message.as_deref().unwrap_or_default();
+        return crate::drive::drive_external(
+            session,
+            conversation.into(),
+            &agent,
+            message,
+            wright_acp::client::Opening::Load(&record),
+            settings.json,
+        )
+        .await;
+    }
     if notes.last_state == Some(AgentState::Finished) && args.message.is_none() {
         bail!(
             "conversation {} has finished; give a message to go on: wright resume {} \"what next\"",
@@ -165,4 +194,45 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
         &title,
     )
     .await
+}
+
+/// What going on with an external agent's conversation takes: the agent, still in the
+/// user's own configuration, and the record of its session, which it says it can load.
+struct GoingOn {
+    agent: wright_config::agents::AgentConfig,
+    record: AgentSession,
+}
+
+impl GoingOn {
+    fn check(name: &str, dir: &std::path::Path, message: Option<&str>, id: &str) -> Result<Self> {
+        let refused = |why: &str| {
+            anyhow::anyhow!(
+                "{}",
+                wright_session::external_refusal(name, &format!("resuming it ({why})"))
+            )
+        };
+        let Some(record) = AgentSession::read(dir)? else {
+            return Err(refused(
+                "no session of the agent's was recorded for it: it ran before wright kept them, or the agent never opened one",
+            ));
+        };
+        if !record.load_session {
+            return Err(refused(
+                "the agent does not load sessions: it offered no loadSession in initialize",
+            ));
+        }
+        if record.agent != name {
+            return Err(refused(&format!(
+                "its recorded session is of the agent {}, not of {name}",
+                record.agent
+            )));
+        }
+        if message.is_none() {
+            bail!(
+                "the external agent {name} goes on from a prompt: give one, `wright resume {id} \"what next\"`"
+            );
+        }
+        let agent = crate::drive::external_agent(name)?;
+        Ok(Self { agent, record })
+    }
 }

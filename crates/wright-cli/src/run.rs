@@ -18,6 +18,11 @@ pub struct RunArgs {
     /// go back to the agent (`review.rounds` times, default once).
     #[arg(long, value_name = "PROFILE")]
     review: Option<String>,
+    /// Run the external agent `[agents.NAME]` of your configuration (one that speaks the
+    /// Agent Client Protocol) instead of wright's own loop: in the sandbox, on the
+    /// clone, its requests served by wright's tools, its updates in the log.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["review", "parallel"])]
+    agent: Option<String>,
     #[command(flatten)]
     place: WorkspaceArgs,
     #[command(flatten)]
@@ -49,6 +54,9 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
             run_words,
         };
         return crate::parallel::run(n, &args.parallel, asked).await;
+    }
+    if let Some(name) = &args.agent {
+        return crate::drive::run_external(name, &args.task, &args.place, args.common).await;
     }
     let (settings, mut session, profile_lines) =
         crate::drive::prepare(common, &args.place, wright_session::Replies::AlwaysCalls).await?;

@@ -29,6 +29,16 @@ pub struct ServeArgs {
     /// Keep every conversation's events (and the users) in a PostgreSQL database too.
     #[command(flatten)]
     database: crate::database_cmd::DatabaseArgs,
+    /// With --database: how long a run's lease on its conversation lasts unrenewed; a
+    /// run whose replica died is taken over by another replica within about this long.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    lease_seconds: u64,
+    /// A directory every replica reaches (shared storage): each step's files are pushed
+    /// there, in the background, so that a replica taking a conversation over without
+    /// its clone makes it again with the files of the last step pushed. Default:
+    /// server.git_store of the configuration, else none.
+    #[arg(long, value_name = "DIR")]
+    git_store: Option<std::path::PathBuf>,
     /// The settings of every conversation, as for `wright run` (a request may set its
     /// model, server, profile, sandbox, limits, tool calling and tools).
     #[command(flatten)]
@@ -48,13 +58,33 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
     // side requests (summaries, questions asked aside).
     wright_session::embedded::set_conversations(args.max_runs + 1);
     let database = args.database.connect().await?;
+    let database_shown = database
+        .as_ref()
+        .map(|store| store.database().shown().to_string());
     let key = std::env::var("WRIGHT_SERVER_KEY")
         .ok()
         .filter(|k| !k.is_empty());
     // The automations of the user's file, checked whole before anything listens.
-    let automations = match wright_config::Config::user_file() {
-        Some(path) => wright_config::automations::load(&path)?,
-        None => Vec::new(),
+    let (automations, waiting) = match wright_config::Config::user_file() {
+        Some(path) => {
+            let mut automations = wright_config::automations::load(&path)?;
+            // A repository's, allowed: defined too (a name the user's file has is
+            // refused, so neither replaces the other).
+            let (from_repository, waiting) = crate::repo_automations::load(&path)?;
+            for automation in from_repository {
+                if automations.iter().any(|a| a.name == automation.name) {
+                    anyhow::bail!(
+                        "automation '{}' is defined both in {} and in the repository's {}",
+                        automation.name,
+                        path.display(),
+                        wright_config::automations::REPO_AUTOMATIONS_FILE
+                    );
+                }
+                automations.push(automation);
+            }
+            (automations, waiting)
+        }
+        None => (Vec::new(), None),
     };
     let listed: Vec<String> = automations
         .iter()
@@ -67,6 +97,19 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
             }
         })
         .collect();
+    let git_store = match args.git_store {
+        Some(dir) => Some(dir),
+        None => match wright_config::Config::user_file() {
+            Some(path) => wright_config::server::git_store(&path)?,
+            None => None,
+        },
+    };
+    let git_store = git_store.map(|dir| std::path::absolute(&dir)).transpose()?;
+    if let Some(dir) = &git_store {
+        std::fs::create_dir_all(dir).map_err(|err| {
+            anyhow::anyhow!("the git store {} cannot be made: {err}", dir.display())
+        })?;
+    }
     let options = wright_server::Options {
         host: args.host,
         port: args.port,
@@ -78,13 +121,22 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
             .map(|dir| std::path::absolute(&dir))
             .transpose()?,
         automations,
+        waiting_automations: waiting.clone(),
         database,
+        lease: std::time::Duration::from_secs(args.lease_seconds),
+        git_store: git_store.clone(),
     };
     let bound = wright_server::Bound::bind(options, Arc::new(starter)).await?;
     let address = bound.address();
     say!("wright serve: listening on http://{address}");
-    if let Some(url) = &args.database.database {
-        say!("  events and users kept in the database {url}");
+    if let Some(store) = &database_shown {
+        say!("  events and users kept in the database {store}");
+    }
+    if let Some(dir) = &git_store {
+        say!(
+            "  each step's files pushed to the git store {}",
+            dir.display()
+        );
     }
     if bound.key().generated() {
         say!(
@@ -97,6 +149,16 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
     say!("  send it as `Authorization: Bearer KEY` or `X-Session-API-Key: KEY`; the API is at /openapi.json");
     if !listed.is_empty() {
         say!("  automations: {}", listed.join("; "));
+    }
+    if let Some(waiting) = &waiting {
+        say!(
+            "  {} of {} (branch {}, sha256 {}) waits for your approval, none of it runs: {}",
+            waiting.file,
+            waiting.repository,
+            waiting.branch,
+            waiting.hash,
+            waiting.allow
+        );
     }
     say!("  in a browser, open once: {}", bound.browser_url());
     let stopped = bound.serve().await?;

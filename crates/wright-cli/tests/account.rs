@@ -195,7 +195,11 @@ async fn a_task_with_no_failing_test_gets_the_file_written_anew_with_wrights_own
     // gets none, and goes on at once.
     let check = "cat >/dev/null; python3 -c 'import config; assert config.PORT == 3000' && PORT=4000 python3 -c 'import config; assert config.PORT == 4000'";
     let new = "import os\n\nPORT = int(os.environ.get(\"PORT\", \"3000\"))\n";
+    // Asked first for a test file in the style of test_config.py: it uses `os` without
+    // importing it, which wright adds.
+    let test_file = "import unittest\nimport config\n\n\nclass T(unittest.TestCase):\n    def test_default(self):\n        self.assertEqual(config.PORT, 3000)\n        os.environ.get('PORT')\n";
     let server = server(vec![
+        reply().text(&format!("```python\n{test_file}```")),
         reply().text(&format!("```sh\n{check}\n```")),
         reply().text(&format!("```python\n{new}```")),
         reply().call(
@@ -221,9 +225,14 @@ async fn a_task_with_no_failing_test_gets_the_file_written_anew_with_wrights_own
         .await;
     let out = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{out}\n{}", stderr(&output));
-    assert_eq!(server.chat_requests().len(), 3, "{out}");
+    assert_eq!(server.chat_requests().len(), 4, "{out}");
     assert!(
         out.contains("wright wrote config.py anew with the model's version, asked apart"),
+        "{out}"
+    );
+    // The test file passed first: the report says where it was, and it is gone.
+    assert!(
+        out.contains("a test written at test_wright_check.py for the run and removed"),
         "{out}"
     );
     assert!(

@@ -11,6 +11,7 @@
 mod editor;
 mod permission;
 mod review;
+mod stops;
 
 use crate::common::Harness;
 use editor::Answer;

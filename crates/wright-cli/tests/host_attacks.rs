@@ -8,7 +8,7 @@ pub mod bind_links;
 mod caches;
 mod editor;
 mod exhaustion;
-mod git;
+pub(crate) mod git;
 mod host_git;
 mod in_place;
 mod injection;

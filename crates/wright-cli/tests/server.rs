@@ -7,16 +7,29 @@
 mod actions;
 mod aside;
 mod automations;
+mod automations_busy;
+mod automations_checks;
+mod automations_comments;
+mod automations_forges;
+mod automations_hostile;
+mod automations_nightly;
+mod automations_repository;
 mod confirm;
-mod database;
+pub(crate) mod database;
+mod database_import;
 mod engine;
 mod errors;
 mod fallback;
 mod model;
 mod openai;
+pub(crate) mod replicas;
+mod replicas_files;
+mod replicas_many;
 mod review;
 mod runs;
 mod security;
+mod settings_change;
+mod widening;
 
 use crate::common::of_kind;
 use crate::common::Harness;
@@ -158,7 +171,10 @@ impl Served {
             // An end that is not the one awaited: said at once, with the log.
             if ["finished", "stopped", "stuck", "failed", "interrupted"].contains(&state) {
                 let events = self.events(id, 1000).await;
-                panic!("conversation {id} ended {state}, not {states:?}: {body}\n{events:#?}");
+                panic!(
+                    "conversation {id} ended {state}, not {states:?}: {body}\n{}",
+                    brief(&events)
+                );
             }
             last = body;
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -246,6 +262,37 @@ fn shape(events: &[Value]) -> Vec<(u64, String)> {
             )
         })
         .collect()
+}
+
+/// A line an event, what a failure needs to show (the whole log, prompt and tools
+/// included, is cut off by CI's output before the part that explains the end): its id,
+/// kind, tool, and what it said, each value cut at 400 characters.
+pub(crate) fn brief(events: &[Value]) -> String {
+    let cut = |v: &Value| -> String {
+        let text = match v {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        text.chars().take(400).collect()
+    };
+    let mut lines = Vec::new();
+    for e in events {
+        let said = ["arguments", "output", "message", "reason", "error", "text"]
+            .iter()
+            .filter(|k| !e[**k].is_null())
+            .map(|k| format!("{k}={}", cut(&e[*k])))
+            .collect::<Vec<_>>()
+            .join(" ");
+        lines.push(format!(
+            "#{} {} {} {} {said}",
+            e["id"],
+            e["source"].as_str().unwrap_or(""),
+            e["kind"].as_str().unwrap_or(""),
+            e["tool"].as_str().unwrap_or(""),
+        ));
+    }
+    lines.join("\n")
 }
 
 fn ids(events: &[Value]) -> Vec<u64> {

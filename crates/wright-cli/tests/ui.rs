@@ -5,10 +5,17 @@
 //! writes (a file name, a diff, a command's output, its own words) shown as text, never
 //! run. Skipped loudly when Chromium is not installed.
 
+mod agent;
+mod agent_permission;
+mod automations;
 pub mod browser;
 mod confirm;
 mod flows;
 mod hostile;
 mod kinds;
+mod live;
+mod screenshots;
+mod settings;
 mod signin;
+mod steering;
 mod workspace;

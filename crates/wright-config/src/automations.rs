@@ -2,8 +2,10 @@
 //! without a person — a forge's webhook or a schedule — on which repository, with which
 //! task, and what is done with its result.
 //!
-//! What it guarantees: only the user's file defines them (a repository's file setting any
-//! `automations.*` key is refused by the schema, `RepoRule::UserOnly`); every key is
+//! What it guarantees: only the user's file defines them, and a repository's
+//! `.wright/automations.toml` the user allowed at its exact content (a repository's
+//! `.wright/config.toml` setting any `automations.*` key is refused by the schema,
+//! `RepoRule::UserOnly`); every key is
 //! checked against the schema first (unknown keys and wrong types name the file and the
 //! line), then each automation as a whole (a webhook names its forge and secret's
 //! variable, a schedule its times, a pull request needs a push and the forge's
@@ -15,6 +17,9 @@ use crate::file::Setting;
 use crate::ConfigError;
 use std::collections::BTreeMap;
 use std::path::Path;
+
+mod event;
+pub use event::EventKind;
 
 /// Why an automation is refused at load.
 #[derive(Debug, thiserror::Error)]
@@ -104,7 +109,12 @@ impl Association {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResultPolicy {
     pub push: bool,
+    /// Open an issue when the firing's last run of `tests` failed (or comment on the one
+    /// opened before, while it is open).
+    pub issue: bool,
     pub pull_request: bool,
+    /// Comment on the issue that fired it, saying what came of the firing.
+    pub comment: bool,
     /// The secret holding the forge's token.
     pub token_secret: Option<String>,
     pub api_url: String,
@@ -118,10 +128,22 @@ pub struct ResultPolicy {
 pub struct Automation {
     pub name: String,
     pub trigger: Trigger,
+    /// The forge its results go to (its API's shape): a webhook's, or a schedule's
+    /// `forge` (default GitHub).
+    pub forge: Forge,
+    /// The test command whose last run in a firing's conversation says whether the tests
+    /// fail (`result.issue`).
+    pub tests: Option<String>,
     /// A URL to clone, or an absolute path on the server.
     pub repository: String,
     pub task: String,
+    /// The webhook event it fires on (a schedule's: none, left at the default).
+    pub event: EventKind,
     pub label: Option<String>,
+    /// Fire only for this branch (check runs, pushes).
+    pub branch: Option<String>,
+    /// The bot's name a comment mentions (`@NAME`).
+    pub mention: String,
     pub authors: Vec<Association>,
     pub profile: Option<String>,
     pub max_steps: Option<i64>,
@@ -132,15 +154,11 @@ pub struct Automation {
     pub result: ResultPolicy,
 }
 
-/// The fields a task may name (`{issue.title}`).
-pub const TASK_FIELDS: &[&str] = &[
-    "issue.title",
-    "issue.body",
-    "issue.number",
-    "issue.url",
-    "sender",
-    "repository",
-];
+/// Where a repository defines automations: `wright serve` reads it from the automations
+/// branch of `server.automations_repository` only, at the content the user allowed; a
+/// branch changing it counts as changing wright's configuration (`wright apply` asks
+/// first, an automation does not push it).
+pub const REPO_AUTOMATIONS_FILE: &str = ".wright/automations.toml";
 
 /// The GitHub API, where pull requests are opened unless `api_url` says otherwise.
 pub const GITHUB_API: &str = "https://api.github.com";
@@ -247,11 +265,7 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
         .as_str()
     {
         "webhook" => {
-            let forge = match keys.required("forge", "github, gitlab or gitea")?.as_str() {
-                "github" => Forge::Github,
-                "gitlab" => Forge::Gitlab,
-                _ => Forge::Gitea,
-            };
+            let forge = forge_of(&keys.required("forge", "github, gitlab or gitea")?);
             let secret_env = keys.required(
                 "secret_env",
                 "the environment variable holding the webhook's secret",
@@ -277,7 +291,7 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
             if !valid_timezone(&timezone) {
                 return Err(keys.invalid(
                     "timezone",
-                    format!("timezone '{timezone}' is not UTC nor an offset such as +02:00"),
+                    format!("timezone '{timezone}' is not UTC, an offset such as +02:00, nor a zone such as Europe/Paris"),
                 ));
             }
             let missed = match keys.str("missed").as_deref() {
@@ -291,6 +305,10 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
             }
         }
     };
+    let forge = match &trigger {
+        Trigger::Webhook { forge, .. } => *forge,
+        Trigger::Schedule { .. } => keys.str("forge").map_or(Forge::Github, |f| forge_of(&f)),
+    };
     let repository = keys.required("repository", "a URL to clone or a path on the server")?;
     if !(repository.contains("://") || repository.contains('@') || repository.starts_with('/')) {
         return Err(keys.invalid(
@@ -299,13 +317,32 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
         ));
     }
     let task = keys.required("task", "what the agent should do")?;
+    let event = match keys.str("event").as_deref() {
+        Some("check_run") => EventKind::CheckRun,
+        Some("comment") => EventKind::Comment,
+        Some("push") => EventKind::Push,
+        _ => EventKind::Issue,
+    };
+    if matches!(trigger, Trigger::Schedule { .. }) {
+        if keys.find("event").is_some() {
+            return Err(keys.invalid("event", "event needs on = \"webhook\""));
+        }
+        if let Some(field) = template_fields(&task).into_iter().next() {
+            return Err(keys.invalid(
+                "task",
+                format!("the task names {{{field}}}, but a schedule has no event to take it from"),
+            ));
+        }
+    }
+    let allowed = event.fields();
     for field in template_fields(&task) {
-        if !TASK_FIELDS.contains(&field.as_str()) {
+        if !allowed.contains(&field.as_str()) {
             return Err(keys.invalid(
                 "task",
                 format!(
-                    "the task names {{{field}}}, which no event has; it may name {}",
-                    TASK_FIELDS
+                    "the task names {{{field}}}, which event = \"{}\" does not fill; it may name {}",
+                    keys.str("event").unwrap_or_else(|| "issue".into()),
+                    allowed
                         .iter()
                         .map(|f| format!("{{{f}}}"))
                         .collect::<Vec<_>>()
@@ -314,13 +351,23 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
             ));
         }
     }
-    if matches!(trigger, Trigger::Schedule { .. }) {
-        if let Some(field) = template_fields(&task).into_iter().next() {
-            return Err(keys.invalid(
-                "task",
-                format!("the task names {{{field}}}, but a schedule has no event to take it from"),
-            ));
-        }
+    let label = keys.str("label");
+    if label.is_some() && event != EventKind::Issue {
+        return Err(keys.invalid("label", "label needs event = \"issue\""));
+    }
+    let branch = keys.str("branch");
+    if branch.is_some() && !event.on_branch() {
+        return Err(keys.invalid("branch", "branch needs event = \"check_run\" or \"push\""));
+    }
+    if keys.find("mention").is_some() && event != EventKind::Comment {
+        return Err(keys.invalid("mention", "mention needs event = \"comment\""));
+    }
+    let mention = keys.str("mention").unwrap_or_else(|| "wright".to_string());
+    if !valid_name(&mention) {
+        return Err(keys.invalid(
+            "mention",
+            format!("mention '{mention}' is not a user name (letters, digits, - and _)"),
+        ));
     }
     let authors = match keys.find("authors") {
         None => Association::TRUSTED.to_vec(),
@@ -341,7 +388,9 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
     };
     let result = ResultPolicy {
         push: keys.bool("result.push"),
+        issue: keys.bool("result.issue"),
         pull_request: keys.bool("result.pull_request"),
+        comment: keys.bool("result.comment"),
         token_secret: keys.str("result.token_secret"),
         api_url: keys
             .str("result.api_url")
@@ -367,25 +416,33 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
             "result.push needs the repository as a URL (wright pushes to the URL it cloned)",
         ));
     }
-    if result.pull_request {
-        if matches!(
-            trigger,
-            Trigger::Webhook {
-                forge: Forge::Gitlab | Forge::Gitea,
-                ..
-            }
-        ) {
-            return Err(keys.invalid(
-                "result.pull_request",
-                "result.pull_request speaks GitHub's API only, for now (GitLab's and Gitea's are not supported yet)",
-            ));
-        }
-        if !result.push {
-            return Err(keys.invalid(
-                "result.pull_request",
-                "result.pull_request needs result.push = true (a pull request is of a pushed branch)",
-            ));
-        }
+    if result.comment && (matches!(trigger, Trigger::Schedule { .. }) || event.on_branch()) {
+        return Err(keys.invalid(
+            "result.comment",
+            "result.comment needs on = \"webhook\" with event = \"issue\" or \"comment\" (a schedule, a check run or a push has no issue to comment on)",
+        ));
+    }
+    if result.pull_request && !result.push {
+        return Err(keys.invalid(
+            "result.pull_request",
+            "result.pull_request needs result.push = true (a pull request is of a pushed branch)",
+        ));
+    }
+    let tests = keys.str("tests").filter(|t| !t.trim().is_empty());
+    if result.issue && tests.is_none() {
+        return Err(keys.invalid(
+            "result.issue",
+            "result.issue needs tests = \"COMMAND\" (the test command whose last run in the conversation says whether the tests fail)",
+        ));
+    }
+    if result.pull_request || result.comment || result.issue {
+        let what = if result.pull_request {
+            "result.pull_request"
+        } else if result.comment {
+            "result.comment"
+        } else {
+            "result.issue"
+        };
         let shaped = result
             .api_repository
             .as_deref()
@@ -395,8 +452,15 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
             });
         if !shaped {
             return Err(keys.invalid(
-                "result.pull_request",
-                "result.pull_request needs result.api_repository = \"OWNER/NAME\"",
+                what,
+                format!("{what} needs result.api_repository = \"OWNER/NAME\""),
+            ));
+        }
+        let elsewhere = matches!(forge, Forge::Gitlab | Forge::Gitea);
+        if elsewhere && keys.str("result.api_url").is_none() {
+            return Err(keys.invalid(
+                what,
+                format!("{what} on GitLab or Gitea needs result.api_url, the forge's API (such as https://gitlab.example.com/api/v4 or https://gitea.example.com/api/v1)"),
             ));
         }
         if !(result.api_url.starts_with("https://") || result.api_url.starts_with("http://")) {
@@ -406,7 +470,6 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
             ));
         }
     }
-    let label = keys.str("label");
     let when_busy = match keys.str("when_busy").as_deref() {
         Some("skip") => WhenBusy::Skip,
         _ => WhenBusy::Queue,
@@ -414,9 +477,14 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
     Ok(Automation {
         name,
         trigger,
+        forge,
+        tests,
         repository,
         task,
+        event,
         label,
+        branch,
+        mention,
         authors,
         profile: keys.str("profile"),
         max_steps: keys.int("max_steps"),
@@ -431,6 +499,15 @@ fn one(file: &str, name: String, settings: &[Setting]) -> Result<Automation, Aut
     })
 }
 
+/// A forge's name as the schema allows it.
+fn forge_of(name: &str) -> Forge {
+    match name {
+        "github" => Forge::Github,
+        "gitlab" => Forge::Gitlab,
+        _ => Forge::Gitea,
+    }
+}
+
 /// A name that is a path segment as it is: `[A-Za-z0-9_-]+`.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
@@ -439,12 +516,12 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-/// `UTC`, `Z`, or `+HH:MM` / `-HH:MM`.
+/// `UTC`, `Z`, `+HH:MM` / `-HH:MM`, or a zone of the IANA database (`Europe/Paris`).
 fn valid_timezone(text: &str) -> bool {
     if text.eq_ignore_ascii_case("utc") || text == "Z" {
         return true;
     }
-    fixed_offset_seconds(text).is_some()
+    fixed_offset_seconds(text).is_some() || text.parse::<chrono_tz::Tz>().is_ok()
 }
 
 /// A fixed offset's seconds east of UTC (`+02:00` → 7200).

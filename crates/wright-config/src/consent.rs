@@ -26,6 +26,9 @@ pub enum Kind {
     /// A repository's MCP servers (`.wright/mcp.json`, `.mcp.json`) starting, in the
     /// sandbox (the subject is the SHA-256 of their files' paths and contents together).
     RepoMcp,
+    /// A repository's `.wright/automations.toml`, read from its automations branch (the
+    /// subject is the SHA-256 of its content).
+    RepoAutomations,
 }
 
 impl Kind {
@@ -35,6 +38,7 @@ impl Kind {
             Kind::Egress => "egress",
             Kind::RepoHooks => "repo-hooks",
             Kind::RepoMcp => "repo-mcp",
+            Kind::RepoAutomations => "repo-automations",
         }
     }
 
@@ -44,6 +48,7 @@ impl Kind {
             Kind::Egress,
             Kind::RepoHooks,
             Kind::RepoMcp,
+            Kind::RepoAutomations,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == word)
@@ -125,7 +130,10 @@ impl Consent {
         repo: &Path,
         subject: &str,
     ) -> Result<(), crate::ConfigError> {
-        if matches!(kind, Kind::RepoConfig | Kind::RepoHooks) {
+        if matches!(
+            kind,
+            Kind::RepoConfig | Kind::RepoHooks | Kind::RepoAutomations
+        ) {
             self.forget(kind, repo, None);
         } else {
             self.forget(kind, repo, Some(subject));

@@ -123,12 +123,20 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
             .iter()
             .all(|item| item.as_str().is_some_and(|name| !name.trim().is_empty())),
         (Kind::Strings, toml::Value::Array(items)) => items.iter().all(|item| item.is_str()),
+        (Kind::Words(words), toml::Value::Array(items)) => items
+            .iter()
+            .all(|item| item.as_str().is_some_and(|word| words.contains(&word))),
         _ => false,
     };
     if fits {
         return Ok(());
     }
-    Err(match kind {
+    Err(expected(kind))
+}
+
+/// What a value of `kind` must be, in words.
+pub(crate) fn expected(kind: Kind) -> String {
+    match kind {
         Kind::Str => "a string".into(),
         Kind::Bool => "true or false".into(),
         Kind::Table => "a table".into(),
@@ -138,7 +146,8 @@ pub(crate) fn check(kind: Kind, value: &toml::Value) -> Result<(), String> {
         Kind::Names => "a list of environment variable names".into(),
         Kind::List => "a list of names".into(),
         Kind::Strings => "a list of strings".into(),
-    })
+        Kind::Words(words) => format!("a list of any of {}", words.join(", ")),
+    }
 }
 
 fn line_of(text: &str, offset: usize) -> usize {

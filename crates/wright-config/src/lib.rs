@@ -12,14 +12,17 @@
 //! highest precedence gives its values at that precedence, so `--profile hosted` beats
 //! `OPENAI_BASE_URL`, which beats a file's `profile = "local"`.
 
+pub mod agents;
 pub mod assist;
 pub mod automations;
 pub mod consent;
+pub mod edit;
 mod environment;
 mod file;
 mod route;
 mod schema;
 pub mod secrets;
+pub mod server;
 mod settings;
 
 pub use route::RouteCommand;
@@ -33,6 +36,7 @@ pub use schema::Key;
 pub use schema::Kind;
 pub use schema::RepoRule;
 pub use schema::KEYS;
+pub use schema::WIDENING;
 
 use std::collections::BTreeMap;
 use std::path::Path;

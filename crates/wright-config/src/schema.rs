@@ -26,6 +26,8 @@ pub enum Kind {
     List,
     /// A list of strings (hosts allowed; each is checked where it is used).
     Strings,
+    /// A list of these words.
+    Words(&'static [&'static str]),
 }
 
 /// May a repository's `.wright/config.toml` set it on its own?
@@ -64,6 +66,9 @@ const AUTOMATION_ON: &[&str] = &["webhook", "schedule"];
 const AUTOMATION_MISSED: &[&str] = &["run_once", "skip"];
 const AUTOMATION_FORGES: &[&str] = &["github", "gitlab", "gitea"];
 const AUTOMATION_BUSY: &[&str] = &["queue", "skip"];
+/// The settings of a server's conversation that widen what its run reaches.
+pub const WIDENING: &[&str] = &["sandbox", "allow_hosts", "base_url", "agent"];
+const AUTOMATION_EVENTS: &[&str] = &["issue", "check_run", "comment", "push"];
 
 pub const KEYS: &[Key] = &[
     Key { path: "version", kind: Kind::Int { min: 1 }, repo: RepoRule::Allowed, doc: "format version of the file: 1" },
@@ -134,16 +139,28 @@ pub const KEYS: &[Key] = &[
     Key { path: "profiles.*.price_in", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million prompt tokens, for max_cost" },
     Key { path: "profiles.*.price_out", kind: Kind::Float { min: 0.0, max: 1.0e6 }, repo: RepoRule::NeedsApproval, doc: "price per million generated tokens, for max_cost" },
     Key { path: "profiles.*.max_cost", kind: Kind::Float { min: 0.0, max: 1.0e9 }, repo: RepoRule::NeedsApproval, doc: "stop a conversation once its cost reaches this (with price_in and price_out)" },
+    Key { path: "agents.*.command", kind: Kind::Strings, repo: RepoRule::UserOnly, doc: "an external agent that speaks the Agent Client Protocol, driven instead of wright's own loop (`wright run --agent NAME`, a server conversation's `\"settings\": {\"agent\": \"NAME\"}`; see [External agents](external-agents.md)): its program and arguments, run inside the conversation's sandbox, in its clone" },
+    Key { path: "agents.*.env", kind: Kind::Table, repo: RepoRule::UserOnly, doc: "variables the agent gets besides the sandbox's own (a table of strings)" },
+    Key { path: "agents.*.allow_hosts", kind: Kind::Strings, repo: RepoRule::UserOnly, doc: "hosts the agent (and so the conversation's commands) may reach through wright's proxy, as sandbox.allow_hosts writes them; name its model server's HOST:PORT, loopback included; default none" },
+    Key { path: "server.database", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the PostgreSQL database of `wright serve`, `wright user` and `wright database` when no --database is given: postgres://USER@HOST:PORT/NAME, the URL only (one holding a password is refused: the password comes from PGPASSWORD or --database-password-file)" },
+    Key { path: "server.git_store", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "a directory every replica of `wright serve` reaches (shared storage: NFS or the like), when no --git-store is given: the files of each step of a conversation working in a clone are pushed there, in the background, to a bare repository of its own, so that a replica taking the conversation over without its clone makes it again with the files of the last step pushed (see [Replicas](replicas.md)); an absolute path; default none" },
+    Key { path: "server.users_may", kind: Kind::Words(WIDENING), repo: RepoRule::UserOnly, doc: "the settings of `wright serve`'s conversations that widen what a run reaches which a user's key (`wright user add`) may set all the same: sandbox (another level than the server's), allow_hosts (hosts beyond the server's), base_url (another model server than the server's: the server connects to it), agent (an external agent, with its hosts); default none: only the server key may" },
+    Key { path: "server.automations_repository", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "a repository on the server (absolute path) whose .wright/automations.toml, read from server.automations_branch only, defines automations too — once you allowed its exact content (`wright allow repo-automations -C PATH`); until then `GET /api/automations` lists it as waiting and nothing of it fires (see [Automations](automations.md))" },
+    Key { path: "server.automations_branch", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the branch of server.automations_repository its .wright/automations.toml is read from (never another, nor the checked-out work tree); default main" },
     Key { path: "automations.*.on", kind: Kind::OneOf(AUTOMATION_ON), repo: RepoRule::UserOnly, doc: "what starts the automation (see [Automations](automations.md)): webhook (a forge's POST to /hooks/NAME) or schedule" },
     Key { path: "automations.*.schedule", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "with on = \"schedule\": when, in cron syntax (5 fields: minute hour day month weekday)" },
-    Key { path: "automations.*.timezone", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the time zone of the schedule: UTC, or a fixed offset such as +02:00; default UTC" },
+    Key { path: "automations.*.timezone", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the time zone of the schedule: UTC, a fixed offset such as +02:00, or a zone such as Europe/Paris (its daylight-saving changes neither skip nor double a time); default UTC" },
     Key { path: "automations.*.missed", kind: Kind::OneOf(AUTOMATION_MISSED), repo: RepoRule::UserOnly, doc: "a schedule's time that passed while the server was down: run_once (fire once at start) or skip; default run_once" },
-    Key { path: "automations.*.forge", kind: Kind::OneOf(AUTOMATION_FORGES), repo: RepoRule::UserOnly, doc: "with on = \"webhook\": whose webhooks come, and so how they are signed: github, gitlab or gitea (Forgejo too)" },
+    Key { path: "automations.*.forge", kind: Kind::OneOf(AUTOMATION_FORGES), repo: RepoRule::UserOnly, doc: "with on = \"webhook\": whose webhooks come, and so how they are signed and which API its results go through: github, gitlab or gitea (Forgejo too); with on = \"schedule\": the API its results go through (default github)" },
     Key { path: "automations.*.secret_env", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "with on = \"webhook\": the environment variable of `wright serve` holding the webhook's secret (never the secret itself)" },
     Key { path: "automations.*.repository", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the repository each firing works on: a URL wright clones (https, http, ssh, git), or the absolute path of a repository on the server" },
-    Key { path: "automations.*.task", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the task, with the event's fields by name: {issue.title}, {issue.body}, {issue.number}, {issue.url}, {sender}, {repository}; the event's text reaches the model marked as untrusted content" },
-    Key { path: "automations.*.label", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "fire only for an issue labelled so (the label just added)" },
-    Key { path: "automations.*.authors", kind: Kind::Strings, repo: RepoRule::UserOnly, doc: "whose events fire it, by the payload's author association: owner, member, collaborator, contributor, first_time_contributor, none; default owner, member, collaborator" },
+    Key { path: "automations.*.event", kind: Kind::OneOf(AUTOMATION_EVENTS), repo: RepoRule::UserOnly, doc: "with on = \"webhook\": the event it fires on: issue (an issue opened or labelled), check_run (a check that failed on a branch: GitHub's check_run, GitLab's failed pipeline), comment (a comment on a pull or merge request mentioning the bot) or push (a push to a branch); default issue" },
+    Key { path: "automations.*.task", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the task, with the event's fields by name (issue: {issue.title}, {issue.body}, {issue.number}, {issue.url}; check_run: {check_run.name}, {check_run.url}, {check_run.output}, {check_run.log}, {branch}, {commit}; comment: {comment.body}, {comment.url}, {issue.number}, {issue.title}, {issue.url}; push: {branch}, {commit}, {commits}; every event: {sender}, {repository}); the event's text reaches the model marked as untrusted content" },
+    Key { path: "automations.*.label", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "with event = \"issue\": fire only for an issue labelled so (the label just added)" },
+    Key { path: "automations.*.branch", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "with event = \"check_run\" or \"push\": fire only for this branch (its exact name); default any branch" },
+    Key { path: "automations.*.mention", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "with event = \"comment\": the bot's name a comment must mention (@NAME) to fire it; default wright" },
+    Key { path: "automations.*.authors", kind: Kind::Strings, repo: RepoRule::UserOnly, doc: "whose issues and comments fire it, by the payload's author association: owner, member, collaborator, contributor, first_time_contributor, none (a comment from GitLab or Gitea, which say no association, counts as none); default owner, member, collaborator" },
+    Key { path: "automations.*.tests", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the test command (as the agent runs it in the terminal, such as python3 -m unittest) whose last run in a firing's conversation says whether the tests fail, for result.issue" },
     Key { path: "automations.*.profile", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the profile its conversations run on; default: the server's" },
     Key { path: "automations.*.max_steps", kind: Kind::Int { min: 1 }, repo: RepoRule::UserOnly, doc: "model steps per firing; default: the server's" },
     Key { path: "automations.*.max_time", kind: Kind::Int { min: 1 }, repo: RepoRule::UserOnly, doc: "seconds per firing; default: the server's" },
@@ -151,9 +168,11 @@ pub const KEYS: &[Key] = &[
     Key { path: "automations.*.max_running", kind: Kind::Int { min: 1 }, repo: RepoRule::UserOnly, doc: "most firings of this automation running at once; default 1" },
     Key { path: "automations.*.when_busy", kind: Kind::OneOf(AUTOMATION_BUSY), repo: RepoRule::UserOnly, doc: "a firing while max_running run: queue (it waits its turn) or skip (it is recorded and dropped); default queue" },
     Key { path: "automations.*.result.push", kind: Kind::Bool, repo: RepoRule::UserOnly, doc: "push the conversation's branch (wright/ID) to the repository's URL, from wright's own copy; default false" },
-    Key { path: "automations.*.result.pull_request", kind: Kind::Bool, repo: RepoRule::UserOnly, doc: "open (or, for the same issue, update) a pull request of the pushed branch through the forge's API (needs push); default false" },
+    Key { path: "automations.*.result.issue", kind: Kind::Bool, repo: RepoRule::UserOnly, doc: "when the conversation's last run of tests failed, open an issue saying so through the forge's API, or comment on the one it opened before while that is open; a passing run opens nothing (needs tests and api_repository); default false" },
+    Key { path: "automations.*.result.pull_request", kind: Kind::Bool, repo: RepoRule::UserOnly, doc: "open (or, for the same issue, update) a pull request (GitLab: merge request) of the pushed branch through the forge's API (GitHub, GitLab, Gitea; needs push); default false" },
+    Key { path: "automations.*.result.comment", kind: Kind::Bool, repo: RepoRule::UserOnly, doc: "with on = \"webhook\": comment on the issue that fired it, saying what came of it (the pull request, the branch pushed, or why nothing was handed back), through the forge's API (GitHub, GitLab, Gitea; needs api_repository); default false" },
     Key { path: "automations.*.result.token_secret", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the secret (`wright secrets set NAME`) holding the forge token used for the push over https and for the API, on the host only, never given to the sandbox" },
-    Key { path: "automations.*.result.api_url", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the forge's REST API; default https://api.github.com" },
+    Key { path: "automations.*.result.api_url", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the forge's REST API, in the shape of the automation's forge: default https://api.github.com; GitLab's (https://HOST/api/v4) and Gitea's or Forgejo's (https://HOST/api/v1) must be given" },
     Key { path: "automations.*.result.api_repository", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "OWNER/NAME of the repository on the forge, for its API (needed by pull_request)" },
     Key { path: "automations.*.result.base", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the branch a pull request asks to merge into; default main" },
     Key { path: "repos.*.egress", kind: Kind::OneOf(EGRESS), repo: RepoRule::UserOnly, doc: "egress for the repository at this path (the user's file only)" },
@@ -171,9 +190,12 @@ const TABLES: &[&str] = &[
     "profiles.*",
     "repos",
     "repos.*",
+    "agents",
+    "agents.*",
     "automations",
     "automations.*",
     "automations.*.result",
+    "server",
 ];
 
 #[cfg(test)]
@@ -190,6 +212,7 @@ impl Kind {
             Kind::Names => "list of names".into(),
             Kind::List => "list of profiles".into(),
             Kind::Strings => "list of strings".into(),
+            Kind::Words(words) => format!("list of {}", words.join(" / ")),
         }
     }
 }

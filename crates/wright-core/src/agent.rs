@@ -4,6 +4,7 @@
 
 mod calls;
 mod confirming;
+mod external;
 mod fallback;
 mod restore;
 mod send;
@@ -12,6 +13,8 @@ mod teach;
 mod types;
 
 pub(crate) use calls::run_watched;
+pub use external::Permitted;
+pub use external::Served;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
 pub use restore::StepSnapshot;
@@ -145,6 +148,7 @@ impl Conversation {
             instructions,
             skills,
             group,
+            agent,
         } = opening;
         let mut log = EventLog::create(log_path)?;
         let schemas = tools.schemas();
@@ -183,6 +187,7 @@ impl Conversation {
                 instructions,
                 skills,
                 group,
+                agent,
             }),
         )?;
         Ok(Self::assemble(log, client, tools, calling))

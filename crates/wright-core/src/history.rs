@@ -419,7 +419,9 @@ fn render_view<'a>(
             | EventBody::Assist(_)
             | EventBody::Account(_)
             // A refusal reaches the model in the command's own output.
-            | EventBody::Network(_) => {}
+            | EventBody::Network(_)
+            // After the run, for the automation's record: not the model's.
+            | EventBody::HandedBack(_) => {}
         }
     }
     flush(&mut messages, &mut results);

@@ -20,6 +20,14 @@ pub fn conversations_dir() -> PathBuf {
     data_dir().join("conversations")
 }
 
+/// Where external agents (`[agents.NAME]`, over ACP) keep their own state, one home
+/// per conversation: its `HOME` inside the sandbox (writable there), kept across its
+/// runs so that the agent's `session/load` finds the session it saved. What is in it
+/// is the agent's: wright never reads it, only removes it with the conversation.
+pub fn agent_homes_dir() -> PathBuf {
+    data_dir().join("agent-homes")
+}
+
 /// Where the agents' clones live, one directory per conversation.
 pub fn workspaces_dir() -> PathBuf {
     data_dir().join("workspaces")

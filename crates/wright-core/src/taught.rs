@@ -123,6 +123,7 @@ mod tests {
                     instructions: vec![],
                     skills: vec![],
                     group: None,
+                    agent: None,
                 }),
             ),
             (

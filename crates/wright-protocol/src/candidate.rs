@@ -65,6 +65,11 @@ pub struct Candidate {
     /// change: never the repository's tests, never committed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<String>,
+    /// Where `check`, when it is a test file in the repository's style rather than a
+    /// script, was written while the tests ran (and removed after): a new file beside the
+    /// repository's tests, never one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_file: Option<String>,
 }
 
 impl Candidate {
@@ -78,6 +83,14 @@ impl Candidate {
             CandidateOutcome::Passed => {
                 format!("{what}: `{}` passes with it; it stays", self.command)
             }
+            // With a check of the task, either may have failed (the check runs only
+            // once the tests pass): the log does not say which, so neither is blamed.
+            CandidateOutcome::Failed {
+                exit_code: Some(code),
+            } if self.check.is_some() => format!(
+                "{what}: `{}` and wright's check of the task do not both pass with it (exit {code})",
+                self.command
+            ),
             CandidateOutcome::Failed {
                 exit_code: Some(code),
             } => format!(
@@ -135,6 +148,7 @@ mod tests {
                 cached_tokens: Some(5),
                 destination: crate::Destination::Loopback,
                 check: None,
+                check_file: None,
             };
             let event = Event::new(
                 6,
@@ -146,5 +160,35 @@ mod tests {
             let back: Event = serde_json::from_str(&line).unwrap();
             assert_eq!(back.body, EventBody::Candidate(candidate));
         }
+    }
+
+    #[test]
+    fn a_failed_version_with_a_check_of_the_task_blames_neither_alone() {
+        let version = |check: Option<&str>| Candidate {
+            call_id: "first-look".into(),
+            path: "settings.py".into(),
+            name: String::new(),
+            command: "python3 -m unittest".into(),
+            question: String::new(),
+            answer: String::new(),
+            old_str: String::new(),
+            new_str: None,
+            imports: None,
+            outcome: CandidateOutcome::Failed { exit_code: Some(1) },
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cached_tokens: None,
+            destination: crate::Destination::Loopback,
+            check: check.map(str::to_string),
+            check_file: None,
+        };
+        assert_eq!(
+            version(None).summary(),
+            "a version of settings.py asked apart: `python3 -m unittest` still fails with it (exit 1)"
+        );
+        assert_eq!(
+            version(Some("test \"$TIMEOUT\" -eq 60")).summary(),
+            "a version of settings.py asked apart: `python3 -m unittest` and wright's check of the task do not both pass with it (exit 1)"
+        );
     }
 }

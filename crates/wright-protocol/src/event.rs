@@ -32,8 +32,12 @@ use std::time::SystemTime;
 /// function the command failed in was tried). Version 11 added `assist` (help for the
 /// model turned on during a run, and why). Version 12 added `account` (wright's own
 /// account of the change at a `finish`: the files the diff touches, the versions wright
-/// kept, and what of the model's words they contradict).
-pub const LOG_FORMAT_VERSION: u32 = 12;
+/// kept, and what of the model's words they contradict). Version 13 added `agent` on
+/// `start` (an external agent drives the conversation), the tool `reported` (what such an
+/// agent reported of its own tools, which wright did not run), and `handed_back` (what
+/// the server did with the result for the automation that started the run: a push, a
+/// pull request, a comment on the issue, or why one failed).
+pub const LOG_FORMAT_VERSION: u32 = 13;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -223,6 +227,9 @@ pub enum EventBody {
     /// A connection to the network through wright's proxy or by `fetch` (version 6 on),
     /// logged after the call during which it ended: never shown to the model.
     Network(crate::NetConnection),
+    /// What the server did with the result for the automation that started the run
+    /// (version 13 on), appended after the run ended: never shown to the model.
+    HandedBack(crate::HandedBack),
 }
 
 impl EventBody {
@@ -357,6 +364,11 @@ pub struct Start {
     /// version 6 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// The external agent (`[agents.NAME]`, over ACP) that takes the conversation's
+    /// steps instead of wright's own loop (version 13 on): what it reports of its own
+    /// tools is logged as actions of the tool `reported`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// What a model's tokens cost, per million, for a spending cap.

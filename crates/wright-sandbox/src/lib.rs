@@ -47,4 +47,6 @@ pub use reap::LiveRun;
 pub use run::finish;
 pub use run::Captured;
 pub use run::RunLimits;
+pub use sandbox::Checking;
+pub use sandbox::PendingCheck;
 pub use sandbox::Sandbox;

@@ -92,6 +92,20 @@ impl Sandbox {
         launcher: PathBuf,
         policy: &Policy,
     ) -> Result<(Self, Option<Report>), SandboxError> {
+        let (sandbox, checking) = Self::for_mode_checking(mode, launcher, policy)?;
+        let report = checking.map(Checking::finish).transpose()?;
+        Ok((sandbox, report))
+    }
+
+    /// `for_mode`, with the check of a confined sandbox started but not awaited: the
+    /// launcher runs in report mode while the caller does other work (asks the model
+    /// server what it is), and `Checking::finish` waits for its verdict. Nothing may run
+    /// in the sandbox before that verdict is in (see `SandboxSetup::settle_check`).
+    pub fn for_mode_checking(
+        mode: SandboxMode,
+        launcher: PathBuf,
+        policy: &Policy,
+    ) -> Result<(Self, Option<Checking>), SandboxError> {
         match mode {
             SandboxMode::None => Ok((Self::unconfined(), None)),
             SandboxMode::Auto | SandboxMode::Landlock | SandboxMode::Namespaces => {
@@ -102,8 +116,8 @@ impl Sandbox {
                     _ => Namespaces::WhereAvailable,
                 };
                 let sandbox = Self::confined(launcher, &policy)?;
-                let report = sandbox.check()?;
-                Ok((sandbox, Some(report)))
+                let started = sandbox.start_check()?;
+                Ok((sandbox, Some(Checking::Started(started))))
             }
             SandboxMode::Docker => {
                 // `wright doctor`: a throwaway container from the default image.
@@ -120,7 +134,7 @@ impl Sandbox {
                     env: container_environment(std::env::vars()),
                 };
                 let (sandbox, report) = Self::docker(&settings, policy)?;
-                Ok((sandbox, Some(report)))
+                Ok((sandbox, Some(Checking::Done(report))))
             }
         }
     }
@@ -154,6 +168,21 @@ impl Sandbox {
         }
         let sandbox = Sandbox::confined(confined.launcher.clone(), &policy).ok()?;
         Some((sandbox, added))
+    }
+
+    /// This sandbox with `paths` writable besides, for one program the user named (an
+    /// external agent's own home, kept across its runs): a confined sandbox's policy
+    /// grows by them. `None` where a sandbox cannot grow (a running Docker container's
+    /// mounts are fixed). Unconfined, everything is writable already.
+    pub fn with_read_write(&self, paths: &[PathBuf]) -> Option<Sandbox> {
+        let confined = match &self.level {
+            Level::Unconfined => return Some(self.clone()),
+            Level::Docker(_) => return None,
+            Level::Launcher(confined) => confined,
+        };
+        let mut policy: Policy = serde_json::from_str(&confined.policy_json).ok()?;
+        policy.read_write.extend(paths.iter().cloned());
+        Sandbox::confined(confined.launcher.clone(), &policy).ok()
     }
 
     pub fn is_confined(&self) -> bool {
@@ -233,16 +262,94 @@ impl Sandbox {
     /// Runs the launcher in report mode (everything is applied, nothing is run), or the
     /// probe in the container.
     pub fn check(&self) -> Result<Report, SandboxError> {
+        match &self.level {
+            Level::Docker(container) => container.check(),
+            _ => self.start_check()?.finish(),
+        }
+    }
+
+    /// Starts the launcher in report mode and returns at once (see `PendingCheck`).
+    fn start_check(&self) -> Result<PendingCheck, SandboxError> {
         let confined = match &self.level {
-            Level::Unconfined => return Err(SandboxError::Refused("no sandbox to check".into())),
-            Level::Docker(container) => return container.check(),
             Level::Launcher(confined) => confined,
+            Level::Unconfined | Level::Docker(_) => {
+                return Err(SandboxError::Refused("no launcher to check".into()))
+            }
         };
-        let output = std::process::Command::new(&confined.launcher)
+        let child = std::process::Command::new(&confined.launcher)
             .args([SANDBOX_EXEC_ARG, &confined.policy_json, "--report"])
             .env_clear()
-            .output()
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .map_err(|e| SandboxError::Spawn(format!("{}: {e}", confined.launcher.display())))?;
+        Ok(PendingCheck {
+            child,
+            launcher: confined.launcher.clone(),
+        })
+    }
+}
+
+/// A sandbox's check on its way: the verdict of a launcher in report mode still running,
+/// or the verdict already in (a container is checked as it starts).
+#[derive(Debug)]
+pub enum Checking {
+    Started(PendingCheck),
+    Done(Report),
+}
+
+impl Checking {
+    /// Waits for the verdict: what the sandbox enforces here, or why it cannot.
+    pub fn finish(self) -> Result<Report, SandboxError> {
+        match self {
+            Checking::Started(pending) => pending.finish(),
+            Checking::Done(report) => Ok(report),
+        }
+    }
+}
+
+/// The launcher in report mode (everything applied, nothing run), started and not yet
+/// waited for. Dropped unfinished, it is killed and reaped: no verdict, nothing left.
+#[derive(Debug)]
+pub struct PendingCheck {
+    child: std::process::Child,
+    launcher: PathBuf,
+}
+
+impl Drop for PendingCheck {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl PendingCheck {
+    /// Waits for the launcher and reads its report (fail closed: anything but a report
+    /// is a refusal).
+    pub fn finish(mut self) -> Result<Report, SandboxError> {
+        let mut stdout = Vec::new();
+        let mut stderr = Vec::new();
+        // The report is small: read stdout to its end, then stderr (a launcher that
+        // refuses writes only a line there).
+        use std::io::Read;
+        if let Some(mut out) = self.child.stdout.take() {
+            let _ = out.read_to_end(&mut stdout);
+        }
+        if let Some(mut err) = self.child.stderr.take() {
+            let _ = err.read_to_end(&mut stderr);
+        }
+        let status = self
+            .child
+            .wait()
+            .map_err(|e| SandboxError::Spawn(format!("{}: {e}", self.launcher.display())))?;
+        let output = std::process::Output {
+            status,
+            stdout,
+            stderr,
+        };
         if !output.status.success() {
             let reason = String::from_utf8_lossy(&output.stderr);
             let reason = reason.trim().trim_start_matches("wright sandbox: ");

@@ -69,10 +69,12 @@ pub(crate) async fn blocking<T: Send + 'static>(
 pub async fn fork(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
+    caller: Option<axum::Extension<crate::tenancy::Caller>>,
     body: Result<Json<api::Fork>, JsonRejection>,
 ) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
     let id = path_id(path)?;
     let Json(request) = body?;
+    crate::tenancy::may_set(&state, caller.as_deref(), &request.settings)?;
     let source = logged(&id)?;
     if let Some(message) = &request.message {
         if message.trim().is_empty() {

@@ -22,6 +22,10 @@ pub struct NewConversation {
     /// one (its branch is handed over to, and taken into, that clone).
     #[serde(default)]
     pub repository_url: Option<String>,
+    /// With `repository_url`: the branch to clone and work from (its default branch
+    /// when none); a plain branch name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_branch: Option<String>,
     /// What to do, in plain words.
     pub task: String,
     /// What differs from the server's settings.
@@ -57,6 +61,10 @@ pub struct Settings {
     /// through wright's proxy, with the network otherwise off.
     #[serde(default)]
     pub allow_hosts: Option<Vec<String>>,
+    /// `wright run --agent`: the external agent `[agents.NAME]` of the server's own
+    /// configuration file runs the conversation instead of wright's own loop (a name,
+    /// never a command: only that file defines one).
+    pub agent: Option<String>,
 }
 
 /// The answer about the action a conversation waits for.
@@ -240,6 +248,31 @@ pub struct After {
 /// The change a conversation handed over.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Diff {
+    /// The unified diff, when there is one.
+    pub diff: Option<String>,
+    /// The files it changes.
+    pub files: Vec<String>,
+    /// Why there is no diff, when there is none.
+    pub none: Option<String>,
+}
+
+impl Diff {
+    /// A diff (or why there is none) with the files it changes.
+    pub fn of(diff: Option<String>, none: Option<String>) -> Self {
+        let files = diff
+            .as_deref()
+            .map(wright_session::handed_over::changed_files)
+            .unwrap_or_default();
+        Self { diff, files, none }
+    }
+}
+
+/// The conversation's changes so far: while it runs, its working copy against the commit
+/// it started from (read by git inside its sandbox); once it ended, what it handed over.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LiveDiff {
+    /// Whether this is the working copy of a run in progress (else: what it handed over).
+    pub live: bool,
     /// The unified diff, when there is one.
     pub diff: Option<String>,
     /// The files it changes.

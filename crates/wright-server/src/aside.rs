@@ -97,7 +97,12 @@ impl Runs {
         let front = crate::front::Recorder::default();
         let mut reopened = self
             .starter
-            .reopen(&dir, &crate::api::Settings::default(), &front)
+            .reopen(
+                &dir,
+                &crate::api::Settings::default(),
+                wright_session::Takes::OwnOnly,
+                &front,
+            )
             .await
             .map_err(|err| match err {
                 // Its settings or model server: the client's to fix, as the code says.

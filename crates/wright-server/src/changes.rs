@@ -27,10 +27,12 @@ pub async fn diff(
             "conversation {id} is running: its changes are handed over at its end"
         )));
     }
-    let dir = wright_session::stored::conversation_dir(&id);
-    if !dir.join("events.jsonl").is_file() {
-        return Err(ApiError::not_found(&id));
-    }
+    handed(&id).await.map(Json)
+}
+
+/// What the conversation `id` handed over (404 when it has no log).
+pub(crate) async fn handed(id: &str) -> Result<api::Diff, ApiError> {
+    let dir = crate::actions::logged(id)?;
     let handed =
         tokio::task::spawn_blocking(move || wright_session::handed_over::handed_over(&dir))
             .await
@@ -41,11 +43,7 @@ pub async fn diff(
         Handed::NoChanges => (None, "it made no changes".to_string().into()),
         Handed::Missing(missing) => (None, Some(why_none(&missing))),
     };
-    let files = diff
-        .as_deref()
-        .map(wright_session::handed_over::changed_files)
-        .unwrap_or_default();
-    Ok(Json(api::Diff { diff, files, none }))
+    Ok(api::Diff::of(diff, none))
 }
 
 fn why_none(missing: &Missing) -> String {

@@ -56,6 +56,11 @@ impl Hub {
         events[start..].to_vec()
     }
 
+    /// The id of the last event kept, if any.
+    pub fn last_id(&self) -> Option<u64> {
+        self.events.lock().ok()?.last().map(|event| event.id)
+    }
+
     pub fn subscribe(&self) -> watch::Receiver<usize> {
         self.grown.subscribe()
     }

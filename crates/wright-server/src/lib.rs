@@ -14,6 +14,7 @@
 //! with a 4xx or 5xx status, never a half-done change.
 
 mod actions;
+mod agents_view;
 mod api;
 mod aside;
 mod auth;
@@ -25,15 +26,19 @@ mod error;
 mod front;
 mod hub;
 mod key;
+mod live;
 mod model_record;
 mod openai;
 mod openai_history;
 mod openapi;
 mod queue;
+pub mod replicas;
 mod repository;
 mod routes;
 mod runs;
+mod screenshot;
 mod session_error;
+mod settings_view;
 mod setup;
 mod signin;
 mod socket;
@@ -41,15 +46,19 @@ mod starter;
 mod tenancy;
 mod ui;
 mod view;
+mod widening;
 mod workspace;
 
 pub use api::Models;
 pub use api::NewConversation;
 pub use api::Settings;
+pub use automations::Waiting;
 pub use key::ServerKey;
 pub use starter::DoctorReport;
 pub use starter::SettingsStarter;
 pub use starter::Starter;
+pub use widening::UserLimits;
+pub use widening::Widening;
 
 use anyhow::Context;
 use anyhow::Result;
@@ -73,9 +82,18 @@ pub struct Options {
     pub workspace: Option<std::path::PathBuf>,
     /// The automations of the user's configuration (`[automations.NAME]`).
     pub automations: Vec<wright_config::automations::Automation>,
+    /// A repository's `.wright/automations.toml` not (or no longer) allowed: listed as
+    /// waiting, none of it defined.
+    pub waiting_automations: Option<Waiting>,
     /// The database the conversations' events and the users are kept in; `None`: the
     /// files alone, one user (the server key's).
     pub database: Option<wright_session::database::Store>,
+    /// How long a run's lease on its conversation lasts unrenewed (with a database):
+    /// a run cut off is taken over by another replica within about this long.
+    pub lease: std::time::Duration,
+    /// The git store the replicas share (`--git-store`): each step's files are pushed
+    /// there, and a takeover without the conversation's clone makes it from there.
+    pub git_store: Option<std::path::PathBuf>,
 }
 
 /// Why the server refuses to start.
@@ -116,10 +134,23 @@ impl Bound {
         let mut hosts = options.allowed_hosts.clone();
         hosts.push(options.host.clone());
         let guard = auth::Guard::new(key.clone(), address.port(), hosts, browser::Browser::new()?);
-        let runs = runs::Runs::new(starter, options.max_runs, options.database.clone());
+        let runs = runs::Runs::new(
+            starter,
+            options.max_runs,
+            options.database.clone(),
+            replicas::Replica::new(options.lease),
+            options
+                .git_store
+                .as_deref()
+                .map(wright_session::git_store::GitStore::new),
+        );
         // What a killed server had accepted and not started.
         runs.restore();
-        let automations = automations::Automations::new(options.automations, runs.clone())?;
+        let automations = automations::Automations::new(
+            options.automations,
+            options.waiting_automations,
+            runs.clone(),
+        )?;
         let state = Arc::new(routes::AppState {
             runs,
             guard,
@@ -158,6 +189,40 @@ impl Bound {
     /// returns how many runs it stopped.
     pub async fn serve(self) -> Result<usize> {
         let runs = self.state.runs.clone();
+        // With a database, runs other replicas lost are taken over here, and the events
+        // other replicas log reach this one's sockets.
+        if let Some(store) = runs.store().cloned() {
+            let mut notices = store
+                .listen()
+                .await
+                .context("cannot listen for the other replicas' events")?;
+            let listener = runs.clone();
+            let wake = Arc::new(tokio::sync::Notify::new());
+            let waker = wake.clone();
+            tokio::spawn(async move {
+                while let Some(notice) = notices.recv().await {
+                    match notice {
+                        wright_session::database::Notice::Appended { conversation, .. } => {
+                            listener.refresh_hub(&conversation).await
+                        }
+                        wright_session::database::Notice::Resumed => listener.refresh_hubs().await,
+                        // Kept if nobody looks right now: the next look is at once.
+                        wright_session::database::Notice::HandedOver { .. } => waker.notify_one(),
+                    }
+                }
+            });
+            let (room, taker) = (runs.clone(), runs.clone());
+            tokio::spawn(replicas::watch(
+                store,
+                runs.replica.clone(),
+                wake,
+                move || room.has_room(),
+                move |lease| {
+                    let taker = taker.clone();
+                    tokio::spawn(async move { taker.take_over(lease).await });
+                },
+            ));
+        }
         self.state
             .automations
             .start_schedules(Arc::new(automations::SystemClock));

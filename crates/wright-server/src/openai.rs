@@ -182,6 +182,7 @@ async fn answer(
                     let request = api::NewConversation {
                         workspace: Some(workspace.display().to_string()),
                         repository_url: None,
+                        repository_branch: None,
                         task: text,
                         settings: api::Settings::default(),
                     };

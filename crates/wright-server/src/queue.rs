@@ -84,6 +84,7 @@ mod tests {
         let waiting = Waiting::New(api::NewConversation {
             workspace: Some("/w".into()),
             repository_url: None,
+            repository_branch: None,
             task: "t".into(),
             settings: api::Settings {
                 model: Some("m".into()),

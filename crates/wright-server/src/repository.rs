@@ -9,15 +9,20 @@ use wright_sandbox::git::UserRepo;
 /// How long cloning a repository URL may take.
 const CLONE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// Clones `url` for conversation `id` (into its own directory of the repositories one);
-/// what a failed clone left is removed.
-pub(crate) async fn clone_for(id: &str, url: &str) -> Result<std::path::PathBuf> {
+/// Clones `url` for conversation `id` (into its own directory of the repositories one),
+/// at `branch` (its default branch when none); what a failed clone left is removed.
+pub(crate) async fn clone_for(
+    id: &str,
+    url: &str,
+    branch: Option<&str>,
+) -> Result<std::path::PathBuf> {
     let url = RemoteUrl::parse(url)?;
     let dest = wright_session::stored::repositories_root().join(id);
     let target = dest.clone();
+    let branch = branch.map(str::to_string);
     let cloned = tokio::task::spawn_blocking(move || {
         std::fs::create_dir_all(wright_session::stored::repositories_root())?;
-        UserRepo::clone_remote(&url, &target, CLONE_DEADLINE)
+        UserRepo::clone_remote(&url, &target, branch.as_deref(), CLONE_DEADLINE)
             .map_err(|err| anyhow::anyhow!("cannot clone {}: {err}", url.as_str()))
     })
     .await?;

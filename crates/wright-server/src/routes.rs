@@ -53,6 +53,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/conversations/{id}/ask", post(crate::aside::ask))
         .route("/api/conversations/{id}/messages", post(send_message))
         .route("/api/conversations/{id}/diff", get(crate::changes::diff))
+        .route(
+            "/api/conversations/{id}/live-diff",
+            get(crate::live::live_diff),
+        )
         .route("/api/conversations/{id}/fork", post(crate::actions::fork))
         .route("/api/conversations/{id}/apply", post(crate::actions::apply))
         .route(
@@ -61,12 +65,21 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/api/conversations/{id}/file", get(crate::actions::file))
         .route(
+            "/api/conversations/{id}/screenshots/{name}",
+            get(crate::screenshot::screenshot),
+        )
+        .route(
             "/api/conversations/{id}/files",
             get(crate::workspace::files),
         )
         .route("/api/automations", get(crate::automations::list))
         .route("/api/models", get(crate::setup::models))
+        .route("/api/agents", get(crate::agents_view::agents))
         .route("/api/doctor", get(crate::setup::doctor))
+        .route(
+            "/api/settings",
+            get(crate::settings_view::settings).put(crate::settings_view::change),
+        )
         .route(
             "/api/conversations/{id}/confirm",
             post(crate::confirm::confirm),
@@ -234,10 +247,12 @@ pub async fn interrupt(
 pub async fn send_message(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
+    caller: Option<axum::Extension<crate::tenancy::Caller>>,
     body: Result<Json<api::Message>, JsonRejection>,
 ) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
     let id = path_id(path)?;
     let Json(message) = body?;
+    crate::tenancy::may_set(&state, caller.as_deref(), &message.settings)?;
     state.runs.message(&id, message)?;
     let info = state
         .runs
@@ -253,11 +268,13 @@ pub async fn send_message(
 pub async fn run(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
+    caller: Option<axum::Extension<crate::tenancy::Caller>>,
     body: Result<Option<Json<api::Run>>, JsonRejection>,
 ) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
     let id = path_id(path)?;
     // No body at all: the server's settings.
     let settings = body?.map(|Json(run)| run.settings).unwrap_or_default();
+    crate::tenancy::may_set(&state, caller.as_deref(), &settings)?;
     state.runs.run(&id, settings, false)?;
     let info = state
         .runs
@@ -273,10 +290,12 @@ pub async fn run(
 pub async fn condense(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
+    caller: Option<axum::Extension<crate::tenancy::Caller>>,
     body: Result<Option<Json<api::Condense>>, JsonRejection>,
 ) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
     let id = path_id(path)?;
     let request = body?.map(|Json(request)| request).unwrap_or_default();
+    crate::tenancy::may_set(&state, caller.as_deref(), &request.settings)?;
     match request.message {
         Some(text) => state.runs.message(
             &id,

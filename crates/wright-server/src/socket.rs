@@ -3,7 +3,8 @@
 //! seen as `after` sends what was missed and nothing twice. Streamed pieces of the
 //! model's replies come between them as `{"kind": "delta", ...}` frames (they are not in
 //! the log: a slow client may miss some). The socket stays open for the conversation's
-//! next run until the client closes it.
+//! next run until the client closes it. With a database, a conversation another replica
+//! runs streams too: its events come from the database as that replica commits them.
 
 use crate::api::After;
 use crate::error::ApiError;
@@ -38,6 +39,8 @@ pub async fn events(
         .runs
         .hub(&id)
         .ok_or_else(|| ApiError::not_found(&id))?;
+    // Run by another replica: what its database holds beyond the log file read so far.
+    state.runs.refresh_hub(&id).await;
     // Clients send nothing but a close: what they send is bounded, and read only for it.
     let upgrade = upgrade
         .map_err(|r| ApiError::new(r.status(), "not_a_websocket", r.body_text()))?

@@ -18,6 +18,7 @@ use wright_session::Front;
 use wright_session::Reopened;
 use wright_session::Session;
 use wright_session::SessionError;
+use wright_session::Takes;
 
 /// What the program around the server gives it: sessions prepared from a request, with
 /// the settings resolved as that program resolves them (its flags, the configuration,
@@ -36,11 +37,13 @@ pub trait Starter: Send + Sync + 'static {
         workspace: &Path,
         front: &dyn Front,
     ) -> Result<Session, SessionError>;
-    /// An existing conversation's session, locked, and the conversation read back.
+    /// An existing conversation's session, locked, and the conversation read back;
+    /// `takes`: whether an external agent's is taken (to go on in the agent's session).
     async fn reopen(
         &self,
         dir: &Path,
         settings: &api::Settings,
+        takes: Takes,
         front: &dyn Front,
     ) -> Result<Reopened, SessionError>;
     /// The model server the settings name (else the local one that answers), and its
@@ -55,6 +58,19 @@ pub trait Starter: Send + Sync + 'static {
     ) -> Result<wright_session::SandboxChoice, SessionError>;
     /// `wright doctor --json`'s report on the setup these settings give.
     async fn doctor(&self, settings: &api::Settings) -> serde_json::Value;
+    /// The configuration conversations start from (the user's file, the environment,
+    /// the program's flags), each value with its origin; none when the program has no
+    /// such thing to show.
+    fn configuration(&self) -> Result<wright_config::Config> {
+        anyhow::bail!("this server shows no configuration")
+    }
+    /// The server's own setup, against which a user's settings are checked for what
+    /// they widen (`crate::widening`), and what its configuration lets users widen: by
+    /// default, the strictest (an `auto` sandbox, no hosts, no model server of its own,
+    /// nothing let).
+    fn user_limits(&self) -> crate::UserLimits {
+        crate::UserLimits::default()
+    }
 }
 
 /// `wright doctor --json`'s report on the setup some settings give: the program's own
@@ -108,6 +124,12 @@ impl SettingsStarter {
 #[async_trait::async_trait]
 impl Starter for SettingsStarter {
     fn check(&self, settings: &api::Settings) -> Result<(), BadFlag> {
+        if let Some(name) = &settings.agent {
+            crate::runs::external_agent(name).map_err(|err| BadFlag {
+                flag: "--agent",
+                problem: format!(": {err:#}"),
+            })?;
+        }
         self.args(settings).check()
     }
 
@@ -120,13 +142,22 @@ impl Starter for SettingsStarter {
     ) -> Result<Session, SessionError> {
         let args = self.args(&request.settings);
         // The server asks before risky actions unless told otherwise.
-        unattended::prepare(&args, id, workspace, Some(ConfirmMode::Risky), front).await
+        unattended::prepare(
+            &args,
+            id,
+            workspace,
+            Some(ConfirmMode::Risky),
+            unattended::WorkPlace::Clone,
+            front,
+        )
+        .await
     }
 
     async fn reopen(
         &self,
         dir: &Path,
         settings: &api::Settings,
+        takes: Takes,
         front: &dyn Front,
     ) -> Result<Reopened, SessionError> {
         // The request's settings (over the server's record of the conversation's) name
@@ -138,6 +169,7 @@ impl Starter for SettingsStarter {
             dir,
             Some(ConfirmMode::Risky),
             Naming::Request { named },
+            takes,
             front,
         )
         .await
@@ -153,6 +185,18 @@ impl Starter for SettingsStarter {
 
     async fn doctor(&self, settings: &api::Settings) -> serde_json::Value {
         (self.doctor)(self.args(settings)).await
+    }
+
+    fn configuration(&self) -> Result<wright_config::Config> {
+        wright_session::settings::merged(&self.defaults, None)
+    }
+
+    fn user_limits(&self) -> crate::UserLimits {
+        // A configuration that does not load lets users nothing and names no setup of
+        // the server's: every widening setting is then the admin's.
+        self.configuration()
+            .map(|config| crate::UserLimits::of(&config))
+            .unwrap_or_default()
     }
 
     async fn models(&self) -> Result<api::Models, SessionError> {

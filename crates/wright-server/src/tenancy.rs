@@ -141,6 +141,19 @@ pub async fn visible(
     Ok(theirs)
 }
 
+/// Refuses settings that widen what a run reaches (`crate::widening`) when a user asks
+/// for them and the server's configuration does not let users; the admin may.
+pub fn may_set(
+    state: &AppState,
+    caller: Option<&Caller>,
+    settings: &crate::api::Settings,
+) -> Result<(), ApiError> {
+    match caller {
+        None => Ok(()),
+        Some(_) => state.runs.starter.user_limits().check_user(settings),
+    }
+}
+
 /// Creates a conversation of the caller's: it must clone a `repository_url`; its owner
 /// is recorded in the database before anything of it runs.
 pub async fn create(
@@ -148,6 +161,7 @@ pub async fn create(
     caller: &Caller,
     request: crate::api::NewConversation,
 ) -> Result<String, ApiError> {
+    may_set(state, Some(caller), &request.settings)?;
     if request.workspace.is_some() {
         return Err(ApiError::forbidden(
             "admin_only",

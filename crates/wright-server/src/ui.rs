@@ -68,6 +68,10 @@ const ASSETS: &[Asset] = &[
     asset!("diff.js", JS),
     asset!("confirm.js", JS),
     asset!("workspace.js", JS),
+    asset!("live.js", JS),
+    asset!("automations.js", JS),
+    asset!("settings.js", JS),
+    asset!("screenshot.js", JS),
     asset!("icon.svg", "image/svg+xml"),
 ];
 

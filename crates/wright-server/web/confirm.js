@@ -40,7 +40,10 @@ export function showConfirmation(area, id, info, answered) {
   if (area.dataset.call === asked && !area.hidden) return;
   area.dataset.call = asked;
   area.hidden = false;
-  const reason = h("input", { type: "text", id: "confirm-reason", placeholder: "why not (told to the model)", maxlength: "2000" });
+  // An external agent's own tool: the protocol tells it only "rejected", so the reason
+  // is for the log (and the people reading it), not for its model.
+  const why = pending.tool === "reported" ? "why not (logged; the agent is told only no)" : "why not (told to the model)";
+  const reason = h("input", { type: "text", id: "confirm-reason", placeholder: why, maxlength: "2000" });
   const said = h("p", { class: "muted", id: "confirm-said" });
   const answer = async (approve, always) => {
     for (const b of area.querySelectorAll("button")) b.disabled = true;
@@ -62,7 +65,7 @@ export function showConfirmation(area, id, info, answered) {
     pending.flag ? h("p", { class: "warning", id: "confirm-flag" }, `Flagged: ${flagWords(pending.flag)}`) : null,
     h("div", { class: "control-row" },
       h("button", { type: "button", id: "confirm-approve", on: { click: () => answer(true, false) } }, "Approve"),
-      h("button", { type: "button", id: "confirm-always", on: { click: () => answer(true, true) } }, `Always for ${pending.tool}`),
+      h("button", { type: "button", id: "confirm-always", on: { click: () => answer(true, true) } }, pending.tool === "reported" ? "Always for this agent" : `Always for ${pending.tool}`),
       reason,
       h("button", { type: "button", id: "confirm-reject", class: "danger", on: { click: () => answer(false, false) } }, "Reject")),
     said);

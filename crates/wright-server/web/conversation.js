@@ -112,7 +112,7 @@ export function conversationPage(main, id) {
     showMore();
   };
   main.append(
-    h("section", { class: "conv-head" }, h("div", { class: "title-row" }, state, title), meta, notices),
+    h("section", { class: "conv-head" }, h("div", { class: "title-row" }, state, title), meta, controls.links, notices),
     stats.el, confirm, more, list, anchor, controls.el);
 
   list.addEventListener("click", (event) => {

@@ -52,6 +52,24 @@ export function splitDiff(text) {
   return files.filter((f) => f.lines.some((l) => l !== ""));
 }
 
+// A diff as its summary line and one folded block per file (all open unless it is long).
+export function fileBlocks(id, diff) {
+  const parts = splitDiff(diff);
+  const added = parts.reduce((n, f) => n + f.added, 0);
+  const removed = parts.reduce((n, f) => n + f.removed, 0);
+  const big = parts.reduce((n, f) => n + f.lines.length, 0) > 3000;
+  return [
+    h("p", { class: "muted", id: "diff-summary" }, `${parts.length} file${parts.length === 1 ? "" : "s"} changed, +${added} −${removed}`),
+    ...parts.map((f, i) => {
+      const name = f.path || f.old || f.lines[0];
+      const download = f.path && !f.binary ? h("a", { href: api.fileUrl(id, f.path), download: "", class: "download", title: "Download this file as the change leaves it" }, "download") : null;
+      return h("details", { class: "file", open: !big || i === 0, data: { path: name } },
+        h("summary", {}, h("span", { class: "path" }, name), h("span", { class: "counts" }, h("span", { class: "add" }, `+${f.added}`), " ", h("span", { class: "del" }, `−${f.removed}`)), download),
+        diffText(f.lines.join("\n")));
+    }),
+  ];
+}
+
 export function diffPage(main, id) {
   const outcome = h("div", { id: "outcome", "aria-live": "polite" });
   const apply = h("button", { type: "button", id: "apply", class: "primary", disabled: true }, "Apply to my branch");
@@ -79,9 +97,28 @@ export function diffPage(main, id) {
     const done = await api.apply(id);
     return `Applied ${done.branch || "the change"}${done.into ? ` into ${done.into}` : ""}.`;
   });
-  decide(discard, async () => {
-    await api.discard(id);
-    return "Discarded: its branch and its clone are gone.";
+  // Discarding deletes work: the page asks first, in itself (no browser dialog), and
+  // only the second button calls the server.
+  const sure = h("div", { class: "confirm-discard", id: "discard-confirm", hidden: true });
+  outcome.before(sure);
+  discard.addEventListener("click", () => {
+    const yes = h("button", { type: "button", id: "discard-yes", class: "danger" }, "Yes, discard it");
+    const no = h("button", { type: "button", id: "discard-no" }, "Keep it");
+    no.addEventListener("click", () => {
+      sure.hidden = true;
+      sure.replaceChildren();
+      apply.disabled = discard.disabled = false;
+    });
+    decide(yes, async () => {
+      sure.hidden = true;
+      await api.discard(id);
+      return "Discarded: its branch and its clone are gone.";
+    });
+    fill(sure, h("p", { class: "warning" }, "Discard deletes this conversation's work: its branch and its clone. It cannot be undone."),
+      h("div", { class: "buttons" }, yes, no));
+    sure.hidden = false;
+    apply.disabled = discard.disabled = true;
+    no.focus();
   });
 
   const change = api.diff(id).then((answer) => {
@@ -89,19 +126,7 @@ export function diffPage(main, id) {
       fill(files, h("p", { class: "muted", id: "no-diff" }, answer.none || "No change."));
       return;
     }
-    const parts = splitDiff(answer.diff);
-    const added = parts.reduce((n, f) => n + f.added, 0);
-    const removed = parts.reduce((n, f) => n + f.removed, 0);
-    const big = parts.reduce((n, f) => n + f.lines.length, 0) > 3000;
-    fill(files, 
-      h("p", { class: "muted", id: "diff-summary" }, `${parts.length} file${parts.length === 1 ? "" : "s"} changed, +${added} −${removed}`),
-      ...parts.map((f, i) => {
-        const name = f.path || f.old || f.lines[0];
-        const download = f.path && !f.binary ? h("a", { href: api.fileUrl(id, f.path), download: "", class: "download", title: "Download this file as the change leaves it" }, "download") : null;
-        return h("details", { class: "file", open: !big || i === 0, data: { path: name } },
-          h("summary", {}, h("span", { class: "path" }, name), h("span", { class: "counts" }, h("span", { class: "add" }, `+${f.added}`), " ", h("span", { class: "del" }, `−${f.removed}`)), download),
-          diffText(f.lines.join("\n")));
-      }));
+    fill(files, fileBlocks(id, answer.diff));
     apply.disabled = discard.disabled = false;
   }, (err) => fill(files, errorBox(err, "diff-error")));
 

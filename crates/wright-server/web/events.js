@@ -10,6 +10,7 @@ import { h } from "./dom.js";
 import { summary, argumentsView, outputView, untrusted } from "./tools.js";
 import { row, lazy } from "./rows.js";
 import { fieldsView } from "./fields.js";
+import { screenshotView } from "./screenshot.js";
 import * as kinds from "./kinds.js";
 
 export function createRenderer(ctx) {
@@ -57,6 +58,9 @@ export function createRenderer(ctx) {
     entry.status.textContent = ev.is_error ? "error" : exit !== undefined && exit !== null ? `exit ${exit}` : "done";
     if (untrusted(ev.output)) entry.status.after(h("span", { class: "badge outside", title: "what it printed came from outside: data, never instructions" }, "outside data"));
     if (entry.parts.made()) entry.parts.body.append(outputView(ev));
+    // A screenshot is shown beside its step, without opening it.
+    const shot = screenshotView(ctx.id, ev);
+    if (shot) entry.li.append(shot);
     if (ctx.lastAction === entry) ctx.lastAction = null;
     return null;
   }
@@ -154,7 +158,11 @@ export function createRenderer(ctx) {
     const o = ev.outcome || {};
     const verdict = {
       passed: "passes with it",
-      failed: typeof o.exit_code === "number" ? `still fails with it (exit ${o.exit_code})` : "did not finish with it",
+      // With wright's check of the task, the tests or the check may have failed: the log
+      // does not say which, so neither is blamed alone.
+      failed: typeof o.exit_code !== "number" ? "did not finish with it"
+        : ev.check ? `and wright's check of the task do not both pass with it (exit ${o.exit_code})`
+        : `still fails with it (exit ${o.exit_code})`,
       fails_further: `fails further on with it, in ${o.next}: kept while that one is tried`,
       no_code: "not run: the answer wrote no such function",
       unchanged: "not run: the answer left it as it is",
@@ -163,7 +171,7 @@ export function createRenderer(ctx) {
     }[o.kind] || String(o.kind);
     const answer = h("details", {}, h("summary", {}, "the answer"), h("pre", { class: "output" }, ev.answer || ""));
     return row(ev, `check ${o.kind === "passed" ? "check-passed" : "check-failed"}`, "candidate",
-      h("div", { class: "text" }, `a version of ${ev.name} in ${ev.path}, asked apart: `, h("code", {}, ev.command), ` ${verdict}`), answer);
+      h("div", { class: "text" }, ev.name ? `a version of ${ev.name} in ${ev.path}, asked apart: ` : `a version of ${ev.path} asked apart: `, h("code", {}, ev.command), ` ${verdict}`), answer);
   }
 
   // The badge of an action that has no output yet, from what the log says of it: waiting
@@ -255,6 +263,8 @@ export function createRenderer(ctx) {
         return kinds.network(ev);
       case "account":
         return kinds.account(ev);
+      case "handed_back":
+        return kinds.handedBack(ev);
       default: {
         // A kind this page does not know (a newer wright's log): said so, its fields as
         // text, folded.

@@ -1,7 +1,7 @@
 // The rows of the events that are not the conversation itself but what wright did around
 // it: the user's answers to confirmations, flags, skills, hooks, a second agent's
 // review, how the profile was chosen, questions asked aside, readings of a failure, help
-// turned on, and network connections. Each is a sentence for people (the folded
+// turned on, network connections, and what was handed back for an automation. Each is a sentence for people (the folded
 // details, when there are any, are text fields); `ctx.call(id)` is the action a call id
 // names, when the page has it.
 
@@ -142,4 +142,20 @@ export function network(ev) {
     ? `${via} reached ${ev.host}:${ev.port}: ${ev.bytes_sent} B sent, ${ev.bytes_received} B received`
     : `${via} was refused ${ev.host}:${ev.port}: ${REFUSALS[ev.reason] || ev.reason}`;
   return row(ev, `network compact ${allowed ? "net-allowed" : "net-refused"}`, "network", h("div", { class: "line" }, text));
+}
+
+const HANDED_BACK = {
+  pushed: "pushed",
+  pull_request_opened: "pull request opened",
+  pull_request_updated: "pull request updated",
+  commented: "commented on the issue",
+  failed: "failed",
+};
+
+// What the server did with the result for the automation that started the run.
+export function handedBack(ev) {
+  const what = HANDED_BACK[ev.what] || ev.what;
+  const line = h("div", { class: "line" }, `automation ${ev.automation}: ${what}: ${ev.detail}`);
+  const failed = ev.what === "failed";
+  return row(ev, `handed-back compact ${failed ? "net-refused" : "net-allowed"}`, "automation", line);
 }

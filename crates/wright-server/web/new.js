@@ -25,6 +25,10 @@ export function newPage(main) {
   // here (never "none" from a browser: running unconfined is the user's own setting).
   const sandbox = h("select", { id: "sandbox", name: "sandbox" },
     SANDBOXES.map(([value, words]) => h("option", { value }, words)));
+  // Who takes the steps: wright's own loop, or an external agent of the server's own
+  // configuration file ([agents.NAME]), named, never a command.
+  const agent = h("select", { id: "agent", name: "agent" }, h("option", { value: "" }, "wright's own loop"));
+  const agentNote = h("p", { class: "muted", id: "agent-note" });
   const doctor = h("section", { class: "doctor", id: "doctor", "aria-live": "polite" }, h("p", { class: "muted" }, "Checking the model server…"));
   const start = h("button", { type: "submit", class: "primary", id: "start" }, "Start");
   const failure = h("div", { id: "form-error" });
@@ -33,6 +37,7 @@ export function newPage(main) {
     h("label", { for: "task" }, "Task"), task,
     h("label", { for: "model" }, "Model"), model, modelNote,
     h("label", { for: "sandbox" }, "Sandbox"), sandbox,
+    h("label", { for: "agent" }, "Agent"), agent, agentNote,
     doctor,
     failure,
     h("div", { class: "actions" }, start));
@@ -45,6 +50,7 @@ export function newPage(main) {
     const settings = {};
     if (model.value) settings.model = model.value;
     if (sandbox.value) settings.sandbox = sandbox.value;
+    if (agent.value) settings.agent = agent.value;
     try {
       const created = await api.create({ workspace: workspace.value.trim(), task: task.value, settings });
       localStorage.setItem(LAST_WORKSPACE, workspace.value.trim());
@@ -73,13 +79,19 @@ export function newPage(main) {
     fill(modelNote, `${found.models.length} model${found.models.length === 1 ? "" : "s"} at ${found.base_url}`);
   }, (err) => fill(modelNote, errorBox(err)));
   const checked = models.then(check);
+  const agents = api.agents().then((found) => {
+    agent.append(...found.agents.map((a) => h("option", { value: a.name }, `${a.name} (external, over ACP)`)));
+    fill(agentNote, found.error || (found.agents.length
+      ? "An external agent works in the conversation's sandbox, on its clone, reaching only the hosts of its table."
+      : "No external agent: an [agents.NAME] table in the server's configuration file adds one."));
+  }, (err) => fill(agentNote, errorBox(err)));
 
-  return { ready: Promise.allSettled([models, checked]), dispose() {} };
+  return { ready: Promise.allSettled([models, checked, agents]), dispose() {} };
 }
 
 // The doctor's report (as `wright doctor --json` gives it): what would make a run fail
 // and what it would warn about first, then what it found.
-function doctorView(report) {
+export function doctorView(report) {
   const problems = Array.isArray(report.problems) ? report.problems : [];
   const notes = Array.isArray(report.notes) ? [...report.notes] : [];
   const window_ = report.context_window;

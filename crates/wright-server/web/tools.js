@@ -37,6 +37,9 @@ export function summary(tool, a) {
       return `think: ${firstLine(x.thought)}`;
     case "task_tracker":
       return "plan";
+    case "reported":
+      // An external agent's own tool, as it described it: its title, and its kind.
+      return `${firstLine(x.title || "a tool of its own")}${x.kind ? ` (${firstLine(x.kind, 40)})` : ""}`;
     default:
       return `${tool} ${firstLine(typeof a === "string" ? a : inline(x), 80)}`;
   }

@@ -1,4 +1,4 @@
-// A conversation's workspace as it is now: a file tree (one directory listed at a time,
+// A conversation's workspace as it is now: the diff so far (live.js), a file tree (one directory listed at a time,
 // from the server's files route: links and FIFOs are listed, never followed or opened)
 // beside a read-only viewer of the file chosen; and a terminal pane with every command
 // the agent ran and its whole output, live from the conversation's event socket. All of
@@ -8,6 +8,7 @@ import { h, fill, errorBox } from "./dom.js";
 import { api } from "./api.js";
 import { Feed } from "./feed.js";
 import { plain, untrusted } from "./tools.js";
+import { livePage } from "./live.js";
 
 // The most of a file the viewer shows.
 const VIEW_CAP = 1024 * 1024;
@@ -103,12 +104,16 @@ function terminal(id) {
   return { el: screen, close: () => feed.close() };
 }
 
+const TITLES = { files: "Files", terminal: "Terminal", changes: "Changes so far" };
+
 export function workspacePage(main, id, tab) {
   const tabs = h("nav", { class: "tabs" },
     h("a", { href: `#/c/${id}/files`, id: "tab-files", class: tab === "files" ? "current" : null }, "Files"),
+    h("a", { href: `#/c/${id}/changes`, id: "tab-changes", class: tab === "changes" ? "current" : null }, "Changes"),
     h("a", { href: `#/c/${id}/terminal`, id: "tab-terminal", class: tab === "terminal" ? "current" : null }, "Terminal"));
-  main.append(h("div", { class: "toolbar" }, h("h1", {}, tab === "files" ? "Files" : "Terminal"),
+  main.append(h("div", { class: "toolbar" }, h("h1", {}, TITLES[tab]),
     h("a", { href: `#/c/${id}`, class: "button", id: "back" }, "Back to the conversation")), tabs);
+  if (tab === "changes") return livePage(main, id);
   if (tab === "terminal") {
     const pane = terminal(id);
     main.append(pane.el);

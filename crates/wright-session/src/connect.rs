@@ -222,3 +222,45 @@ pub async fn context_window(client: &mut Client, user_limit: Option<u64>) -> Win
         kind: info.kind,
     }
 }
+
+/// What the model server said it is, before a new conversation's first request.
+pub struct Probed {
+    pub window: Window,
+    pub tool_calling: wright_protocol::ToolCalling,
+    pub tool_calling_why: String,
+    pub constraint: crate::constrain_mode::Decision,
+}
+
+/// Asks the model server for its context window (first: on Ollama it decides the wire,
+/// which the probes then use), how it takes tool calls, and whether its replies can be
+/// constrained.
+pub async fn ask_the_server(
+    client: &mut Client,
+    settings: &wright_config::Settings,
+    replies: crate::Replies,
+) -> Result<Probed> {
+    let window = context_window(client, settings.context_window).await;
+    let (tool_calling, tool_calling_why) =
+        crate::tool_mode::decide(&settings.tool_calling, client, &window.server).await?;
+    let constraint = match replies {
+        crate::Replies::AlwaysCalls => {
+            let asking = crate::constrain_mode::Asking {
+                client,
+                server: &window.server,
+                kind: window.kind,
+                tool_calling,
+            };
+            crate::constrain_mode::decide(&settings.constrain, &asking).await?
+        }
+        crate::Replies::MayBeWords => crate::constrain_mode::Decision {
+            constraint: None,
+            why: "none (in a chat a reply may be words)".into(),
+        },
+    };
+    Ok(Probed {
+        window,
+        tool_calling,
+        tool_calling_why,
+        constraint,
+    })
+}

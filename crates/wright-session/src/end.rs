@@ -7,7 +7,7 @@
 use crate::session::configure;
 use crate::session::Replies;
 use crate::session::Session;
-use crate::session::Tools;
+use crate::tools::Tools;
 use crate::working_copy;
 use crate::working_copy::InPlaceCommit;
 use anyhow::Result;
@@ -89,6 +89,7 @@ impl Session {
                 instructions: self.teaching.instruction_files(),
                 skills: self.teaching.skills.clone(),
                 group: self.group.clone(),
+                agent: self.agent.clone(),
             },
             self.tool_calling,
         )?;
@@ -224,7 +225,9 @@ impl Session {
         // The servers (in the sandbox) end before the working copy is committed.
         mcp.stop().await;
         drop(editor);
-        warm_up.abort();
+        if let Some(warm_up) = warm_up {
+            warm_up.abort();
+        }
         // The shell must be gone before the clone is committed.
         let mut log = conversation.into_log();
         drop(toolbox);

@@ -15,7 +15,6 @@
 //! conversation.
 
 use crate::repo_config::RepoConfigSource;
-use crate::sandbox_setup::Placement;
 use crate::sandbox_setup::SandboxSetup;
 use crate::working_copy::steps;
 use crate::working_copy::steps::FilesAt;
@@ -47,6 +46,10 @@ pub enum Refused {
     Damaged { line: usize, message: String },
     #[error("the log has no start event")]
     NoStart,
+    /// An external agent ran it: its history and files are the agent's, not a model's
+    /// of wright's to go on with.
+    #[error("{}", crate::running::external_refusal(.agent, "a fork"))]
+    ExternalAgent { agent: String },
 }
 
 /// A fork that could not be made.
@@ -134,6 +137,12 @@ pub fn fork(
     let Some(EventBody::Start(start)) = parsed.events.first().map(|e| &e.body) else {
         return Err(Refused::NoStart.into());
     };
+    if let Some(agent) = &start.agent {
+        return Err(Refused::ExternalAgent {
+            agent: agent.clone(),
+        }
+        .into());
+    }
     let kept = steps::read(source_dir);
     // Without an event, the files as they are now.
     let files = at
@@ -286,23 +295,14 @@ fn fill_clone(
     id: &str,
     files: &FilesAt,
 ) -> anyhow::Result<()> {
-    let placement = Placement {
-        writable: clone.clone_root.clone(),
-        read_only: vec![
+    let setup = SandboxSetup::for_git(
+        choice,
+        clone.clone_root.clone(),
+        vec![
             clone.repo.top().join(".git").join("objects"),
             source.clone_root.clone(),
         ],
-        protected: wright_sandbox::Protected::new(),
-        needs_git: true,
-        users_tree: false,
-    };
-    let setup = SandboxSetup::new(
-        choice.mode,
-        choice.options.clone(),
-        &placement,
         &format!("{id}-fork"),
-        &choice.launcher,
-        &crate::Grants::none(),
     )?;
     let git = AgentRepo::new(&setup.sandbox, &setup.env, &clone.clone_root);
     let commit = match files {

@@ -22,9 +22,14 @@ pub struct GitInspector {
 impl GitInspector {
     /// The diff against the start commit, new files included (`/diff` in chat).
     pub fn diff_text(&self) -> String {
-        AgentRepo::new(&self.sandbox, &self.env, &self.root)
-            .changes_since(&self.base)
+        self.changes_text()
             .unwrap_or_else(|err| format!("(the changes cannot be read: {err})"))
+    }
+
+    /// The diff against the start commit, new files included, or why git could not
+    /// make it (the server's live diff).
+    pub fn changes_text(&self) -> Result<String, wright_sandbox::git::GitError> {
+        AgentRepo::new(&self.sandbox, &self.env, &self.root).changes_since(&self.base)
     }
 }
 

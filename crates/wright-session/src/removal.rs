@@ -1,6 +1,7 @@
-//! Removing a conversation: its directory (log, records), the agent's clone, its branch
-//! in the user's repository, and the private directories its dead runs left. What `wright
-//! rm`, `wright gc` and a server's DELETE share.
+//! Removing a conversation: its directory (log, records), the agent's clone (and an
+//! external agent's home), its branch in the user's repository, and the private
+//! directories its dead runs left. What `wright rm`, `wright gc` and a server's DELETE
+//! share.
 //!
 //! What it guarantees: no work nobody took is removed unless forced — a branch with
 //! commits the user's HEAD lacks, or a clone whose run never handed its changes over (see
@@ -28,6 +29,8 @@ pub struct Removal {
     pub clone: PathBuf,
     /// The repository cloned from a URL for it (the server's `repository_url`), if any.
     pub cloned: Option<PathBuf>,
+    /// The home its external agent kept across runs (`agent_homes_dir`), if any.
+    pub agent_home: Option<PathBuf>,
     /// Its branch in the user's repository, and where it pointed.
     pub branch: Option<(UserRepo, String, Oid)>,
     /// Private directories its dead runs left in the temp directory.
@@ -52,6 +55,8 @@ impl Removal {
         };
         let cloned = Some(wright_core::repositories_dir().join(&id))
             .filter(|dir| dir.symlink_metadata().is_ok());
+        let agent_home = Some(wright_core::agent_homes_dir().join(&id))
+            .filter(|dir| dir.symlink_metadata().is_ok());
         let fork = format!("{id}-fork");
         let private = wright_sandbox::dead_private_dirs(&std::env::temp_dir(), &|run| {
             run == id || run == fork
@@ -59,11 +64,13 @@ impl Removal {
         let bytes = disk_use(&summary.dir)
             + disk_use(&clone)
             + cloned.as_deref().map_or(0, disk_use)
+            + agent_home.as_deref().map_or(0, disk_use)
             + private.iter().map(|p| disk_use(p)).sum::<u64>();
         Self {
             dir: summary.dir.clone(),
             clone,
             cloned,
+            agent_home,
             branch,
             private,
             bytes,
@@ -83,10 +90,15 @@ impl Removal {
         if let Some(cloned) = &self.cloned {
             remove_tree(cloned).with_context(|| format!("cannot remove {}", cloned.display()))?;
         }
+        if let Some(home) = &self.agent_home {
+            remove_tree(home).with_context(|| format!("cannot remove {}", home.display()))?;
+        }
         if self.clone.symlink_metadata().is_ok() {
             remove_tree(&self.clone)
                 .with_context(|| format!("cannot remove {}", self.clone.display()))?;
         }
+        // What the git store's takeover knew of the clone goes with it.
+        crate::clone_step::forget(&self.clone);
         remove_tree(&self.dir).with_context(|| format!("cannot remove {}", self.dir.display()))
     }
 }

@@ -5,11 +5,11 @@
 //! read back from its log.
 
 use crate::front::Front;
-use crate::session::Readiness;
 use crate::session::Replies;
 use crate::session::SandboxChoice;
 use crate::session::Session;
-use crate::session::Tools;
+use crate::tools::Readiness;
+use crate::tools::Tools;
 use crate::working_copy::WorkingCopy;
 use anyhow::bail;
 use anyhow::Result;
@@ -22,6 +22,16 @@ use wright_core::RunLock;
 use wright_llm::Client;
 use wright_protocol::EventBody;
 use wright_protocol::Start;
+
+/// Which conversations a reopen takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    /// Those of wright's own loop; an external agent's is refused, saying why.
+    OwnOnly,
+    /// An external agent's too, which the caller goes on with in the agent's own
+    /// session (`session/load`), never with wright's model.
+    ExternalToo,
+}
 
 /// A conversation found on disk, locked, before a model is chosen for it.
 pub struct Existing {
@@ -41,7 +51,22 @@ impl Existing {
     /// writing it), clears what dead runs left, and finds its working copy. The record,
     /// not the log, says where it works; both are checked before any server is asked
     /// anything.
+    ///
+    /// An external agent's conversation is refused (wright's own model cannot go on
+    /// with it): see `open_any`.
     pub fn open(dir: &Path, front: &dyn Front) -> Result<Self> {
+        Self::open_taking(dir, front, Takes::OwnOnly)
+    }
+
+    /// As `open`, an external agent's conversation too (`start.agent` names its agent):
+    /// the caller goes on with it in the agent's own session (`wright_acp::client`,
+    /// `session/load`), never with wright's model.
+    pub fn open_any(dir: &Path, front: &dyn Front) -> Result<Self> {
+        Self::open_taking(dir, front, Takes::ExternalToo)
+    }
+
+    /// `open` or `open_any`, as `takes` says.
+    pub fn open_taking(dir: &Path, front: &dyn Front, takes: Takes) -> Result<Self> {
         let id = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -59,6 +84,15 @@ impl Existing {
                 log_path.display()
             );
         };
+        if let (Some(agent), Takes::OwnOnly) = (&start.agent, takes) {
+            bail!(
+                "{}",
+                crate::running::external_refusal(
+                    agent,
+                    "going on with it here (only `wright resume ID MESSAGE` goes on with it, in the agent's own session through its session/load)"
+                )
+            );
+        }
         let in_force = logged.events.iter().rev().find_map(|e| match &e.body {
             EventBody::ModelSwitch(switch) => Some(switch.to.clone()),
             _ => None,
@@ -128,6 +162,7 @@ impl Session {
             &names,
             &start.skills,
         )?;
+        tools.settle()?;
         // Its MCP tools are those it started with, their schemas the log's own.
         let logged_mcp = crate::mcp::logged_schemas(&start.tools);
         if !logged_mcp.is_empty() {
@@ -182,6 +217,7 @@ impl Session {
             hooks,
             group: start.group.clone(),
             profiles,
+            agent: start.agent.clone(),
             review: None,
         };
         session.equip(&mut conversation);

@@ -47,6 +47,13 @@ pub struct Running {
     pub(crate) conversation: wright_core::Conversation,
 }
 
+impl From<wright_core::Conversation> for Running {
+    /// A conversation read back from its log (`Session::reopen`), to go on with.
+    fn from(conversation: wright_core::Conversation) -> Self {
+        Running { conversation }
+    }
+}
+
 /// A conversation read back from its log, with the session it runs in.
 pub struct Reopened {
     pub session: Session,
@@ -101,6 +108,11 @@ impl Running {
     }
 
     /// The history is condensed before the next request.
+    /// Tells the model `text` before its next step (see `Conversation::tell_model`).
+    pub fn tell(&mut self, text: String) -> Result<()> {
+        Ok(self.conversation.tell_model(text)?)
+    }
+
     pub fn condense_first(&mut self) {
         self.conversation.condense_first();
     }
@@ -129,6 +141,9 @@ impl Running {
         cancel: &CancellationToken,
         observer: &mut dyn Observer,
     ) -> Result<AsideReply> {
+        if let Some(agent) = self.conversation.agent() {
+            return Ok(AsideReply::Unanswered(external_refusal(agent, "/ask")));
+        }
         let asked = self
             .conversation
             .ask_aside(question, cancel, &mut Relay(observer))
@@ -144,6 +159,15 @@ impl Running {
 impl Session {
     /// A new conversation of this session: the workspace map first when the settings
     /// want one, and the first look (with its reading and candidates) as they say.
+    /// A new conversation of this session whose steps an external agent takes
+    /// (`session.agent` names it on the start event): no workspace map, no first look,
+    /// which are for wright's own model.
+    pub fn begin_external(&self) -> Result<Running> {
+        Ok(Running {
+            conversation: self.start_conversation(None)?,
+        })
+    }
+
     pub fn begin(&self) -> Result<Running> {
         let mut conversation = self.start_conversation(self.workspace_map())?;
         self.begin_with_first_look(&mut conversation);
@@ -183,7 +207,7 @@ impl Session {
 }
 
 /// A front end's observer as the loop's.
-struct Relay<'a>(&'a mut dyn Observer);
+pub(crate) struct Relay<'a>(pub(crate) &'a mut dyn Observer);
 
 impl wright_core::Observer for Relay<'_> {
     fn event(&mut self, event: &Event) {
@@ -205,4 +229,13 @@ impl wright_core::confirm::Confirmer for Asking {
     async fn ask(&self, pending: &Pending) -> Answer {
         self.0.ask(pending).await
     }
+}
+
+/// Why wright cannot do `what` on a conversation an external agent ran: no model of
+/// wright's holds its history, and the agent's own session is not wright's to drive
+/// apart from its prompt.
+pub fn external_refusal(agent: &str, what: &str) -> String {
+    format!(
+        "this conversation was run by the external agent {agent} (over ACP), not by wright's own loop: {what} is not possible on it — wright holds no model and no history of its own for it; start a new conversation (`wright run --agent {agent} TASK`), or one of wright's own"
+    )
 }

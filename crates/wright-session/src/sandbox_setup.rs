@@ -32,6 +32,8 @@ pub struct SandboxSetup {
     /// the container's own, set when it is created).
     shell_env: Vec<(String, String)>,
     report: Option<Report>,
+    /// The check of a confined sandbox while it runs (see `settle_check`).
+    checking: Option<wright_sandbox::Checking>,
     private: PrivateDir,
     cgroup: Option<Cgroup>,
     max_file_bytes: u64,
@@ -119,7 +121,71 @@ impl SandboxOptions {
 }
 
 impl SandboxSetup {
+    /// A sandbox for wright's own git work between clones (a fork's files, a clone made
+    /// again from the git store): `writable` the clone written, `read_only` where its
+    /// objects come from, no secrets, git allowed.
+    pub(crate) fn for_git(
+        choice: &crate::SandboxChoice,
+        writable: std::path::PathBuf,
+        read_only: Vec<std::path::PathBuf>,
+        name: &str,
+    ) -> Result<Self> {
+        let placement = Placement {
+            writable,
+            read_only,
+            protected: wright_sandbox::Protected::new(),
+            needs_git: true,
+            users_tree: false,
+        };
+        Self::new(
+            choice.mode,
+            choice.options.clone(),
+            &placement,
+            name,
+            &choice.launcher,
+            &crate::Grants::none(),
+        )
+    }
+
+    /// The sandbox, checked: it works here, or this is the error saying why (fail closed).
     pub fn new(
+        mode: SandboxMode,
+        options: SandboxOptions,
+        placement: &Placement,
+        conversation: &str,
+        launcher: &Launcher,
+        secrets: &crate::secrets::Grants,
+    ) -> Result<Self> {
+        let mut setup = Self::start(mode, options, placement, conversation, launcher, secrets)?;
+        setup.settle_check()?;
+        Ok(setup)
+    }
+
+    /// Waits for the verdict of the sandbox's check, started by `start`: the report of
+    /// what it enforces, or the error saying why it cannot work here (the cgroup made for
+    /// it is then removed). Nothing may run in the sandbox before this has said yes.
+    pub fn settle_check(&mut self) -> Result<()> {
+        let Some(checking) = self.checking.take() else {
+            return Ok(());
+        };
+        match checking.finish() {
+            Ok(report) => {
+                self.report = Some(report);
+                Ok(())
+            }
+            Err(err) => {
+                if let Some(cgroup) = &self.cgroup {
+                    cgroup.remove();
+                }
+                Err(err.into())
+            }
+        }
+    }
+
+    /// The sandbox with its check started and not awaited, so that its launcher runs
+    /// while the caller does other work; `settle_check` must be called before anything
+    /// runs in it.
+    pub fn start(
         mode: SandboxMode,
         options: SandboxOptions,
         placement: &Placement,
@@ -155,6 +221,7 @@ impl SandboxSetup {
                 shell_env: secrets.add_to(&env)?,
                 env,
                 report: None,
+                checking: None,
                 private,
                 cgroup: None,
                 max_file_bytes,
@@ -215,11 +282,12 @@ impl SandboxSetup {
                 needs_git: placement.needs_git,
                 env: secrets.add_to(&container_environment(std::env::vars()))?,
             };
-            Sandbox::docker(&settings, &policy).map(|(sandbox, report)| (sandbox, Some(report)))
+            Sandbox::docker(&settings, &policy)
+                .map(|(sandbox, report)| (sandbox, Some(wright_sandbox::Checking::Done(report))))
         } else {
-            Sandbox::for_mode(mode, launcher.path().to_path_buf(), &policy)
+            Sandbox::for_mode_checking(mode, launcher.path().to_path_buf(), &policy)
         };
-        let (sandbox, report) = match setup {
+        let (sandbox, checking) = match setup {
             Ok(ok) => ok,
             Err(err) => {
                 if let Some(cgroup) = &cgroup {
@@ -243,7 +311,8 @@ impl SandboxSetup {
             sandbox,
             shell_env,
             env,
-            report,
+            report: None,
+            checking,
             private,
             cgroup,
             max_file_bytes,
@@ -346,6 +415,8 @@ impl SandboxSetup {
 
 impl Drop for SandboxSetup {
     fn drop(&mut self) {
+        // A check still running is killed first: its process is in the cgroup.
+        self.checking.take();
         // Other clones of the sandbox (the terminal's) may still be alive: the container
         // goes now all the same.
         self.sandbox.shutdown();

@@ -173,6 +173,7 @@ impl FreshReviewer {
                 instructions: teaching.instruction_files(),
                 skills: Vec::new(),
                 group: Some(format!("review-of-{}", self.writer_id)),
+                agent: None,
             },
             tool_calling,
         )?;
@@ -202,7 +203,9 @@ impl FreshReviewer {
             editor,
             ..
         } = tools;
-        warm_up.abort();
+        if let Some(warm_up) = warm_up {
+            warm_up.abort();
+        }
         drop((
             toolbox,
             editor,

@@ -10,172 +10,20 @@
 use crate::front::Front;
 use crate::launcher::Launcher;
 use crate::sandbox_setup::SandboxOptions;
-use crate::sandbox_setup::SandboxSetup;
+use crate::tools::Readiness;
+use crate::tools::Tools;
 use crate::working_copy::StartPoint;
 use crate::working_copy::UncommittedChoice;
 use crate::working_copy::WorkingCopy;
 use anyhow::Result;
-use std::sync::Arc;
 use wright_config::assist::Piece;
 use wright_config::Settings;
 use wright_core::Conversation;
 use wright_llm::Client;
 use wright_sandbox::SandboxMode;
 use wright_strategies::Help;
-use wright_tools::FileEditorTool;
-use wright_tools::FinishTool;
-use wright_tools::GlobTool;
-use wright_tools::GrepTool;
-use wright_tools::TaskTrackerTool;
-use wright_tools::TerminalTool;
-use wright_tools::ThinkTool;
-use wright_tools::Tool;
 use wright_tools::ToolName;
 use wright_tools::ToolSet;
-use wright_tools::Toolbox;
-use wright_tools::Workspace;
-
-/// The sandboxed tools of one conversation, with what they need to be cleaned up.
-pub struct Tools {
-    pub toolbox: Toolbox,
-    pub terminal: Arc<TerminalTool>,
-    pub editor: Arc<FileEditorTool>,
-    pub workspace: Workspace,
-    pub setup: SandboxSetup,
-    pub warm_up: tokio::task::JoinHandle<()>,
-    /// The secrets the shell was given, and their masker.
-    pub secrets: crate::secrets::Grants,
-    /// The MCP servers whose tools are in the toolbox.
-    pub mcp: crate::mcp::McpServers,
-}
-
-/// When the working copy is made ready: a new conversation checks its clone out once
-/// the sandbox exists; a resumed one finds it as it was.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Readiness {
-    Start,
-    Reopen,
-}
-
-impl Tools {
-    pub fn build(
-        sandbox: &SandboxChoice,
-        working_copy: &WorkingCopy,
-        id: &str,
-        readiness: Readiness,
-        names: &[ToolName],
-        skills: &[wright_protocol::SkillEntry],
-    ) -> Result<Self> {
-        if readiness == Readiness::Reopen {
-            working_copy.begin_resumed_run()?;
-        }
-        let placement = working_copy.placement();
-        let mut options = sandbox.options.clone();
-        // The dev servers the browser opens listen on the sandbox's own loopback.
-        options.local_servers = names.contains(&ToolName::Browser);
-        let setup = SandboxSetup::new(
-            sandbox.mode,
-            options,
-            &placement,
-            id,
-            &sandbox.launcher,
-            &sandbox.secrets,
-        )?;
-        if readiness == Readiness::Start {
-            working_copy.start(&setup)?;
-        }
-        // Opened once it exists, and never through a link the agent made; what the sandbox
-        // keeps read-only, wright's own tools leave alone too (the same list).
-        let workspace = working_copy
-            .open_workspace()?
-            .protecting(&placement.protected)
-            .map_err(|err| anyhow::anyhow!("{err}"))?;
-        let mut terminal = TerminalTool::new(
-            workspace.clone(),
-            setup.shell_env().to_vec(),
-            setup.sandbox.clone(),
-            setup.scratch()?,
-        )
-        .with_masker(sandbox.secrets.masker());
-        if let Some(journal) = setup.network_journal() {
-            terminal = terminal.with_network_journal(journal);
-        }
-        let terminal = Arc::new(terminal);
-        // The shell starts while the first request is prepared and sent (if the model
-        // has it).
-        let warm = terminal.clone();
-        let shell = names.contains(&ToolName::Terminal);
-        let warm_up = tokio::spawn(async move {
-            if shell {
-                let _ = warm.warm_up().await;
-            }
-        });
-        let editor = Arc::new(FileEditorTool::new(workspace.clone()));
-        let web = setup.web_allow_list();
-        let mut tools: Vec<Arc<dyn Tool>> = names
-            .iter()
-            .filter_map(|name| -> Option<Arc<dyn Tool>> {
-                Some(match name {
-                    ToolName::Terminal => terminal.clone(),
-                    ToolName::FileEditor => editor.clone(),
-                    ToolName::Grep => Arc::new(GrepTool::new(workspace.clone())),
-                    ToolName::Glob => Arc::new(GlobTool::new(workspace.clone())),
-                    ToolName::TaskTracker => Arc::new(TaskTrackerTool::new()),
-                    ToolName::Think => Arc::new(ThinkTool),
-                    ToolName::Finish => Arc::new(FinishTool),
-                    // Only where the run has the network: else the model never sees it.
-                    ToolName::Fetch => Arc::new(wright_tools::FetchTool::new(web.clone()?)),
-                    ToolName::Browser => Arc::new(wright_tools::BrowserTool::new(
-                        terminal.clone(),
-                        setup.env.clone(),
-                        workspace.root().to_path_buf(),
-                        crate::stored::conversation_dir(id).join("screenshots"),
-                    )),
-                })
-            })
-            .collect();
-        // The skills listed for the model to read come with the tool that reads them.
-        if let Some(skill) = wright_tools::SkillTool::over(skills) {
-            tools.push(Arc::new(skill));
-        }
-        Ok(Self {
-            toolbox: Toolbox::new(tools),
-            terminal,
-            editor,
-            workspace,
-            setup,
-            warm_up,
-            secrets: sandbox.secrets.clone(),
-            mcp: crate::mcp::McpServers::default(),
-        })
-    }
-
-    /// Starts the MCP servers of `config` (stdio ones in this sandbox, in the working
-    /// copy) and adds their tools after the others; `logged`: a resumed conversation's
-    /// schemas, which fix the tools.
-    pub async fn add_mcp(
-        &mut self,
-        config: &crate::mcp::McpConfig,
-        settings: &Settings,
-        repo: &std::path::Path,
-        logged: Option<&[serde_json::Value]>,
-        front: &dyn crate::Front,
-    ) {
-        if config.servers.is_empty() && config.refused.is_empty() && config.skipped.is_empty() {
-            return;
-        }
-        let place = crate::mcp::Place {
-            sandbox: &self.setup.sandbox,
-            env: &self.setup.env,
-            cwd: self.workspace.root(),
-            settings,
-            repo,
-        };
-        let servers = crate::mcp::McpServers::start(config, &place, logged, front).await;
-        self.toolbox = self.toolbox.with(servers.tools.clone());
-        self.mcp = servers;
-    }
-}
 
 /// How a session's commands are confined.
 #[derive(Debug, Clone)]
@@ -252,6 +100,10 @@ pub struct Session {
     /// The reviewer its new conversation gets (`--review`, `review.profile`), chosen by
     /// the front end once the session is prepared.
     pub review: Option<crate::settings::review::Review>,
+    /// The external agent (`[agents.NAME]`) that takes its conversation's steps instead
+    /// of the model, named on the start event; the front end sets it before the
+    /// conversation starts.
+    pub agent: Option<String>,
 }
 
 /// What a session's replies are: in a run every reply is a tool call (`finish` included),
@@ -308,25 +160,6 @@ impl Session {
             profiles,
         } = request;
         let in_place = place.in_place;
-        // The window first: on Ollama it decides the wire, which the probe then uses.
-        let window = crate::connect::context_window(&mut client, settings.context_window).await;
-        let (tool_calling, tool_calling_why) =
-            crate::tool_mode::decide(&settings.tool_calling, &client, &window.server).await?;
-        let constraint = match replies {
-            Replies::AlwaysCalls => {
-                let asking = crate::constrain_mode::Asking {
-                    client: &client,
-                    server: &window.server,
-                    kind: window.kind,
-                    tool_calling,
-                };
-                crate::constrain_mode::decide(&settings.constrain, &asking).await?
-            }
-            Replies::MayBeWords => crate::constrain_mode::Decision {
-                constraint: None,
-                why: "none (in a chat a reply may be words)".into(),
-            },
-        };
         let mut locks = Vec::new();
         if in_place {
             if let Some(repo) = &start.repo {
@@ -343,8 +176,6 @@ impl Session {
         std::fs::create_dir_all(&conversation_dir)
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
         locks.push(wright_core::RunLock::conversation(&conversation_dir, &id)?);
-        // An embedded engine keeps this conversation's cache beside its log, for resume.
-        client.keep_state_in(&conversation_dir);
         crate::sandbox_setup::reap_dead_runs(&id);
         let options = crate::working_copy::Options {
             in_place,
@@ -359,6 +190,14 @@ impl Session {
                 // has a shell.
                 let source = working_copy.config_source();
                 let sub = working_copy.sub_directory();
+                let (tool_names, tools_why) = crate::web_work::with_browser(
+                    (tool_names, tools_why),
+                    &settings.tools,
+                    &source,
+                    &sub,
+                    &sandbox,
+                    working_copy.placement().users_tree,
+                );
                 let files = crate::repo_config::RepoFiles::list(
                     &source,
                     &[
@@ -381,9 +220,9 @@ impl Session {
                     &tool_names,
                     &teaching.skills,
                 )?;
-                Ok((working_copy, tools, teaching, hooks, (mcp, key)))
+                Ok((working_copy, tools, teaching, hooks, (mcp, key), tools_why))
             });
-        let (working_copy, mut tools, teaching, hooks, (mcp, key)) = match prepared {
+        let (working_copy, mut tools, teaching, hooks, (mcp, key), tools_why) = match prepared {
             Ok(prepared) => prepared,
             Err(err) => {
                 // Nothing ran: leave no half-made conversation (or clone) behind.
@@ -391,6 +230,28 @@ impl Session {
                 return Err(err);
             }
         };
+        // The model server is asked what it is while the sandbox's check runs (its
+        // launcher is a process of its own); then the check's verdict is awaited.
+        let probed = match crate::connect::ask_the_server(&mut client, &settings, replies).await {
+            Ok(probed) => tools.settle().map(|()| probed),
+            Err(err) => Err(err),
+        };
+        let crate::connect::Probed {
+            window,
+            tool_calling,
+            tool_calling_why,
+            constraint,
+        } = match probed {
+            Ok(probed) => probed,
+            Err(err) => {
+                // Nothing ran in the sandbox: leave nothing behind.
+                drop((tools, working_copy, locks));
+                crate::working_copy::remove_unstarted(&conversation_dir, &id);
+                return Err(err);
+            }
+        };
+        // An embedded engine keeps this conversation's cache beside its log, for resume.
+        client.keep_state_in(&conversation_dir);
         tools.add_mcp(&mcp, &settings, &key, None, front).await;
         // The model may state a risk where the user is asked before risky actions.
         if settings
@@ -433,6 +294,7 @@ impl Session {
             teaching,
             hooks,
             group: None,
+            agent: None,
             profiles,
             review: None,
         })
@@ -558,47 +420,5 @@ pub fn configure(
     conversation.stop_when_done(settings.assist.at_start(Piece::StopWhenDone, &everyone));
     if let Some(inspector) = inspector {
         conversation.set_inspector(Box::new(inspector.clone()));
-    }
-}
-
-/// Stops the run when the agent's files outgrow the disk limit.
-struct DiskGuard(wright_sandbox::DiskUse);
-
-impl wright_core::StepGuard for DiskGuard {
-    fn stop_reason(&self) -> Option<wright_protocol::StopReason> {
-        self.0
-            .exceeded()
-            .map(|grew| wright_protocol::StopReason::MaxDisk {
-                grew_mib: grew >> 20,
-                limit_mib: self.0.limit() >> 20,
-            })
-    }
-}
-
-impl Tools {
-    /// The guard on the disk the agent's commands fill, for one conversation; the saved
-    /// outputs of its commands are bounded by the same limit.
-    pub fn disk_guard(&self, max_disk_mb: Option<u64>) -> Box<dyn wright_core::StepGuard> {
-        let paths = self.setup.written_paths();
-        let limit = max_disk_mb.map(|mb| mb << 20).unwrap_or_else(|| {
-            paths
-                .first()
-                .and_then(|path| wright_sandbox::DiskUse::half_the_free_space(path))
-                .unwrap_or(u64::MAX)
-        });
-        // What wright saves of the commands' outputs counts against the same limit.
-        self.terminal.scratch().bound_outputs(limit);
-        Box::new(DiskGuard(wright_sandbox::DiskUse::start(paths, limit)))
-    }
-
-    /// The reviewer of the working copy's changes, when it is a git repository.
-    pub fn inspector(&self, working_copy: &WorkingCopy) -> Option<crate::inspect::GitInspector> {
-        let (root, base) = working_copy.changes_base()?;
-        Some(crate::inspect::GitInspector {
-            root,
-            base,
-            sandbox: self.setup.sandbox.clone(),
-            env: self.setup.env.clone(),
-        })
     }
 }

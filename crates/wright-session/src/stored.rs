@@ -208,9 +208,28 @@ pub fn conversations_root() -> PathBuf {
     conversations_dir()
 }
 
+/// The home the external agent of conversation `id` keeps across its runs (whether or
+/// not it exists): see `wright_core::agent_homes_dir`.
+pub fn agent_home_dir(id: &str) -> PathBuf {
+    wright_core::agent_homes_dir().join(id)
+}
+
 /// The directory of conversation `id` (whether or not it exists).
 pub fn conversation_dir(id: &str) -> PathBuf {
     conversations_dir().join(id)
+}
+
+/// Appends `body` to the log of conversation `id` after its run ended (what the server did
+/// with the result: an automation's push, pull request, comment). The conversation's lock
+/// is taken first, so this never writes beside a run: while one runs, it fails and says so.
+pub fn append_after_run(id: &str, source: Source, body: EventBody) -> Result<()> {
+    let dir = conversation_dir(id);
+    let _lock = wright_core::RunLock::conversation(&dir, id)?;
+    let (mut log, _torn) = wright_core::EventLog::open(&dir.join("events.jsonl"))
+        .with_context(|| format!("cannot open the log of {id}"))?;
+    log.append(source, body)
+        .with_context(|| format!("cannot append to the log of {id}"))?;
+    Ok(())
 }
 
 /// Where repositories cloned from a URL for a conversation are kept (the server's

@@ -3,10 +3,11 @@
 //! sandbox, real files, a real git repository; the run's events and the branch it hands
 //! over are checked.
 
+mod common;
+
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use wright_core::Observer;
-use wright_llm::ClientConfig;
 use wright_llm::StreamDelta;
 use wright_protocol::AgentState;
 use wright_protocol::ChangesOutcome;
@@ -14,19 +15,14 @@ use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::StopReason;
 use wright_sandbox::SandboxMode;
-use wright_session::connect::connect;
-use wright_session::connect::ServerChoice;
 use wright_session::sandbox_setup::SandboxOptions;
 use wright_session::Ending;
 use wright_session::Launcher;
-use wright_session::Place;
 use wright_session::Profiles;
-use wright_session::Replies;
 use wright_session::Request;
 use wright_session::SandboxChoice;
 use wright_session::Session;
 use wright_session::Unattended;
-use wright_session::UncommittedChoice;
 use wright_testkit::failing_python_repo;
 use wright_testkit::git;
 use wright_testkit::reply;
@@ -70,41 +66,13 @@ async fn a_run_in_process_fixes_the_test_and_hands_over_its_branch() {
 
     let front = Unattended;
     let start = Session::locate(repo.path(), &front).unwrap();
-    let mut settings =
-        wright_config::Settings::from_config(&wright_config::Config::default(), None, |_| None)
-            .unwrap();
-    settings.tool_calling = "native".into();
-    settings.constrain = "off".into();
-    let choice = ServerChoice {
-        base_url: Some(server.url()),
-        model_file: None,
-        window: None,
-        model: Some("test-model".into()),
-        preferred_model: None,
-        api_key: None,
-    };
-    let client = connect(choice, ClientConfig::new("", "")).await.unwrap();
-    let request = Request {
-        client,
-        settings: settings.clone(),
-        place: Place {
-            in_place: false,
-            force: false,
-            uncommitted: UncommittedChoice::Leave,
-            snapshot: true,
-        },
-        sandbox: SandboxChoice {
-            mode: SandboxMode::Auto,
-            options: SandboxOptions::of(&settings, false),
-            // Not this test binary: it knows nothing of the launcher's arguments.
-            launcher: Launcher::program(env!("CARGO_BIN_EXE_wright-launcher")),
-            secrets: wright_session::Grants::none(),
-            repo_hooks: wright_session::RepoHooksChoice::Ask,
-            repo_mcp: wright_session::RepoHooksChoice::Ask,
-        },
-        profiles: Profiles::default(),
-        replies: Replies::AlwaysCalls,
-    };
+    // Not this test binary: it knows nothing of the launcher's arguments.
+    let request = common::request(
+        server.url(),
+        SandboxMode::Auto,
+        Launcher::program(env!("CARGO_BIN_EXE_wright-launcher")),
+    )
+    .await;
     // What an embedding program finds by default: the launcher beside it (a test binary
     // in Cargo's deps/ finds its package's binaries one directory up).
     assert_eq!(

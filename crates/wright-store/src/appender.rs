@@ -7,6 +7,7 @@
 
 use crate::events::append_with;
 use crate::events::count_with;
+use crate::Lease;
 use crate::Owner;
 use crate::Store;
 use crate::StoreError;
@@ -36,13 +37,28 @@ impl Appender {
     /// Connects a writer for conversation `id`, recorded as `owner`'s when new (an
     /// existing conversation keeps its owner). Blocks until connected.
     pub fn open(store: &Store, id: &str, owner: Owner) -> Result<Self, StoreError> {
+        Self::open_fenced(store, id, owner, None)
+    }
+
+    /// As `open`, for the run holding `lease` on conversation `id`: each append is
+    /// refused (`LeaseLost`) once that lease is lost.
+    pub fn open_leased(store: &Store, lease: &Lease, owner: Owner) -> Result<Self, StoreError> {
+        Self::open_fenced(store, &lease.conversation, owner, Some(lease.epoch))
+    }
+
+    fn open_fenced(
+        store: &Store,
+        id: &str,
+        owner: Owner,
+        fence: Option<i64>,
+    ) -> Result<Self, StoreError> {
         let (requests, inbox) = mpsc::channel();
         let (ready, started) = mpsc::sync_channel(1);
         let config = store.database().config().clone();
         let conversation = id.to_string();
         std::thread::Builder::new()
             .name(format!("wright-db-{id}"))
-            .spawn(move || serve(config, conversation, owner, inbox, ready))
+            .spawn(move || serve(config, conversation, owner, fence, inbox, ready))
             .map_err(|err| StoreError::Connect(err.to_string()))?;
         started.recv().map_err(|_| StoreError::WriterGone)??;
         Ok(Self {
@@ -77,6 +93,7 @@ fn serve(
     config: tokio_postgres::Config,
     conversation: String,
     owner: Owner,
+    fence: Option<i64>,
     inbox: mpsc::Receiver<Request>,
     ready: mpsc::SyncSender<Result<(), StoreError>>,
 ) {
@@ -104,10 +121,10 @@ fn serve(
         while let Ok(request) = inbox.recv() {
             match request {
                 Request::Append(event, reply) => {
-                    let _ = reply.send(append_with(&client, &conversation, &event).await);
+                    let _ = reply.send(append_with(&client, &conversation, &event, fence).await);
                 }
                 Request::CatchUp(events, reply) => {
-                    let _ = reply.send(catch_up(&client, &conversation, &events).await);
+                    let _ = reply.send(catch_up(&client, &conversation, &events, fence).await);
                 }
             }
         }
@@ -138,6 +155,7 @@ async fn catch_up(
     client: &tokio_postgres::Client,
     conversation: &str,
     events: &[Event],
+    fence: Option<i64>,
 ) -> Result<(), StoreError> {
     let rows = client
         .query(
@@ -164,7 +182,7 @@ async fn catch_up(
     }
     let held = count_with(client, conversation).await?;
     for event in events.iter().skip(held as usize) {
-        append_with(client, conversation, event).await?;
+        append_with(client, conversation, event, fence).await?;
     }
     Ok(())
 }

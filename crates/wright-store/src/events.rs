@@ -79,7 +79,46 @@ impl Store {
     /// its id is not the next one (`OutOfOrder`), whoever else wrote meanwhile.
     pub async fn append(&self, id: &str, event: &Event) -> Result<(), StoreError> {
         let client = self.client().await?;
-        append_with(&client, id, event).await
+        append_with(&client, id, event, None).await
+    }
+
+    /// Appends `event` for the run holding `lease`: refused (`LeaseLost`) unless that
+    /// lease is still held, at its epoch, unexpired — checked in the same statement.
+    pub async fn append_leased(
+        &self,
+        lease: &crate::Lease,
+        event: &Event,
+    ) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        append_with(&client, &lease.conversation, event, Some(lease.epoch)).await
+    }
+
+    /// The events of conversation `id` after event `after` (all, for `None`), in order.
+    pub async fn events_after(
+        &self,
+        id: &str,
+        after: Option<u64>,
+    ) -> Result<Vec<Event>, StoreError> {
+        let client = self.client().await?;
+        let after = after.map_or(-1, |after| i64::try_from(after).unwrap_or(i64::MAX));
+        let rows = client
+            .query(
+                "SELECT event::text FROM events WHERE conversation_id = $1 AND id > $2 ORDER BY id",
+                &[&id, &after],
+            )
+            .await?;
+        let mut text = String::new();
+        for row in rows {
+            text.push_str(row.get::<_, &str>(0));
+            text.push('\n');
+        }
+        Ok(wright_protocol::parse_log(&text)
+            .map_err(|(line, message)| StoreError::Corrupt {
+                conversation: id.to_string(),
+                line,
+                message,
+            })?
+            .events)
     }
 
     /// How many events conversation `id` holds.
@@ -139,6 +178,7 @@ pub(crate) async fn append_with(
     client: &tokio_postgres::Client,
     id: &str,
     event: &Event,
+    fence: Option<i64>,
 ) -> Result<(), StoreError> {
     let line = event.to_line()?;
     let number = i64::try_from(event.id).map_err(|_| StoreError::OutOfOrder {
@@ -146,33 +186,89 @@ pub(crate) async fn append_with(
         got: event.id,
         held: 0,
     })?;
+    let text = line.trim_end_matches('\n');
+    // Every replica listening hears of it once it is committed (`crate::listen`).
     // Inserted only as the next event: a gap or a repeat inserts nothing (and two
-    // writers racing for the same id meet the primary key).
-    let inserted = client
-        .execute(
-            "INSERT INTO events (conversation_id, id, event)
-             SELECT $1, $2, $3::text::json
-             WHERE $2 = (SELECT coalesce(max(id) + 1, 0) FROM events WHERE conversation_id = $1)",
-            &[&id, &number, &line.trim_end_matches('\n')],
-        )
-        .await;
+    // writers racing for the same id meet the primary key). A leased run's append also
+    // needs its lease row, at its epoch and unexpired, share-locked by this statement: a
+    // takeover's epoch bump waits for it, or it sees the bump and inserts nothing.
+    let inserted = match fence {
+        None => {
+            client
+                .execute(
+                    "INSERT INTO events (conversation_id, id, event)
+                     SELECT $1, $2, $3::text::json
+                     WHERE $2 = (SELECT coalesce(max(id) + 1, 0) FROM events WHERE conversation_id = $1)
+                     RETURNING pg_notify('wright_events', conversation_id || ' ' || id)",
+                    &[&id, &number, &text],
+                )
+                .await
+        }
+        Some(epoch) => {
+            client
+                .execute(
+                    "WITH lease AS (
+                        SELECT 1 FROM leases
+                        WHERE conversation_id = $1 AND epoch = $4 AND (running OR importing)
+                          AND expires_at > now()
+                        FOR SHARE
+                     )
+                     INSERT INTO events (conversation_id, id, event)
+                     SELECT $1, $2, $3::text::json FROM lease
+                     WHERE $2 = (SELECT coalesce(max(id) + 1, 0) FROM events WHERE conversation_id = $1)
+                     RETURNING pg_notify('wright_events', conversation_id || ' ' || id)",
+                    &[&id, &number, &text, &epoch],
+                )
+                .await
+        }
+    };
+    let out_of_order = |held| StoreError::OutOfOrder {
+        conversation: id.to_string(),
+        got: event.id,
+        held,
+    };
     match inserted {
         Ok(1) => Ok(()),
-        Ok(_) => Err(StoreError::OutOfOrder {
-            conversation: id.to_string(),
-            got: event.id,
-            held: count_with(client, id).await?,
-        }),
+        Ok(_) => {
+            if let Some(epoch) = fence {
+                if let Some(lost) = lease_lost(client, id, epoch).await? {
+                    return Err(lost);
+                }
+            }
+            Err(out_of_order(count_with(client, id).await?))
+        }
         Err(err) if err.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
-            Err(StoreError::OutOfOrder {
-                conversation: id.to_string(),
-                got: event.id,
-                held: count_with(client, id).await?,
-            })
+            Err(out_of_order(count_with(client, id).await?))
         }
         Err(err) if err.code() == Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION) => {
             Err(StoreError::NoConversation(id.to_string()))
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// Why an append fenced at `epoch` inserted nothing, when the lease is the reason.
+async fn lease_lost(
+    client: &tokio_postgres::Client,
+    id: &str,
+    epoch: i64,
+) -> Result<Option<StoreError>, StoreError> {
+    let row = client
+        .query_opt(
+            "SELECT epoch, (running OR importing) AND expires_at > now() FROM leases
+             WHERE conversation_id = $1",
+            &[&id],
+        )
+        .await?;
+    let (held, live) = match row {
+        Some(row) => (Some(row.get::<_, i64>(0)), row.get::<_, bool>(1)),
+        None => (None, false),
+    };
+    Ok(
+        (held != Some(epoch) || !live).then(|| StoreError::LeaseLost {
+            conversation: id.to_string(),
+            epoch,
+            held,
+        }),
+    )
 }

@@ -9,6 +9,9 @@
 mod appender;
 mod connect;
 mod events;
+mod firings;
+mod leases;
+mod listen;
 mod migrate;
 mod users;
 
@@ -16,6 +19,10 @@ pub use appender::Appender;
 pub use connect::Database;
 pub use connect::Password;
 pub use events::Owner;
+pub use leases::Lease;
+pub use leases::Renewal;
+pub use leases::Renewer;
+pub use listen::Notice;
 pub use users::NewUser;
 pub use users::User;
 
@@ -46,6 +53,12 @@ pub enum StoreError {
         conversation: String,
         got: u64,
         held: u64,
+    },
+    #[error("conversation {conversation} is no longer this run's (its lease at epoch {epoch} was lost{}): the event was not written", match held { Some(held) if held != epoch => format!("; epoch {held} holds it now"), _ => String::from(", expired") })]
+    LeaseLost {
+        conversation: String,
+        epoch: i64,
+        held: Option<i64>,
     },
     #[error("conversation {0} is not in the database")]
     NoConversation(String),

@@ -6,7 +6,12 @@
 use crate::StoreError;
 
 /// The migrations, in order: version, SQL.
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("../migrations/0001_store.sql"))];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../migrations/0001_store.sql")),
+    (2, include_str!("../migrations/0002_leases.sql")),
+    (3, include_str!("../migrations/0003_firings.sql")),
+    (4, include_str!("../migrations/0004_import_leases.sql")),
+];
 
 /// The advisory lock's key: "wright" in ASCII, so no other program's lock is taken.
 const LOCK: i64 = 0x0000_7772_6967_6874;

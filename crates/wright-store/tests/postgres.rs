@@ -10,6 +10,7 @@ use wright_store::Appender;
 use wright_store::Database;
 use wright_store::Owner;
 use wright_store::Password;
+use wright_store::Renewal;
 use wright_store::Store;
 use wright_store::StoreError;
 use wright_testkit::postgres::Postgres;
@@ -97,7 +98,7 @@ async fn replicas_starting_together_on_an_empty_database_migrate_it_once() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, vec![1]);
+    assert_eq!(versions, vec![1, 2, 3, 4]);
     // And a later start finds nothing left to do.
     Store::connect(&database).await.unwrap();
 }
@@ -296,4 +297,230 @@ async fn users_keys_and_whose_conversations() {
         Some(Owner::User(bob.user.id))
     );
     assert_eq!(store.owner("zz").await.unwrap(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lease_is_held_by_one_and_a_stale_epoch_cannot_append() {
+    let Some(cluster) = Postgres::start() else {
+        return;
+    };
+    let store = Store::connect(&database(&cluster, "leases")).await.unwrap();
+    store.add_conversation("c4", Owner::Admin).await.unwrap();
+    store.add_conversation("c5", Owner::Admin).await.unwrap();
+    let long = std::time::Duration::from_secs(60);
+    let short = std::time::Duration::from_secs(2);
+    // Taken by one of several replicas racing for it.
+    let takers: Vec<_> = (0..4)
+        .map(|replica| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .take_lease("c4", &format!("replica-{replica}"), long)
+                    .await
+            })
+        })
+        .collect();
+    let mut taken = Vec::new();
+    for taker in takers {
+        taken.extend(taker.await.unwrap().unwrap());
+    }
+    assert_eq!(taken.len(), 1, "{taken:?}");
+    assert_eq!(
+        store.take_lease("c4", "replica-9", long).await.unwrap(),
+        None
+    );
+    let first = store
+        .take_lease("c5", "replica-0", short)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .append_leased(&first, &message(0, "one"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.renew_lease(&first, short).await.unwrap(),
+        Renewal::Renewed
+    );
+    // Nobody renews: it expires, it is a cut-off run, and another replica takes it with
+    // the next epoch.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(store.cut_off().await.unwrap(), vec!["c5".to_string()]);
+    let expired = store.append_leased(&first, &message(1, "late")).await;
+    assert!(
+        matches!(expired, Err(StoreError::LeaseLost { epoch, held: Some(held), .. }) if epoch == first.epoch && held == first.epoch),
+        "{expired:?}"
+    );
+    let second = store
+        .take_lease("c5", "replica-9", long)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.epoch, first.epoch + 1);
+    assert!(store.cut_off().await.unwrap().is_empty());
+    // The old holder's append, renewal and release change nothing; the new one writes.
+    let stale = store.append_leased(&first, &message(1, "stale")).await;
+    match stale {
+        Err(err @ StoreError::LeaseLost { .. }) => {
+            assert!(err.to_string().contains("epoch 2 holds it now"), "{err}")
+        }
+        other => panic!("a stale epoch appended: {other:?}"),
+    }
+    assert_eq!(
+        store.renew_lease(&first, long).await.unwrap(),
+        Renewal::Lost
+    );
+    store.release_lease(&first).await.unwrap();
+    // Through the appender (the session's sink) as well.
+    let old_writer = Appender::open_leased(&store, &first, Owner::Admin).unwrap();
+    let refused = tokio::task::spawn_blocking(move || old_writer.append(&message(1, "stale")))
+        .await
+        .unwrap();
+    assert!(
+        matches!(refused, Err(StoreError::LeaseLost { .. })),
+        "{refused:?}"
+    );
+    store
+        .append_leased(&second, &message(1, "two"))
+        .await
+        .unwrap();
+    assert_eq!(store.count("c5").await.unwrap(), 2);
+    // Released: free for anyone, and not a cut-off run.
+    store.release_lease(&second).await.unwrap();
+    assert!(store.cut_off().await.unwrap().is_empty());
+    let third = store
+        .take_lease("c5", "replica-1", long)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(third.epoch, second.epoch + 1);
+    assert!(matches!(
+        store.take_lease("nobody", "replica-1", long).await,
+        Err(StoreError::NoConversation(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_import_lease_keeps_runs_off_and_is_refused_while_a_run_holds_or_lost_one() {
+    let Some(cluster) = Postgres::start() else {
+        return;
+    };
+    let store = Store::connect(&database(&cluster, "imports"))
+        .await
+        .unwrap();
+    store.add_conversation("c6", Owner::Admin).await.unwrap();
+    store.add_conversation("c7", Owner::Admin).await.unwrap();
+    let long = std::time::Duration::from_secs(60);
+    let short = std::time::Duration::from_secs(2);
+    // A run on c7 whose replica dies: cut off once its lease expires.
+    store
+        .take_lease("c7", "replica-0", short)
+        .await
+        .unwrap()
+        .unwrap();
+    // An import holds c6: no run takes it, nor another import; it is no cut-off run;
+    // its appends are taken.
+    let import = store
+        .take_import_lease("c6", "import-1", short)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        store.take_lease("c6", "replica-0", long).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .take_import_lease("c6", "import-2", long)
+            .await
+            .unwrap(),
+        None
+    );
+    store
+        .append_leased(&import, &message(0, "imported"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.renew_lease(&import, short).await.unwrap(),
+        Renewal::Renewed
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    // The importer died: its lease expired, and it never counts as a run cut off (c7 does).
+    assert_eq!(store.cut_off().await.unwrap(), vec!["c7".to_string()]);
+    // A cut-off run is for a replica to take over, not for an import.
+    assert_eq!(
+        store
+            .take_import_lease("c7", "import-3", long)
+            .await
+            .unwrap(),
+        None
+    );
+    // The dead import's conversation is free for a run, whose lease an import then
+    // waits for; the import's appends are refused.
+    let run = store
+        .take_lease("c6", "replica-1", long)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        store.append_leased(&import, &message(1, "late")).await,
+        Err(StoreError::LeaseLost { .. })
+    ));
+    assert_eq!(
+        store
+            .take_import_lease("c6", "import-4", long)
+            .await
+            .unwrap(),
+        None
+    );
+    // Let go by the run: an import takes it; let go by the import: a run takes it.
+    store.release_lease(&run).await.unwrap();
+    let again = store
+        .take_import_lease("c6", "import-5", long)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.epoch, run.epoch + 1);
+    store.release_lease(&again).await.unwrap();
+    assert!(store
+        .take_lease("c6", "replica-2", long)
+        .await
+        .unwrap()
+        .is_some());
+    assert_eq!(store.count("c6").await.unwrap(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_schedules_time_is_claimed_by_one_replica() {
+    let Some(cluster) = Postgres::start() else {
+        return;
+    };
+    let database = database(&cluster, "firings");
+    let (a, b) = (
+        Store::connect(&database).await.unwrap(),
+        Store::connect(&database).await.unwrap(),
+    );
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+    for round in 0..10 {
+        let at = at + std::time::Duration::from_secs(60 * round);
+        let claims = [
+            tokio::spawn({
+                let a = a.clone();
+                async move { a.claim_firing("nightly", at, "a").await }
+            }),
+            tokio::spawn({
+                let b = b.clone();
+                async move { b.claim_firing("nightly", at, "b").await }
+            }),
+        ];
+        let mut won = 0;
+        for claim in claims {
+            won += usize::from(claim.await.unwrap().unwrap());
+        }
+        assert_eq!(won, 1, "round {round}");
+        // Claimed once: never again, by anyone.
+        assert!(!a.claim_firing("nightly", at, "a").await.unwrap());
+    }
+    // Another automation's same time is its own.
+    assert!(b.claim_firing("weekly", at, "b").await.unwrap());
 }

@@ -137,11 +137,14 @@ impl Strategy for AccountAtFinish {
                 if candidate.outcome == CandidateOutcome::Passed && candidate.name.is_empty() =>
             {
                 let check = candidate.check.as_deref().unwrap_or_default();
+                let check = match &candidate.check_file {
+                    // A test file is too long for a line: where it was is what says it.
+                    Some(file) => format!("a test written at {file} for the run and removed"),
+                    None => format!("`{}`", check.lines().collect::<Vec<_>>().join("; ")),
+                };
                 self.kept.push(format!(
-                    "wright wrote {} anew with the model's version, asked apart: `{}` passes with it, and so does wright's own check of the task (not the repository's tests, not committed: `{}`)",
-                    candidate.path,
-                    candidate.command,
-                    check.lines().collect::<Vec<_>>().join("; ")
+                    "wright wrote {} anew with the model's version, asked apart: `{}` passes with it, and so does wright's own check of the task (not the repository's tests, not committed: {check})",
+                    candidate.path, candidate.command,
                 ));
             }
             EventBody::Candidate(candidate) if candidate.outcome == CandidateOutcome::Passed => {

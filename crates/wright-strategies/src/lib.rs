@@ -15,6 +15,7 @@
 
 mod account;
 mod act_or_finish;
+mod apart;
 mod assist;
 mod file_versions;
 mod finish_after_failure;

@@ -77,6 +77,14 @@ fn python(code: &str) -> Reply {
     reply().text(&format!("```python\n{code}```"))
 }
 
+/// A check written as a test file in the style of test_config.py.
+const TEST_CHECK: &str = "import unittest\nimport config\n\n\nclass T(unittest.TestCase):\n    def test_default(self):\n        self.assertEqual(config.PORT, 3000)\n";
+
+/// An answer to the request for a check as a test file that holds none.
+fn no_code() -> Reply {
+    reply().text("The test should check the port.")
+}
+
 const CHECK: &str = "python3 -c 'import config; assert config.PORT == 3000' && PORT=4000 python3 -c 'import config; assert config.PORT == 4000'";
 
 fn candidates(h: &Harness) -> Vec<Candidate> {
@@ -106,7 +114,13 @@ async fn the_file_the_task_is_about_is_written_anew_and_kept_when_tests_and_chec
         "file_editor",
         json!({"command": "view", "path": "config.py"}),
     );
-    let mut h = Harness::run_mode(vec![sh(CHECK), python(NEW_CONFIG), view]).await;
+    let mut h = Harness::run_mode(vec![
+        python(TEST_CHECK),
+        sh(CHECK),
+        python(NEW_CONFIG),
+        view,
+    ])
+    .await;
     passing_repo(&h);
     equip(&mut h);
     let outcome = h.run(TASK).await;
@@ -116,25 +130,39 @@ async fn the_file_the_task_is_about_is_written_anew_and_kept_when_tests_and_chec
     assert_eq!(tried[0].outcome, CandidateOutcome::Passed);
     assert_eq!(tried[0].path, "config.py");
     assert_eq!(tried[0].name, "");
-    assert_eq!(tried[0].check.as_deref(), Some(CHECK));
+    // The first check that passed with it: the test file, written beside the tests.
+    assert_eq!(tried[0].check.as_deref(), Some(TEST_CHECK));
+    assert_eq!(tried[0].check_file.as_deref(), Some("test_wright_check.py"));
     assert_eq!(config(&h), NEW_CONFIG);
-    // Asked apart: the check first, then the file whole, each with the file's text.
+    // Asked apart: a check as a test file in the style of the repository's tests, one as
+    // a script, then the file whole, each with the file's text.
     let requests = h.server.chat_requests();
-    let check_asked = requests[0].json()["messages"][0]["content"].to_string();
+    let file_asked = requests[0].json()["messages"][0]["content"].to_string();
+    assert!(
+        file_asked.contains(
+            "Write a new test file, test_wright_check.py, in the style of test_config.py"
+        ),
+        "{file_asked}"
+    );
+    assert!(
+        file_asked.contains("assertIsInstance(config.PORT, int)"),
+        "{file_asked}"
+    );
+    let check_asked = requests[1].json()["messages"][0]["content"].to_string();
     assert!(check_asked.contains("short shell script"), "{check_asked}");
     assert!(check_asked.contains("PORT = 8080"), "{check_asked}");
-    let version_asked = requests[1].json()["messages"][0]["content"].to_string();
+    let version_asked = requests[2].json()["messages"][0]["content"].to_string();
     assert!(
         version_asked.contains("Write config.py changed as the task asks, whole"),
         "{version_asked}"
     );
     // The model reads the kept version in its first message; its next call is the last.
-    let first = requests[2].json().to_string();
+    let first = requests[3].json().to_string();
     assert!(
         first.contains("[Asked apart, you wrote config.py anew for the task; wright put that version in place: `python3 -m unittest` passes with it, and so does a check of the task wright was given."),
         "{first}"
     );
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 4);
     assert_eq!(outcome.stop, StopReason::Finished);
     // The report shows the check as wright's own, not the repository's tests.
     let summary = outcome.summary.unwrap();
@@ -147,7 +175,7 @@ async fn the_file_the_task_is_about_is_written_anew_and_kept_when_tests_and_chec
         summary.contains("the change touches config.py"),
         "{summary}"
     );
-    // The check was never written into the workspace.
+    // The check file is gone: only the change is left in the workspace.
     let status = std::process::Command::new("git")
         .args(["status", "--porcelain"])
         .current_dir(h.workspace.path())
@@ -163,7 +191,8 @@ async fn a_check_that_passes_before_any_change_is_discarded_and_no_version_asked
         "file_editor",
         json!({"command": "view", "path": "config.py"}),
     );
-    let mut h = Harness::run_mode(vec![sh("exit 0"), sh("true"), view, finish]).await;
+    let passes = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_nothing(self):\n        pass\n";
+    let mut h = Harness::run_mode(vec![python(passes), sh("true"), view, finish]).await;
     passing_repo(&h);
     equip(&mut h);
     h.run(TASK).await;
@@ -188,7 +217,14 @@ async fn a_version_that_breaks_the_tests_is_put_back_and_the_next_one_kept() {
         json!({"command": "view", "path": "config.py"}),
     );
     let breaks = "import os\n\nPORT = os.environ.get(\"PORT\", \"3000\")\n";
-    let mut h = Harness::run_mode(vec![sh(CHECK), python(breaks), python(NEW_CONFIG), view]).await;
+    let mut h = Harness::run_mode(vec![
+        no_code(),
+        sh(CHECK),
+        python(breaks),
+        python(NEW_CONFIG),
+        view,
+    ])
+    .await;
     passing_repo(&h);
     equip(&mut h);
     h.run(TASK).await;
@@ -197,6 +233,9 @@ async fn a_version_that_breaks_the_tests_is_put_back_and_the_next_one_kept() {
     assert_eq!(
         outcomes,
         vec![
+            CandidateOutcome::NotTried {
+                why: "the answer wrote no check".into()
+            },
             CandidateOutcome::Failed { exit_code: Some(1) },
             CandidateOutcome::Passed
         ]
@@ -217,4 +256,93 @@ async fn nothing_is_asked_when_the_first_look_fails_or_the_piece_is_off() {
     h.run(TASK).await;
     assert!(candidates(&h).is_empty());
     assert_eq!(h.server.chat_requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_finish_before_any_change_where_the_tests_passed_first_is_told_the_change_is_still_to_make(
+) {
+    let finish = || reply().call("finish", json!({"message": "the tests pass"}));
+    let view = reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "config.py"}),
+    );
+    let mut h = Harness::run_mode(vec![finish(), view, finish()]).await;
+    passing_repo(&h);
+    h.conversation.look_first(TESTS.into());
+    h.run(TASK).await;
+    let finishes = h.results_of("finish");
+    assert!(
+        finishes[0].starts_with("finish was called before anything was done")
+            && finishes[0].contains("The tests passed before you began")
+            && finishes[0].contains("the task asks for a change"),
+        "{finishes:?}"
+    );
+    // The view counts as work done: the second finish is taken.
+    assert_eq!(finishes.len(), 2, "{finishes:?}");
+    assert!(
+        !finishes[1].contains("before anything was done"),
+        "{finishes:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_version_is_kept_when_one_check_passes_though_the_other_never_does() {
+    // The test file expects a port nobody asked for: it fails before and with every
+    // version. The script is right: the version is kept with it.
+    let wrong = TEST_CHECK.replace("3000", "3001");
+    let view = reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "config.py"}),
+    );
+    let mut h = Harness::run_mode(vec![python(&wrong), sh(CHECK), python(NEW_CONFIG), view]).await;
+    passing_repo(&h);
+    equip(&mut h);
+    h.run(TASK).await;
+    let tried = candidates(&h);
+    assert_eq!(tried.len(), 1, "{tried:?}");
+    assert_eq!(tried[0].outcome, CandidateOutcome::Passed);
+    assert_eq!(tried[0].check.as_deref(), Some(CHECK));
+    assert_eq!(tried[0].check_file, None);
+    assert_eq!(config(&h), NEW_CONFIG);
+    assert!(!h.workspace.path().join("test_wright_check.py").exists());
+}
+
+#[tokio::test]
+async fn a_check_file_left_by_a_killed_wright_is_removed_when_the_run_resumes() {
+    let finish = || reply().call("finish", json!({"message": "done"}));
+    let view = reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "config.py"}),
+    );
+    let mut h = Harness::run_mode(vec![no_code(), sh("true"), view, finish()]).await;
+    passing_repo(&h);
+    equip(&mut h);
+    h.run(TASK).await;
+    // As a wright killed while its check file was in place leaves it: the file, and the
+    // record of it beside the log.
+    let stray = h.workspace.path().join("test_wright_check.py");
+    std::fs::write(&stray, TEST_CHECK).unwrap();
+    let event = Candidate {
+        check: Some(TEST_CHECK.into()),
+        check_file: Some("test_wright_check.py".into()),
+        path: "test_wright_check.py".into(),
+        ..candidates(&h)[0].clone()
+    };
+    let record = json!([{"event": event, "text": "", "absent": true}]);
+    let at = h.log_path().with_file_name("versions_in_place.json");
+    std::fs::write(&at, record.to_string()).unwrap();
+    let before = candidates(&h).len();
+    let mut h = h.resume(vec![finish()]).await;
+    equip(&mut h);
+    h.run_steps(Some("go on"), 5).await;
+    assert!(!stray.exists(), "the check file is removed");
+    assert!(!at.exists(), "the record is settled");
+    let after = candidates(&h);
+    assert_eq!(after.len(), before + 1, "{after:?}");
+    assert!(
+        matches!(&after[before].outcome, CandidateOutcome::NotTried { why }
+            if why.contains("check file test_wright_check.py was in place; it was removed")),
+        "{:?}",
+        after[before]
+    );
 }

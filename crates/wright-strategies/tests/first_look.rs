@@ -238,3 +238,46 @@ async fn a_conversation_killed_while_a_version_is_in_place_puts_the_file_back_wh
         .with_file_name("versions_in_place.json")
         .exists());
 }
+
+#[tokio::test]
+async fn once_a_version_of_the_function_under_test_fails_the_next_request_points_at_its_helpers() {
+    // The bug is in `halve`, a helper imported from another module; the model's first
+    // version rewrites `share` (the method at the end of the test's chain of calls) and
+    // fails; the second request says so and points at `halve`.
+    let share = "    def share(self):\n        return halve(self.amount) + 0";
+    let halve = "def halve(x):\n    return x / 2";
+    let mut h = Harness::run_mode(vec![version(share), version(halve), finish()]).await;
+    two_stubs(&h);
+    h.write("split.py", "def halve(x):\n    return x // 3\n");
+    h.write(
+        "ops.py",
+        "from split import halve\n\n\nclass Bill:\n    def __init__(self):\n        self.amount = 0\n\n    def add(self, amount):\n        self.amount += amount\n        return self\n\n    def share(self):\n        return halve(self.amount)\n",
+    );
+    h.write(
+        "test_ops.py",
+        "import unittest\nfrom ops import Bill\n\n\nclass T(unittest.TestCase):\n    def test_share(self):\n        self.assertEqual(Bill().add(9).share(), 4.5)\n",
+    );
+    h.conversation.look_first(TEST.into());
+    h.conversation.try_candidates(true);
+    h.run("make the test pass").await;
+    let tried = candidates(&h);
+    let names: Vec<&str> = tried.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["share", "halve"], "{tried:#?}");
+    assert!(matches!(tried[0].outcome, CandidateOutcome::Failed { .. }));
+    assert_eq!(tried[1].outcome, CandidateOutcome::Passed);
+    // The first request asks about the method first; the second points at the helper.
+    assert!(
+        !tried[0].question.contains("was tried"),
+        "{}",
+        tried[0].question
+    );
+    assert!(
+        tried[1]
+            .question
+            .contains("A version of `share` was tried and `python3 -m unittest` still failed, so the cause is not there: it is in `halve`. First say"),
+        "{}",
+        tried[1].question
+    );
+    let split = std::fs::read_to_string(h.workspace.path().join("split.py")).unwrap();
+    assert_eq!(split, format!("{halve}\n"));
+}

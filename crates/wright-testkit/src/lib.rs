@@ -27,6 +27,7 @@ pub use forge::ScriptedForge;
 pub use remote::GitRemote;
 pub use reply::reacting;
 pub use reply::reply;
+pub use reply::Reaction;
 pub use reply::Reply;
 pub use server::Recorded;
 pub use server::ScriptedServer;

@@ -16,7 +16,8 @@ pub enum ToolName {
     Finish,
     /// Given only to a run with the network on (`--network` or `--allow-host`).
     Fetch,
-    /// A headless Chromium in the sandbox: only in `full` (or by name), never by `auto`.
+    /// A headless Chromium in the sandbox: in `full` (or by name), and by `auto` only
+    /// where the task looks like web work (wright-session's `web_work`).
     Browser,
 }
 
@@ -35,7 +36,8 @@ impl ToolName {
     ];
 
     /// What `auto` gives a model that is not small: everything but the browser, whose
-    /// schema every step would pay for while few tasks need it.
+    /// schema every step would pay for while few tasks need it (it joins where the task
+    /// looks like web work).
     pub const AUTO: [ToolName; 8] = [
         ToolName::Terminal,
         ToolName::FileEditor,

@@ -35,8 +35,10 @@ mod workspace;
 
 // Files opened beneath a directory without following a link: the workspace map (in
 // wright-strategies) reads the project's files beneath the workspace's descriptor too.
+pub use browser::chromium_program;
 pub use browser::BrowserTool;
 pub use browser::CHROMIUM;
+pub use browser::HEADLESS_SHELL;
 pub use catalog::ToolName;
 pub use catalog::ToolSet;
 pub use fetch::FetchTool;

@@ -144,8 +144,18 @@ sys.exit(code if code >= 0 else 128 - code)";
 
     /// `wright ARGS` with `input` on its stdin (a pipe), to its end.
     pub async fn wright_with_input(&self, args: &[&str], input: &[u8]) -> Output {
+        self.wright_with_input_env(args, input, &[]).await
+    }
+
+    /// `wright_with_input`, with `env` set besides the harness's own.
+    pub async fn wright_with_input_env(
+        &self,
+        args: &[&str],
+        input: &[u8],
+        env: &[(&str, &str)],
+    ) -> Output {
         use tokio::io::AsyncWriteExt;
-        let mut command = self.command(env!("CARGO_BIN_EXE_wright"), args, &[]);
+        let mut command = self.command(env!("CARGO_BIN_EXE_wright"), args, env);
         let mut child = command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

@@ -1,8 +1,3 @@
-//! NOT WIRED IN YET: this module is not listed in `tests/server.rs` (`mod automations;`),
-//! so it is not compiled nor run — it was written against the code of this branch, but
-//! the machine ran out of disk before the `all` test binary could be built. Wire it in,
-//! build, and run `cargo test -p wright-cli --test all server::automations::`.
-//!
 //! Automations through the real server: a signed GitHub-shaped `issues` webhook (label
 //! added) starts a conversation on a clone of a real git remote (`git daemon`), which
 //! fixes the failing test (scripted model); the branch is pushed to the remote from
@@ -17,11 +12,11 @@ use sha2::Digest;
 use wright_testkit::GitRemote;
 use wright_testkit::ScriptedForge;
 
-const SECRET: &str = "It's a Secret to Everybody";
-const TOKEN: &str = "ghp_test_token_for_the_forge";
+pub(crate) const SECRET: &str = "It's a Secret to Everybody";
+pub(crate) const TOKEN: &str = "ghp_test_token_for_the_forge";
 
 /// HMAC-SHA256 (RFC 2104) of `body` with `key`, in hex: what GitHub signs a delivery with.
-fn hmac_sha256(key: &[u8], body: &[u8]) -> String {
+pub(crate) fn hmac_sha256(key: &[u8], body: &[u8]) -> String {
     let mut block = [0u8; 64];
     block[..key.len()].copy_from_slice(key);
     let pad = |byte: u8| block.iter().map(|b| b ^ byte).collect::<Vec<u8>>();
@@ -37,7 +32,7 @@ fn hmac_sha256(key: &[u8], body: &[u8]) -> String {
 }
 
 /// GitHub's `issues` event, action `labeled`, in the documented shape (trimmed).
-fn labeled(body: &str) -> Value {
+pub(crate) fn labeled(body: &str) -> Value {
     json!({
         "action": "labeled",
         "issue": {
@@ -57,7 +52,23 @@ fn labeled(body: &str) -> Value {
     })
 }
 
-async fn deliver(
+/// The forge's token in `h`'s secrets store (0700 directory, 0600 file), as
+/// `GITHUB_TOKEN`.
+pub(crate) fn store_token(h: &Harness) {
+    use std::os::unix::fs::PermissionsExt;
+    let secrets = h.data.path().join("wright/secrets");
+    std::fs::create_dir_all(&secrets).unwrap();
+    std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let file = secrets.join("secrets.json");
+    std::fs::write(
+        &file,
+        json!({"version": 1, "secrets": {"GITHUB_TOKEN": TOKEN}}).to_string(),
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+pub(crate) async fn deliver(
     served: &Served,
     name: &str,
     body: &[u8],
@@ -77,13 +88,24 @@ async fn deliver(
     served.send(request).await
 }
 
-fn signed(body: &[u8]) -> Option<String> {
+pub(crate) fn signed(body: &[u8]) -> Option<String> {
     Some(format!("sha256={}", hmac_sha256(SECRET.as_bytes(), body)))
 }
 
 /// Waits until the automation's firing `n` (oldest first) has a step of `kind`, or one
 /// that failed.
-async fn wait_for_step(served: &Served, n: usize, kind: &str) -> Value {
+pub(crate) async fn wait_for_step(served: &Served, n: usize, kind: &str) -> Value {
+    let firing = wait_for_firing(served, n, &[kind, "failed"]).await;
+    let steps = firing["steps"].as_array().unwrap();
+    if !steps.iter().any(|s| s["kind"] == kind) {
+        panic!("firing failed: {firing:#}");
+    }
+    firing
+}
+
+/// Waits until the automation's firing `n` (oldest first, of those that started a
+/// conversation) has a step of one of `kinds`.
+pub(crate) async fn wait_for_firing(served: &Served, n: usize, kinds: &[&str]) -> Value {
     for _ in 0..1200 {
         let (status, listed) = served.get("/api/automations").await;
         assert_eq!(status, 200, "{listed}");
@@ -104,16 +126,13 @@ async fn wait_for_step(served: &Served, n: usize, kind: &str) -> Value {
             .collect();
         if let Some(firing) = started.get(n) {
             let steps = firing["steps"].as_array().unwrap();
-            if steps.iter().any(|s| s["kind"] == kind) {
+            if steps.iter().any(|s| kinds.iter().any(|k| s["kind"] == *k)) {
                 return (*firing).clone();
-            }
-            if steps.iter().any(|s| s["kind"] == "failed") {
-                panic!("firing failed: {firing:#}");
             }
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    panic!("no firing reached {kind}");
+    panic!("no firing {n} reached any of {kinds:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -135,25 +154,14 @@ async fn a_signed_labeled_issue_fixes_the_repository_pushes_and_opens_a_pull_req
         format!(
             "[automations.fix]\non = \"webhook\"\nforge = \"github\"\nsecret_env = \"HOOK_SECRET\"\n\
              repository = \"{}\"\ntask = \"Fix issue {{issue.number}}: {{issue.title}}\\n{{issue.body}}\"\n\
-             label = \"wright\"\nmax_steps = 20\n\n[automations.fix.result]\npush = true\npull_request = true\n\
+             label = \"wright\"\nmax_steps = 20\n\n[automations.fix.result]\npush = true\npull_request = true\ncomment = true\n\
              token_secret = \"GITHUB_TOKEN\"\napi_url = \"{}\"\napi_repository = \"octocat/Hello-World\"\n",
             remote.url(),
             forge.url()
         ),
     )
     .unwrap();
-    // The forge's token in the secrets store (0700 directory, 0600 file).
-    let secrets = h.data.path().join("wright/secrets");
-    std::fs::create_dir_all(&secrets).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let file = secrets.join("secrets.json");
-    std::fs::write(
-        &file,
-        json!({"version": 1, "secrets": {"GITHUB_TOKEN": TOKEN}}).to_string(),
-    )
-    .unwrap();
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    store_token(&h);
 
     let served = Served::start(
         &h,
@@ -292,6 +300,7 @@ async fn a_signed_labeled_issue_fixes_the_repository_pushes_and_opens_a_pull_req
     let second = wait_for_step(&served, 1, "pull_request_updated").await;
     assert_ne!(second["conversation"], firing["conversation"]);
     assert_eq!(forge.pulls().len(), 1, "{:?}", forge.pulls());
+    let second = wait_for_step(&served, 1, "commented").await;
     let methods: Vec<String> = forge
         .requests()
         .iter()
@@ -302,10 +311,61 @@ async fn a_signed_labeled_issue_fixes_the_repository_pushes_and_opens_a_pull_req
         [
             "GET /repos/octocat/Hello-World/pulls",
             "POST /repos/octocat/Hello-World/pulls",
+            "POST /repos/octocat/Hello-World/issues/1347/comments",
             "GET /repos/octocat/Hello-World/pulls",
             "PATCH /repos/octocat/Hello-World/pulls/1",
+            "POST /repos/octocat/Hello-World/issues/1347/comments",
         ]
     );
+    // A comment back on the issue for each firing, naming the pull request.
+    let comments = forge.comments();
+    assert_eq!(comments.len(), 2, "{comments:?}");
+    let pull = "https://github.com/octocat/Hello-World/pull/1";
+    assert!(comments[0]["body"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("opened {pull}")));
+    assert!(comments[1]["body"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("updated {pull}")));
+    // Each push, pull request and comment is an event in its conversation's log.
+    for (firing, pulled) in [
+        (&firing, "pull_request_opened"),
+        (&second, "pull_request_updated"),
+    ] {
+        let id = firing["conversation"].as_str().unwrap();
+        let handed: Vec<(String, String)> = served
+            .events(id, 100)
+            .await
+            .iter()
+            .filter(|e| e["kind"] == "handed_back")
+            .map(|e| {
+                assert_eq!(e["automation"], "fix");
+                assert_eq!(e["firing"], firing["firing"]);
+                (
+                    e["what"].as_str().unwrap().to_string(),
+                    e["url"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let comment = comments[if pulled == "pull_request_opened" {
+            0
+        } else {
+            1
+        }]["html_url"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            handed,
+            [
+                ("pushed".to_string(), "wright/fix-1347".to_string()),
+                (pulled.to_string(), pull.to_string()),
+                ("commented".to_string(), comment),
+            ]
+        );
+    }
     assert_eq!(
         forge.requests()[0].query,
         "head=octocat%3Awright%2Ffix-1347&state=open"

@@ -6,7 +6,7 @@
 use super::*;
 
 /// Waits until the conversation waits for an answer about `command`; returns it.
-async fn waiting_for(served: &Served, id: &str, command: &str) -> Value {
+pub(super) async fn waiting_for(served: &Served, id: &str, command: &str) -> Value {
     for _ in 0..1200 {
         let body = served.wait_for(id, &["awaiting_confirmation"]).await;
         if body["pending"]["arguments"]["command"] == command {

@@ -16,7 +16,7 @@ use wright_testkit::ScriptedServer;
 
 /// A cluster of the test's own with an empty database `wright`, and its URL (no
 /// password: that comes from `PGPASSWORD`); `None` (said loudly) without PostgreSQL.
-fn database() -> Option<(Postgres, String)> {
+pub(super) fn database() -> Option<(Postgres, String)> {
     let cluster = Postgres::start()?;
     cluster.create_database("wright");
     let url = cluster.url("wright");
@@ -203,7 +203,8 @@ async fn a_users_key_answers_another_users_conversation_as_an_unknown_one_on_eve
             .await,
     );
     let model = ScriptedServer::start(fixing_script()).await.unwrap();
-    let served = Served::start(&h, &["--database", &url], &env).await;
+    // The model server is the server's own: a user may name only that one.
+    let served = Served::start(&h, &["--database", &url, "--base-url", &model.url()], &env).await;
     let as_user = |key: &str, method: reqwest::Method, path: &str| {
         served
             .http
@@ -326,7 +327,13 @@ async fn a_users_key_answers_another_users_conversation_as_an_unknown_one_on_eve
     // Nothing of alice's changed: still hers, still listed, not removed.
     assert_eq!(listed(alice.clone()).await, vec![alices.clone()]);
     // The admin's routes are not a user's.
-    for path in ["/api/doctor", "/v1/models"] {
+    for path in [
+        "/api/doctor",
+        "/v1/models",
+        "/api/settings",
+        "/api/automations",
+        "/api/agents",
+    ] {
         let (status, body) = served.send(as_user(&bob, reqwest::Method::GET, path)).await;
         assert_eq!(status, 403, "{path}: {body}");
     }
@@ -339,4 +346,61 @@ async fn a_users_key_answers_another_users_conversation_as_an_unknown_one_on_eve
         ))
         .await;
     assert_eq!(status, 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_comes_from_the_configuration_and_never_its_password() {
+    let Some((_cluster, url)) = database() else {
+        return;
+    };
+    let h = Harness::new();
+    let config = h.data.path().join("config/wright/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, format!("[server]\ndatabase = \"{url}\"\n")).unwrap();
+    let env = [("PGPASSWORD", PASSWORD)];
+    // No --database: the configuration's, with the password from PGPASSWORD.
+    let added = h.wright(&["user", "add", "carol"], &env).await;
+    assert!(added.status.success(), "{}", stderr(&added));
+    let listed = h.wright(&["user", "ls", "--database", &url], &env).await;
+    assert_eq!(stdout(&listed).trim(), "carol");
+    let served = Served::start(&h, &[], &env).await;
+    let (status, _) = served.get("/api/conversations").await;
+    assert_eq!(status, 200);
+    drop(served);
+    // Or from a password file.
+    let file = h.data.path().join("pgpass");
+    std::fs::write(&file, format!("{PASSWORD}\n")).unwrap();
+    let listed = h
+        .wright(
+            &[
+                "user",
+                "ls",
+                "--database-password-file",
+                file.to_str().unwrap(),
+            ],
+            &[],
+        )
+        .await;
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert_eq!(stdout(&listed).trim(), "carol");
+    // A password written into the configuration's URL is refused, and not repeated.
+    let with_password = url.replacen("://wright@", "://wright:hunter2-in-clear@", 1);
+    assert_ne!(with_password, url, "{url}");
+    std::fs::write(
+        &config,
+        format!("[server]\ndatabase = \"{with_password}\"\n"),
+    )
+    .unwrap();
+    let refused = h.wright(&["user", "ls"], &env).await;
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("PGPASSWORD"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(
+        !stderr(&refused).contains("hunter2"),
+        "{}",
+        stderr(&refused)
+    );
 }

@@ -88,6 +88,7 @@ fn kind(body: &EventBody) -> &'static str {
         EventBody::Assist(_) => "assist",
         EventBody::Network(_) => "network",
         EventBody::Account(_) => "account",
+        EventBody::HandedBack(_) => "handed_back",
     }
 }
 
@@ -112,7 +113,7 @@ fn every_kind() -> Vec<Event> {
     let bodies: Vec<(&str, Value)> = vec![
         (
             "environment",
-            json!({"kind": "start", "version": 12, "conversation": ID, "workspace": "/tmp/kinds",
+            json!({"kind": "start", "version": 13, "conversation": ID, "workspace": "/tmp/kinds",
             "model": "test-model", "base_url": "http://127.0.0.1:9/v1", "system_prompt": "You are wright.",
             "tools": [], "tool_calling": "native"}),
         ),
@@ -179,6 +180,14 @@ fn every_kind() -> Vec<Event> {
             "command": "python3 -m unittest", "question": "Write row_to_csv corrected.", "answer": "A version that keeps every column.",
             "old_str": "x", "new_str": "y", "outcome": {"kind": "failed", "exit_code": 1},
             "prompt_tokens": 400, "completion_tokens": 80, "destination": "loopback"}),
+        ),
+        (
+            "environment",
+            json!({"kind": "candidate", "call_id": "first-look", "path": "config.py", "name": "",
+            "command": "python3 -m unittest", "question": "Write config.py changed.", "answer": "PORT = 3000",
+            "old_str": "PORT = 8080", "outcome": {"kind": "failed", "exit_code": 1},
+            "prompt_tokens": 120, "completion_tokens": 20, "destination": "loopback",
+            "check": "test \"$(python3 -c 'import config; print(config.PORT)')\" = 3000"}),
         ),
         (
             "agent",
@@ -308,6 +317,11 @@ fn every_kind() -> Vec<Event> {
             json!({"kind": "state", "state": "finished", "reason": "the model called finish"}),
         ),
         ("environment", json!({"kind": "changes", "outcome": "none"})),
+        (
+            "environment",
+            json!({"kind": "handed_back", "automation": "fix-issues", "firing": "20260101-000001-f1",
+            "what": "pull_request_opened", "url": "https://github.com/o/r/pull/7", "detail": "pull request #7"}),
+        ),
     ];
     bodies
         .into_iter()
@@ -424,6 +438,8 @@ async fn ui_shows_every_kind_of_event_in_words_and_no_json() {
         // What wright tried and found.
         "a version of row_to_csv in export.py, asked apart",
         "still fails with it (exit 1)",
+        "a version of config.py asked apart",
+        "and wright's check of the task do not both pass with it (exit 1)",
         "after the edit: still fails (exit 1)",
         "Line 3 drops the last column.",
         // Model switch, condensation, network, content from outside, help.
@@ -438,6 +454,7 @@ async fn ui_shows_every_kind_of_event_in_words_and_no_json() {
         // The rest.
         "profile small: route.large_repo_files = 2000",
         "skill exports added",
+        "automation fix-issues: pull request opened: pull request #7",
         "Reviewer judge-model: changes requested",
         "the header row is dropped too",
         "the model server closed the connection",

@@ -154,7 +154,7 @@ impl Conversation {
     }
 
     /// Logs that `pending` waits, asks, and logs the answer.
-    async fn ask(
+    pub(super) async fn ask(
         &mut self,
         observer: &mut dyn Observer,
         cancel: &CancellationToken,

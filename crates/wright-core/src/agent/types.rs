@@ -132,6 +132,8 @@ pub struct Opening {
     pub skills: Vec<wright_protocol::SkillEntry>,
     /// The group of conversations started together (`wright run --parallel`), if any.
     pub group: Option<String>,
+    /// The external agent that takes its steps instead of a model (`[agents.NAME]`).
+    pub agent: Option<String>,
 }
 
 /// What the loop knows of the context window and how full the history makes it.
@@ -399,6 +401,21 @@ impl Conversation {
         let event = self.log.append(source, body)?;
         observer.event(event);
         Ok(())
+    }
+
+    /// Tells the model, before its next step, what a resume found (a takeover's lost
+    /// files): logged as the environment's message, which the model reads as the
+    /// "interrupted" answer of a call cut off.
+    pub fn tell_model(&mut self, text: String) -> Result<(), StoreError> {
+        self.append_quietly(
+            Source::Environment,
+            EventBody::Message {
+                text,
+                step: None,
+                reasoning: None,
+                raw: None,
+            },
+        )
     }
 
     /// Appends an event no observer needs to see (resume's own bookkeeping).

@@ -36,6 +36,7 @@ fn start_event(map: Option<&str>) -> Event {
             instructions: Vec::new(),
             skills: Vec::new(),
             group: None,
+            agent: None,
         }),
     )
 }
@@ -63,6 +64,7 @@ fn text_and_calls_of_a_step_form_one_assistant_turn() {
                 instructions: Vec::new(),
                 skills: Vec::new(),
                 group: None,
+                agent: None,
             }),
         ),
         event(

@@ -80,6 +80,9 @@ const SYSTEM_READ_ONLY: &[&str] = &[
     "/libx32",
     "/etc",
     "/opt",
+    // The system's font cache (built from /usr's fonts: nothing of the user's): without
+    // it every program that draws text (Chromium, matplotlib) scans every font first.
+    "/var/cache/fontconfig",
     "/proc",
     "/sys",
     "/dev/zero",

@@ -64,6 +64,6 @@ impl UserRepo {
                     format!("Authorization: Basic {basic}"),
                 );
         }
-        run_against_remote(command, &args, deadline)
+        run_against_remote(command, &args, deadline).map(drop)
     }
 }

@@ -72,29 +72,86 @@ impl RemoteUrl {
 }
 
 impl UserRepo {
-    /// Clones `url` into `dest` (which must not exist), with its default branch checked
-    /// out, in at most `deadline`.
+    /// Clones `url` into `dest` (which must not exist), with `branch` (its default
+    /// branch when none) checked out, in at most `deadline`. A branch that is not a
+    /// plain branch name (`safe_branch_name`) is refused before git runs.
     pub fn clone_remote(
         url: &RemoteUrl,
         dest: &Path,
+        branch: Option<&str>,
         deadline: Duration,
     ) -> Result<Self, GitError> {
         let parent = dest.parent().unwrap_or(Path::new("/"));
         let dest_text = dest.display().to_string();
-        let args = [
-            "clone",
-            "--quiet",
-            "--no-recurse-submodules",
-            "--template=",
-            "--",
-            url.as_str(),
-            &dest_text,
-        ];
+        let branch_arg = match branch {
+            None => None,
+            Some(name) if safe_branch_name(name) => Some(format!("--branch={name}")),
+            Some(name) => {
+                return Err(GitError::Failed {
+                    command: "clone".into(),
+                    said: format!(
+                        "'{}' is not a branch name wright clones",
+                        name.escape_debug()
+                    ),
+                })
+            }
+        };
+        let mut args = vec!["clone", "--quiet", "--no-recurse-submodules", "--template="];
+        if let Some(branch) = &branch_arg {
+            args.push(branch);
+        }
+        args.extend(["--", url.as_str(), &dest_text]);
         // A SHA-256 repository's checkout stops at the attributes: fails rather than
         // following them.
         run_against_remote(base_command(parent, &Oid::empty_tree()), &args, deadline)?;
         Ok(Self::at(dest))
     }
+
+    /// The commit `branch` of `url` is at (`git ls-remote`), if the remote has it.
+    pub fn remote_branch_tip(
+        url: &RemoteUrl,
+        branch: &str,
+        deadline: Duration,
+    ) -> Result<Option<String>, GitError> {
+        if !safe_branch_name(branch) {
+            return Err(GitError::Failed {
+                command: "ls-remote".into(),
+                said: format!(
+                    "'{}' is not a branch name wright reads",
+                    branch.escape_debug()
+                ),
+            });
+        }
+        let reference = format!("refs/heads/{branch}");
+        let args = ["ls-remote", "--", url.as_str(), &reference];
+        let printed = run_against_remote(
+            base_command(&std::env::temp_dir(), &Oid::empty_tree()),
+            &args,
+            deadline,
+        )?;
+        Ok(String::from_utf8_lossy(&printed).lines().find_map(|line| {
+            let (oid, name) = line.split_once('\t')?;
+            (name == reference).then(|| oid.to_string())
+        }))
+    }
+}
+
+/// A branch name as a forge's event may name it, that git takes as nothing but a branch:
+/// letters, digits and `._-/`, not starting with `-` or `/`, no `..`, `//` or `@{`, not
+/// ending in `/`, `.` or `.lock` (within `git check-ref-format`'s rules), at most 200
+/// bytes.
+pub fn safe_branch_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 200
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'))
+        && !name.starts_with(['-', '/', '.'])
+        && !name.ends_with(['/', '.'])
+        && !name.ends_with(".lock")
+        && !name.contains("..")
+        && !name.contains("//")
+        && !name.contains("/.")
 }
 
 /// Runs host git with `args` against a remote named on its command line: the host
@@ -106,7 +163,7 @@ pub(super) fn run_against_remote(
     mut command: Command,
     args: &[&str],
     deadline: Duration,
-) -> Result<(), GitError> {
+) -> Result<Vec<u8>, GitError> {
     const PROTOCOLS: [&str; 10] = [
         "-c",
         "protocol.allow=never",
@@ -139,7 +196,7 @@ pub(super) fn run_against_remote(
         },
     )?;
     match captured.success() {
-        true => Ok(()),
+        true => Ok(captured.stdout),
         false => Err(failed(args, &captured.said())),
     }
 }
@@ -147,6 +204,40 @@ pub(super) fn run_against_remote(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_plain_branch_names_are_cloned() {
+        for good in ["main", "release/1.2", "fix-it_now", "v1.0.x"] {
+            assert!(safe_branch_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "-b",
+            "--upload-pack=touch /tmp/x",
+            "/abs",
+            ".hidden",
+            "a..b",
+            "a//b",
+            "a/.b",
+            "end/",
+            "end.",
+            "x.lock",
+            "a b",
+            "a@{1}",
+            "a:b",
+            "a\nb",
+            "ä",
+        ] {
+            assert!(!safe_branch_name(bad), "{bad}");
+        }
+        let refused = UserRepo::clone_remote(
+            &RemoteUrl::parse("https://example.invalid/r.git").unwrap(),
+            Path::new("/nonexistent/clone"),
+            Some("--upload-pack=x"),
+            Duration::from_secs(1),
+        );
+        assert!(matches!(refused, Err(GitError::Failed { .. })));
+    }
 
     #[test]
     fn network_urls_pass_and_everything_else_is_refused() {

@@ -1,59 +1,139 @@
-//! A forge's webhook body, once its signature holds: the issue event it carries (GitHub's
-//! `issues`, Gitea's and Forgejo's `issues`/`issue_label`, GitLab's `Issue Hook`), read
-//! into the few fields an automation uses, and whether the automation fires for it.
+//! A forge's webhook body, once its signature holds: the event it carries — an issue
+//! (GitHub's `issues`, Gitea's and Forgejo's `issues`/`issue_label`, GitLab's `Issue
+//! Hook`), a failed check, a comment on a pull request, a push (`payloads`) — read into
+//! the few fields an automation uses, and whether the automation fires for it.
 //!
-//! What it guarantees: everything read here is text of whoever could open the issue; it
-//! only fills the task's fields (see `task`), and never chooses anything of the
-//! automation (its repository, profile, limits, sandbox or network are its definition's).
+//! What it guarantees: everything read here is text of whoever could open the issue,
+//! comment, push a branch or write a workflow; it only fills the task's fields (see
+//! `task`) and, for a check run or a push, names the branch the firing clones (a plain
+//! branch name, of the automation's own repository), and never chooses anything else of
+//! the automation (its repository, profile, limits, sandbox or network are its
+//! definition's).
 
 use axum::http::HeaderMap;
 use serde_json::Value;
 use wright_config::automations::Association;
 use wright_config::automations::Automation;
+use wright_config::automations::EventKind;
 use wright_config::automations::Forge;
 
-/// The fields of an issue event an automation uses.
+/// The fields of an event an automation uses (those its kind lacks stay empty).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct IssueEvent {
-    /// The forge's kind of event (`issues`, `Issue Hook`).
+pub struct Event {
+    /// Which of the automation's kinds of event it is.
+    pub event: EventKind,
+    /// The forge's kind of event (`issues`, `Issue Hook`, `check_run`).
     pub kind: String,
-    /// What happened to the issue (`labeled`, `opened`, `label_updated`, `update`).
+    /// What happened (`labeled`, `opened`, `completed`, `created`).
     pub action: String,
+    /// The issue's (or the commented pull request's) number; 0 for a check or a push.
     pub number: u64,
     pub title: String,
     pub body: String,
     pub url: String,
     /// The labels this event added.
     pub labels_added: Vec<String>,
-    /// Who wrote the issue, as the forge relates them to the repository (GitHub only).
+    /// Who wrote the issue or comment, as the forge relates them to the repository.
     pub association: Option<Association>,
     pub sender: String,
     /// `OWNER/NAME` on the forge.
     pub repository: String,
+    /// A comment's: whether it is on a pull (merge) request.
+    pub on_pull: bool,
+    /// A check run's or push's branch.
+    pub branch: String,
+    /// The commit it is about (the check's head, the push's new tip).
+    pub commit: String,
+    pub check: CheckRun,
+    pub comment: Comment,
+    /// A push's commit messages.
+    pub commits: Vec<String>,
+}
+
+/// A failed check (GitHub's check run; GitLab's failed pipeline, by its first failed job).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CheckRun {
+    /// The check run's id (for GitHub Actions, its job's); GitLab's failed job's.
+    pub id: u64,
+    pub name: String,
+    /// `failure`, `success`, … (GitLab's pipeline status `failed` reads `failure`).
+    pub conclusion: String,
+    pub url: String,
+    /// What the check said of itself (GitHub's output title, summary and text).
+    pub output: String,
+    /// The failing job's log, fetched through the forge's API (`log`).
+    pub log: JobLog,
+}
+
+/// The failing job's log, as the firing got it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum JobLog {
+    /// Not asked for (the task does not name `{check_run.log}`).
+    #[default]
+    NotAsked,
+    /// Its end, at most `log::LOG_LIMIT` bytes.
+    Fetched(String),
+    /// Why it could not be had.
+    Missing(String),
+}
+
+/// A comment's words.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Comment {
+    pub body: String,
+    pub url: String,
 }
 
 /// Why a delivery starts nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ignored {
-    /// Not an issue event (a ping, a push).
-    NotAnIssue(String),
+    /// Not an event of the automation's kind (a ping, another event).
+    OtherEvent { wanted: EventKind, got: String },
     /// Not JSON, or not of the documented shape.
     Unreadable(String),
     /// The label asked for was not added by this event.
     NotLabelled(String),
     /// Its author is not among those the automation fires for.
     Author(String),
+    /// A check that did not fail (or has not completed).
+    NotFailed(String),
+    /// Another branch than the automation's.
+    OtherBranch(String),
+    /// A comment not on a pull request.
+    NotOnPull,
+    /// A comment that does not mention the bot.
+    NotMentioned(String),
+    /// A comment edited or deleted, not written.
+    NotCreated(String),
+    /// A push that deletes a branch, or of a tag.
+    NotABranchPush(String),
 }
 
 impl Ignored {
     pub fn words(&self) -> String {
         match self {
-            Ignored::NotAnIssue(kind) => format!("not an issue event ({kind})"),
-            Ignored::Unreadable(why) => format!("the body is not an issue event: {why}"),
-            Ignored::NotLabelled(label) => format!("the event does not add the label {label}"),
-            Ignored::Author(who) => format!(
-                "the issue's author ({who}) is not among the authors the automation fires for"
+            Ignored::OtherEvent { wanted, got } => format!(
+                "not a {} event ({got})",
+                serde_json::to_value(wanted)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
             ),
+            Ignored::Unreadable(why) => format!("the body is not the event's shape: {why}"),
+            Ignored::NotLabelled(label) => format!("the event does not add the label {label}"),
+            Ignored::Author(who) => {
+                format!("its author ({who}) is not among the authors the automation fires for")
+            }
+            Ignored::NotFailed(what) => format!("the check did not fail ({what})"),
+            Ignored::OtherBranch(branch) => {
+                format!("the event is on another branch than the automation's ({branch})")
+            }
+            Ignored::NotOnPull => "the comment is not on a pull request".to_string(),
+            Ignored::NotMentioned(name) => format!("the comment does not mention @{name}"),
+            Ignored::NotCreated(action) => {
+                format!("the comment was not written but {action}")
+            }
+            Ignored::NotABranchPush(what) => format!("not a push to a branch ({what})"),
         }
     }
 }
@@ -74,7 +154,7 @@ pub fn delivery_id(forge: Forge, headers: &HeaderMap) -> Option<String> {
     })
 }
 
-fn text(value: &Value, path: &[&str]) -> String {
+pub(super) fn text(value: &Value, path: &[&str]) -> String {
     let mut at = value;
     for key in path {
         at = &at[*key];
@@ -82,7 +162,7 @@ fn text(value: &Value, path: &[&str]) -> String {
     at.as_str().unwrap_or_default().to_string()
 }
 
-fn names(list: &Value, field: &str) -> Vec<String> {
+pub(super) fn names(list: &Value, field: &str) -> Vec<String> {
     list.as_array()
         .into_iter()
         .flatten()
@@ -90,8 +170,8 @@ fn names(list: &Value, field: &str) -> Vec<String> {
         .collect()
 }
 
-/// The issue event of a delivery whose signature held.
-pub fn read(forge: Forge, headers: &HeaderMap, body: &[u8]) -> Result<IssueEvent, Ignored> {
+/// The forge's name of a delivery's event (its event header).
+fn event_header(forge: Forge, headers: &HeaderMap) -> String {
     let header = |name: &str| {
         headers
             .get(name)
@@ -99,7 +179,7 @@ pub fn read(forge: Forge, headers: &HeaderMap, body: &[u8]) -> Result<IssueEvent
             .unwrap_or_default()
             .to_string()
     };
-    let kind = match forge {
+    match forge {
         Forge::Github => header("x-github-event"),
         Forge::Gitea => {
             let forgejo = header("x-forgejo-event");
@@ -110,22 +190,53 @@ pub fn read(forge: Forge, headers: &HeaderMap, body: &[u8]) -> Result<IssueEvent
             }
         }
         Forge::Gitlab => header("x-gitlab-event"),
+    }
+}
+
+/// The event of a delivery whose signature held, when it is of the kind `wanted`.
+pub fn read(
+    forge: Forge,
+    wanted: EventKind,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Event, Ignored> {
+    let kind = event_header(forge, headers);
+    let is = match (wanted, forge) {
+        (EventKind::Issue, Forge::Github) => kind == "issues",
+        (EventKind::Issue, Forge::Gitea) => kind == "issues" || kind == "issue_label",
+        (EventKind::Issue, Forge::Gitlab) => kind == "Issue Hook",
+        (EventKind::CheckRun, Forge::Github) => kind == "check_run",
+        // Gitea and Forgejo document no check run event.
+        (EventKind::CheckRun, Forge::Gitea) => false,
+        (EventKind::CheckRun, Forge::Gitlab) => kind == "Pipeline Hook",
+        (EventKind::Comment, Forge::Github) => kind == "issue_comment",
+        (EventKind::Comment, Forge::Gitea) => {
+            kind == "issue_comment" || kind == "pull_request_comment"
+        }
+        (EventKind::Comment, Forge::Gitlab) => kind == "Note Hook",
+        (EventKind::Push, Forge::Github | Forge::Gitea) => kind == "push",
+        (EventKind::Push, Forge::Gitlab) => kind == "Push Hook",
     };
-    let is_issue = match forge {
-        Forge::Github => kind == "issues",
-        Forge::Gitea => kind == "issues" || kind == "issue_label",
-        Forge::Gitlab => kind == "Issue Hook",
-    };
-    if !is_issue {
-        return Err(Ignored::NotAnIssue(kind));
+    if !is {
+        return Err(Ignored::OtherEvent { wanted, got: kind });
     }
     let payload: Value =
         serde_json::from_slice(body).map_err(|err| Ignored::Unreadable(err.to_string()))?;
+    match wanted {
+        EventKind::Issue => issue(forge, kind, &payload),
+        EventKind::CheckRun => super::payloads::check_run(forge, kind, &payload),
+        EventKind::Comment => super::payloads::comment(forge, kind, &payload),
+        EventKind::Push => super::payloads::push(forge, kind, &payload),
+    }
+}
+
+fn issue(forge: Forge, kind: String, payload: &Value) -> Result<Event, Ignored> {
+    let payload = payload.clone();
     let event = match forge {
         Forge::Github => {
             let issue = &payload["issue"];
             let action = text(&payload, &["action"]);
-            IssueEvent {
+            Event {
                 kind,
                 labels_added: match action.as_str() {
                     "labeled" => payload["label"]["name"]
@@ -146,12 +257,13 @@ pub fn read(forge: Forge, headers: &HeaderMap, body: &[u8]) -> Result<IssueEvent
                     .and_then(Association::parse),
                 sender: text(&payload, &["sender", "login"]),
                 repository: text(&payload, &["repository", "full_name"]),
+                ..Event::default()
             }
         }
         Forge::Gitea => {
             let issue = &payload["issue"];
             let action = text(&payload, &["action"]);
-            IssueEvent {
+            Event {
                 kind,
                 // Gitea says which labels an issue has now, not which were added.
                 labels_added: match action.as_str() {
@@ -166,6 +278,7 @@ pub fn read(forge: Forge, headers: &HeaderMap, body: &[u8]) -> Result<IssueEvent
                 association: None,
                 sender: text(&payload, &["sender", "login"]),
                 repository: text(&payload, &["repository", "full_name"]),
+                ..Event::default()
             }
         }
         Forge::Gitlab => {
@@ -173,7 +286,7 @@ pub fn read(forge: Forge, headers: &HeaderMap, body: &[u8]) -> Result<IssueEvent
             let previous = names(&payload["changes"]["labels"]["previous"], "title");
             let current = names(&payload["changes"]["labels"]["current"], "title");
             let action = text(attributes, &["action"]);
-            IssueEvent {
+            Event {
                 kind,
                 labels_added: match action.as_str() {
                     "open" => names(&payload["labels"], "title"),
@@ -190,6 +303,7 @@ pub fn read(forge: Forge, headers: &HeaderMap, body: &[u8]) -> Result<IssueEvent
                 association: None,
                 sender: text(&payload, &["user", "username"]),
                 repository: text(&payload, &["project", "path_with_namespace"]),
+                ..Event::default()
             }
         }
     };
@@ -200,20 +314,89 @@ pub fn read(forge: Forge, headers: &HeaderMap, body: &[u8]) -> Result<IssueEvent
 }
 
 /// Whether `automation` fires for `event`.
-pub fn fires(automation: &Automation, event: &IssueEvent) -> Result<(), Ignored> {
-    if let Some(label) = &automation.label {
-        if !event.labels_added.iter().any(|l| l == label) {
-            return Err(Ignored::NotLabelled(label.clone()));
+pub fn fires(automation: &Automation, event: &Event) -> Result<(), Ignored> {
+    match event.event {
+        EventKind::Issue => {
+            if let Some(label) = &automation.label {
+                if !event.labels_added.iter().any(|l| l == label) {
+                    return Err(Ignored::NotLabelled(label.clone()));
+                }
+            }
+            // GitHub says who wrote the issue; Gitea and GitLab do not, and there only
+            // someone with write (Gitea) or reporter (GitLab) access can put a label on.
+            if let Some(association) = event.association {
+                author(automation, association)?;
+            }
         }
-    }
-    // GitHub says who wrote the issue; Gitea and GitLab do not, and there only someone
-    // with write (Gitea) or reporter (GitLab) access can put a label on.
-    if let Some(association) = event.association {
-        if !automation.authors.contains(&association) {
-            return Err(Ignored::Author(format!("{association:?}").to_lowercase()));
+        EventKind::Comment => {
+            if !event.on_pull {
+                return Err(Ignored::NotOnPull);
+            }
+            if !matches!(event.action.as_str(), "created" | "") {
+                return Err(Ignored::NotCreated(event.action.clone()));
+            }
+            if !mentions(&event.comment.body, &automation.mention) {
+                return Err(Ignored::NotMentioned(automation.mention.clone()));
+            }
+            // Anyone may comment: a forge that does not say how the author relates to
+            // the repository is taken as saying `none`.
+            author(automation, event.association.unwrap_or(Association::None))?;
         }
+        EventKind::CheckRun => {
+            if event.action != "completed" || event.check.conclusion != "failure" {
+                return Err(Ignored::NotFailed(format!(
+                    "{}, {}",
+                    event.action,
+                    if event.check.conclusion.is_empty() {
+                        "no conclusion"
+                    } else {
+                        &event.check.conclusion
+                    }
+                )));
+            }
+            branch(automation, event)?;
+        }
+        EventKind::Push => branch(automation, event)?,
     }
     Ok(())
+}
+
+fn author(automation: &Automation, association: Association) -> Result<(), Ignored> {
+    if automation.authors.contains(&association) {
+        return Ok(());
+    }
+    Err(Ignored::Author(
+        serde_json::to_value(association)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    ))
+}
+
+/// The event's branch is the automation's (when it names one), and one wright clones.
+fn branch(automation: &Automation, event: &Event) -> Result<(), Ignored> {
+    if !wright_sandbox::git::safe_branch_name(&event.branch) {
+        return Err(Ignored::Unreadable(format!(
+            "the branch '{}' is not a plain branch name",
+            event.branch.escape_debug()
+        )));
+    }
+    match &automation.branch {
+        Some(wanted) if *wanted != event.branch => Err(Ignored::OtherBranch(event.branch.clone())),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `text` mentions `@name` (as a whole name: not `@name-x`, not `a@name`).
+pub fn mentions(text: &str, name: &str) -> bool {
+    let wanted = format!("@{}", name.to_ascii_lowercase());
+    let lower = text.to_ascii_lowercase();
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    lower.match_indices(&wanted).any(|(at, _)| {
+        let before = lower[..at].chars().next_back();
+        let after = lower[at + wanted.len()..].chars().next();
+        !before.is_some_and(|c| is_name(c) || c == '@' || c == '.') && !after.is_some_and(is_name)
+    })
 }
 
 #[cfg(test)]
@@ -243,7 +426,7 @@ mod tests {
         })
     }
 
-    fn github_headers(event: &str) -> HeaderMap {
+    pub(crate) fn github_headers(event: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert("x-github-event", event.parse().unwrap());
         headers.insert(
@@ -253,7 +436,7 @@ mod tests {
         headers
     }
 
-    fn automation(text: &str) -> Automation {
+    pub(crate) fn automation(text: &str) -> Automation {
         wright_config::automations::parse(text, "c.toml")
             .unwrap()
             .remove(0)
@@ -269,7 +452,7 @@ mod tests {
             Some("72d3162e-cc78-11e3-81ab-4c9367dc0958")
         );
         let body = github_labeled("wright", "MEMBER").to_string();
-        let event = read(Forge::Github, &headers, body.as_bytes()).unwrap();
+        let event = read(Forge::Github, EventKind::Issue, &headers, body.as_bytes()).unwrap();
         assert_eq!(event.number, 1347);
         assert_eq!(event.title, "Found a bug");
         assert_eq!(event.labels_added, vec!["wright".to_string()]);
@@ -279,23 +462,35 @@ mod tests {
         assert_eq!(fires(&fix, &event), Ok(()));
 
         let other_label = github_labeled("bug", "OWNER").to_string();
-        let event = read(Forge::Github, &headers, other_label.as_bytes()).unwrap();
+        let event = read(
+            Forge::Github,
+            EventKind::Issue,
+            &headers,
+            other_label.as_bytes(),
+        )
+        .unwrap();
         assert_eq!(
             fires(&fix, &event),
             Err(Ignored::NotLabelled("wright".into()))
         );
         let stranger = github_labeled("wright", "NONE").to_string();
-        let event = read(Forge::Github, &headers, stranger.as_bytes()).unwrap();
+        let event = read(
+            Forge::Github,
+            EventKind::Issue,
+            &headers,
+            stranger.as_bytes(),
+        )
+        .unwrap();
         assert!(matches!(fires(&fix, &event), Err(Ignored::Author(_))));
         let open = automation(&format!("{FIX}authors = [\"none\", \"owner\"]\n"));
         assert_eq!(fires(&open, &event), Ok(()));
 
         assert!(matches!(
-            read(Forge::Github, &github_headers("ping"), b"{}"),
-            Err(Ignored::NotAnIssue(kind)) if kind == "ping"
+            read(Forge::Github, EventKind::Issue, &github_headers("ping"), b"{}"),
+            Err(Ignored::OtherEvent { got, .. }) if got == "ping"
         ));
         assert!(matches!(
-            read(Forge::Github, &headers, b"not json"),
+            read(Forge::Github, EventKind::Issue, &headers, b"not json"),
             Err(Ignored::Unreadable(_))
         ));
     }
@@ -316,7 +511,7 @@ mod tests {
                                    "current": [{"title": "API"}, {"title": "wright"}]}}
         })
         .to_string();
-        let event = read(Forge::Gitlab, &headers, body.as_bytes()).unwrap();
+        let event = read(Forge::Gitlab, EventKind::Issue, &headers, body.as_bytes()).unwrap();
         assert_eq!(event.number, 23);
         assert_eq!(event.labels_added, vec!["wright".to_string()]);
         assert_eq!(event.association, None);
@@ -330,7 +525,7 @@ mod tests {
             "repository": {"full_name": "o/r"}, "sender": {"login": "u"}
         })
         .to_string();
-        let event = read(Forge::Gitea, &headers, body.as_bytes()).unwrap();
+        let event = read(Forge::Gitea, EventKind::Issue, &headers, body.as_bytes()).unwrap();
         assert_eq!((event.number, event.repository.as_str()), (5, "o/r"));
         assert_eq!(event.labels_added, vec!["wright".to_string()]);
     }

@@ -10,9 +10,14 @@
 //! network: the event only fills the task's fields, as untrusted content; the run is
 //! unattended (an action confirmation would ask about is refused, not waited for).
 
+mod clean;
 mod event;
 mod fire;
 pub(crate) mod forge;
+mod handback;
+mod log;
+mod outcome;
+mod payloads;
 mod schedule;
 mod signature;
 mod store;
@@ -29,6 +34,7 @@ use axum::response::Response;
 use axum::routing::post;
 use axum::Json;
 use axum::Router;
+use futures_util::StreamExt;
 use serde::Serialize;
 use sha2::Digest;
 use std::sync::Arc;
@@ -42,6 +48,12 @@ pub use schedule::SystemClock;
 /// The largest webhook body taken (GitHub's issue bodies are at most 65,536 characters;
 /// a payload with all its objects stays well below).
 pub const HOOK_BODY_LIMIT: usize = 1024 * 1024;
+
+/// How much of an oversized body is read and thrown away before the 413 goes out.
+/// A client still writing when the server closes gets a broken pipe instead of the
+/// answer; reading a bounded excess lets an ordinary sender see why it was refused,
+/// while a body past this is cut off.
+const DISCARDED_AT_MOST: usize = 16 * HOOK_BODY_LIMIT;
 
 /// Why the server refuses to start with the automations defined.
 #[derive(Debug, thiserror::Error)]
@@ -60,9 +72,33 @@ pub(crate) struct Defined {
     pub(crate) slots: Arc<Semaphore>,
 }
 
+impl Defined {
+    /// The shape of the forge's API its results go through: its webhook's forge, or its
+    /// schedule's `forge`.
+    pub(crate) fn api_shape(&self) -> wright_config::automations::Forge {
+        self.automation.forge
+    }
+}
+
+/// A repository's automations file waiting for the user's approval: nothing of it is
+/// defined, so nothing of it fires.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Waiting {
+    /// The repository (its top level on the server).
+    pub repository: String,
+    /// The branch the file was read from.
+    pub branch: String,
+    pub file: String,
+    /// The SHA-256 of its content, which an approval is for.
+    pub hash: String,
+    /// The command that approves it.
+    pub allow: String,
+}
+
 /// The automations of this server.
 pub struct Automations {
     pub(crate) defined: Vec<Arc<Defined>>,
+    pub(crate) waiting: Option<Waiting>,
     pub(crate) runs: Arc<Runs>,
 }
 
@@ -71,6 +107,7 @@ impl Automations {
     /// signature must not start).
     pub fn new(
         automations: Vec<Automation>,
+        waiting: Option<Waiting>,
         runs: Arc<Runs>,
     ) -> Result<Arc<Self>, AutomationStartError> {
         let mut defined = Vec::new();
@@ -94,7 +131,11 @@ impl Automations {
                 automation,
             }));
         }
-        Ok(Arc::new(Self { defined, runs }))
+        Ok(Arc::new(Self {
+            defined,
+            waiting,
+            runs,
+        }))
     }
 
     fn find(&self, name: &str) -> Option<&Arc<Defined>> {
@@ -162,11 +203,21 @@ async fn hook(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > HOOK_BODY_LIMIT) {
+        discard(body).await;
         return too_large();
     }
-    let Ok(body) = axum::body::to_bytes(body, HOOK_BODY_LIMIT).await else {
-        return too_large();
-    };
+    let mut frames = body.into_data_stream();
+    let mut body = Vec::new();
+    while let Some(frame) = frames.next().await {
+        let Ok(frame) = frame else {
+            return too_large();
+        };
+        if body.len() + frame.len() > HOOK_BODY_LIMIT {
+            discard_rest(frames).await;
+            return too_large();
+        }
+        body.extend_from_slice(&frame);
+    }
     let secret = defined.secret.as_deref().unwrap_or_default();
     if let Err(refusal) = signature::verify(forge, &parts.headers, &body, secret) {
         return ApiError::unauthorized("bad_signature", refusal.words()).into_response();
@@ -192,7 +243,7 @@ async fn hook(
         Err(err) => return ApiError::internal(&err.into()).into_response(),
     }
     let firing = fire::firing_id();
-    let decided = event::read(forge, &parts.headers, &body)
+    let decided = event::read(forge, defined.automation.event, &parts.headers, &body)
         .and_then(|e| event::fires(&defined.automation, &e).map(|()| e));
     match decided {
         Err(ignored) => {
@@ -211,8 +262,15 @@ async fn hook(
         }
         Ok(event) => {
             let mut step = store::Step::new(&firing, store::StepKind::Fired);
-            step.issue = Some(event.number);
+            step.issue = (event.number != 0).then_some(event.number);
             step.detail = delivery.map(|d| format!("delivery {d}"));
+            if !event.branch.is_empty() {
+                step.detail = Some(format!(
+                    "{}; on branch {}",
+                    step.detail.unwrap_or_default(),
+                    event.branch
+                ));
+            }
             let _ = defined.store.log(&step);
             tokio::spawn(fire::fire(
                 automations.runs.clone(),
@@ -241,7 +299,12 @@ pub struct Listed {
     pub on: String,
     /// The webhook's path, for a webhook.
     pub hook: Option<String>,
+    /// The forge its webhooks come from and its results go to.
     pub forge: Option<String>,
+    /// A webhook's kind of event: `issue`, `check_run`, `comment` or `push`.
+    pub event: Option<String>,
+    /// The branch it fires for (check runs, pushes), when it names one.
+    pub branch: Option<String>,
     pub schedule: Option<String>,
     pub timezone: Option<String>,
     pub repository: String,
@@ -272,6 +335,8 @@ pub struct Firing {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct List {
     pub automations: Vec<Listed>,
+    /// A repository's automations file waiting for approval (none of it fires).
+    pub waiting: Vec<Waiting>,
 }
 
 fn firings_of(steps: Vec<store::Step>) -> Vec<Firing> {
@@ -319,6 +384,7 @@ pub async fn list(
     State(state): State<Arc<crate::routes::AppState>>,
 ) -> Result<Json<List>, ApiError> {
     let automations = state.automations.clone();
+    let waiting: Vec<Waiting> = automations.waiting.iter().cloned().collect();
     let listed = tokio::task::spawn_blocking(move || {
         automations
             .defined
@@ -338,7 +404,9 @@ pub async fn list(
                     Trigger::Schedule { cron, timezone, .. } => (
                         "schedule",
                         None,
-                        None,
+                        serde_json::to_value(a.forge)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string)),
                         Some(cron.clone()),
                         Some(timezone.clone()),
                     ),
@@ -348,6 +416,11 @@ pub async fn list(
                     on: on.to_string(),
                     hook,
                     forge,
+                    event: matches!(a.trigger, Trigger::Webhook { .. })
+                        .then(|| serde_json::to_value(a.event).ok())
+                        .flatten()
+                        .and_then(|v| v.as_str().map(str::to_string)),
+                    branch: a.branch.clone(),
                     schedule,
                     timezone,
                     repository: a.repository.clone(),
@@ -363,5 +436,21 @@ pub async fn list(
     .map_err(|err| ApiError::internal(&anyhow::anyhow!("{err}")))?;
     Ok(Json(List {
         automations: listed,
+        waiting,
     }))
+}
+
+/// Reads and drops an oversized body, up to `DISCARDED_AT_MOST`.
+async fn discard(body: axum::body::Body) {
+    discard_rest(body.into_data_stream()).await;
+}
+
+async fn discard_rest(mut frames: axum::body::BodyDataStream) {
+    let mut read = 0usize;
+    while let Some(Ok(frame)) = frames.next().await {
+        read += frame.len();
+        if read > DISCARDED_AT_MOST {
+            break;
+        }
+    }
 }

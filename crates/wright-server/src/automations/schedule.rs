@@ -1,13 +1,18 @@
 //! Schedules: each `on = "schedule"` automation fires at the times its cron expression
-//! (`croner`) gives in its time zone (UTC or a fixed offset), read from a `Clock` that
-//! tests replace, so no test sleeps.
+//! (`croner`) gives in its time zone (UTC, a fixed offset, or a named zone of the IANA
+//! database through `chrono-tz`), read from a `Clock` that tests replace, so no test
+//! sleeps.
 //!
 //! What it guarantees: a time fires once — the last time fired is written (durably)
 //! before the firing starts, so a restart never fires it again; a time that passed while
 //! the server was down fires once at start (`missed = "run_once"`, however many passed)
-//! or not at all (`skip`); the first start of a schedule fires nothing for the past.
-//! (With several replicas, the write of the last time is where a shared database's
-//! conditional update goes, so only one replica fires a time.)
+//! or not at all (`skip`); the first start of a schedule fires nothing for the past. A
+//! daylight-saving change neither skips nor doubles a time: a local time the change
+//! skips fires at the first valid time after it (02:30 on a spring-forward night fires at
+//! 03:00), and a local time it repeats fires once, at its first occurrence.
+//! With several replicas on one database, each time is also claimed in the database
+//! before it fires (`claim`: a row per automation and scheduled time), so only the first
+//! replica to claim it fires it.
 
 use super::fire;
 use super::store::Step;
@@ -58,14 +63,22 @@ impl Clock for SystemClock {
 pub enum ScheduleError {
     #[error("schedule '{cron}': {message}")]
     Cron { cron: String, message: String },
-    #[error("time zone '{0}' is not UTC nor an offset such as +02:00")]
+    #[error(
+        "time zone '{0}' is not UTC, an offset such as +02:00, nor a zone such as Europe/Paris"
+    )]
     Zone(String),
+}
+
+/// A schedule's time zone.
+enum Zone {
+    Fixed(FixedOffset),
+    Named(chrono_tz::Tz),
 }
 
 /// A cron expression in a time zone.
 pub struct Schedule {
     cron: croner::Cron,
-    zone: FixedOffset,
+    zone: Zone,
 }
 
 impl Schedule {
@@ -76,19 +89,50 @@ impl Schedule {
                 cron: cron.to_string(),
                 message: err.to_string(),
             })?;
-        let seconds = wright_config::automations::fixed_offset_seconds(zone)
-            .ok_or_else(|| ScheduleError::Zone(zone.to_string()))?;
-        let zone =
-            FixedOffset::east_opt(seconds).ok_or_else(|| ScheduleError::Zone(zone.to_string()))?;
+        let zone = match wright_config::automations::fixed_offset_seconds(zone) {
+            Some(seconds) => Zone::Fixed(
+                FixedOffset::east_opt(seconds)
+                    .ok_or_else(|| ScheduleError::Zone(zone.to_string()))?,
+            ),
+            None => Zone::Named(
+                zone.parse::<chrono_tz::Tz>()
+                    .map_err(|_| ScheduleError::Zone(zone.to_string()))?,
+            ),
+        };
         Ok(Self { cron: parsed, zone })
+    }
+
+    /// croner's next time after `after`, in the zone (a repeated local time may come
+    /// back at its first occurrence, before `after`).
+    fn croner_next(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        match &self.zone {
+            Zone::Fixed(zone) => self
+                .cron
+                .find_next_occurrence(&after.with_timezone(zone), false)
+                .ok()
+                .map(|t| t.with_timezone(&Utc)),
+            Zone::Named(zone) => self
+                .cron
+                .find_next_occurrence(&after.with_timezone(zone), false)
+                .ok()
+                .map(|t| t.with_timezone(&Utc)),
+        }
     }
 
     /// The first time after `after`.
     pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        self.cron
-            .find_next_occurrence(&after.with_timezone(&self.zone), false)
-            .ok()
-            .map(|t| t.with_timezone(&Utc))
+        let mut from = after;
+        // In the hour a clock turned back repeats, croner reads the local time and gives
+        // its first occurrence, which may be before `after`: that local time has had its
+        // turn, so the search goes on past it (a repeated time fires once).
+        for _ in 0..4 {
+            let next = self.croner_next(from)?;
+            if next > after {
+                return Some(next);
+            }
+            from = next + chrono::Duration::minutes(1);
+        }
+        None
     }
 }
 
@@ -154,6 +198,20 @@ pub async fn run(
         if record(next) {
             fire(next);
         }
+    }
+}
+
+/// Claims the firing of `name` scheduled for `at` for `replica`: with a database, only
+/// the first replica to claim that time gets true; without one, this server alone fires.
+pub async fn claim(
+    store: Option<&wright_session::database::Store>,
+    replica: &str,
+    name: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, wright_session::database::StoreError> {
+    match store {
+        Some(store) => store.claim_firing(name, at.into(), replica).await,
+        None => Ok(true),
     }
 }
 
@@ -235,11 +293,30 @@ pub fn start(automations: Arc<Automations>, clock: Arc<dyn Clock>) {
                     kept
                 },
                 |at| {
-                    let firing = fire::firing_id();
-                    let mut step = Step::new(&firing, StepKind::Fired);
-                    step.detail = Some(format!("scheduled for {}", at.to_rfc3339()));
-                    let _ = defined.store.log(&step);
-                    tokio::spawn(fire::fire(runs.clone(), defined.clone(), firing, None));
+                    let (runs, defined) = (runs.clone(), defined.clone());
+                    tokio::spawn(async move {
+                        let name = &defined.automation.name;
+                        match claim(runs.store(), &runs.replica.name, name, at).await {
+                            Ok(true) => {}
+                            // Another replica fires it.
+                            Ok(false) => return,
+                            Err(err) => {
+                                // Not fired, so never fired twice.
+                                let mut step = Step::new("schedule", StepKind::Failed);
+                                step.detail = Some(format!(
+                                    "cannot claim the time {} in the database: not fired ({err})",
+                                    at.to_rfc3339()
+                                ));
+                                let _ = defined.store.log(&step);
+                                return;
+                            }
+                        }
+                        let firing = fire::firing_id();
+                        let mut step = Step::new(&firing, StepKind::Fired);
+                        step.detail = Some(format!("scheduled for {}", at.to_rfc3339()));
+                        let _ = defined.store.log(&step);
+                        fire::fire(runs.clone(), defined.clone(), firing, None).await;
+                    });
                 },
             )
             .await;
@@ -248,137 +325,4 @@ pub fn start(automations: Arc<Automations>, clock: Arc<dyn Clock>) {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-    use std::sync::Mutex;
-
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text)
-            .unwrap()
-            .with_timezone(&Utc)
-    }
-
-    #[test]
-    fn times_in_their_zone() {
-        let nightly = Schedule::new("0 3 * * *", "+02:00").unwrap();
-        // 03:00 at +02:00 is 01:00 UTC.
-        assert_eq!(
-            nightly.next_after(at("2026-03-01T00:30:00Z")),
-            Some(at("2026-03-01T01:00:00Z"))
-        );
-        assert_eq!(
-            nightly.next_after(at("2026-03-01T01:00:00Z")),
-            Some(at("2026-03-02T01:00:00Z"))
-        );
-        assert!(Schedule::new("61 * * * *", "UTC").is_err());
-        assert!(Schedule::new("* * * * *", "Europe/Paris").is_err());
-    }
-
-    #[test]
-    fn a_missed_time_fires_once_or_not_at_all() {
-        let hourly = Schedule::new("0 * * * *", "UTC").unwrap();
-        let down_at = at("2026-03-01T10:30:00Z");
-        let back_at = at("2026-03-01T14:10:00Z");
-        assert_eq!(
-            at_start(&hourly, Some(down_at), back_at, Missed::RunOnce),
-            AtStart::FireMissed(at("2026-03-01T14:00:00Z"))
-        );
-        assert_eq!(
-            at_start(&hourly, Some(down_at), back_at, Missed::Skip),
-            AtStart::Nothing
-        );
-        assert_eq!(
-            at_start(
-                &hourly,
-                Some(at("2026-03-01T14:00:00Z")),
-                back_at,
-                Missed::RunOnce
-            ),
-            AtStart::Nothing
-        );
-        assert_eq!(
-            at_start(&hourly, None, back_at, Missed::RunOnce),
-            AtStart::Nothing
-        );
-    }
-
-    /// A clock the test moves; `sleep_until` waits until it is moved far enough.
-    struct Manual {
-        now: Mutex<DateTime<Utc>>,
-        moved: tokio::sync::Notify,
-        asleep: tokio::sync::Notify,
-    }
-
-    #[async_trait::async_trait]
-    impl Clock for Manual {
-        fn now(&self) -> DateTime<Utc> {
-            *self.now.lock().unwrap()
-        }
-        async fn sleep_until(&self, at: DateTime<Utc>) {
-            loop {
-                let moved = self.moved.notified();
-                if self.now() >= at {
-                    return;
-                }
-                self.asleep.notify_one();
-                moved.await;
-            }
-        }
-    }
-
-    impl Manual {
-        async fn set(&self, to: DateTime<Utc>) {
-            *self.now.lock().unwrap() = to;
-            self.moved.notify_waiters();
-        }
-    }
-
-    #[tokio::test]
-    async fn a_schedule_fires_on_time_by_the_clock_without_sleeping() {
-        let clock = Arc::new(Manual {
-            now: Mutex::new(at("2026-03-01T10:30:00Z")),
-            moved: tokio::sync::Notify::new(),
-            asleep: tokio::sync::Notify::new(),
-        });
-        let schedule = Schedule::new("0 * * * *", "UTC").unwrap();
-        let fired = Arc::new(Mutex::new(Vec::new()));
-        let recorded = Arc::new(Mutex::new(Vec::new()));
-        let running = {
-            let (clock, fired, recorded) = (clock.clone(), fired.clone(), recorded.clone());
-            tokio::spawn(async move {
-                run(
-                    &schedule,
-                    clock.as_ref(),
-                    Missed::RunOnce,
-                    None,
-                    |t| {
-                        recorded.lock().unwrap().push(t);
-                        true
-                    },
-                    |t| fired.lock().unwrap().push(t),
-                )
-                .await;
-            })
-        };
-        clock.asleep.notified().await;
-        // First start: nothing for the past; the start is recorded.
-        assert!(fired.lock().unwrap().is_empty());
-        assert_eq!(
-            recorded.lock().unwrap().clone(),
-            vec![at("2026-03-01T10:30:00Z")]
-        );
-        clock.set(at("2026-03-01T10:59:59Z")).await;
-        clock.asleep.notified().await;
-        assert!(fired.lock().unwrap().is_empty());
-        clock.set(at("2026-03-01T11:00:00Z")).await;
-        clock.asleep.notified().await;
-        clock.set(at("2026-03-01T12:00:00Z")).await;
-        clock.asleep.notified().await;
-        assert_eq!(
-            fired.lock().unwrap().clone(),
-            vec![at("2026-03-01T11:00:00Z"), at("2026-03-01T12:00:00Z")]
-        );
-        running.abort();
-    }
-}
+mod tests;

@@ -32,13 +32,24 @@ pub enum StepKind {
     Ignored,
     /// Busy (`when_busy = "skip"`): dropped.
     Skipped,
+    /// The failing job's log could not be fetched (`detail`: why): the run starts
+    /// without it, its task saying so.
+    LogMissing,
     /// Its conversation was created.
     Started,
     /// Its conversation ended (`detail`: how).
     Ended,
+    /// Its unattended run refused actions (`detail`: which, and why they were asked about).
+    Refused,
     Pushed,
     PullRequestOpened,
     PullRequestUpdated,
+    /// A comment was left on the issue (`url`: its address).
+    Commented,
+    /// An issue was opened saying the tests fail (`url`: its address).
+    IssueOpened,
+    /// The conversation's last run of `tests` passed: no issue.
+    TestsPassed,
     /// Something it had to do failed (`detail`: what and why).
     Failed,
 }

@@ -31,14 +31,27 @@ pub fn check(args: &CommonArgs, workspace: &Path, front: &dyn Front) -> Result<(
     Ok(())
 }
 
-/// A new conversation's session on `workspace` under `id`, in a clone on a new branch
-/// when it is a git repository (your uncommitted changes left out).
+/// Where an unattended conversation works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WorkPlace {
+    /// In a clone on a new branch when the workspace is a git repository (its
+    /// uncommitted changes left out), as `wright run` works.
+    #[default]
+    Clone,
+    /// In the workspace itself, uncommitted changes and all (`wright acp --in-place`):
+    /// for a program that already isolated the work (another agent's clone, an editor's
+    /// worktree).
+    InPlace,
+}
+
+/// A new conversation's session on `workspace` under `id`, where `place` says.
 /// `confirm`: the mode when neither the flags nor the configuration choose one.
 pub async fn prepare(
     args: &CommonArgs,
     id: String,
     workspace: &Path,
     confirm: Option<ConfirmMode>,
+    place: WorkPlace,
     front: &dyn Front,
 ) -> Result<Session, SessionError> {
     let start = Session::locate(workspace, front)?;
@@ -63,8 +76,8 @@ pub async fn prepare(
         client,
         settings: settings.values.clone(),
         place: crate::Place {
-            in_place: false,
-            force: false,
+            in_place: place == WorkPlace::InPlace,
+            force: place == WorkPlace::InPlace,
             uncommitted: crate::UncommittedChoice::Leave,
             snapshot: true,
         },
@@ -79,15 +92,17 @@ pub async fn prepare(
 }
 
 /// The session of the conversation in `dir`, locked, and the conversation read back;
-/// `naming`: who may name another model for it (see `going_on`).
+/// `naming`: who may name another model for it (see `going_on`); `takes`: whether an
+/// external agent's conversation is taken (to go on in the agent's own session).
 pub async fn reopen(
     args: &CommonArgs,
     dir: &Path,
     confirm: Option<ConfirmMode>,
     naming: Naming,
+    takes: crate::Takes,
     front: &dyn Front,
 ) -> Result<Reopened, SessionError> {
-    let existing = Existing::open(dir, front)?;
+    let existing = Existing::open_taking(dir, front, takes)?;
     // The model it is on unless another is named (logged as a switch), as `wright
     // resume` does.
     let plan = Plan::new(args, &existing, naming)?;

@@ -396,7 +396,12 @@ impl WorkingCopy {
 
     /// Readies the working copy once the sandbox exists: a clone's work tree is checked
     /// out (in the sandbox); an in-place checkout must be clean unless forced.
-    pub fn start(&self, setup: &SandboxSetup) -> Result<()> {
+    pub fn start(&self, setup: &mut SandboxSetup) -> Result<()> {
+        if matches!(self, WorkingCopy::Direct { .. }) {
+            return Ok(());
+        }
+        // git runs in the sandbox: not before its check has said yes.
+        setup.settle_check()?;
         match self {
             WorkingCopy::Direct { .. } => Ok(()),
             WorkingCopy::InPlace(in_place) => {

@@ -120,6 +120,8 @@ struct Shared {
     clone_root: PathBuf,
     conversation_dir: PathBuf,
     chain: Mutex<Chain>,
+    /// Where each step's files go besides (`server.git_store`), if anywhere.
+    pusher: Option<crate::git_store::Pusher>,
 }
 
 /// Where the chain is.
@@ -154,13 +156,33 @@ pub fn keeper(
     conversation_dir: &Path,
 ) -> Option<Arc<dyn wright_core::StepSnapshot>> {
     match working_copy {
-        WorkingCopy::Clone(clone) => Some(Arc::new(StepFiles::new(clone, setup, conversation_dir))),
+        WorkingCopy::Clone(clone) => Some(Arc::new(StepFiles::new(
+            clone,
+            setup,
+            conversation_dir,
+            None,
+        ))),
         WorkingCopy::InPlace(_) | WorkingCopy::Direct { .. } => None,
     }
 }
 
 impl StepFiles {
-    fn new(clone: &AgentClone, setup: &SandboxSetup, conversation_dir: &Path) -> Self {
+    /// The keeper of a clone's step files that also pushes them to the git store.
+    pub(crate) fn pushing(
+        clone: &AgentClone,
+        setup: &SandboxSetup,
+        conversation_dir: &Path,
+        pusher: crate::git_store::Pusher,
+    ) -> Self {
+        Self::new(clone, setup, conversation_dir, Some(pusher))
+    }
+
+    fn new(
+        clone: &AgentClone,
+        setup: &SandboxSetup,
+        conversation_dir: &Path,
+        pusher: Option<crate::git_store::Pusher>,
+    ) -> Self {
         let previous = read(conversation_dir)
             .iter()
             .rev()
@@ -183,6 +205,7 @@ impl StepFiles {
                     looked: None,
                     broken: false,
                 }),
+                pusher,
             }),
             root: cap_std::fs::Dir::open_ambient_dir(
                 &clone.clone_root,
@@ -234,7 +257,11 @@ impl StepFiles {
 impl Shared {
     fn record(&self, first: u64, last: u64, saved: Saved) {
         // Not written, a fork says it does not know the files here: never wrong ones.
-        let _ = append(&self.conversation_dir, &[Kept { first, last, saved }]);
+        let kept = Kept { first, last, saved };
+        let _ = append(&self.conversation_dir, std::slice::from_ref(&kept));
+        if let Some(pusher) = &self.pusher {
+            pusher.offer(&kept);
+        }
     }
 
     /// Commits the copied files of the step (events `first` to `last`) on the chain.
@@ -364,6 +391,9 @@ impl wright_core::StepSnapshot for StepFiles {
             .and_then(|mut pending| pending.take());
         if let Some(before) = before {
             let _ = before.join();
+        }
+        if let Some(pusher) = &self.shared.pusher {
+            pusher.settle();
         }
     }
 }

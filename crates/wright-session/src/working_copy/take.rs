@@ -161,6 +161,7 @@ pub(crate) fn configures_git(path: &str, pointed: &[String]) -> bool {
         || HOOK_MANAGER_FILES.contains(&name)
         || in_hook_directory
         || lower == wright_config::REPO_FILE
+        || lower == wright_config::automations::REPO_AUTOMATIONS_FILE
         || pointed
             .iter()
             .any(|p| path == p || path.starts_with(&format!("{}/", p.trim_end_matches('/'))))
@@ -253,6 +254,9 @@ mod tests {
             ".lefthook/pre-commit/lint.sh",
             "tools/smudge.sh",
             "sub/.GitAttributes",
+            ".wright/config.toml",
+            ".wright/automations.toml",
+            ".Wright/Automations.toml",
         ] {
             assert!(configures_git(path, &pointed), "{path}");
         }
@@ -261,6 +265,7 @@ mod tests {
             "tools/other.sh",
             ".husky",
             "docs/lefthook.md",
+            "docs/.wright/automations.toml.md",
         ] {
             assert!(!configures_git(path, &pointed), "{path}");
         }

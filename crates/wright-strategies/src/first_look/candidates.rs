@@ -25,7 +25,6 @@ use std::time::Instant;
 use wright_core::strategy::Context;
 use wright_core::StoreError;
 use wright_llm::ChatMessage;
-use wright_llm::StreamDelta;
 use wright_protocol::Candidate;
 use wright_protocol::CandidateOutcome;
 use wright_protocol::EventBody;
@@ -109,6 +108,9 @@ async fn try_chain(
     let mut asked = 0;
     'functions: loop {
         let mut tried: Vec<(usize, String)> = Vec::new();
+        // The functions a version of which failed as before, or came back unchanged: the
+        // next request points at the others (see `Rewrite::narrowed`).
+        let mut ruled_out: Vec<usize> = Vec::new();
         // An answer of words only, to follow up on in the next try.
         let mut words_only: Option<String> = None;
         for _ in 0..TRIES {
@@ -120,7 +122,11 @@ async fn try_chain(
             }
             asked += 1;
             // Stopped before the first step: the run's own loop says why.
-            let Some(answer) = ask_version(cx, asking, &rewrite, words_only.take()).await else {
+            let asked_now = Asked {
+                words_only: words_only.take(),
+                ruled_out: &ruled_out,
+            };
+            let Some(answer) = ask_version(cx, asking, &rewrite, asked_now).await else {
                 return Ok(false);
             };
             let mut judging = Judging {
@@ -139,6 +145,18 @@ async fn try_chain(
                 && !answer.text.trim().is_empty()
             {
                 words_only = Some(answer.text.clone());
+            }
+            let which = judged.version.as_ref().map(|version| version.which);
+            let in_vain = matches!(
+                judged.outcome,
+                CandidateOutcome::Failed { .. }
+                    | CandidateOutcome::Unchanged
+                    | CandidateOutcome::Repeated
+            );
+            if let (Some(which), true) = (which, in_vain) {
+                if !ruled_out.contains(&which) {
+                    ruled_out.push(which);
+                }
             }
             let passed = judged.outcome == CandidateOutcome::Passed;
             // The version stays: a change is made, so a `finish` may follow at once (the
@@ -186,14 +204,17 @@ async fn ask_version(
     cx: &mut Context<'_>,
     asking: &Asking<'_>,
     rewrite: &Rewrite,
-    words_only: Option<String>,
+    asked: Asked<'_>,
 ) -> Option<Answer> {
+    let first = rewrite
+        .narrowed(asked.ruled_out, asking.command)
+        .unwrap_or_else(|| rewrite.text.clone());
     let mut messages = vec![ChatMessage::User {
-        content: rewrite.text.clone(),
+        content: first.clone(),
     }];
-    let mut question = rewrite.text.clone();
-    if let Some(said) = words_only {
-        let follow_up = rewrite.follow_up();
+    let mut question = first;
+    if let Some(said) = asked.words_only {
+        let follow_up = rewrite.follow_up(asked.ruled_out);
         question =
             format!("{question}\n\n[Answered without code:]\n{said}\n\n[Then asked:]\n{follow_up}");
         messages.push(ChatMessage::Assistant {
@@ -203,31 +224,14 @@ async fn ask_version(
         messages.push(ChatMessage::User { content: follow_up });
     }
     let followed_up = messages.len() > 1;
-    let body = asking.client.request_body(&messages, &[]);
-    let mut ignore = |_: StreamDelta| {};
-    let cancel = cx.run_token().clone();
-    let reply = tokio::select! {
-        reply = asking.client.complete_body(body, "candidate", &mut ignore) => reply,
-        _ = cancel.cancelled() => return None,
-    };
-    let answer = match reply {
-        Ok(response) => Answer {
-            text: response.text,
-            usage: response.usage.unwrap_or_default(),
-            failed: None,
-            question,
-            followed_up,
-        },
-        Err(err) => Answer {
-            text: String::new(),
-            usage: Default::default(),
-            failed: Some(err.to_string()),
-            question,
-            followed_up,
-        },
-    };
-    cx.count_usage(&answer.usage);
-    Some(answer)
+    let apart = crate::apart::ask_apart(cx, asking.client, &messages).await?;
+    Some(Answer {
+        text: apart.text,
+        usage: apart.usage,
+        failed: apart.failed,
+        question,
+        followed_up,
+    })
 }
 
 /// What came of `answer`: the version it holds, if any, put in place and run unless it
@@ -410,6 +414,7 @@ impl Asking<'_> {
             cached_tokens: None,
             destination: wright_llm::destination(&self.client.config().base_url),
             check: None,
+            check_file: None,
         }
     }
 }
@@ -424,6 +429,13 @@ struct Answer {
     question: String,
     /// The question followed up an answer of words only.
     followed_up: bool,
+}
+
+/// What the next request adds to the question: the answer of words only to follow up,
+/// and the functions already tried in vain.
+struct Asked<'a> {
+    words_only: Option<String>,
+    ruled_out: &'a [usize],
 }
 
 /// What `judge` reads and adds to while the tries of one function go on.

@@ -189,6 +189,10 @@ const RECORD: &str = "versions_in_place.json";
 pub(crate) struct Before {
     pub event: Candidate,
     pub text: String,
+    /// The file did not exist: wright's own check file (see `file_versions`), to be
+    /// removed, whatever the log says of the versions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub absent: bool,
 }
 
 /// The record of a conversation whose log is at `log`.
@@ -215,7 +219,28 @@ pub(crate) fn record_before(
     before.push(Before {
         event: event.clone(),
         text,
+        absent: false,
     });
+    write_record(log, before)
+}
+
+/// Records that `path`, which does not exist, is about to be written for a while (a
+/// check file): a wright killed meanwhile has it removed on resume. `false` when the
+/// record cannot be written: then the file may not be written either.
+pub(crate) fn record_absent(log: &Path, before: &mut Vec<Before>, event: &Candidate) -> bool {
+    if before.iter().any(|known| known.event.path == event.path) {
+        return true;
+    }
+    before.push(Before {
+        event: event.clone(),
+        text: String::new(),
+        absent: true,
+    });
+    write_record(log, before)
+}
+
+/// Writes `before` as the record beside `log`; on failure the last entry is taken off.
+fn write_record(log: &Path, before: &mut Vec<Before>) -> bool {
     let written = serde_json::to_vec(before)
         .ok()
         .is_some_and(|json| write_synced(&record_path(log), &json).is_ok());
@@ -242,6 +267,25 @@ pub(super) async fn put_back_unsettled(cx: &mut Context<'_>) -> Result<(), Store
             if candidate.outcome == CandidateOutcome::Passed)
     });
     let records: Vec<Before> = serde_json::from_slice(&json).unwrap_or_default();
+    let (absent, records): (Vec<Before>, Vec<Before>) =
+        records.into_iter().partition(|record| record.absent);
+    for record in absent {
+        let path = &record.event.path;
+        let why = match remove_check_file(cx, path).await {
+            Ok(false) => continue,
+            Ok(true) => format!(
+                "wright stopped while its check file {path} was in place; it was removed when this run resumed"
+            ),
+            Err(err) => format!(
+                "wright stopped while its check file {path} was in place, and it could not be removed when this run resumed: {err}"
+            ),
+        };
+        let candidate = Candidate {
+            outcome: CandidateOutcome::NotTried { why },
+            ..record.event
+        };
+        cx.log(Source::Environment, EventBody::Candidate(candidate))?;
+    }
     if !kept {
         for record in records {
             let (editor, workspace) = {
@@ -269,6 +313,25 @@ pub(super) async fn put_back_unsettled(cx: &mut Context<'_>) -> Result<(), Store
     }
     settled(&log);
     Ok(())
+}
+
+/// Removes wright's check file at `path` (a plain relative name, see
+/// `file_versions::check`) with a command in the sandbox: true when it was there.
+pub(crate) async fn remove_check_file(cx: &mut Context<'_>, path: &str) -> Result<bool, String> {
+    let plain = path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
+        && !path.starts_with('/')
+        && !path.split('/').any(|part| part == "..");
+    if !plain {
+        return Err(format!("{path} is not a name wright gives its check files"));
+    }
+    let command = format!("if [ -e '{path}' ]; then rm -f -- '{path}' && echo removed; fi");
+    match cx.run_in_root(&command).await {
+        Some((output, Some(0))) => Ok(output.contains("removed")),
+        Some((output, _)) => Err(output.trim().to_string()),
+        None => Err("the command could not run".to_string()),
+    }
 }
 
 /// Writes `record.text` back over its file (a whole-file `str_replace`, so the

@@ -70,17 +70,22 @@ pub(super) async fn attach(cdp: &Cdp) -> Result<String, CdpError> {
         )
         .await?;
     let session = attached["sessionId"].as_str().unwrap_or("").to_string();
-    // Nothing a page offers lands anywhere: downloads are refused, and reported.
-    cdp.call(
-        None,
-        "Browser.setDownloadBehavior",
-        json!({"behavior": "deny", "eventsEnabled": true}),
-        CALL_TIMEOUT,
-    )
-    .await?;
-    for method in ["Page.enable", "Runtime.enable", "Log.enable"] {
-        cdp.call(Some(&session), method, json!({}), CALL_TIMEOUT)
-            .await?;
+    // Nothing a page offers lands anywhere: downloads are refused, and reported. These
+    // four go out together (each answer is a round trip through a busy browser).
+    let enable = |method: &'static str| cdp.call(Some(&session), method, json!({}), CALL_TIMEOUT);
+    let (downloads, page, runtime, log) = tokio::join!(
+        cdp.call(
+            None,
+            "Browser.setDownloadBehavior",
+            json!({"behavior": "deny", "eventsEnabled": true}),
+            CALL_TIMEOUT,
+        ),
+        enable("Page.enable"),
+        enable("Runtime.enable"),
+        enable("Log.enable"),
+    );
+    for answer in [downloads, page, runtime, log] {
+        answer?;
     }
     Ok(session)
 }
@@ -118,9 +123,16 @@ impl Browser {
         Ok(result["result"]["value"].clone())
     }
 
-    /// Waits for the page to be loaded (a click may start a navigation), within bounds.
+    /// Waits for the page to be loaded after an action that may start a navigation (a
+    /// click, a key): a moment for it to start, then `loaded`.
     pub(super) async fn settle(&self) -> Result<(), Failure> {
         tokio::time::sleep(Duration::from_millis(150)).await;
+        self.loaded().await
+    }
+
+    /// Waits for the document to be loaded, within bounds: after `Page.navigate`, which
+    /// answers once the new document is committed, at once.
+    pub(super) async fn loaded(&self) -> Result<(), Failure> {
         let deadline = Instant::now() + LOAD_TIMEOUT;
         while Instant::now() < deadline {
             match self.script("document.readyState").await {
@@ -137,14 +149,15 @@ impl Browser {
     /// The page as text, with `said` (what the action did) first and any console errors
     /// since the last look last; all of it untrusted.
     pub(super) async fn page(&self, said: Option<String>) -> Result<ToolOutput, Failure> {
-        let head = self
-            .script("JSON.stringify([document.title, location.href])")
+        // One evaluation, its value returned as is (not through the page's own JSON,
+        // which the page may have replaced).
+        let read = self
+            .script(&format!(
+                "[String(document.title), String(location.href), __wright.read({MAX_READ_CHARS})]"
+            ))
             .await?;
-        let (title, url) = serde_json::from_str::<(String, String)>(head.as_str().unwrap_or(""))
-            .unwrap_or_default();
-        let body = self
-            .script(&format!("__wright.read({MAX_READ_CHARS})"))
-            .await?;
+        let part = |n: usize| read[n].as_str().unwrap_or("").to_string();
+        let (title, url, body) = (part(0), part(1), read[2].clone());
         let mut text = String::new();
         if let Some(said) = said {
             text.push_str(&said);

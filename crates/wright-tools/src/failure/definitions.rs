@@ -100,7 +100,9 @@ fn words(line: &str) -> Vec<(String, bool, Option<char>)> {
     words
 }
 
-/// The names called on `line` (`name(`), in order, without the noise, at most 3.
+/// The names called on `line` (`name(`), in order, without the noise, at most 3 — but
+/// the last call of a chain first (`Basket().add("pen", 2).total()`: the value the test
+/// compares is `total`'s; the constructor and the calls before it only build its input).
 pub fn called(line: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for (name, member, after) in words(line) {
@@ -115,7 +117,38 @@ pub fn called(line: &str) -> Vec<String> {
         }
     }
     names.truncate(3);
+    if let Some(last) = chain_end(line) {
+        names.retain(|name| *name != last);
+        names.insert(0, last);
+    }
     names
+}
+
+/// The last method called on the value of another call (`).name(`), when it is not noise.
+fn chain_end(line: &str) -> Option<String> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut last = None;
+    for (at, pair) in chars.windows(2).enumerate() {
+        if pair != [')', '.'] {
+            continue;
+        }
+        let start = at + 2;
+        let mut end = start;
+        while end < chars.len() && (chars[end].is_alphanumeric() || chars[end] == '_') {
+            end += 1;
+        }
+        let name: String = chars[start..end].iter().collect();
+        if chars.get(end) == Some(&'(')
+            && name.len() > 2
+            && !NOISE.contains(&name.as_str())
+            && !name.starts_with("assert")
+            // An assertion's own chain (`expect(x).toBe(3)`, `.toEqual(`).
+            && !(name.starts_with("to") && name[2..].starts_with(char::is_uppercase))
+        {
+            last = Some(name);
+        }
+    }
+    last
 }
 
 /// Every name on `line` that could be a function passed by name (`rows.map(quote)`,

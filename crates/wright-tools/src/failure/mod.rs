@@ -427,4 +427,6 @@ pub fn read(output: &str, workspace: &Workspace) -> Option<(String, String)> {
 }
 
 #[cfg(test)]
+mod chain_tests;
+#[cfg(test)]
 mod tests;

@@ -49,6 +49,8 @@ pub struct Rewrite {
     pub targets: Vec<Target>,
     /// The request, as the model is sent it.
     pub text: String,
+    /// Where in `text` the ask at its end begins (after the code and the failure).
+    pub ask_at: usize,
 }
 
 /// The request for `task`'s function under test (or one it calls), written corrected,
@@ -128,16 +130,58 @@ pub fn rewrite(shown: &str, workspace: &Workspace, command: &str, task: &str) ->
         }
     };
     let task = clipped_task(task);
-    let text =
-        format!("Task: {task}\n\n{shown_code}\n\n`{command}` failed:\n```\n{block}\n```\n\n{ask}");
-    Some(Rewrite { targets, text })
+    let shown =
+        format!("Task: {task}\n\n{shown_code}\n\n`{command}` failed:\n```\n{block}\n```\n\n");
+    let ask_at = shown.len();
+    let text = format!("{shown}{ask}");
+    Some(Rewrite {
+        targets,
+        text,
+        ask_at,
+    })
 }
 
 impl Rewrite {
+    /// The request again, for the next version once versions of the functions
+    /// `ruled_out` (indices of `targets`) were tried and the command still failed: it
+    /// points at the others, so the tries do not all go to the function the test calls
+    /// when the cause is in a helper it imports. `None` when no other function is left.
+    /// Its ask replaced: the 1.5B, told after the first ask that the function it had
+    /// rewritten was not the cause, followed the first ask and rewrote it again.
+    pub fn narrowed(&self, ruled_out: &[usize], command: &str) -> Option<String> {
+        let (tried, left) = self.split(ruled_out)?;
+        let fence = fence_language(&self.targets[0].path);
+        Some(format!(
+            "{}A version of {tried} was tried and `{command}` still failed, so the cause is not there: it is in {left}. First say in one sentence which of them is wrong and what it does wrong. Then write that function fixed, whole, in one ```{fence} block.",
+            self.text.get(..self.ask_at).unwrap_or(&self.text)
+        ))
+    }
+
+    /// The functions `ruled_out` and the others, each list quoted and joined; `None` when
+    /// either is empty.
+    fn split(&self, ruled_out: &[usize]) -> Option<(String, String)> {
+        let quote = |t: &Target| format!("`{}`", t.name);
+        let tried: Vec<String> = ruled_out
+            .iter()
+            .filter_map(|i| self.targets.get(*i))
+            .map(quote)
+            .collect();
+        let left: Vec<String> = (0..self.targets.len())
+            .filter(|i| !ruled_out.contains(i))
+            .map(|i| quote(&self.targets[i]))
+            .collect();
+        (!left.is_empty() && !tried.is_empty()).then(|| (tried.join(" and "), left.join(" or ")))
+    }
+
     /// What is asked, after the request and its answer, when the answer said what is
     /// wrong but wrote no code: the 0.5B stopped after its sentence in most of its tries.
-    pub fn follow_up(&self) -> String {
+    pub fn follow_up(&self, ruled_out: &[usize]) -> String {
         let fence = fence_language(&self.targets[0].path);
+        if let Some((_, left)) = self.split(ruled_out) {
+            return format!(
+                "You wrote no code. Now write the one of {left} that is wrong fixed, whole, in one ```{fence} block."
+            );
+        }
         match &self.targets[..] {
             [only] => format!(
                 "You wrote no code. Now write the function `{}` fixed, whole, in one ```{fence} block.",

@@ -125,6 +125,20 @@ fn read_call(tool: &str, arguments: &Value, root: &Path, shell: &ShellState) -> 
         "browser" => match field("action") {
             Some("goto") => {
                 let url = reqwest::Url::parse(field("url").unwrap_or("")).ok();
+                // Nothing leaves the sandbox: a blank page, a file of the workspace (the
+                // tool refuses any other).
+                match url.as_ref().map(reqwest::Url::scheme) {
+                    Some("about") => {
+                        return summarize(vec![Finding::new(Risk::Low, "opens a blank page")])
+                    }
+                    Some("file") => {
+                        return summarize(vec![Finding::new(
+                            Risk::Medium,
+                            "opens a page of the workspace",
+                        )])
+                    }
+                    _ => {}
+                }
                 let local = url
                     .as_ref()
                     .and_then(|u| u.host_str())

@@ -225,6 +225,13 @@ fn other_tools() {
         Medium
     );
     assert_eq!(level("grep", json!({"pattern": "x"})), Low);
+    let goto = |url: &str| level("browser", json!({"action": "goto", "url": url}));
+    assert_eq!(goto("about:blank"), Low);
+    assert_eq!(goto("file:///home/me/project/index.html"), Medium);
+    assert_eq!(goto("http://localhost:5173/"), Medium);
+    assert_eq!(goto("https://example.com/?q=secret"), High);
+    assert_eq!(goto("http://127.0.0.1.example.com/"), High);
+    assert_eq!(level("browser", json!({"action": "screenshot"})), Low);
     assert_eq!(level("finish", json!({"message": "done"})), Low);
     assert_eq!(level("some_mcp_tool", json!({})), Unknown);
     assert_eq!(

@@ -114,6 +114,12 @@ impl TerminalTool {
         self
     }
 
+    /// The journal of its proxy's connections, when it has one (the browser, which runs
+    /// in this shell's sandbox, reports its own from it).
+    pub fn network_journal(&self) -> Option<&wright_sandbox::egress::Journal> {
+        self.journal.as_ref()
+    }
+
     /// The same terminal, its output masked by `masker` (the secrets in its `env`).
     pub fn with_masker(mut self, masker: Arc<Masker>) -> Self {
         self.masker = Some(masker).filter(|m| !m.is_empty());

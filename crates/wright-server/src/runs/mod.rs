@@ -4,13 +4,18 @@
 //! conversation is; this only knows what the server itself is doing, and what a run that
 //! failed before it had a log said.
 
+mod driving;
+mod files;
+mod hubs;
+mod restore;
+
 use crate::api;
 use crate::api::NewConversation;
 use crate::error::ApiError;
 use crate::front::Recorder;
 use crate::hub::Hub;
-use crate::hub::HubObserver;
-use crate::model_record::ModelRecord;
+use crate::replicas::Keeper;
+use crate::replicas::Replica;
 use crate::starter::Starter;
 use anyhow::Result;
 use std::collections::HashMap;
@@ -20,13 +25,11 @@ use std::sync::Mutex;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use wright_sandbox::git::RemoteUrl;
+use wright_session::database::Lease;
 use wright_session::database::Owner;
 use wright_session::database::Store;
+use wright_session::git_store::GitStore;
 use wright_session::stored::conversations_root as conversations_dir;
-use wright_session::working_copy::Outcome;
-use wright_session::Reopened;
-use wright_session::Running;
-use wright_session::Session;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -34,6 +37,14 @@ pub(crate) enum Phase {
     Starting,
     Running,
     Ended,
+}
+
+/// The external agent `name` of the server's own configuration file (the user's: a
+/// repository's file cannot define one).
+pub(crate) fn external_agent(name: &str) -> Result<wright_config::agents::AgentConfig> {
+    let file = wright_config::Config::user_file()
+        .ok_or_else(|| anyhow::anyhow!("no configuration file to read [agents.{name}] from"))?;
+    Ok(wright_config::agents::find(&file, name)?)
 }
 
 pub(crate) struct Job {
@@ -54,6 +65,9 @@ pub(crate) struct Job {
     pub(crate) confirmer: Arc<crate::confirm::ServerConfirmer>,
     /// Where side questions go while it runs (see `aside`).
     pub(crate) asides: Option<wright_session::Asides>,
+    /// What reads its working copy's changes while it runs (see `live`): none before
+    /// its session is prepared, nor for a directory that is no git repository.
+    pub(crate) inspector: Option<wright_session::inspect::GitInspector>,
     /// Whose it is (the admin's unless a user's key created it).
     pub(crate) owner: Owner,
 }
@@ -88,12 +102,19 @@ pub struct Runs {
     pub(crate) ended: tokio::sync::Notify,
     /// The database every run's events are committed to, if any (`--database`).
     store: Option<Store>,
+    /// This replica, as the conversations' leases name it (with a database).
+    pub(crate) replica: Replica,
+    /// Where each step's files are pushed, for a takeover on a replica without the clone.
+    git_store: Option<GitStore>,
 }
 
 /// The reason logged when a client interrupts a run.
 pub const INTERRUPTED: &str = "interrupted through the server";
 /// The reason logged when the server stops a run as it stops.
 pub const SERVER_STOPPING: &str = "stopped: the server was stopping (a message goes on)";
+/// The reason logged (when the database still takes it) when a replica loses a run's lease.
+pub const LEASE_LOST: &str =
+    "stopped: this replica lost the conversation's lease (another replica goes on with it)";
 
 /// What a new run does once its turn comes.
 pub(crate) enum Work {
@@ -104,6 +125,10 @@ pub(crate) enum Work {
         call_id: String,
         body: api::Confirm,
     },
+    /// Goes on, under the lease kept (taken from a replica that died, renewed from the
+    /// moment it was taken), with a conversation whose run was cut off: from where its
+    /// log ends, as `wright resume` does.
+    TakeOver(Box<Keeper>),
 }
 
 pub(crate) fn log_path(id: &str) -> std::path::PathBuf {
@@ -111,10 +136,18 @@ pub(crate) fn log_path(id: &str) -> std::path::PathBuf {
 }
 
 impl Runs {
-    pub fn new(starter: Arc<dyn Starter>, max_runs: usize, store: Option<Store>) -> Arc<Self> {
+    pub fn new(
+        starter: Arc<dyn Starter>,
+        max_runs: usize,
+        store: Option<Store>,
+        replica: Replica,
+        git_store: Option<GitStore>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             starter,
             store,
+            replica,
+            git_store,
             slots: Arc::new(Semaphore::new(max_runs)),
             jobs: Mutex::default(),
             hubs: Mutex::default(),
@@ -195,6 +228,14 @@ impl Runs {
             }
             (None, Some(url)) => {
                 RemoteUrl::parse(url).map_err(|err| ApiError::bad_request(err.to_string()))?;
+                if let Some(branch) = &request.repository_branch {
+                    if !wright_sandbox::git::safe_branch_name(branch) {
+                        return Err(ApiError::bad_request(format!(
+                            "repository_branch '{}' is not a plain branch name",
+                            branch.escape_debug()
+                        )));
+                    }
+                }
             }
             _ => {
                 return Err(ApiError::bad_request(
@@ -303,25 +344,77 @@ impl Runs {
         Ok(())
     }
 
-    /// Queues again what a server that stopped had accepted and not started.
-    pub fn restore(self: &Arc<Self>) {
-        for (id, waiting) in crate::queue::waiting() {
-            match waiting {
-                crate::queue::Waiting::New(request) => {
-                    if conversations_dir().join(&id).symlink_metadata().is_ok() {
-                        crate::queue::take(&id);
-                        continue;
-                    }
-                    self.launch(&id, Work::New(Box::new(request)), Arc::default());
-                }
-                crate::queue::Waiting::Message(message) => {
-                    self.launch(&id, Work::Message(Box::new(message)), Arc::default());
-                }
-                crate::queue::Waiting::Confirm { call_id, body } => {
-                    self.launch(&id, Work::Confirm { call_id, body }, Arc::default());
-                }
+    /// Whether a run could start at once (a slot is free and the server is not stopping).
+    pub(crate) fn has_room(&self) -> bool {
+        self.slots.available_permits() > 0
+            && !self.closing.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Goes on with a conversation whose run was cut off on another replica, under
+    /// `lease` (taken from it): its log file is first brought up to what the database
+    /// holds, then it resumes from there. A run that had ended is only let go.
+    pub(crate) async fn take_over(self: &Arc<Self>, lease: Lease) {
+        let id = lease.conversation.clone();
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let dir = conversations_dir().join(&id);
+        let owner = store
+            .owner(&id)
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(Owner::Admin);
+        if let Err(err) = wright_session::database::sync_log(&store, &id, &dir).await {
+            // Left leased: it expires again and is tried again (the database may be back).
+            let mut jobs = self.jobs();
+            let front = jobs
+                .get(&id)
+                .map(|job| job.front.clone())
+                .unwrap_or_default();
+            let nothing = Work::Message(Box::new(api::Message {
+                text: String::new(),
+                settings: api::Settings::default(),
+                condense: false,
+            }));
+            Self::register(&mut jobs, &id, &nothing, &front);
+            if let Some(job) = jobs.get_mut(&id) {
+                job.phase = Phase::Ended;
+                job.owner = owner;
+                job.error = Some(format!("cannot take the cut-off run over: {err:#}"));
             }
+            return;
         }
+        let ended = wright_session::stored::Summary::read(&id).is_ok_and(|summary| {
+            matches!(
+                summary.state,
+                wright_session::stored::RunState::Logged(wright_protocol::AgentState::Finished)
+            )
+        });
+        if ended {
+            let _ = store.release_lease(&lease).await;
+            return;
+        }
+        if self.is_active(&id) {
+            // This replica's own run, whose lease expired under it (not renewed in time):
+            // it stops at its next append. Not let go — the conversation would be left
+            // stopped, free, with nobody to go on with it — but left unrenewed, so it
+            // expires again and is taken over once that run has ended.
+            return;
+        }
+        let mut jobs = self.jobs();
+        let front = jobs
+            .get(&id)
+            .map(|job| job.front.clone())
+            .unwrap_or_default();
+        // Renewed from now: a takeover waiting for its turn does not lose it.
+        let work = Work::TakeOver(Box::new(self.keep(&store, lease)));
+        let cancel = Self::register(&mut jobs, &id, &work, &front);
+        if let Some(job) = jobs.get_mut(&id) {
+            job.owner = owner;
+        }
+        drop(jobs);
+        self.spawn(&id, work, front, cancel);
     }
 
     /// Registers `work` for `id` (queued) in `jobs`, held by the caller since it checked
@@ -336,6 +429,7 @@ impl Runs {
         let (task, confirmer) = match work {
             Work::New(request) => (request.task.clone(), Arc::default()),
             Work::Message(message) => (message.text.clone(), Arc::default()),
+            Work::TakeOver(_) => (String::new(), Arc::default()),
             Work::Confirm { call_id, body } => (
                 String::new(),
                 crate::confirm::ServerConfirmer::answered(call_id, body.into()),
@@ -355,6 +449,7 @@ impl Runs {
                 stopped_by: None,
                 confirmer,
                 asides: None,
+                inspector: None,
                 owner: Owner::Admin,
             },
         );
@@ -384,7 +479,11 @@ impl Runs {
                 () = cancel.cancelled() => None,
             };
             if runs.closing.load(std::sync::atomic::Ordering::SeqCst) {
-                // Still waiting as the server stops: kept on disk for its next start.
+                // Still waiting as the server stops: kept on disk for its next start; a
+                // run taken over from another replica is handed over to the next.
+                if let Work::TakeOver(keeper) = work {
+                    keeper.finish(crate::replicas::LetGo::HandOver).await;
+                }
                 return;
             }
             let never_ran = permit.is_none();
@@ -434,142 +533,6 @@ impl Runs {
         }
     }
 
-    async fn work(
-        &self,
-        id: &str,
-        work: Work,
-        cancel: CancellationToken,
-        front: Arc<Recorder>,
-    ) -> Result<()> {
-        match work {
-            Work::New(request) => {
-                let workspace = match (&request.workspace, &request.repository_url) {
-                    (Some(workspace), _) => std::path::PathBuf::from(workspace),
-                    (None, Some(url)) => crate::repository::clone_for(id, url).await?,
-                    (None, None) => anyhow::bail!("the request names no workspace"),
-                };
-                let session = self
-                    .starter
-                    .prepare(id.to_string(), &request, &workspace, front.as_ref())
-                    .await?;
-                // The model it was asked for, for its later runs (a restart included).
-                if let Err(err) = ModelRecord::of(&request.settings).write(id) {
-                    front.note(true, format!("{err:#}"));
-                }
-                // It has a log now: a restarted server finds it there.
-                crate::queue::take(id);
-                let conversation = session.begin()?;
-                let task = request.task.as_str();
-                self.drive(id, session, conversation, Some(task), cancel)
-                    .await
-            }
-            Work::Confirm { .. } => {
-                let dir = conversations_dir().join(id);
-                // The model and server it was asked for, as the server recorded them.
-                let settings = ModelRecord::read(id)
-                    .unwrap_or_default()
-                    .apply(&api::Settings::default());
-                let Reopened {
-                    session,
-                    conversation,
-                    ..
-                } = self.starter.reopen(&dir, &settings, front.as_ref()).await?;
-                crate::queue::take(id);
-                self.drive(id, session, conversation, None, cancel).await
-            }
-            Work::Message(message) => {
-                let dir = conversations_dir().join(id);
-                // The recorded model and server, unless this request names others.
-                let recorded = ModelRecord::read(id).unwrap_or_default();
-                let chosen = recorded.then(&ModelRecord::of(&message.settings));
-                let Reopened {
-                    session,
-                    conversation,
-                    torn_line,
-                } = self
-                    .starter
-                    .reopen(&dir, &chosen.apply(&message.settings), front.as_ref())
-                    .await?;
-                if chosen != recorded {
-                    if let Err(err) = chosen.write(id) {
-                        front.note(true, format!("{err:#}"));
-                    }
-                }
-                // Taken: a restarted server must not give it twice.
-                crate::queue::take(id);
-                if let Some(line) = torn_line {
-                    front.note(
-                        true,
-                        format!(
-                            "the log ended in a torn line (line {line}): cut off, the events before it are intact"
-                        ),
-                    );
-                }
-                let mut conversation = conversation;
-                if message.condense {
-                    conversation.condense_first();
-                }
-                let text = Some(message.text.as_str()).filter(|t| !t.trim().is_empty());
-                self.drive(id, session, conversation, text, cancel).await
-            }
-        }
-    }
-
-    /// Runs `conversation` with `message` to its end, and hands its changes over.
-    async fn drive(
-        &self,
-        id: &str,
-        session: Session,
-        mut conversation: Running,
-        message: Option<&str>,
-        cancel: CancellationToken,
-    ) -> Result<()> {
-        if let Some(job) = self.jobs().get_mut(id) {
-            conversation.set_confirmer(job.confirmer.clone());
-            job.asides = Some(conversation.asides());
-            job.phase = Phase::Running;
-            job.reason = Some(conversation.interrupt_reason());
-            // Stopped while its session was prepared: the run says why at once.
-            if let Some(why) = job.stopped_by.filter(|_| cancel.is_cancelled()) {
-                if let Ok(mut reason) = conversation.interrupt_reason().lock() {
-                    *reason = Some(why.to_string());
-                }
-            }
-        }
-        // With a database, each event is committed there before it takes effect.
-        if let Some(store) = &self.store {
-            let owner = self.job_owner(id).unwrap_or(Owner::Admin);
-            conversation.store_events_in(store, id, owner).await?;
-        }
-        let hub = self
-            .hub(id)
-            .unwrap_or_else(|| Arc::new(Hub::new(Vec::new())));
-        let mut observer = HubObserver(hub);
-        let end = session
-            .run(
-                conversation,
-                message,
-                &cancel,
-                &mut observer,
-                message.unwrap_or_default(),
-            )
-            .await?;
-        if let Outcome::Failed { reason, kept } = &end.finished.changes {
-            anyhow::bail!(
-                "{reason}; the agent's work is kept in {} (a message goes on there)",
-                kept.display()
-            );
-        }
-        if end.state == wright_protocol::AgentState::Failed {
-            return Err(crate::session_error::RunFailed {
-                stop: end.stop,
-                remedy: end.remedy,
-            }
-            .into());
-        }
-        Ok(())
-    }
-
     /// Stops a queued or running conversation after the step in flight is logged.
     pub fn interrupt(&self, id: &str) -> Result<(), ApiError> {
         let mut jobs = self.jobs();
@@ -615,37 +578,17 @@ impl Runs {
         }
     }
 
-    /// Gives `id`'s hub what its log holds beyond what the run showed (a run that ended
-    /// in an error may have logged events no observer saw): the log is the truth.
-    fn catch_up(&self, id: &str) {
-        let hub = self
-            .hubs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .cloned();
-        let Some(hub) = hub else {
-            return;
-        };
-        if let Ok(parsed) = wright_protocol::read_log(&log_path(id)) {
-            for event in &parsed.events {
-                hub.push(event);
-            }
-        }
-    }
-
-    /// Lets go of `id`'s hub when nothing holds it (no socket, no run): a later reader
-    /// makes it again from the log.
-    pub fn release_hub(&self, id: &str) {
-        let mut hubs = self.hubs.lock().unwrap_or_else(|e| e.into_inner());
-        if hubs.get(id).is_some_and(|hub| Arc::strong_count(hub) == 1) {
-            hubs.remove(id);
-        }
-    }
-
     /// Whether the server is running (or about to run) `id`.
     pub fn is_active(&self, id: &str) -> bool {
         self.jobs().get(id).is_some_and(Job::active)
+    }
+
+    /// What reads the working copy of `id` while it runs.
+    pub(crate) fn inspector(&self, id: &str) -> Option<wright_session::inspect::GitInspector> {
+        self.jobs()
+            .get(id)
+            .filter(|job| job.active())
+            .and_then(|job| job.inspector.clone())
     }
 
     /// Forgets what the server knew of `id` (once it is removed from disk).
@@ -654,22 +597,5 @@ impl Runs {
         if let Ok(mut hubs) = self.hubs.lock() {
             hubs.remove(id);
         }
-    }
-
-    /// The hub of `id`'s events, made from its log when it has none; `None` for a
-    /// conversation nobody knows.
-    pub fn hub(&self, id: &str) -> Option<Arc<Hub>> {
-        let mut hubs = self.hubs.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(hub) = hubs.get(id) {
-            return Some(hub.clone());
-        }
-        let logged = match wright_protocol::read_log(&log_path(id)) {
-            Ok(parsed) => parsed.events,
-            Err(_) if self.jobs().contains_key(id) => Vec::new(),
-            Err(_) => return None,
-        };
-        let hub = Arc::new(Hub::new(logged));
-        hubs.insert(id.to_string(), hub.clone());
-        Some(hub)
     }
 }
