@@ -14,6 +14,7 @@ mod flows;
 mod hostile;
 mod kinds;
 mod live;
+mod long;
 mod screenshots;
 mod settings;
 mod signin;

@@ -159,11 +159,19 @@ export function conversationPage(main, id) {
     soon = setTimeout(refresh, 50);
   };
   let shown = null;
+  let parked = false;
   let statsFrame = 0;
   const feed = new Feed(id, {
-    event(ev, fragment) {
+    event(ev, fragment, behind) {
       const el = render(ev);
-      if (el) fragment.append(el);
+      // A row with a whole window of rows queued behind it would be laid out only to be
+      // trimmed: while the list is still empty it waits with the earlier ones directly.
+      if (el && following && behind >= WINDOW && list.childElementCount === 0) {
+        earlier.push(el);
+        parked = true;
+      } else if (el) {
+        fragment.append(el);
+      }
       shown = ev.id;
       if ((ev.kind === "message" && ev.source === "agent") || ev.kind === "action" || ev.kind === "usage" || ev.kind === "state") streaming.clear();
       if (ev.kind === "state" || ev.kind === "changes" || ev.kind === "start") refreshSoon();
@@ -171,6 +179,10 @@ export function conversationPage(main, id) {
     flushed(fragment) {
       list.append(fragment);
       trim();
+      if (parked) {
+        parked = false;
+        showMore();
+      }
       streaming.keepLast();
       if (shown !== null) list.dataset.last = String(shown);
       stats.render();

@@ -5,6 +5,7 @@
 //! Chromium or its driver is not installed, `launch` says so loudly and the test returns.
 
 use fantoccini::elements::Element;
+use fantoccini::error::ErrorStatus;
 use fantoccini::Client;
 use fantoccini::ClientBuilder;
 use fantoccini::Locator;
@@ -188,17 +189,42 @@ impl Browser {
             .await;
     }
 
+    /// Clicks the element matching `css`, as a person would once it can be clicked: while
+    /// rows still arrive the page follows them, and a header link scrolled into view may
+    /// have moved under the sticky bar by the time the click lands; the click is then
+    /// made again (found again, scrolled again) until it lands or `PATIENCE` runs out.
     pub async fn click(&self, css: &str) {
-        let element = self.find(css).await;
-        // Into view first: on a phone the sticky controls may sit over it.
-        self.client
-            .execute(
-                "arguments[0].scrollIntoView({block: 'center'});",
-                vec![serde_json::to_value(&element).unwrap()],
-            )
-            .await
-            .unwrap();
-        element.click().await.unwrap();
+        let started = Instant::now();
+        loop {
+            let element = self.find(css).await;
+            // Into view first: on a phone the sticky controls may sit over it.
+            let scrolled = self
+                .client
+                .execute(
+                    "arguments[0].scrollIntoView({block: 'center'});",
+                    vec![serde_json::to_value(&element).unwrap()],
+                )
+                .await;
+            let clicked = match scrolled {
+                Ok(_) => element.click().await,
+                Err(err) => Err(err),
+            };
+            match clicked {
+                Ok(()) => return,
+                Err(fantoccini::error::CmdError::Standard(err))
+                    if started.elapsed() < PATIENCE
+                        && matches!(
+                            err.error,
+                            ErrorStatus::ElementClickIntercepted
+                                | ErrorStatus::ElementNotInteractable
+                                | ErrorStatus::StaleElementReference
+                        ) =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(err) => panic!("cannot click `{css}`: {err}\n{}", self.page_text().await),
+            }
+        }
     }
 
     pub async fn type_into(&self, css: &str, text: &str) {
