@@ -9,8 +9,9 @@
 //! - `final`, and `commentary` without a recipient (a preamble meant for the user), are content.
 //!
 //! Variants read too: `<|constrain|>json` with or without a space before it, or missing;
-//! a call on the `analysis` channel (built-in tools go there); and a reply whose first
-//! header lost its `<|channel|>` to the prompt (`analysis<|message|>…`).
+//! a call on the `analysis` channel (built-in tools go there); a space after each header
+//! token (LLM-jp's harmony dialect: `<|channel|> final<|message|> text`); and a reply whose
+//! first header lost its `<|channel|>` to the prompt (`analysis<|message|>…`).
 
 use super::json;
 use super::scan::snippet;
@@ -37,7 +38,7 @@ fn headless(text: &str) -> bool {
     let Some(message) = text.find(MESSAGE) else {
         return false;
     };
-    let head = text.get(..message).unwrap_or("");
+    let head = text.get(..message).unwrap_or("").trim_start();
     let channel = head
         .split(|c: char| c.is_whitespace() || c == '<')
         .next()
@@ -105,7 +106,10 @@ fn parse_messages(text: &str, out: &mut Out) {
 
 /// The channel named in a header.
 fn channel(header: &str) -> Option<&str> {
-    let after = header.get(header.find(CHANNEL)? + CHANNEL.len()..)?;
+    // LLM-jp writes a space after each header token.
+    let after = header
+        .get(header.find(CHANNEL)? + CHANNEL.len()..)?
+        .trim_start();
     let name = after
         .split(|c: char| c.is_whitespace() || c == '<')
         .next()

@@ -41,11 +41,13 @@ mod json_block;
 mod kimi;
 mod llama;
 mod mistral;
+mod named;
 mod pythonic;
 mod repair;
 mod scan;
 mod tagged;
 mod think;
+mod wrapper;
 mod xml;
 mod xtml;
 
@@ -62,7 +64,11 @@ mod vectors_json;
 #[cfg(test)]
 mod vectors_repair;
 #[cfg(test)]
+mod vectors_templates;
+#[cfg(test)]
 mod vectors_tokens;
+#[cfg(test)]
+mod vectors_wrappers;
 
 pub use coerce::coerce_arguments;
 pub use repair::Fix;
@@ -101,7 +107,19 @@ pub struct ParsedText {
 /// caller).
 pub fn parse_text_calls(text: &str, known_tools: &[&str]) -> ParsedText {
     let mut out = Out::new(known_tools, text.len());
-    let rest = think::split(text, &mut out);
+    // MiniMax M3 puts this token before each tag of its calls; it carries nothing else.
+    let unprefixed;
+    let text = if text.contains(MINIMAX_M3_PREFIX) {
+        unprefixed = text.replace(MINIMAX_M3_PREFIX, "");
+        unprefixed.as_str()
+    } else {
+        text
+    };
+    let rest = wrapper::unwrap_reply(think::split(text, &mut out));
+    if let Some(answer) = bare::generic_response(rest) {
+        out.text(&answer);
+        return out.finish();
+    }
     if xtml::detect(rest) {
         xtml::parse(rest, &mut out);
     } else if harmony::detect(rest) {
@@ -114,6 +132,8 @@ pub fn parse_text_calls(text: &str, known_tools: &[&str]) -> ParsedText {
     out.finish()
 }
 
+const MINIMAX_M3_PREFIX: &str = "]<]minimax[>[";
+
 /// What a marker found in the text starts.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -124,12 +144,14 @@ enum Kind {
     DeepSeek,
     Kimi,
     GemmaFence,
-    Gemma4,
+    Gemma4(&'static gemma4::Dialect),
     /// MiniMax `<minimax:tool_call>` and DeepSeek DSML.
     Invoke,
-    Cohere,
-    Apertus,
+    /// A JSON (or Python) list of calls between a template's tokens.
+    Block(&'static json_block::Block),
     Functionary,
+    /// `<function name="NAME">` (Hermes variant, MiniCPM).
+    NamedFunction,
     /// A closing or end-of-turn token with nothing to open: dropped from the content.
     Stray,
 }
@@ -150,26 +172,51 @@ const MARKERS: &[(&str, Kind)] = &[
     ("<|tool_call_section_begin|>", Kind::Kimi),
     ("```tool_code", Kind::GemmaFence),
     ("```tool_call", Kind::GemmaFence),
-    (gemma4::OPEN, Kind::Gemma4),
+    (gemma4::GEMMA4.open, Kind::Gemma4(&gemma4::GEMMA4)),
+    (
+        gemma4::FUNCTION_GEMMA.open,
+        Kind::Gemma4(&gemma4::FUNCTION_GEMMA),
+    ),
     ("<minimax:tool_call>", Kind::Invoke),
+    ("<function_calls>", Kind::Invoke),
+    ("<function name=", Kind::NamedFunction),
     ("<｜DSML｜function_calls>", Kind::Invoke),
     ("<｜DSML｜tool_calls>", Kind::Invoke),
     ("<｜DSML｜invoke", Kind::Invoke),
     ("<|DSML|function_calls>", Kind::Invoke),
     ("<|DSML|tool_calls>", Kind::Invoke),
     ("<|DSML|invoke", Kind::Invoke),
-    ("<|START_ACTION|>", Kind::Cohere),
-    ("<|tools_prefix|>", Kind::Apertus),
+    ("<|START_ACTION|>", Kind::Block(&json_block::COHERE)),
+    ("<|tools_prefix|>", Kind::Block(&json_block::APERTUS)),
+    ("<TOOLCALL>", Kind::Block(&json_block::NEMOTRON)),
+    ("<tool_calls>", Kind::Block(&json_block::APRIEL)),
+    ("<|tool_call|>", Kind::Block(&json_block::GRANITE)),
+    ("functools[", Kind::Block(&json_block::FIREFUNCTION)),
+    ("<|function_call|>", Kind::Block(&json_block::GIGACHAT)),
+    (
+        "function call<|role_sep|>",
+        Kind::Block(&json_block::GIGACHAT3),
+    ),
+    ("<|tool_call_start|>", Kind::Block(&json_block::LFM2)),
     (functionary::MARKER, Kind::Functionary),
     ("</tool_call>", Kind::Stray),
-    (gemma4::CLOSE, Kind::Stray),
+    (gemma4::GEMMA4.close, Kind::Stray),
+    (gemma4::FUNCTION_GEMMA.close, Kind::Stray),
     ("</minimax:tool_call>", Kind::Stray),
+    ("</function_calls>", Kind::Stray),
     ("</｜DSML｜function_calls>", Kind::Stray),
     ("</｜DSML｜tool_calls>", Kind::Stray),
     ("</|DSML|function_calls>", Kind::Stray),
     ("</|DSML|tool_calls>", Kind::Stray),
     ("<|END_ACTION|>", Kind::Stray),
     ("<|tools_suffix|>", Kind::Stray),
+    ("</TOOLCALL>", Kind::Stray),
+    // Seed-OSS wraps Qwen3-Coder's `<function=…>` in its own tags.
+    ("<seed:tool_call>", Kind::Stray),
+    ("</seed:tool_call>", Kind::Stray),
+    ("<|message_sep|>", Kind::Stray),
+    ("</tool_calls>", Kind::Stray),
+    ("<|tool_call_end|>", Kind::Stray),
     ("</function>", Kind::Stray),
     ("<|tool_calls_section_end|>", Kind::Stray),
     ("<|tool_call_section_end|>", Kind::Stray),
@@ -195,6 +242,13 @@ const END_TOKENS: &[&str] = &[
     "<|END_RESPONSE|>",
     "<|END_OF_TURN_TOKEN|>",
     "<|assistant_end|>",
+    // Ling, Cohere2, Command R+, Apriel, Seed-OSS.
+    "<|role_end|>",
+    "<|START_TEXT|>",
+    "<|END_TEXT|>",
+    "<|CHATBOT_TOKEN|>",
+    "[END FINAL RESPONSE]",
+    "<seed:eos>",
 ];
 
 /// Whether `text` holds an explicit call marker (used to tell a stray `</think>` inside a
@@ -205,9 +259,27 @@ fn has_call_marker(text: &str) -> bool {
         .any(|(needle, kind)| !matches!(kind, Kind::Stray) && text.contains(needle))
 }
 
+/// Where the first explicit call marker in `text` is.
+fn first_call_marker(text: &str) -> Option<usize> {
+    MARKERS
+        .iter()
+        .filter(|(_, kind)| !matches!(kind, Kind::Stray))
+        .filter_map(|(needle, _)| text.find(needle))
+        .min()
+}
+
+/// Whether `text` reads as calls and nothing else (no content, no errors).
+fn calls_only(text: &str, out: &Out) -> bool {
+    let mut trial = Out::new(out.known, text.len());
+    scan_calls(text, &mut trial);
+    let parsed = trial.finish();
+    !parsed.calls.is_empty() && parsed.errors.is_empty() && parsed.content.is_empty()
+}
+
 /// Walks the text from marker to marker; what lies between goes to the bare-JSON reader.
 fn scan_calls(text: &str, out: &mut Out) {
-    let needles: Vec<&'static str> = MARKERS.iter().map(|(needle, _)| *needle).collect();
+    let mut needles: Vec<&'static str> = MARKERS.iter().map(|(needle, _)| *needle).collect();
+    needles.extend_from_slice(think::INNER_OPEN);
     let mut src = Src::new(text);
     let mut pos = 0;
     while pos < src.len() {
@@ -216,6 +288,18 @@ fn scan_calls(text: &str, out: &mut Out) {
             break;
         };
         bare::scan(src.slice(pos, at), out);
+        if think::INNER_OPEN.contains(&needle) {
+            // Reasoning between content and calls (GLM's interleaved thinking); an
+            // unclosed one is text.
+            pos = match think::block(src.tail(at), needle, out) {
+                Some(length) => at + length,
+                None => {
+                    out.text(needle);
+                    at + needle.len()
+                }
+            };
+            continue;
+        }
         let kind = MARKERS
             .iter()
             .find(|(marker, _)| *marker == needle)
@@ -228,11 +312,11 @@ fn scan_calls(text: &str, out: &mut Out) {
             Kind::DeepSeek => deepseek::parse(&mut src, at, needle, out),
             Kind::Kimi => kimi::parse(&mut src, at, needle, out),
             Kind::GemmaFence => gemma::parse(&mut src, at, needle, out),
-            Kind::Gemma4 => gemma4::parse(&mut src, at, out),
+            Kind::Gemma4(dialect) => gemma4::parse(&mut src, at, dialect, out),
             Kind::Invoke => invoke::parse(&mut src, at, needle, out),
-            Kind::Cohere => json_block::parse(&mut src, at, &json_block::COHERE, out),
-            Kind::Apertus => json_block::parse(&mut src, at, &json_block::APERTUS, out),
+            Kind::Block(block) => json_block::parse(&mut src, at, block, out),
             Kind::Functionary => functionary::parse(&mut src, at, out),
+            Kind::NamedFunction => named::parse(&mut src, at, out),
             Kind::Stray => at + needle.len(),
         };
         pos = end.max(at + needle.len());

@@ -1,14 +1,20 @@
 //! Reasoning blocks: `<think>…</think>` (Qwen3, DeepSeek-R1, GLM, MiniMax, …),
 //! `<thinking>…</thinking>`, Magistral's `[THINK]…[/THINK]`, Cohere's
 //! `<|START_THINKING|>…<|END_THINKING|>`, Apertus' `<|inner_prefix|>…<|inner_suffix|>` and
-//! Gemma 4's `<|channel>thought…<channel|>`, split off before anything is read for calls.
+//! Gemma 4's `<|channel>thought…<channel|>`, Seed-OSS' `<seed:think>`, MiniMax M3's
+//! `<mm:think>` and Apriel's `…[BEGIN FINAL RESPONSE]`, split off before anything is read
+//! for calls.
 //!
 //! Blocks at the start of the reply are reasoning, and so is everything after an opening
-//! tag that is never closed. When the opening tag was part of the prompt (chat templates
+//! tag that is never closed — unless it ends in nothing but calls, which then run (models
+//! trained to call from inside their reasoning do that). Closed blocks later in the reply
+//! are split off where they stand (see [`block`]). When the opening tag was part of the prompt (chat templates
 //! that end with `<think>\n`), the reply has a `</think>` with no `<think>`: everything
 //! before it is reasoning, unless a call marker or JSON comes first (then the `</think>`
 //! is text inside a call, e.g. a file being written, and is left alone).
 
+use super::calls_only;
+use super::first_call_marker;
 use super::has_call_marker;
 use super::scan::tail;
 use super::Out;
@@ -21,6 +27,11 @@ const PAIRS: &[(&str, &str)] = &[
     ("<|START_THINKING|>", "<|END_THINKING|>"),
     ("<|inner_prefix|>", "<|inner_suffix|>"),
     ("<|channel>thought", "<channel|>"),
+    // Seed-OSS, MiniMax M3.
+    ("<seed:think>", "</seed:think>"),
+    ("<mm:think>", "</mm:think>"),
+    // Apriel 1.6: the template opens the reasoning with this line; the model ends it.
+    ("Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]"),
 ];
 
 /// Moves the reasoning of `text` into `out`; returns the rest, to be read for calls.
@@ -38,6 +49,16 @@ pub(crate) fn split<'t>(text: &'t str, out: &mut Out) -> &'t str {
                 rest = tail(inside, end + close.len());
             }
             None => {
+                // A reply that ends in calls made from inside the reasoning (Kimi K2
+                // Thinking, Qwen3 with thinking forced open): the calls run, the text
+                // before them is the reasoning.
+                if let Some(at) = first_call_marker(inside) {
+                    let calls = tail(inside, at);
+                    if calls_only(calls, out) {
+                        out.reason(inside.get(..at).unwrap_or(""));
+                        return calls;
+                    }
+                }
                 out.reason(inside);
                 return "";
             }
@@ -59,4 +80,17 @@ fn orphan_close<'t>(text: &'t str, out: &mut Out) -> &'t str {
         return tail(text, end + close.len());
     }
     text
+}
+
+/// Opening tags of reasoning blocks that may also stand between content and calls.
+pub(crate) const INNER_OPEN: &[&str] = &["<think>", "<seed:think>", "<mm:think>"];
+
+/// A closed reasoning block whose opening tag is at the start of `text`: the reasoning
+/// goes to `out`; returns the length it spans, or `None` when it is not closed.
+pub(crate) fn block(text: &str, open: &str, out: &mut Out) -> Option<usize> {
+    let close = PAIRS.iter().find(|(o, _)| *o == open)?.1;
+    let inside = tail(text, open.len());
+    let end = inside.find(close)?;
+    out.reason(inside.get(..end).unwrap_or(""));
+    Some(open.len() + end + close.len())
 }
