@@ -63,10 +63,19 @@ fn parse_messages(text: &str, out: &mut Out) {
             out.text(src.tail(pos));
             return;
         };
-        out.text(src.slice(pos, at));
+        // ` to=functions.f<|channel|>…` at the start: the role part of a header whose
+        // `<|start|>assistant` was in the prompt.
+        let lead = src.slice(pos, at);
+        let header_from =
+            if pos == 0 && lead.trim_start().starts_with("to=") && !lead.contains('\n') {
+                0
+            } else {
+                out.text(lead);
+                at
+            };
         let Some(message) = src.find(MESSAGE, at) else {
             // A header the model never finished.
-            let header = src.tail(at);
+            let header = src.tail(header_from);
             if let Some(recipient) = recipient(header) {
                 out.error(format!(
                     "the call to `{}` is cut off before its `<|message|>` and arguments. Write it as {FORM}",
@@ -75,7 +84,7 @@ fn parse_messages(text: &str, out: &mut Out) {
             }
             return;
         };
-        let header = src.slice(at, message);
+        let header = src.slice(header_from, message);
         let body_start = message + MESSAGE.len();
         let body_end = src.find_first_or_end(BODY_LIMIT, body_start);
         let body = src.slice(body_start, body_end);

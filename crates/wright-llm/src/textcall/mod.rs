@@ -9,8 +9,16 @@
 //! K3 (XTML), Gemma (```` ```tool_code ````) and Gemma 4 (`<|tool_call>call:f{…}`),
 //! MiniMax M2 / M3 (`<minimax:tool_call>`), Cohere Command R7B / A (`<|START_ACTION|>`),
 //! Apertus (`<|tools_prefix|>`), Functionary v3.2 (`>>>NAME`), gpt-oss harmony channels,
-//! and bare or fenced JSON call objects. Reasoning blocks (`<think>` and the like) are
-//! split off first and never read for calls.
+//! JSON lists between template tokens (Granite 3 `<|tool_call|>`, Nemotron Nano v2
+//! `<TOOLCALL>`, FireFunction v2 `functools[`, Apriel `<tool_calls>`, GigaChat 3 / 3.1),
+//! LFM2 (`<|tool_call_start|>[f(a=1)]`), Seed-OSS (`<seed:tool_call>`), FunctionGemma
+//! (`<start_function_call>`), `<function name="…">` (Hermes variant, MiniCPM `<param>`),
+//! `<function_calls><invoke name=…>`, and bare or fenced JSON call objects (also in the
+//! wrappers Hermes-style models use instead of `<tool_call>`: `<tool>`, `<response>`,
+//! `<json>`, `<function_call>`, …, and the generic `{"tool_call": …}`). Reasoning blocks
+//! (`<think>` and the like) are split off first and never read for calls — except that a
+//! reply ending in nothing but calls made inside an unclosed block runs them; closed blocks
+//! between content and calls are reasoning too.
 //!
 //! JSON that does not parse is repaired when the repair is sure (see [`Fix`]); each call
 //! says what it took.

@@ -83,7 +83,8 @@ fn orphan_close<'t>(text: &'t str, out: &mut Out) -> &'t str {
 }
 
 /// Opening tags of reasoning blocks that may also stand between content and calls.
-pub(crate) const INNER_OPEN: &[&str] = &["<think>", "<seed:think>", "<mm:think>"];
+pub(crate) const INNER_OPEN: &[&str] =
+    &["<think>", "<seed:think>", "<mm:think>", "<|channel>thought"];
 
 /// A closed reasoning block whose opening tag is at the start of `text`: the reasoning
 /// goes to `out`; returns the length it spans, or `None` when it is not closed.

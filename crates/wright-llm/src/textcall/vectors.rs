@@ -153,6 +153,7 @@ pub(super) fn all() -> Vec<&'static Vector> {
         super::vectors_templates::INVOKE_FAMILY,
         super::vectors_templates::REASONING,
         super::vectors_templates::QWEN3_CODER_WS,
+        super::vectors_templates::EDGES,
     ]
     .into_iter()
     .flatten()

@@ -262,6 +262,76 @@ pub(super) const QWEN3_CODER_WS: &[Vector] = &[
     },
 ];
 
+const EDGES_DOC: &str = "variations the formats' templates allow: MeetKai Functionary v3.2 (the python recipient takes raw code, >>> of the first part in the prompt), gpt-oss harmony (openai/harmony docs/format.md: the recipient in the role part, the <|start|>assistant in the prompt), Gemma 4 (an empty thought channel), LFM2 (a name not on offer is still a call after its token), Seed-OSS (<seed:cot_budget_reflect> is shown text), DeepSeek V3.1 (calls without </think> when thinking is off), Llama 3.1 (the built-in python tool)";
+
+/// Tools for the table below: the vectors' tools and a `python` tool.
+const WITH_PYTHON: &[&str] = &["python", "read_file", "run_shell", "search"];
+
+pub(super) const EDGES: &[Vector] = &[
+    Vector {
+        name: "functionary v3.2: python recipient with raw code, first >>> in the prompt",
+        doc: EDGES_DOC,
+        text: "python\n# count the files\nimport os\nprint(len(os.listdir('.')))",
+        known: WITH_PYTHON,
+        calls: &[("python", r##"{"code": "# count the files\nimport os\nprint(len(os.listdir('.')))"}"##)],
+        ..BLANK
+    },
+    Vector {
+        name: "functionary v3.2: text, then python code after >>>",
+        doc: EDGES_DOC,
+        text: "all\nComputing.>>>python\nprint(2 ** 10)",
+        known: WITH_PYTHON,
+        calls: &[("python", r#"{"code": "print(2 ** 10)"}"#)],
+        content: "Computing.",
+        ..BLANK
+    },
+    Vector {
+        name: "harmony: recipient in the role part, <|start|>assistant in the prompt",
+        doc: EDGES_DOC,
+        text: " to=functions.read_file<|channel|>commentary <|constrain|>json<|message|>{\"path\": \"Makefile\"}",
+        calls: &[("read_file", r#"{"path": "Makefile"}"#)],
+        ..BLANK
+    },
+    Vector {
+        name: "gemma 4: empty thought channels around the answer",
+        doc: EDGES_DOC,
+        text: "<|channel>thought\n<channel|>All done.<|channel>thought\n<channel|>",
+        content: "All done.",
+        ..BLANK
+    },
+    Vector {
+        name: "lfm2: a name not on offer is still a call after the token",
+        doc: EDGES_DOC,
+        text: "<|tool_call_start|>[fetch_page(url=\"https://example.org\")]<|tool_call_end|>",
+        calls: &[("fetch_page", r#"{"url": "https://example.org"}"#)],
+        ..BLANK
+    },
+    Vector {
+        name: "seed-oss: a budget reflection stays in the answer",
+        doc: EDGES_DOC,
+        text: "<seed:think>Short.</seed:think><seed:cot_budget_reflect>Used 40 of 500.</seed:cot_budget_reflect>The sum is 9.",
+        content: "<seed:cot_budget_reflect>Used 40 of 500.</seed:cot_budget_reflect>The sum is 9.",
+        reasoning: "Short.",
+        ..BLANK
+    },
+    Vector {
+        name: "deepseek v3.1: text then calls, no reasoning",
+        doc: EDGES_DOC,
+        text: "Checking both.<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>search<\u{ff5c}tool\u{2581}sep\u{ff5c}>{\"query\": \"a\"}<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>search<\u{ff5c}tool\u{2581}sep\u{ff5c}>{\"query\": \"b\"}<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>",
+        calls: &[("search", r#"{"query": "a"}"#), ("search", r#"{"query": "b"}"#)],
+        content: "Checking both.",
+        ..BLANK
+    },
+    Vector {
+        name: "llama 3.1: built-in python tool after <|python_tag|>",
+        doc: EDGES_DOC,
+        text: "<|python_tag|>python.call(code=\"print('a' * 3)\")",
+        known: WITH_PYTHON,
+        calls: &[("python", r#"{"code": "print('a' * 3)"}"#)],
+        ..BLANK
+    },
+];
+
 #[test]
 fn seed_oss_vectors() {
     check(SEED_OSS);
@@ -290,4 +360,9 @@ fn reasoning_variant_vectors() {
 #[test]
 fn qwen3_coder_whitespace_vectors() {
     check(QWEN3_CODER_WS);
+}
+
+#[test]
+fn edge_vectors() {
+    check(EDGES);
 }
