@@ -46,6 +46,9 @@ pub(crate) struct Block {
     pub close: &'static str,
     form: &'static str,
     shape: Shape,
+    /// The token is an ordinary word or tag too (`<TOOLCALL>`, `functools[`): when no
+    /// JSON follows it, it was prose and stays text.
+    prose_too: bool,
 }
 
 pub(crate) const COHERE: Block = Block {
@@ -53,6 +56,7 @@ pub(crate) const COHERE: Block = Block {
     close: "<|END_ACTION|>",
     form: "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"NAME\", \"parameters\": {…}}]<|END_ACTION|>",
     shape: Shape::CallObjects,
+    prose_too: false,
 };
 
 pub(crate) const APERTUS: Block = Block {
@@ -60,6 +64,7 @@ pub(crate) const APERTUS: Block = Block {
     close: "<|tools_suffix|>",
     form: "<|tools_prefix|>[{\"NAME\": {\"key\": \"value\"}}]<|tools_suffix|>",
     shape: Shape::NameKeyed,
+    prose_too: false,
 };
 
 pub(crate) const NEMOTRON: Block = Block {
@@ -67,6 +72,7 @@ pub(crate) const NEMOTRON: Block = Block {
     close: "</TOOLCALL>",
     form: "<TOOLCALL>[{\"name\": \"NAME\", \"arguments\": {…}}]</TOOLCALL>",
     shape: Shape::CallObjects,
+    prose_too: true,
 };
 
 pub(crate) const APRIEL: Block = Block {
@@ -74,6 +80,7 @@ pub(crate) const APRIEL: Block = Block {
     close: "</tool_calls>",
     form: "<tool_calls>[{\"name\": \"NAME\", \"arguments\": {…}}]</tool_calls>",
     shape: Shape::CallObjects,
+    prose_too: true,
 };
 
 pub(crate) const GRANITE: Block = Block {
@@ -81,6 +88,7 @@ pub(crate) const GRANITE: Block = Block {
     close: "",
     form: "<|tool_call|>[{\"name\": \"NAME\", \"arguments\": {…}}]",
     shape: Shape::CallObjects,
+    prose_too: true,
 };
 
 pub(crate) const FIREFUNCTION: Block = Block {
@@ -88,6 +96,7 @@ pub(crate) const FIREFUNCTION: Block = Block {
     close: "",
     form: "functools[{\"name\": \"NAME\", \"arguments\": {…}}]",
     shape: Shape::CallObjects,
+    prose_too: true,
 };
 
 pub(crate) const GIGACHAT: Block = Block {
@@ -95,6 +104,7 @@ pub(crate) const GIGACHAT: Block = Block {
     close: "",
     form: "<|function_call|>{\"name\": \"NAME\", \"arguments\": {…}}",
     shape: Shape::CallObjects,
+    prose_too: true,
 };
 
 /// GigaChat 3: the call is a message of its own, after `<|message_sep|>`.
@@ -103,6 +113,7 @@ pub(crate) const GIGACHAT3: Block = Block {
     close: "",
     form: "<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"NAME\", \"arguments\": {…}}",
     shape: Shape::CallObjects,
+    prose_too: true,
 };
 
 pub(crate) const LFM2: Block = Block {
@@ -110,6 +121,7 @@ pub(crate) const LFM2: Block = Block {
     close: "<|tool_call_end|>",
     form: "<|tool_call_start|>[NAME(key=\"value\")]<|tool_call_end|>",
     shape: Shape::Pythonic,
+    prose_too: false,
 };
 
 /// Reads the block whose opening token is at `at`; returns where it ends.
@@ -127,6 +139,10 @@ pub(crate) fn parse(src: &mut Src, at: usize, block: &Block, out: &mut Out) -> u
         limit
     };
     let text = src.slice(body, limit);
+    if block.prose_too && !text.trim_start().starts_with(['[', '{']) {
+        out.text(block.open);
+        return at + block.open.len();
+    }
     if matches!(block.shape, Shape::Pythonic) && !json_list_ahead(text) {
         return pythonic_block(text, block, end, out);
     }

@@ -299,8 +299,8 @@ fn scan_calls(text: &str, out: &mut Out) {
         if think::INNER_OPEN.contains(&needle) {
             // Reasoning between content and calls (GLM's interleaved thinking); an
             // unclosed one is text.
-            pos = match think::block(src.tail(at), needle, out) {
-                Some(length) => at + length,
+            pos = match think::block(&mut src, at, needle, out) {
+                Some(end) => end,
                 None => {
                     out.text(needle);
                     at + needle.len()

@@ -17,6 +17,7 @@ use super::calls_only;
 use super::first_call_marker;
 use super::has_call_marker;
 use super::scan::tail;
+use super::scan::Src;
 use super::Out;
 
 const PAIRS: &[(&str, &str)] = &[
@@ -86,12 +87,13 @@ fn orphan_close<'t>(text: &'t str, out: &mut Out) -> &'t str {
 pub(crate) const INNER_OPEN: &[&str] =
     &["<think>", "<seed:think>", "<mm:think>", "<|channel>thought"];
 
-/// A closed reasoning block whose opening tag is at the start of `text`: the reasoning
-/// goes to `out`; returns the length it spans, or `None` when it is not closed.
-pub(crate) fn block(text: &str, open: &str, out: &mut Out) -> Option<usize> {
+/// A closed reasoning block whose opening tag `open` is at `at`: the reasoning goes to
+/// `out`; returns where the block ends, or `None` when it is not closed.
+pub(crate) fn block(src: &mut Src, at: usize, open: &str, out: &mut Out) -> Option<usize> {
     let close = PAIRS.iter().find(|(o, _)| *o == open)?.1;
-    let inside = tail(text, open.len());
-    let end = inside.find(close)?;
-    out.reason(inside.get(..end).unwrap_or(""));
-    Some(open.len() + end + close.len())
+    let inside = at + open.len();
+    // A memoised search: many unclosed tags cost one look, not one each.
+    let end = src.find(close, inside)?;
+    out.reason(src.slice(inside, end));
+    Some(end + close.len())
 }

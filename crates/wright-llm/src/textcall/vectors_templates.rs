@@ -181,6 +181,13 @@ pub(super) const REASONING: &[Vector] = &[
         ..BLANK
     },
     Vector {
+        name: "think left open around a tag that holds no call stays reasoning",
+        doc: REASONING_DOC,
+        text: "<think><tool_call>not sure yet</tool_call>",
+        reasoning: "<tool_call>not sure yet</tool_call>",
+        ..BLANK
+    },
+    Vector {
         name: "interleaved reasoning blocks between content",
         doc: REASONING_DOC,
         text: "\n<think>First thought.</think>Part one.\n<think>Second thought.</think>Part two.\n<tool_call>list_files\n</tool_call>",

@@ -117,6 +117,13 @@ pub(super) const HERMES_WRAPPERS: &[Vector] = &[
         ..BLANK
     },
     Vector {
+        name: "hermes wrapper: a tool not on offer stays content",
+        doc: HERMES_WRAPPERS_DOC,
+        text: "```xml\n<response>\n{\"name\": \"launch_rockets\", \"arguments\": {}}\n</response>\n```",
+        content: "```xml\n<response>\n{\"name\": \"launch_rockets\", \"arguments\": {}}\n</response>\n```",
+        ..BLANK
+    },
+    Vector {
         name: "hermes: a wrapper tag in prose is not a call",
         doc: HERMES_WRAPPERS_DOC,
         text: "Wrap the answer in <response> tags, like <response>42</response>.",
@@ -223,6 +230,13 @@ pub(super) const JSON_LISTS: &[Vector] = &[
         text: "One moment.<|function_call|>{\"name\": \"search\", \"arguments\": {\"query\": \"ok\"}}",
         calls: &[("search", r#"{"query": "ok"}"#)],
         content: "One moment.",
+        ..BLANK
+    },
+    Vector {
+        name: "nemotron / apriel tokens named in prose stay text",
+        doc: JSON_LISTS_DOC,
+        text: "Nemotron writes <TOOLCALL> and Apriel <tool_calls> before their calls.",
+        content: "Nemotron writes <TOOLCALL> and Apriel <tool_calls> before their calls.",
         ..BLANK
     },
     Vector {
