@@ -259,12 +259,22 @@ const END_TOKENS: &[&str] = &[
     "<seed:eos>",
 ];
 
-/// Whether `text` holds an explicit call marker (used to tell a stray `</think>` inside a
-/// call from the end of reasoning).
-fn has_call_marker(text: &str) -> bool {
-    MARKERS
-        .iter()
-        .any(|(needle, kind)| !matches!(kind, Kind::Stray) && text.contains(needle))
+/// Where the last call marker in `text` starts, and where the last closing token ends
+/// (used to tell a stray `</think>` inside a call from the end of reasoning).
+fn call_markers_around(text: &str) -> (Option<usize>, Option<usize>) {
+    let mut last_open = None;
+    let mut last_close = None;
+    for (needle, kind) in MARKERS {
+        let Some(at) = text.rfind(needle) else {
+            continue;
+        };
+        if matches!(kind, Kind::Stray) {
+            last_close = last_close.max(Some(at + needle.len()));
+        } else {
+            last_open = last_open.max(Some(at));
+        }
+    }
+    (last_open, last_close)
 }
 
 /// Where the first explicit call marker in `text` is.

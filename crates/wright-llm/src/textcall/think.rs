@@ -8,14 +8,16 @@
 //! Blocks at the start of the reply are reasoning, and so is everything after an opening
 //! tag that is never closed — unless it ends in nothing but calls, which then run (models
 //! trained to call from inside their reasoning do that). Closed blocks later in the reply
-//! are split off where they stand (see [`block`]). When the opening tag was part of the prompt (chat templates
+//! are split off where they stand (see [`block`]). Before a `</think>` whose `<think>` was
+//! in the prompt, calls that were closed are part of the reasoning (DeepSeek V3.1 muses in
+//! its own call syntax); one still open means the `</think>` is text inside it. When the opening tag was part of the prompt (chat templates
 //! that end with `<think>\n`), the reply has a `</think>` with no `<think>`: everything
 //! before it is reasoning, unless a call marker or JSON comes first (then the `</think>`
 //! is text inside a call, e.g. a file being written, and is left alone).
 
+use super::call_markers_around;
 use super::calls_only;
 use super::first_call_marker;
-use super::has_call_marker;
 use super::scan::tail;
 use super::scan::Src;
 use super::Out;
@@ -67,6 +69,18 @@ pub(crate) fn split<'t>(text: &'t str, out: &mut Out) -> &'t str {
     }
 }
 
+/// Whether the end of `before` lies inside a call: a call marker opened with no closing
+/// token after it, or JSON begun after the last call closed (a `</think>` there is text in
+/// a value, e.g. a file being written). Calls closed before it are part of the reasoning.
+fn inside_call(before: &str) -> bool {
+    let (last_open, last_close) = call_markers_around(before);
+    let calls_done = last_close.unwrap_or(0);
+    last_open.is_some_and(|open| last_close.is_none_or(|close| close < open))
+        || before
+            .get(calls_done..)
+            .is_some_and(|rest| rest.contains("{\""))
+}
+
 /// A `</think>` whose `<think>` was in the prompt.
 fn orphan_close<'t>(text: &'t str, out: &mut Out) -> &'t str {
     for (open, close) in PAIRS {
@@ -74,7 +88,7 @@ fn orphan_close<'t>(text: &'t str, out: &mut Out) -> &'t str {
             continue;
         };
         let before = text.get(..end).unwrap_or("");
-        if before.contains(open) || has_call_marker(before) || before.contains("{\"") {
+        if before.contains(open) || inside_call(before) {
             continue;
         }
         out.reason(before);

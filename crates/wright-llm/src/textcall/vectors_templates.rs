@@ -161,7 +161,7 @@ pub(super) const INVOKE_FAMILY: &[Vector] = &[
     },
 ];
 
-const REASONING_DOC: &str = "chat templates that open reasoning in the prompt or spell it differently: Qwen3 / QwQ / GLM-4.5 (<think>, also with a newline first), Kimi K2 Thinking (calls written before </think>), gpt-oss harmony as LLM-jp writes it (a space after each header token), Ling (<|role_end|>), Cohere2 (<|START_TEXT|>…<|END_TEXT|>)";
+const REASONING_DOC: &str = "chat templates that open reasoning in the prompt or spell it differently: Qwen3 / QwQ / GLM-4.5 (<think>, also with a newline first), Kimi K2 Thinking (calls written before </think>), DeepSeek V3.1 (its call syntax quoted in reasoning the prompt opened), gpt-oss harmony as LLM-jp writes it (a space after each header token), Ling (<|role_end|>), Cohere2 (<|START_TEXT|>…<|END_TEXT|>)";
 
 pub(super) const REASONING: &[Vector] = &[
     Vector {
@@ -185,6 +185,14 @@ pub(super) const REASONING: &[Vector] = &[
         doc: REASONING_DOC,
         text: "<think><tool_call>not sure yet</tool_call>",
         reasoning: "<tool_call>not sure yet</tool_call>",
+        ..BLANK
+    },
+    Vector {
+        name: "reasoning opened in the prompt that writes a call out before </think>",
+        doc: REASONING_DOC,
+        text: "The form is <\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>search<\u{ff5c}tool\u{2581}sep\u{ff5c}>{\"query\": \"draft\"}<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>, fine.</think><\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>search<\u{ff5c}tool\u{2581}sep\u{ff5c}>{\"query\": \"final\"}<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>",
+        calls: &[("search", r#"{"query": "final"}"#)],
+        reasoning: "The form is <\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>search<\u{ff5c}tool\u{2581}sep\u{ff5c}>{\"query\": \"draft\"}<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>, fine.",
         ..BLANK
     },
     Vector {
