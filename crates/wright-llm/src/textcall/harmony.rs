@@ -116,8 +116,9 @@ fn parse_messages(text: &str, out: &mut Out) {
 /// The channel named in a header.
 fn channel(header: &str) -> Option<&str> {
     // LLM-jp writes a space after each header token.
+    // The last one: a header may repeat it (`<|channel|>commentary to=assistant<|channel|>analysis`).
     let after = header
-        .get(header.find(CHANNEL)? + CHANNEL.len()..)?
+        .get(header.rfind(CHANNEL)? + CHANNEL.len()..)?
         .trim_start();
     let name = after
         .split(|c: char| c.is_whitespace() || c == '<')
@@ -133,5 +134,6 @@ fn recipient(header: &str) -> Option<&str> {
         .split(|c: char| c.is_whitespace() || c == '<')
         .next()
         .unwrap_or("");
-    (!name.is_empty()).then_some(name)
+    // `to=assistant` / `to=user` address the conversation, not a tool.
+    (!name.is_empty() && !matches!(name, "assistant" | "user")).then_some(name)
 }

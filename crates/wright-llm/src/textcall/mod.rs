@@ -257,6 +257,9 @@ const END_TOKENS: &[&str] = &[
     "<|CHATBOT_TOKEN|>",
     "[END FINAL RESPONSE]",
     "<seed:eos>",
+    // Gemma 4's channel tokens left over around an empty thought.
+    "<channel|>",
+    "<|channel>",
 ];
 
 /// Where the last call marker in `text` starts, and where the last closing token ends

@@ -277,7 +277,7 @@ pub(super) const QWEN3_CODER_WS: &[Vector] = &[
     },
 ];
 
-const EDGES_DOC: &str = "variations the formats' templates allow: MeetKai Functionary v3.2 (the python recipient takes raw code, >>> of the first part in the prompt), gpt-oss harmony (openai/harmony docs/format.md: the recipient in the role part, the <|start|>assistant in the prompt), Gemma 4 (an empty thought channel), LFM2 (a name not on offer is still a call after its token), Seed-OSS (<seed:cot_budget_reflect> is shown text), DeepSeek V3.1 (calls without </think> when thinking is off), Llama 3.1 (the built-in python tool)";
+const EDGES_DOC: &str = "variations the formats' templates allow: MeetKai Functionary v3.2 (the python recipient takes raw code, >>> of the first part in the prompt), gpt-oss harmony (openai/harmony docs/format.md: the recipient in the role part, the <|start|>assistant in the prompt, to=assistant), Gemma 4 (an empty thought channel, its channel tokens), Kimi K3 XTML (the closing <|close|>message<|sep|>, thinking opened by the prompt), LFM2 (a name not on offer is still a call after its token), Seed-OSS (<seed:cot_budget_reflect> is shown text), DeepSeek V3.1 (calls without </think> when thinking is off), Llama 3.1 (the built-in python tool)";
 
 /// Tools for the table below: the vectors' tools and a `python` tool.
 const WITH_PYTHON: &[&str] = &["python", "read_file", "run_shell", "search"];
@@ -335,6 +335,37 @@ pub(super) const EDGES: &[Vector] = &[
         text: "Checking both.<\u{ff5c}tool\u{2581}calls\u{2581}begin\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>search<\u{ff5c}tool\u{2581}sep\u{ff5c}>{\"query\": \"a\"}<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>search<\u{ff5c}tool\u{2581}sep\u{ff5c}>{\"query\": \"b\"}<\u{ff5c}tool\u{2581}call\u{2581}end\u{ff5c}><\u{ff5c}tool\u{2581}calls\u{2581}end\u{ff5c}>",
         calls: &[("search", r#"{"query": "a"}"#), ("search", r#"{"query": "b"}"#)],
         content: "Checking both.",
+        ..BLANK
+    },
+    Vector {
+        name: "kimi k3: the message's own closing marker is not content",
+        doc: EDGES_DOC,
+        text: "<|open|>response<|sep|>On it.<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool=\"list_files\" index=\"1\"<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>",
+        calls: &[("list_files", "{}")],
+        content: "On it.",
+        ..BLANK
+    },
+    Vector {
+        name: "kimi k3: thinking opened by the prompt, closed in the reply",
+        doc: EDGES_DOC,
+        text: "Plain question.<|close|>think<|sep|><|open|>response<|sep|>Yes.<|close|>response<|sep|><|close|>message<|sep|>",
+        content: "Yes.",
+        reasoning: "Plain question.",
+        ..BLANK
+    },
+    Vector {
+        name: "harmony: a header addressed to=assistant before the analysis channel",
+        doc: EDGES_DOC,
+        text: "<|channel|>commentary to=assistant<|channel|>analysis<|message|>Weighing it.<|end|><|start|>assistant<|channel|>final<|message|>Done.",
+        content: "Done.",
+        reasoning: "Weighing it.",
+        ..BLANK
+    },
+    Vector {
+        name: "gemma 4: a doubled channel token and a stray close are not content",
+        doc: EDGES_DOC,
+        text: "<|channel><|channel>thought\n<channel|>Fine.<channel|>",
+        content: "Fine.",
         ..BLANK
     },
     Vector {
