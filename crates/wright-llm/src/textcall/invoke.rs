@@ -254,6 +254,11 @@ pub(crate) fn parse_elements(src: &mut Src, at: usize, out: &mut Out) -> usize {
         let name = attribute(header, "name").unwrap_or("").trim().to_string();
         let limit = src.find(MINIMAX.invoke_close, gt).unwrap_or(src.len());
         let body = src.slice(gt + 1, limit);
+        if body.contains(MINIMAX.parameter) {
+            // MiniMax M2's `<parameter name=…>` elements, inside `<tool_call>` instead.
+            pos = one_invoke(src, next, &MINIMAX, out);
+            continue;
+        }
         pos = (limit + MINIMAX.invoke_close.len()).min(src.len());
         if !plausible_name(&name) {
             out.error(format!(

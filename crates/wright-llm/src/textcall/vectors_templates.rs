@@ -153,6 +153,13 @@ pub(super) const INVOKE_FAMILY: &[Vector] = &[
         ..BLANK
     },
     Vector {
+        name: "invoke with <parameter name=…> inside <tool_call>",
+        doc: INVOKE_DOC,
+        text: "<tool_call>\n<invoke name=\"search\">\n<parameter name=\"query\">lifetimes</parameter>\n</invoke>\n</tool_call>",
+        calls: &[("search", r#"{"query": "lifetimes"}"#)],
+        ..BLANK
+    },
+    Vector {
         name: "minimax m3: answer after a bare </mm:think>",
         doc: INVOKE_DOC,
         text: "</mm:think>Hello there.",
