@@ -23,6 +23,7 @@ use super::repair;
 use super::repair::Fix;
 use super::scan::snippet;
 use super::scan::tail;
+use super::wrapper;
 use super::Out;
 
 /// The least an attempt to read JSON is charged, in bytes of budget.
@@ -53,7 +54,8 @@ pub(crate) fn scan(text: &str, out: &mut Out) {
         };
         match found {
             Some(Ok(end)) => {
-                out.text(text.get(emitted..pos).unwrap_or(""));
+                let (start, end) = wrapper::widen(text, emitted, pos, end);
+                out.text(text.get(emitted..start).unwrap_or(""));
                 emitted = end.max(pos + 1);
                 pos = emitted;
             }
@@ -84,7 +86,7 @@ fn fence(text: &str, pos: usize, out: &mut Out) -> (usize, bool) {
         Some(close) => (body_start + close, body_start + close + 3, true),
         None => (text.len(), text.len(), false),
     };
-    let body = text.get(body_start..body_end).unwrap_or("").trim();
+    let body = wrapper::strip(text.get(body_start..body_end).unwrap_or(""));
     // The fence's label does not matter when its whole body is a call to a known tool:
     // small models label it after the tool (```terminal) as often as ```json. Code that
     // merely contains JSON does not start with it, so it stays content.
@@ -245,13 +247,20 @@ fn take(values: &[Value], out: &mut Out, repairs: &[Fix]) -> bool {
 fn names_known(value: &Value, out: &Out) -> bool {
     match value {
         Value::Array(items) => items.iter().any(|item| names_known(item, out)),
-        Value::Object(map) => ["name", "tool", "tool_name", "function", "action"]
-            .iter()
-            .any(|key| match map.get(*key) {
-                Some(Value::String(name)) => out.is_known(&json::clean_name(name)),
-                Some(inner @ Value::Object(_)) => names_known(inner, out),
-                _ => false,
-            }),
+        Value::Object(map) => [
+            "name",
+            "tool",
+            "tool_name",
+            "function",
+            "action",
+            "tool_call",
+        ]
+        .iter()
+        .any(|key| match map.get(*key) {
+            Some(Value::String(name)) => out.is_known(&json::clean_name(name)),
+            Some(inner @ Value::Object(_)) => names_known(inner, out),
+            _ => false,
+        }),
         _ => false,
     }
 }
@@ -263,4 +272,19 @@ fn charge(out: &mut Out, cost: usize) -> bool {
     }
     out.budget = out.budget.saturating_sub(cost);
     true
+}
+
+/// The generic format's answer, `{"response": "TEXT"}`, when it is the whole reply.
+pub(crate) fn generic_response(text: &str) -> Option<String> {
+    let text = text.trim();
+    if !text.starts_with('{') || !text.contains("\"response\"") {
+        return None;
+    }
+    match serde_json::from_str::<Value>(text).ok()? {
+        Value::Object(map) if map.len() == 1 => match map.get("response")? {
+            Value::String(answer) => Some(answer.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
 }

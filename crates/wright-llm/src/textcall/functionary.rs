@@ -4,7 +4,9 @@
 //! arguments. The template's generation prompt ends with `>>>`, so the reply's first part
 //! comes without it (see [`leading`]).
 //!
-//! `>>>` followed by anything else (a Python prompt, `>>> print(1)`) is text.
+//! `>>>python\nCODE` is a call of the `python` tool (when one is on offer) with the code as
+//! `{"code": …}`, as the template's code interpreter takes it. `>>>` followed by anything
+//! else (a Python prompt, `>>> print(1)`) is text.
 
 use super::json;
 use super::scan::plausible_name;
@@ -14,13 +16,18 @@ use super::Out;
 
 pub(crate) const MARKER: &str = ">>>";
 const FORM: &str = ">>>NAME\n{\"key\": \"value\"}";
+/// The recipient whose message is Python code rather than JSON (the template's
+/// code-interpreter tool), when a tool of that name is on offer.
+const PYTHON: &str = "python";
 
 /// The reply with the `>>>` its first part lost to the prompt put back, when it starts
 /// like one (`all\n…`, or `NAME\n{` for a known tool).
 pub(crate) fn leading(text: &str, out: &Out) -> Option<String> {
     let (first, rest) = text.split_once('\n')?;
     let first = first.trim();
-    let is_part = first == "all" || (out.is_known(first) && rest.trim_start().starts_with('{'));
+    let is_part = first == "all"
+        || (out.is_known(first) && rest.trim_start().starts_with('{'))
+        || (first == PYTHON && out.is_known(PYTHON));
     is_part.then(|| format!("{MARKER}{text}"))
 }
 
@@ -51,6 +58,12 @@ pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
         return name_start;
     }
     if !src.starts(first, "{") {
+        if name == PYTHON && out.is_known(PYTHON) {
+            // The template's python tool takes the code itself.
+            let code = src.slice(body, limit).trim_end();
+            out.call(PYTHON, serde_json::json!({ "code": code }));
+            return limit;
+        }
         if !out.is_known(name) {
             // `>>>word` and prose: not a call.
             out.text(MARKER);

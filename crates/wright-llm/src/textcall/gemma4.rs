@@ -4,6 +4,10 @@
 //! numbers, booleans and null are bare; objects and lists nest. A JSON-quoted string is
 //! read too. The reasoning channel (`<|channel>thought…<channel|>`) is split off by
 //! [`super::think`].
+//!
+//! FunctionGemma (google/functiongemma-270m-it model card and chat template) writes the
+//! same call syntax between `<start_function_call>` and `<end_function_call>`, with
+//! `<escape>` around strings.
 
 use serde_json::Value;
 
@@ -12,24 +16,43 @@ use super::scan::snippet;
 use super::scan::Src;
 use super::Out;
 
-pub(crate) const OPEN: &str = "<|tool_call>";
-pub(crate) const CLOSE: &str = "<tool_call|>";
-const QUOTE: &str = "<|\"|>";
-const CALL: &str = "call:";
-const FORM: &str = "<|tool_call>call:NAME{key:<|\"|>value<|\"|>}<tool_call|>";
+/// One spelling of the call's delimiters.
+pub(crate) struct Dialect {
+    pub open: &'static str,
+    pub close: &'static str,
+    quote: &'static str,
+    form: &'static str,
+}
 
-/// Reads the block whose `<|tool_call>` is at `at`; returns where it ends.
-pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
-    let block_end = src.find_first_or_end(&[CLOSE, OPEN], at + OPEN.len());
-    let end = if src.starts(block_end, CLOSE) {
-        block_end + CLOSE.len()
+pub(crate) const GEMMA4: Dialect = Dialect {
+    open: "<|tool_call>",
+    close: "<tool_call|>",
+    quote: "<|\"|>",
+    form: "<|tool_call>call:NAME{key:<|\"|>value<|\"|>}<tool_call|>",
+};
+
+pub(crate) const FUNCTION_GEMMA: Dialect = Dialect {
+    open: "<start_function_call>",
+    close: "<end_function_call>",
+    quote: "<escape>",
+    form: "<start_function_call>call:NAME{key:<escape>value<escape>}<end_function_call>",
+};
+
+const CALL: &str = "call:";
+
+/// Reads the block whose opening token is at `at`; returns where it ends.
+pub(crate) fn parse(src: &mut Src, at: usize, dialect: &Dialect, out: &mut Out) -> usize {
+    let (open, close, form) = (dialect.open, dialect.close, dialect.form);
+    let block_end = src.find_first_or_end(&[close, open], at + open.len());
+    let end = if src.starts(block_end, close) {
+        block_end + close.len()
     } else {
         block_end
     };
-    let mut pos = src.skip_ws(at + OPEN.len());
+    let mut pos = src.skip_ws(at + open.len());
     let mut read = 0;
     while src.starts(pos, CALL) && pos < block_end {
-        match one_call(src.slice(pos + CALL.len(), block_end)) {
+        match one_call(src.slice(pos + CALL.len(), block_end), dialect.quote) {
             Ok((name, arguments, used)) => {
                 out.call(name, arguments);
                 pos = src.skip_ws(pos + CALL.len() + used);
@@ -37,7 +60,7 @@ pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
             }
             Err(why) => {
                 out.error(format!(
-                    "a Gemma tool call could not be read: {why}. The text was: {}. Write it as {FORM}",
+                    "a Gemma tool call could not be read: {why}. The text was: {}. Write it as {form}",
                     snippet(src.slice(pos, block_end))
                 ));
                 return end;
@@ -46,12 +69,12 @@ pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
     }
     if read == 0 {
         out.error(format!(
-            "a `<|tool_call>` does not hold `call:NAME{{…}}`: {}. Write it as {FORM}",
-            snippet(src.slice(at + OPEN.len(), block_end))
+            "a `{open}` does not hold `call:NAME{{…}}`: {}. Write it as {form}",
+            snippet(src.slice(at + open.len(), block_end))
         ));
     } else if !src.slice(pos, block_end).trim().is_empty() {
         out.error(format!(
-            "after the call, a `<|tool_call>` holds more that is not a call: {}",
+            "after the call, a `{open}` holds more that is not a call: {}",
             snippet(src.slice(pos, block_end))
         ));
     }
@@ -59,7 +82,7 @@ pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
 }
 
 /// `NAME{…}` at the start of `text`: the name, the arguments and the bytes used.
-fn one_call(text: &str) -> Result<(&str, Value, usize), String> {
+fn one_call<'t>(text: &'t str, quote: &str) -> Result<(&'t str, Value, usize), String> {
     let brace = text
         .find('{')
         .ok_or_else(|| "no `{` of arguments after the name".to_string())?;
@@ -67,7 +90,7 @@ fn one_call(text: &str) -> Result<(&str, Value, usize), String> {
     if !plausible_name(name) {
         return Err(format!("`{}` is not a function name", snippet(name)));
     }
-    let (json, used) = to_json(text.get(brace..).unwrap_or(""))?;
+    let (json, used) = to_json(text.get(brace..).unwrap_or(""), quote)?;
     let arguments: Value = serde_json::from_str(&json)
         .map_err(|err| format!("the arguments are not readable ({err})"))?;
     if !arguments.is_object() {
@@ -78,19 +101,19 @@ fn one_call(text: &str) -> Result<(&str, Value, usize), String> {
 
 /// Rewrites Gemma's argument syntax from the `{` at the start of `text` to its matching
 /// `}` as JSON; returns the JSON and the bytes used.
-fn to_json(text: &str) -> Result<(String, usize), String> {
+fn to_json(text: &str, quote: &str) -> Result<(String, usize), String> {
     let mut json = String::with_capacity(text.len() + 16);
     let mut depth = 0usize;
     let mut pos = 0;
     while pos < text.len() {
         let rest = text.get(pos..).unwrap_or("");
-        if let Some(inner) = rest.strip_prefix(QUOTE) {
+        if let Some(inner) = rest.strip_prefix(quote) {
             let close = inner
-                .find(QUOTE)
-                .ok_or_else(|| "a `<|\"|>` string is never closed".to_string())?;
+                .find(quote)
+                .ok_or_else(|| format!("a `{quote}` string is never closed"))?;
             let body = inner.get(..close).unwrap_or("");
             json.push_str(&Value::String(body.to_string()).to_string());
-            pos += QUOTE.len() + close + QUOTE.len();
+            pos += quote.len() + close + quote.len();
             continue;
         }
         let Some(c) = rest.chars().next() else {

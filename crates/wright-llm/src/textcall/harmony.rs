@@ -9,8 +9,9 @@
 //! - `final`, and `commentary` without a recipient (a preamble meant for the user), are content.
 //!
 //! Variants read too: `<|constrain|>json` with or without a space before it, or missing;
-//! a call on the `analysis` channel (built-in tools go there); and a reply whose first
-//! header lost its `<|channel|>` to the prompt (`analysis<|message|>…`).
+//! a call on the `analysis` channel (built-in tools go there); a space after each header
+//! token (LLM-jp's harmony dialect: `<|channel|> final<|message|> text`); and a reply whose
+//! first header lost its `<|channel|>` to the prompt (`analysis<|message|>…`).
 
 use super::json;
 use super::scan::snippet;
@@ -37,7 +38,7 @@ fn headless(text: &str) -> bool {
     let Some(message) = text.find(MESSAGE) else {
         return false;
     };
-    let head = text.get(..message).unwrap_or("");
+    let head = text.get(..message).unwrap_or("").trim_start();
     let channel = head
         .split(|c: char| c.is_whitespace() || c == '<')
         .next()
@@ -62,10 +63,19 @@ fn parse_messages(text: &str, out: &mut Out) {
             out.text(src.tail(pos));
             return;
         };
-        out.text(src.slice(pos, at));
+        // ` to=functions.f<|channel|>…` at the start: the role part of a header whose
+        // `<|start|>assistant` was in the prompt.
+        let lead = src.slice(pos, at);
+        let header_from =
+            if pos == 0 && lead.trim_start().starts_with("to=") && !lead.contains('\n') {
+                0
+            } else {
+                out.text(lead);
+                at
+            };
         let Some(message) = src.find(MESSAGE, at) else {
             // A header the model never finished.
-            let header = src.tail(at);
+            let header = src.tail(header_from);
             if let Some(recipient) = recipient(header) {
                 out.error(format!(
                     "the call to `{}` is cut off before its `<|message|>` and arguments. Write it as {FORM}",
@@ -74,7 +84,7 @@ fn parse_messages(text: &str, out: &mut Out) {
             }
             return;
         };
-        let header = src.slice(at, message);
+        let header = src.slice(header_from, message);
         let body_start = message + MESSAGE.len();
         let body_end = src.find_first_or_end(BODY_LIMIT, body_start);
         let body = src.slice(body_start, body_end);
@@ -105,7 +115,11 @@ fn parse_messages(text: &str, out: &mut Out) {
 
 /// The channel named in a header.
 fn channel(header: &str) -> Option<&str> {
-    let after = header.get(header.find(CHANNEL)? + CHANNEL.len()..)?;
+    // LLM-jp writes a space after each header token.
+    // The last one: a header may repeat it (`<|channel|>commentary to=assistant<|channel|>analysis`).
+    let after = header
+        .get(header.rfind(CHANNEL)? + CHANNEL.len()..)?
+        .trim_start();
     let name = after
         .split(|c: char| c.is_whitespace() || c == '<')
         .next()
@@ -120,5 +134,6 @@ fn recipient(header: &str) -> Option<&str> {
         .split(|c: char| c.is_whitespace() || c == '<')
         .next()
         .unwrap_or("");
-    (!name.is_empty()).then_some(name)
+    // `to=assistant` / `to=user` address the conversation, not a tool.
+    (!name.is_empty() && !matches!(name, "assistant" | "user")).then_some(name)
 }

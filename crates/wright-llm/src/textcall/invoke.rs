@@ -10,6 +10,10 @@
 //!   with `string="true"` is the raw string; with `string="false"` its value is JSON. The
 //!   same with ASCII bars (`<|DSML|…`), as some servers decode them, is read too.
 //!
+//! - `<function_calls><invoke name="NAME"><parameter name="K">V</parameter></invoke></function_calls>`
+//!   without a namespace (Anthropic's published tool-use prompt format, which models
+//!   trained on its transcripts write); values are raw strings.
+//!
 //! A block or invoke left open at the end of the reply runs to the end.
 
 use serde_json::Map;
@@ -59,6 +63,18 @@ const DSML: Dialect = Dialect {
     ],
 };
 
+/// The same markup without a namespace, as models trained on Anthropic-style transcripts
+/// write it.
+const FUNCTION_CALLS: Dialect = Dialect {
+    form: "<function_calls><invoke name=\"NAME\"><parameter name=\"KEY\">VALUE</parameter></invoke></function_calls>",
+    invoke: "<invoke",
+    invoke_close: "</invoke>",
+    parameter: "<parameter",
+    parameter_close: "</parameter>",
+    block_close: &["</function_calls>"],
+    after_value: &["<parameter", "</invoke>", "</function_calls>"],
+};
+
 const DSML_ASCII: Dialect = Dialect {
     form: DSML.form,
     invoke: "<|DSML|invoke",
@@ -78,6 +94,8 @@ const DSML_ASCII: Dialect = Dialect {
 pub(crate) fn parse(src: &mut Src, at: usize, marker: &str, out: &mut Out) -> usize {
     let dialect = if marker.starts_with("<minimax") {
         &MINIMAX
+    } else if marker == "<function_calls>" {
+        &FUNCTION_CALLS
     } else if marker.starts_with("<｜") {
         &DSML
     } else {
@@ -108,7 +126,7 @@ pub(crate) fn parse(src: &mut Src, at: usize, marker: &str, out: &mut Out) -> us
 }
 
 /// The `name="…"`-style attributes of a tag header.
-fn attribute<'h>(header: &'h str, key: &str) -> Option<&'h str> {
+pub(crate) fn attribute<'h>(header: &'h str, key: &str) -> Option<&'h str> {
     let mut rest = header;
     while let Some(at) = rest.find(key) {
         let before_ok = at == 0
@@ -211,4 +229,93 @@ fn one_invoke(src: &mut Src, at: usize, dialect: &Dialect, out: &mut Out) -> usi
     }
     out.call(&name, Value::Object(arguments));
     pos
+}
+
+/// MiniMax M3 (its chat template): inside `<tool_call>`, invokes whose parameters are
+/// elements named after the parameter, `<invoke name="NAME"><city>Paris</city></invoke>`;
+/// an object parameter nests elements, a list nests `<item>` elements. The `]<]minimax[>[`
+/// token before each tag is removed before reading (see [`super::parse_text_calls`]).
+/// Reads the invokes from `at`; returns where they end.
+pub(crate) fn parse_elements(src: &mut Src, at: usize, out: &mut Out) -> usize {
+    let mut pos = at;
+    loop {
+        let next = src.skip_ws(pos);
+        if !src.starts(next, MINIMAX.invoke) {
+            return pos;
+        }
+        let header_start = next + MINIMAX.invoke.len();
+        let Some((header, gt)) = src.bounded_name(header_start, '>', 512) else {
+            out.error(format!(
+                "a tool call `<invoke` is not closed by `>`. The text was: {}",
+                snippet(src.tail(next))
+            ));
+            return src.len();
+        };
+        let name = attribute(header, "name").unwrap_or("").trim().to_string();
+        let limit = src.find(MINIMAX.invoke_close, gt).unwrap_or(src.len());
+        let body = src.slice(gt + 1, limit);
+        if body.contains(MINIMAX.parameter) {
+            // MiniMax M2's `<parameter name=…>` elements, inside `<tool_call>` instead.
+            pos = one_invoke(src, next, &MINIMAX, out);
+            continue;
+        }
+        pos = (limit + MINIMAX.invoke_close.len()).min(src.len());
+        if !plausible_name(&name) {
+            out.error(format!(
+                "a tool call `<invoke` has no readable name=\"…\" (found `{}`)",
+                snippet(header)
+            ));
+            continue;
+        }
+        match children(body, 0) {
+            Some(Value::Object(arguments)) => out.call(&name, Value::Object(arguments)),
+            Some(Value::Array(items)) if items.is_empty() => out.call(&name, Value::Object(Map::new())),
+            _ => out.error(format!(
+                "the call to `{name}` could not be read: its parameters are not `<KEY>VALUE</KEY>` elements. The text was: {}",
+                snippet(body)
+            )),
+        }
+    }
+}
+
+/// Nesting past this is refused (no input can exhaust the stack).
+const MAX_DEPTH: usize = 32;
+
+/// The elements that make up all of `text`: an object, or a list when they are all
+/// `<item>`; `None` when `text` is not elements. Empty text is an empty list.
+fn children(text: &str, depth: usize) -> Option<Value> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let mut fields = Map::new();
+    let mut items = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let inner = rest.strip_prefix('<')?;
+        let gt = inner.find('>')?;
+        let key = inner.get(..gt)?;
+        if !plausible_name(key) || key.contains('/') {
+            return None;
+        }
+        let close = format!("</{key}>");
+        let body_and_rest = inner.get(gt + 1..)?;
+        let end = body_and_rest.find(&close)?;
+        let body = body_and_rest.get(..end)?;
+        let value = if body.trim_start().starts_with('<') {
+            children(body, depth + 1).unwrap_or_else(|| Value::String(body.to_string()))
+        } else {
+            Value::String(body.trim().to_string())
+        };
+        if key == "item" {
+            items.push(value);
+        } else {
+            fields.insert(key.to_string(), value);
+        }
+        rest = body_and_rest.get(end + close.len()..)?.trim_start();
+    }
+    match (fields.is_empty(), items.is_empty()) {
+        (true, _) => Some(Value::Array(items)),
+        (false, true) => Some(Value::Object(fields)),
+        (false, false) => None,
+    }
 }

@@ -232,6 +232,13 @@ fn call_in_object(map: &Map<String, Value>, strict: bool) -> Option<Vec<Found>> 
         }
         return None;
     }
+    // The generic answer format: {"tool_call": {"name": …, "arguments": …}}.
+    if let Some(Value::Object(inner)) = map.get("tool_call") {
+        if map.len() == 1 || !strict {
+            return call_in_object(inner, strict);
+        }
+        return None;
+    }
     if let Some(Value::Object(inner)) = map.get("function") {
         if strict && map.keys().any(|key| !CALL_KEYS.contains(&key.as_str())) {
             return None;

@@ -9,8 +9,16 @@
 //! K3 (XTML), Gemma (```` ```tool_code ````) and Gemma 4 (`<|tool_call>call:f{…}`),
 //! MiniMax M2 / M3 (`<minimax:tool_call>`), Cohere Command R7B / A (`<|START_ACTION|>`),
 //! Apertus (`<|tools_prefix|>`), Functionary v3.2 (`>>>NAME`), gpt-oss harmony channels,
-//! and bare or fenced JSON call objects. Reasoning blocks (`<think>` and the like) are
-//! split off first and never read for calls.
+//! JSON lists between template tokens (Granite 3 `<|tool_call|>`, Nemotron Nano v2
+//! `<TOOLCALL>`, FireFunction v2 `functools[`, Apriel `<tool_calls>`, GigaChat 3 / 3.1),
+//! LFM2 (`<|tool_call_start|>[f(a=1)]`), Seed-OSS (`<seed:tool_call>`), FunctionGemma
+//! (`<start_function_call>`), `<function name="…">` (Hermes variant, MiniCPM `<param>`),
+//! `<function_calls><invoke name=…>`, and bare or fenced JSON call objects (also in the
+//! wrappers Hermes-style models use instead of `<tool_call>`: `<tool>`, `<response>`,
+//! `<json>`, `<function_call>`, …, and the generic `{"tool_call": …}`). Reasoning blocks
+//! (`<think>` and the like) are split off first and never read for calls — except that a
+//! reply ending in nothing but calls made inside an unclosed block runs them; closed blocks
+//! between content and calls are reasoning too.
 //!
 //! JSON that does not parse is repaired when the repair is sure (see [`Fix`]); each call
 //! says what it took.
@@ -41,11 +49,13 @@ mod json_block;
 mod kimi;
 mod llama;
 mod mistral;
+mod named;
 mod pythonic;
 mod repair;
 mod scan;
 mod tagged;
 mod think;
+mod wrapper;
 mod xml;
 mod xtml;
 
@@ -62,7 +72,11 @@ mod vectors_json;
 #[cfg(test)]
 mod vectors_repair;
 #[cfg(test)]
+mod vectors_templates;
+#[cfg(test)]
 mod vectors_tokens;
+#[cfg(test)]
+mod vectors_wrappers;
 
 pub use coerce::coerce_arguments;
 pub use repair::Fix;
@@ -101,7 +115,19 @@ pub struct ParsedText {
 /// caller).
 pub fn parse_text_calls(text: &str, known_tools: &[&str]) -> ParsedText {
     let mut out = Out::new(known_tools, text.len());
-    let rest = think::split(text, &mut out);
+    // MiniMax M3 puts this token before each tag of its calls; it carries nothing else.
+    let unprefixed;
+    let text = if text.contains(MINIMAX_M3_PREFIX) {
+        unprefixed = text.replace(MINIMAX_M3_PREFIX, "");
+        unprefixed.as_str()
+    } else {
+        text
+    };
+    let rest = wrapper::unwrap_reply(think::split(text, &mut out));
+    if let Some(answer) = bare::generic_response(rest) {
+        out.text(&answer);
+        return out.finish();
+    }
     if xtml::detect(rest) {
         xtml::parse(rest, &mut out);
     } else if harmony::detect(rest) {
@@ -114,6 +140,8 @@ pub fn parse_text_calls(text: &str, known_tools: &[&str]) -> ParsedText {
     out.finish()
 }
 
+const MINIMAX_M3_PREFIX: &str = "]<]minimax[>[";
+
 /// What a marker found in the text starts.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -124,12 +152,14 @@ enum Kind {
     DeepSeek,
     Kimi,
     GemmaFence,
-    Gemma4,
+    Gemma4(&'static gemma4::Dialect),
     /// MiniMax `<minimax:tool_call>` and DeepSeek DSML.
     Invoke,
-    Cohere,
-    Apertus,
+    /// A JSON (or Python) list of calls between a template's tokens.
+    Block(&'static json_block::Block),
     Functionary,
+    /// `<function name="NAME">` (Hermes variant, MiniCPM).
+    NamedFunction,
     /// A closing or end-of-turn token with nothing to open: dropped from the content.
     Stray,
 }
@@ -150,26 +180,51 @@ const MARKERS: &[(&str, Kind)] = &[
     ("<|tool_call_section_begin|>", Kind::Kimi),
     ("```tool_code", Kind::GemmaFence),
     ("```tool_call", Kind::GemmaFence),
-    (gemma4::OPEN, Kind::Gemma4),
+    (gemma4::GEMMA4.open, Kind::Gemma4(&gemma4::GEMMA4)),
+    (
+        gemma4::FUNCTION_GEMMA.open,
+        Kind::Gemma4(&gemma4::FUNCTION_GEMMA),
+    ),
     ("<minimax:tool_call>", Kind::Invoke),
+    ("<function_calls>", Kind::Invoke),
+    ("<function name=", Kind::NamedFunction),
     ("<｜DSML｜function_calls>", Kind::Invoke),
     ("<｜DSML｜tool_calls>", Kind::Invoke),
     ("<｜DSML｜invoke", Kind::Invoke),
     ("<|DSML|function_calls>", Kind::Invoke),
     ("<|DSML|tool_calls>", Kind::Invoke),
     ("<|DSML|invoke", Kind::Invoke),
-    ("<|START_ACTION|>", Kind::Cohere),
-    ("<|tools_prefix|>", Kind::Apertus),
+    ("<|START_ACTION|>", Kind::Block(&json_block::COHERE)),
+    ("<|tools_prefix|>", Kind::Block(&json_block::APERTUS)),
+    ("<TOOLCALL>", Kind::Block(&json_block::NEMOTRON)),
+    ("<tool_calls>", Kind::Block(&json_block::APRIEL)),
+    ("<|tool_call|>", Kind::Block(&json_block::GRANITE)),
+    ("functools[", Kind::Block(&json_block::FIREFUNCTION)),
+    ("<|function_call|>", Kind::Block(&json_block::GIGACHAT)),
+    (
+        "function call<|role_sep|>",
+        Kind::Block(&json_block::GIGACHAT3),
+    ),
+    ("<|tool_call_start|>", Kind::Block(&json_block::LFM2)),
     (functionary::MARKER, Kind::Functionary),
     ("</tool_call>", Kind::Stray),
-    (gemma4::CLOSE, Kind::Stray),
+    (gemma4::GEMMA4.close, Kind::Stray),
+    (gemma4::FUNCTION_GEMMA.close, Kind::Stray),
     ("</minimax:tool_call>", Kind::Stray),
+    ("</function_calls>", Kind::Stray),
     ("</｜DSML｜function_calls>", Kind::Stray),
     ("</｜DSML｜tool_calls>", Kind::Stray),
     ("</|DSML|function_calls>", Kind::Stray),
     ("</|DSML|tool_calls>", Kind::Stray),
     ("<|END_ACTION|>", Kind::Stray),
     ("<|tools_suffix|>", Kind::Stray),
+    ("</TOOLCALL>", Kind::Stray),
+    // Seed-OSS wraps Qwen3-Coder's `<function=…>` in its own tags.
+    ("<seed:tool_call>", Kind::Stray),
+    ("</seed:tool_call>", Kind::Stray),
+    ("<|message_sep|>", Kind::Stray),
+    ("</tool_calls>", Kind::Stray),
+    ("<|tool_call_end|>", Kind::Stray),
     ("</function>", Kind::Stray),
     ("<|tool_calls_section_end|>", Kind::Stray),
     ("<|tool_call_section_end|>", Kind::Stray),
@@ -195,19 +250,57 @@ const END_TOKENS: &[&str] = &[
     "<|END_RESPONSE|>",
     "<|END_OF_TURN_TOKEN|>",
     "<|assistant_end|>",
+    // Ling, Cohere2, Command R+, Apriel, Seed-OSS.
+    "<|role_end|>",
+    "<|START_TEXT|>",
+    "<|END_TEXT|>",
+    "<|CHATBOT_TOKEN|>",
+    "[END FINAL RESPONSE]",
+    "<seed:eos>",
+    // Gemma 4's channel tokens left over around an empty thought.
+    "<channel|>",
+    "<|channel>",
 ];
 
-/// Whether `text` holds an explicit call marker (used to tell a stray `</think>` inside a
-/// call from the end of reasoning).
-fn has_call_marker(text: &str) -> bool {
+/// Where the last call marker in `text` starts, and where the last closing token ends
+/// (used to tell a stray `</think>` inside a call from the end of reasoning).
+fn call_markers_around(text: &str) -> (Option<usize>, Option<usize>) {
+    let mut last_open = None;
+    let mut last_close = None;
+    for (needle, kind) in MARKERS {
+        let Some(at) = text.rfind(needle) else {
+            continue;
+        };
+        if matches!(kind, Kind::Stray) {
+            last_close = last_close.max(Some(at + needle.len()));
+        } else {
+            last_open = last_open.max(Some(at));
+        }
+    }
+    (last_open, last_close)
+}
+
+/// Where the first explicit call marker in `text` is.
+fn first_call_marker(text: &str) -> Option<usize> {
     MARKERS
         .iter()
-        .any(|(needle, kind)| !matches!(kind, Kind::Stray) && text.contains(needle))
+        .filter(|(_, kind)| !matches!(kind, Kind::Stray))
+        .filter_map(|(needle, _)| text.find(needle))
+        .min()
+}
+
+/// Whether `text` reads as calls and nothing else (no content, no errors).
+fn calls_only(text: &str, out: &Out) -> bool {
+    let mut trial = Out::new(out.known, text.len());
+    scan_calls(text, &mut trial);
+    let parsed = trial.finish();
+    !parsed.calls.is_empty() && parsed.errors.is_empty() && parsed.content.is_empty()
 }
 
 /// Walks the text from marker to marker; what lies between goes to the bare-JSON reader.
 fn scan_calls(text: &str, out: &mut Out) {
-    let needles: Vec<&'static str> = MARKERS.iter().map(|(needle, _)| *needle).collect();
+    let mut needles: Vec<&'static str> = MARKERS.iter().map(|(needle, _)| *needle).collect();
+    needles.extend_from_slice(think::INNER_OPEN);
     let mut src = Src::new(text);
     let mut pos = 0;
     while pos < src.len() {
@@ -216,6 +309,18 @@ fn scan_calls(text: &str, out: &mut Out) {
             break;
         };
         bare::scan(src.slice(pos, at), out);
+        if think::INNER_OPEN.contains(&needle) {
+            // Reasoning between content and calls (GLM's interleaved thinking); an
+            // unclosed one is text.
+            pos = match think::block(&mut src, at, needle, out) {
+                Some(end) => end,
+                None => {
+                    out.text(needle);
+                    at + needle.len()
+                }
+            };
+            continue;
+        }
         let kind = MARKERS
             .iter()
             .find(|(marker, _)| *marker == needle)
@@ -228,11 +333,11 @@ fn scan_calls(text: &str, out: &mut Out) {
             Kind::DeepSeek => deepseek::parse(&mut src, at, needle, out),
             Kind::Kimi => kimi::parse(&mut src, at, needle, out),
             Kind::GemmaFence => gemma::parse(&mut src, at, needle, out),
-            Kind::Gemma4 => gemma4::parse(&mut src, at, out),
+            Kind::Gemma4(dialect) => gemma4::parse(&mut src, at, dialect, out),
             Kind::Invoke => invoke::parse(&mut src, at, needle, out),
-            Kind::Cohere => json_block::parse(&mut src, at, &json_block::COHERE, out),
-            Kind::Apertus => json_block::parse(&mut src, at, &json_block::APERTUS, out),
+            Kind::Block(block) => json_block::parse(&mut src, at, block, out),
             Kind::Functionary => functionary::parse(&mut src, at, out),
+            Kind::NamedFunction => named::parse(&mut src, at, out),
             Kind::Stray => at + needle.len(),
         };
         pos = end.max(at + needle.len());

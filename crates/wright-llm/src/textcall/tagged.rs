@@ -3,12 +3,14 @@
 //! - Hermes 2 Pro / Qwen2.5 / Qwen3: a JSON object `{"name": …, "arguments": {…}}` inside
 //!   (Qwen2.5 and Qwen3 chat templates, NousResearch Hermes function-calling format);
 //! - Qwen3-Coder: `<function=NAME><parameter=K>…` inside (read by [`super::xml`]);
-//! - GLM-4.5 / 4.6 / 4.7: `NAME` then `<arg_key>`/`<arg_value>` pairs (read by [`super::glm`]).
+//! - GLM-4.5 / 4.6 / 4.7: `NAME` then `<arg_key>`/`<arg_value>` pairs (read by [`super::glm`]);
+//! - MiniMax M3: `<invoke name="NAME"><KEY>VALUE</KEY></invoke>` inside (read by [`super::invoke`]).
 //!
 //! The closing tag may be missing (the model stopped, or the server cut at a stop string);
 //! the block then runs to the next `<tool_call>` or the end of the text.
 
 use super::glm;
+use super::invoke;
 use super::json;
 use super::scan::snippet;
 use super::scan::Src;
@@ -25,6 +27,10 @@ pub(crate) fn parse(src: &mut Src, at: usize, out: &mut Out) -> usize {
     let first = src.skip_ws(body);
     if src.starts(first, "<function=") {
         let end = xml::parse_function(src, first, out);
+        return after_close(src, end);
+    }
+    if src.starts(first, "<invoke") {
+        let end = invoke::parse_elements(src, first, out);
         return after_close(src, end);
     }
     match src.char_at(first) {

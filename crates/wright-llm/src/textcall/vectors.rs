@@ -144,6 +144,16 @@ pub(super) fn all() -> Vec<&'static Vector> {
         super::vectors_formats::APERTUS,
         super::vectors_formats::FUNCTIONARY,
         super::vectors_formats::HARMONY_VARIANTS,
+        super::vectors_wrappers::HERMES_WRAPPERS,
+        super::vectors_wrappers::GENERIC,
+        super::vectors_wrappers::JSON_LISTS,
+        super::vectors_templates::SEED_OSS,
+        super::vectors_templates::LFM2,
+        super::vectors_templates::SMALL_FORMATS,
+        super::vectors_templates::INVOKE_FAMILY,
+        super::vectors_templates::REASONING,
+        super::vectors_templates::QWEN3_CODER_WS,
+        super::vectors_templates::EDGES,
     ]
     .into_iter()
     .flatten()

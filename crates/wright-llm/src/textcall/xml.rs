@@ -1,8 +1,8 @@
 //! `<function=NAME>…</function>`, in its two dialects:
 //!
 //! - Qwen3-Coder / OpenHands: `<function=NAME>\n<parameter=K>\nV\n</parameter>\n</function>`,
-//!   usually inside `<tool_call>` (Qwen3-Coder chat template); values are raw text, one
-//!   leading and one trailing newline trimmed, left as strings for
+//!   usually inside `<tool_call>` (Qwen3-Coder chat template); values are raw text without
+//!   their layout (see [`layout_value`]), left as strings for
 //!   [`super::coerce_arguments`]. Closing tags may be missing at the end of the text.
 //! - Llama 3.1 user-defined calls: `<function=NAME>{"k": "v"}</function>` (Llama 3.1
 //!   prompt format, "`<function>` based tool calling").
@@ -66,8 +66,8 @@ pub(crate) fn parse_function(src: &mut Src, at: usize, out: &mut Out) -> usize {
             let key = key.trim().trim_matches(|c| c == '"' || c == '\'').trim();
             let value_start = key_end + 1;
             let (value_end, after) = src.value_end(value_start, PARAM_CLOSE, AFTER_VALUE);
-            let value = trim_one_newline(src.slice(value_start, value_end));
-            arguments.insert(key.to_string(), Value::String(value.to_string()));
+            let value = layout_value(src.slice(value_start, value_end), indented(src, next));
+            arguments.insert(key.to_string(), Value::String(value));
             pos = after;
         } else if src.starts(next, CLOSE) {
             pos = next + CLOSE.len();
@@ -95,6 +95,54 @@ pub(crate) fn parse_function(src: &mut Src, at: usize, out: &mut Out) -> usize {
         out.call(name, Value::Object(arguments));
     }
     pos
+}
+
+/// A parameter's text without the layout around it: one newline after the opening tag and
+/// one before the closing tag, the closing tag's own indentation, and, when the tags are
+/// indented (pretty-printed XML), the indentation all the value's lines share. A value of
+/// only whitespace is empty. Inner indentation (code) stays.
+fn layout_value(raw: &str, tag_indented: bool) -> String {
+    let mut value = raw;
+    if let Some(newline) = value.rfind('\n') {
+        if value
+            .get(newline + 1..)
+            .is_some_and(|last| last.trim().is_empty())
+        {
+            value = value.get(..=newline).unwrap_or(value);
+        }
+    }
+    let value = trim_one_newline(value);
+    if value.trim().is_empty() {
+        return String::new();
+    }
+    if !tag_indented {
+        return value.to_string();
+    }
+    let indent = value
+        .split('\n')
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    value
+        .split('\n')
+        .map(|line| line.get(indent..).unwrap_or_else(|| line.trim_start()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether the tag at `at` starts its line after some indentation.
+fn indented(src: &Src, at: usize) -> bool {
+    // At most 64 bytes back, from a char boundary (a shorter look on multi-byte text).
+    let (from, before) = (at.saturating_sub(64)..at)
+        .map(|from| (from, src.slice(from, at)))
+        .find(|(_, before)| !before.is_empty())
+        .unwrap_or((at, ""));
+    let Some(line) = before.rsplit('\n').next() else {
+        return false;
+    };
+    let starts_line = before.contains('\n') || from == 0;
+    starts_line && !line.is_empty() && line.chars().all(|c| c == ' ' || c == '\t')
 }
 
 /// Where an unclosed `<function=NAME` stops: the end of its line, the next tag or 256 bytes.

@@ -8,7 +8,9 @@
 //!   attribute values have `&quot;` and `&amp;` escaped;
 //! - any other channel (the thinking) is reasoning.
 //!
-//! A channel, call or argument left open at the end of the reply runs to the end.
+//! A channel, call or argument left open at the end of the reply runs to the end; a
+//! closing marker with no opening one ends a channel the prompt opened (the thinking) or
+//! the message, and is not content.
 
 use serde_json::Map;
 use serde_json::Value;
@@ -33,7 +35,7 @@ pub(crate) fn parse(text: &str, out: &mut Out) {
     let mut pos = 0;
     while let Some(found) = tail(text, pos).find(OPEN) {
         let at = pos + found;
-        out.text(text.get(pos..at).unwrap_or(""));
+        loose(text.get(pos..at).unwrap_or(""), out);
         let (name, _, body) = header(text, at + OPEN.len());
         let (inner_end, end) = close_of(text, body, name);
         let inner = text.get(body..inner_end).unwrap_or("");
@@ -46,7 +48,33 @@ pub(crate) fn parse(text: &str, out: &mut Out) {
         out.text("\n");
         pos = end.max(at + OPEN.len());
     }
-    out.text(tail(text, pos));
+    loose(tail(text, pos), out);
+}
+
+/// Text outside any opened channel. A closing marker there ends a channel opened in the
+/// prompt (the template leaves the thinking open) or the whole message
+/// (`<|close|>message<|sep|>`): what comes before a thinking channel's close is reasoning,
+/// the markers themselves are not content.
+fn loose(text: &str, out: &mut Out) {
+    let mut rest = text;
+    while let Some(at) = rest.find(CLOSE) {
+        let before = rest.get(..at).unwrap_or("");
+        let after = tail(rest, at + CLOSE.len());
+        let Some(sep) = after
+            .find(SEP)
+            .filter(|sep| plausible_name(after.get(..*sep).unwrap_or("")))
+        else {
+            out.text(rest.get(..at + CLOSE.len()).unwrap_or(""));
+            rest = after;
+            continue;
+        };
+        match after.get(..sep).unwrap_or("") {
+            "response" | "message" | "tools" | "call" | "argument" => out.text(before),
+            _ => out.reason(before),
+        }
+        rest = tail(after, sep + SEP.len());
+    }
+    out.text(rest);
 }
 
 /// The header at `from` (up to `<|sep|>`): its name, its attributes, and where its body
