@@ -135,6 +135,89 @@ async fn the_agent_finds_a_console_error_fixes_the_script_and_sees_the_result() 
     assert!(text(8).contains("outside the workspace"), "{}", text(8));
 }
 
+/// A page as apps have them: a navigation bar, a form, a long table of orders.
+fn app_page() -> String {
+    let mut html =
+        String::from("<!doctype html><html><head><title>Orders</title></head><body><nav>");
+    for section in [
+        "Home",
+        "Orders",
+        "Customers",
+        "Products",
+        "Invoices",
+        "Reports",
+        "Settings",
+        "Help",
+    ] {
+        html.push_str(&format!(
+            "<a href=\"/{}\">{section}</a> ",
+            section.to_lowercase()
+        ));
+    }
+    html.push_str("</nav><h1>Orders</h1><form><label>Customer <input name=\"customer\"></label>");
+    html.push_str("<label>Status <select name=\"status\"><option>open</option><option>shipped</option></select></label>");
+    html.push_str("<button type=\"submit\">Filter</button></form><table><tr><th>Order</th><th>Customer</th><th>Total</th><th></th></tr>");
+    for n in 0..300 {
+        html.push_str(&format!(
+            "<tr><td>#{}</td><td>Customer number {n}</td><td>{}.{:02} EUR</td><td><button>Details</button></td></tr>",
+            10_000 + n,
+            n * 7 % 500,
+            n % 100
+        ));
+    }
+    html.push_str("</table></body></html>");
+    html
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_app_page_is_read_in_under_1500_tokens() {
+    if !chromium_present() {
+        loud("no Chromium at /usr/lib/chromium/chromium: the browser is NOT CHECKED");
+        panic!("Chromium is missing; .ci/test-deps.sh installs it");
+    }
+    let h = Harness::new();
+    let page = app_page();
+    assert!(page.len() > 30_000, "the page is long: {}", page.len());
+    std::fs::write(h.repo().join("index.html"), &page).unwrap();
+    std::fs::write(h.repo().join("server.py"), SERVER_PY).unwrap();
+    repository(h.repo());
+    let start = "nohup python3 server.py >/dev/null 2>&1 & for i in $(seq 50); do python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 8765))' 2>/dev/null && break; sleep 0.1; done; echo started";
+    let server = ScriptedServer::start(vec![
+        reply().call("terminal", json!({"command": start, "timeout": 30})),
+        browser(json!({"action": "goto", "url": "http://localhost:8765/"})),
+        browser(json!({"action": "read"})),
+        reply().call("finish", json!({"message": "read"})),
+    ])
+    .await
+    .unwrap();
+    let output = h
+        .run(
+            &server.url(),
+            "look at the orders page",
+            &["--tools", "full"],
+        )
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    let text = |n: usize| obs[n]["output"].as_str().unwrap_or("").to_string();
+    if refused_here(&text(1)) {
+        loud(&format!(
+            "the browser refused to run in this sandbox (as it must without namespaces of its own): NOT CHECKED further: {}",
+            text(1)
+        ));
+        return;
+    }
+    for n in [1, 2] {
+        let read = text(n);
+        // What the model gets, wrapper included, at four characters a token.
+        let tokens = read.chars().count() / 4;
+        assert!(tokens < 1_500, "{tokens} tokens:\n{read}");
+        assert!(read.contains("[1] link \"Home\""), "{read}");
+        assert!(read.contains("Customer number 0"), "{read}");
+        assert!(read.contains("more characters not shown"), "{read}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hosts_loopback_is_out_of_reach_and_other_hosts_go_through_the_proxy() {
     if !chromium_present() {
