@@ -67,20 +67,54 @@ handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=here
 http.server.ThreadingHTTPServer(("127.0.0.1", 8765), handler).serve_forever()
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_agent_finds_a_console_error_fixes_the_script_and_sees_the_result() {
+/// The scripted model's first call: `server.py` started in the sandbox, waited for.
+const START_APP: &str = "nohup python3 server.py >/dev/null 2>&1 & for i in $(seq 50); do python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 8765))' 2>/dev/null && break; sleep 0.1; done; echo started";
+
+/// A web app of `files` and `server.py` in a repository; wright runs `task` with the full
+/// tools while the scripted model starts the server in its sandbox, then makes `calls`.
+/// The run's harness (its files, screenshots among them) and observations, or `None` —
+/// said loudly — where the browser's first call (`calls[0]`) refused to run in this
+/// sandbox, as it must without namespaces of its own.
+async fn run_app(
+    files: &[(&str, &str)],
+    calls: Vec<wright_testkit::Reply>,
+    task: &str,
+) -> Option<(Harness, Vec<serde_json::Value>)> {
     if !chromium_present() {
         loud("no Chromium at /usr/lib/chromium/chromium: the browser is NOT CHECKED");
         panic!("Chromium is missing; .ci/test-deps.sh installs it");
     }
     let h = Harness::new();
-    std::fs::write(h.repo().join("index.html"), APP_HTML).unwrap();
-    std::fs::write(h.repo().join("app.js"), APP_JS).unwrap();
+    for (name, text) in files {
+        std::fs::write(h.repo().join(name), text).unwrap();
+    }
     std::fs::write(h.repo().join("server.py"), SERVER_PY).unwrap();
     repository(h.repo());
-    let start = "nohup python3 server.py >/dev/null 2>&1 & for i in $(seq 50); do python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 8765))' 2>/dev/null && break; sleep 0.1; done; echo started";
-    let server = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": start, "timeout": 30})),
+    let mut script = vec![reply().call("terminal", json!({"command": START_APP, "timeout": 30}))];
+    script.extend(calls);
+    let server = ScriptedServer::start(script).await.unwrap();
+    let output = h.run(&server.url(), task, &["--tools", "full"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let obs = observations(&h.events());
+    let first = obs[1]["output"].as_str().unwrap_or("").to_string();
+    if refused_here(&first) {
+        loud(&format!(
+            "the browser refused to run in this sandbox (as it must without namespaces of its own): NOT CHECKED further: {first}"
+        ));
+        assert_eq!(obs[1]["is_error"], true, "{first}");
+        return None;
+    }
+    assert!(
+        obs[0]["output"].as_str().unwrap_or("").contains("started"),
+        "{}",
+        obs[0]
+    );
+    Some((h, obs))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_finds_a_console_error_fixes_the_script_and_sees_the_result() {
+    let calls = vec![
         browser(json!({"action": "goto", "url": "http://localhost:8765/"})),
         browser(json!({"action": "click", "element": 1})),
         browser(json!({"action": "console"})),
@@ -93,29 +127,12 @@ async fn the_agent_finds_a_console_error_fixes_the_script_and_sees_the_result() 
         browser(json!({"action": "screenshot"})),
         browser(json!({"action": "goto", "url": "file:///etc/passwd"})),
         reply().call("finish", json!({"message": "fixed"})),
-    ])
-    .await
-    .unwrap();
-    let output = h
-        .run(
-            &server.url(),
-            "make the greet button work",
-            &["--tools", "full"],
-        )
-        .await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let events = h.events();
-    let obs = observations(&events);
-    let text = |n: usize| obs[n]["output"].as_str().unwrap_or("").to_string();
-    if refused_here(&text(1)) {
-        loud(&format!(
-            "the browser refused to run in this sandbox (as it must without namespaces of its own): NOT CHECKED further: {}",
-            text(1)
-        ));
-        assert_eq!(obs[1]["is_error"], true, "{}", text(1));
+    ];
+    let files = [("index.html", APP_HTML), ("app.js", APP_JS)];
+    let Some((_h, obs)) = run_app(&files, calls, "make the greet button work").await else {
         return;
-    }
-    assert!(text(0).contains("started"), "{}", text(0));
+    };
+    let text = |n: usize| obs[n]["output"].as_str().unwrap_or("").to_string();
     // The page, as the model sees it: numbered, wrapped as untrusted, small.
     assert!(text(1).contains("[1] button \"Greet\""), "{}", text(1));
     assert!(text(1).contains("Nothing yet."), "{}", text(1));
@@ -171,42 +188,18 @@ fn app_page() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_app_page_is_read_in_under_1500_tokens() {
-    if !chromium_present() {
-        loud("no Chromium at /usr/lib/chromium/chromium: the browser is NOT CHECKED");
-        panic!("Chromium is missing; .ci/test-deps.sh installs it");
-    }
-    let h = Harness::new();
     let page = app_page();
     assert!(page.len() > 30_000, "the page is long: {}", page.len());
-    std::fs::write(h.repo().join("index.html"), &page).unwrap();
-    std::fs::write(h.repo().join("server.py"), SERVER_PY).unwrap();
-    repository(h.repo());
-    let start = "nohup python3 server.py >/dev/null 2>&1 & for i in $(seq 50); do python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 8765))' 2>/dev/null && break; sleep 0.1; done; echo started";
-    let server = ScriptedServer::start(vec![
-        reply().call("terminal", json!({"command": start, "timeout": 30})),
+    let calls = vec![
         browser(json!({"action": "goto", "url": "http://localhost:8765/"})),
         browser(json!({"action": "read"})),
         reply().call("finish", json!({"message": "read"})),
-    ])
-    .await
-    .unwrap();
-    let output = h
-        .run(
-            &server.url(),
-            "look at the orders page",
-            &["--tools", "full"],
-        )
-        .await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let obs = observations(&h.events());
-    let text = |n: usize| obs[n]["output"].as_str().unwrap_or("").to_string();
-    if refused_here(&text(1)) {
-        loud(&format!(
-            "the browser refused to run in this sandbox (as it must without namespaces of its own): NOT CHECKED further: {}",
-            text(1)
-        ));
+    ];
+    let files = [("index.html", page.as_str())];
+    let Some((_h, obs)) = run_app(&files, calls, "look at the orders page").await else {
         return;
-    }
+    };
+    let text = |n: usize| obs[n]["output"].as_str().unwrap_or("").to_string();
     for n in [1, 2] {
         let read = text(n);
         // What the model gets, wrapper included, at four characters a token.

@@ -97,7 +97,14 @@ async fn kill_and_lose_the_clone(a: &mut Served, h: &Harness, id: &str) {
     a.child.wait().await.unwrap();
     let clone = clone_of(h, id);
     assert!(clone.is_dir(), "no clone at {}", clone.display());
-    std::fs::remove_dir_all(&clone).unwrap();
+    // The killed replica's sandboxed processes die with it, but not in the same instant:
+    // one may still be writing in the clone ("Directory not empty"); taken away again.
+    let mut tries = 0;
+    while let Err(err) = std::fs::remove_dir_all(&clone) {
+        tries += 1;
+        assert!(tries < 100, "cannot remove {}: {err}", clone.display());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The output of the observation answering the action `action`.

@@ -323,6 +323,12 @@ fn every_kind() -> Vec<Event> {
             "what": "pull_request_opened", "url": "https://github.com/o/r/pull/7", "detail": "pull request #7"}),
         ),
     ];
+    log_of(bodies)
+}
+
+/// Events of the log format from `(source, body)` pairs, numbered from 0 in order, each
+/// checked against the format's own types (a field set to null is left out).
+pub(super) fn log_of(bodies: Vec<(&str, Value)>) -> Vec<Event> {
     bodies
         .into_iter()
         .enumerate()

@@ -4,10 +4,10 @@
 
 use super::browser::launch;
 use super::browser::Viewport;
+use super::kinds::log_of;
 use crate::common::Harness;
 use crate::server::Served;
 use serde_json::json;
-use wright_protocol::Event;
 
 const ID: &str = "20260101-000000-long";
 /// Messages after the start event and the task: more than one page of the log (1,000).
@@ -32,19 +32,9 @@ fn long_log() -> String {
             json!({"kind": "message", "step": n + 1, "text": format!("number {n}")}),
         ));
     }
-    bodies
-        .into_iter()
-        .enumerate()
-        .map(|(id, (source, body))| {
-            let mut event = json!({"id": id, "ts": "2026-01-01T00:00:00.000Z", "source": source});
-            for (k, v) in body.as_object().unwrap() {
-                event[k] = v.clone();
-            }
-            serde_json::from_value::<Event>(event)
-                .unwrap()
-                .to_line()
-                .unwrap()
-        })
+    log_of(bodies)
+        .iter()
+        .map(|event| event.to_line().unwrap())
         .collect()
 }
 
