@@ -129,8 +129,12 @@ fn ms(d: Duration) -> f64 {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    // `cargo bench` passes --bench; nothing else to parse.
+    // `cargo bench` passes --bench; `-- start` measures only the start (more rounds).
     let data = tempfile::tempdir().unwrap();
+    if std::env::args().skip(1).any(|arg| arg == "start") {
+        start_only(data.path()).await;
+        return;
+    }
 
     // 1. Thirty echo steps, answered at once: the gap between requests is wright's time.
     let mut loop_figures = Vec::new();
@@ -288,6 +292,47 @@ async fn main() {
         println!(
             "  spawn and wait for `true` ({level}): median {:.2} ms (50 runs)",
             ms(median)
+        );
+    }
+}
+
+/// `cargo bench --bench loop -- start`: process start to first model request and peak
+/// RSS of a one-step run, 15 runs each (the first left out: cold caches), unconfined and
+/// sandboxed in a plain directory, and sandboxed in a git repository.
+async fn start_only(data: &Path) {
+    println!("wright start benchmark (scripted server answering at once)");
+    for (sandbox, git) in [("none", false), ("auto", false), ("auto", true)] {
+        let mut starts = Vec::new();
+        let mut rss = Vec::new();
+        for round in 0..16 {
+            let repo = tempfile::tempdir().unwrap();
+            if git {
+                // A git repository: the run works in a clone checked out in the sandbox.
+                failing_python_repo(repo.path());
+            }
+            let script = vec![
+                reply().call("terminal", json!({"command": "echo hi"})),
+                reply().call("finish", json!({"message": "done"})),
+            ];
+            let (stats, _) = run_wright(repo.path(), data, sandbox, script).await;
+            if round > 0 {
+                starts.push(stats.spawn_to_first_request);
+                rss.push(stats.peak_rss_kb);
+            }
+        }
+        let p10 = percentile(&mut starts, 0.1);
+        let median = percentile(&mut starts, 0.5);
+        rss.sort_unstable();
+        let place = if git {
+            "a git repository (a clone)"
+        } else {
+            "a plain directory"
+        };
+        println!(
+            "  --sandbox {sandbox}, {place}: process start to first model request: median {:.1} ms (p10 {:.1} ms); peak RSS median {:.1} MB",
+            ms(median),
+            ms(p10),
+            rss[rss.len() / 2] as f64 / 1024.0
         );
     }
 }

@@ -163,7 +163,7 @@ pub async fn chat(mut args: ChatArgs) -> Result<u8> {
         &session.working_copy,
         &[crate::drive::model_lines(&session), profile_lines].concat(),
         &session.tools.setup,
-    );
+    )?;
     tell!("{HELP}\n");
 
     let history_path = conversations_dir().parent().map(|d| d.join("chat_history"));

@@ -100,6 +100,13 @@ pub async fn prepare(
     };
     // A model server's error in it is worded with its remedy where it is printed.
     let session = Session::prepare(start, request, &front).await?;
+    // A terminal's header says what the sandbox enforces: its check is awaited now, and a
+    // refusal ends the run before the model is asked (with --json, the first request
+    // does not wait for it).
+    let session = match settings.json {
+        true => session,
+        false => session.checked()?,
+    };
     Ok((settings, session, lines))
 }
 
@@ -239,7 +246,7 @@ pub async fn run_external(
     session.agent = Some(agent.name.clone());
     let conversation = session.begin_external()?;
     if !settings.json {
-        print_external_header(&session, &agent, profile_lines);
+        print_external_header(&session, &agent, profile_lines)?;
     }
     drive_external(
         session,
@@ -315,7 +322,7 @@ pub fn print_external_header(
     session: &Session,
     agent: &wright_config::agents::AgentConfig,
     profile_lines: Vec<String>,
-) {
+) -> anyhow::Result<()> {
     print_header(
         &session.id,
         &session.client,
@@ -331,7 +338,7 @@ pub fn print_external_header(
         ]
         .concat(),
         &session.tools.setup,
-    );
+    )
 }
 
 /// The terminal's confirmer as the session's.
@@ -381,7 +388,8 @@ pub fn exit_status(state: AgentState, interrupted: bool) -> u8 {
     }
 }
 
-/// The run's first lines, on stderr.
+/// The run's first lines, on stderr. They say what the sandbox enforces, so they wait
+/// for its check (elsewhere the first request does not); its refusal is the error.
 pub fn print_header(
     id: &str,
     client: &Client,
@@ -389,7 +397,8 @@ pub fn print_header(
     working_copy: &WorkingCopy,
     lines: &[String],
     setup: &SandboxSetup,
-) {
+) -> anyhow::Result<()> {
+    setup.settle_check()?;
     let clone = match working_copy {
         WorkingCopy::Clone(clone) => format!(
             " (a clone of {} on branch {}; your checkout is not touched){}",
@@ -422,6 +431,7 @@ pub fn print_header(
         false => "",
     };
     tell!("  sandbox {}{details}\n", setup.describe());
+    Ok(())
 }
 
 /// Where a new conversation works.

@@ -107,7 +107,7 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
     .await?;
     if let Some(GoingOn { agent, record }) = external {
         if !settings.json {
-            crate::drive::print_external_header(&session, &agent, profile_lines);
+            crate::drive::print_external_header(&session, &agent, profile_lines)?;
         }
         // `check` made sure there is a message.
         let message = args.message.as_deref().unwrap_or_default();
@@ -180,7 +180,7 @@ pub async fn resume(mut args: ResumeArgs) -> Result<u8> {
             &session.working_copy,
             &lines,
             &session.tools.setup,
-        );
+        )?;
     }
     let title = args
         .message

@@ -76,7 +76,7 @@ pub async fn run(mut args: RunArgs) -> Result<u8> {
             &session.working_copy,
             &[crate::drive::model_lines(&session), profile_lines].concat(),
             &session.tools.setup,
-        );
+        )?;
         if let Some(line) = &review {
             tell!("  {line}");
         }

@@ -24,6 +24,7 @@ mod reap;
 mod remote;
 mod run;
 mod sandbox;
+mod verdict;
 
 pub use disk::DiskUse;
 pub use env::confined_environment;
@@ -50,3 +51,5 @@ pub use run::RunLimits;
 pub use sandbox::Checking;
 pub use sandbox::PendingCheck;
 pub use sandbox::Sandbox;
+pub use verdict::BackgroundCheck;
+pub use verdict::Verdict;

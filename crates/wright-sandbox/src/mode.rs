@@ -26,6 +26,9 @@ pub enum SandboxError {
     Tampered(String),
     #[error("cannot start a terminal: {0}")]
     Spawn(String),
+    /// The sandbox's check refused (its words, whole): nothing starts in that sandbox.
+    #[error("{0}")]
+    CheckFailed(String),
     #[error("terminal I/O failed: {0}")]
     Io(#[from] std::io::Error),
 }

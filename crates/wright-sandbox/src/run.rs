@@ -69,15 +69,16 @@ impl Captured {
 
 impl Sandbox {
     /// A command for `program args` in the sandbox, in `cwd`, with exactly `env`, in a
-    /// process group of its own (so a kill reaches what it started).
+    /// process group of its own (so a kill reaches what it started); once the sandbox's
+    /// check has said yes (its refusal is the error).
     pub fn command(
         &self,
         cwd: &Path,
         env: &[(String, String)],
         program: &str,
         args: &[&str],
-    ) -> Command {
-        let (program, wrapped) = self.wrap(program, args);
+    ) -> Result<Command, SandboxError> {
+        let (program, wrapped) = self.wrap(program, args)?;
         let mut command = Command::new(program);
         command
             .args(wrapped)
@@ -85,7 +86,7 @@ impl Sandbox {
             .env_clear()
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .process_group(0);
-        command
+        Ok(command)
     }
 
     /// Runs `program args` in the sandbox to its end, feeding it `stdin`, within `limits`.
@@ -98,7 +99,7 @@ impl Sandbox {
         stdin: &[u8],
         limits: RunLimits,
     ) -> Result<Captured, SandboxError> {
-        let mut command = self.command(cwd, env, program, args);
+        let mut command = self.command(cwd, env, program, args)?;
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

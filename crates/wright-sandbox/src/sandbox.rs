@@ -10,12 +10,15 @@ use crate::docker::Container;
 use crate::docker::DockerSettings;
 use crate::mode::SandboxError;
 use crate::mode::SandboxMode;
+use crate::verdict::Verdict;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     level: Level,
+    /// What every program started in it waits for: the check's yes (see `verdict`).
+    verdict: Verdict,
 }
 
 #[derive(Debug, Clone)]
@@ -38,6 +41,7 @@ impl Sandbox {
     pub fn unconfined() -> Self {
         Self {
             level: Level::Unconfined,
+            verdict: Verdict::yes(),
         }
     }
 
@@ -50,6 +54,7 @@ impl Sandbox {
                 launcher,
                 policy_json,
             }),
+            verdict: Verdict::yes(),
         })
     }
 
@@ -63,6 +68,7 @@ impl Sandbox {
         let (container, report) = Container::start(settings, policy)?;
         let sandbox = Self {
             level: Level::Docker(Arc::new(container)),
+            verdict: Verdict::yes(),
         };
         Ok((sandbox, report))
     }
@@ -97,10 +103,11 @@ impl Sandbox {
         Ok((sandbox, report))
     }
 
-    /// `for_mode`, with the check of a confined sandbox started but not awaited: the
-    /// launcher runs in report mode while the caller does other work (asks the model
-    /// server what it is), and `Checking::finish` waits for its verdict. Nothing may run
-    /// in the sandbox before that verdict is in (see `SandboxSetup::settle_check`).
+    /// `for_mode`, with the check of a confined sandbox not awaited: `Checking::finish`
+    /// runs the launcher in report mode and waits for its verdict, which
+    /// `BackgroundCheck` does on a thread of its own while the caller goes on (asks the
+    /// model server what it is, sends the first request). Nothing may run in the sandbox
+    /// before that verdict is in: `BackgroundCheck` makes the sandbox wait for it.
     pub fn for_mode_checking(
         mode: SandboxMode,
         launcher: PathBuf,
@@ -116,8 +123,9 @@ impl Sandbox {
                     _ => Namespaces::WhereAvailable,
                 };
                 let sandbox = Self::confined(launcher, &policy)?;
-                let started = sandbox.start_check()?;
-                Ok((sandbox, Some(Checking::Started(started))))
+                // Started by whoever waits for it (`BackgroundCheck`: on its own thread,
+                // so the caller does not wait for the launcher's exec).
+                Ok((sandbox.clone(), Some(Checking::ToStart(sandbox))))
             }
             SandboxMode::Docker => {
                 // `wright doctor`: a throwaway container from the default image.
@@ -166,7 +174,9 @@ impl Sandbox {
                 added.push(path.clone());
             }
         }
-        let sandbox = Sandbox::confined(confined.launcher.clone(), &policy).ok()?;
+        let sandbox = Sandbox::confined(confined.launcher.clone(), &policy)
+            .ok()?
+            .awaiting(self.verdict.clone());
         Some((sandbox, added))
     }
 
@@ -182,16 +192,40 @@ impl Sandbox {
         };
         let mut policy: Policy = serde_json::from_str(&confined.policy_json).ok()?;
         policy.read_write.extend(paths.iter().cloned());
-        Sandbox::confined(confined.launcher.clone(), &policy).ok()
+        Sandbox::confined(confined.launcher.clone(), &policy)
+            .ok()
+            .map(|sandbox| sandbox.awaiting(self.verdict.clone()))
+    }
+
+    /// This sandbox, starting nothing before `verdict` says yes (see `BackgroundCheck`).
+    pub fn awaiting(mut self, verdict: Verdict) -> Self {
+        self.verdict = verdict;
+        self
+    }
+
+    /// The check's verdict if it is in, without waiting.
+    pub fn verdict_if_in(&self) -> Option<Result<(), SandboxError>> {
+        self.verdict.if_in()
+    }
+
+    /// Waits, without blocking the runtime, for the check to say yes (or why not).
+    pub async fn ready(&self) -> Result<(), SandboxError> {
+        self.verdict.wait_async().await
     }
 
     pub fn is_confined(&self) -> bool {
         !matches!(self.level, Level::Unconfined)
     }
 
-    /// The program and arguments that run `program args` inside the sandbox.
-    pub fn wrap(&self, program: &str, args: &[&str]) -> (String, Vec<String>) {
-        match &self.level {
+    /// The program and arguments that run `program args` inside the sandbox, once its
+    /// check has said yes (this waits for it; its refusal is the error).
+    pub fn wrap(
+        &self,
+        program: &str,
+        args: &[&str],
+    ) -> Result<(String, Vec<String>), SandboxError> {
+        self.verdict.wait()?;
+        Ok(match &self.level {
             Level::Unconfined => (
                 program.to_string(),
                 args.iter().map(|a| a.to_string()).collect(),
@@ -210,7 +244,7 @@ impl Sandbox {
                 wrapped.extend(args.iter().map(|a| a.to_string()));
                 (confined.launcher.display().to_string(), wrapped)
             }
-        }
+        })
     }
 
     /// The program and arguments that run `program args` inside the running sandbox of
@@ -295,6 +329,8 @@ impl Sandbox {
 /// or the verdict already in (a container is checked as it starts).
 #[derive(Debug)]
 pub enum Checking {
+    /// The launcher of this sandbox is to run in report mode.
+    ToStart(Sandbox),
     Started(PendingCheck),
     Done(Report),
 }
@@ -303,6 +339,7 @@ impl Checking {
     /// Waits for the verdict: what the sandbox enforces here, or why it cannot.
     pub fn finish(self) -> Result<Report, SandboxError> {
         match self {
+            Checking::ToStart(sandbox) => sandbox.start_check()?.finish(),
             Checking::Started(pending) => pending.finish(),
             Checking::Done(report) => Ok(report),
         }

@@ -555,7 +555,14 @@ async fn start_stdio(
     let mut all: Vec<(String, String)> = place.env.to_vec();
     all.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
     let args: Vec<&str> = launch.args.iter().map(String::as_str).collect();
-    let command = sandbox.command(place.cwd, &all, &launch.command, &args);
+    // The sandbox's check may still be under way: waited for without blocking.
+    if let Err(err) = sandbox.ready().await {
+        return fail(err.to_string());
+    }
+    let command = match sandbox.command(place.cwd, &all, &launch.command, &args) {
+        Ok(command) => command,
+        Err(err) => return fail(err.to_string()),
+    };
     let (server, listed) = Server::start_stdio(config, command.into()).await?;
     Ok(Started::Connected(server, listed))
 }

@@ -31,9 +31,11 @@ pub struct SandboxSetup {
     /// The terminal shell's: `env` and the granted secrets (with Docker, the secrets are
     /// the container's own, set when it is created).
     shell_env: Vec<(String, String)>,
-    report: Option<Report>,
-    /// The check of a confined sandbox while it runs (see `settle_check`).
-    checking: Option<wright_sandbox::Checking>,
+    /// What the check said the sandbox enforces, once it has said it (`settle_check`).
+    report: std::sync::OnceLock<Report>,
+    /// The check of a confined sandbox while it runs, on a thread of its own: nothing
+    /// starts in the sandbox before its yes (see `wright_sandbox::Verdict`).
+    checking: std::sync::Mutex<Option<wright_sandbox::BackgroundCheck>>,
     private: PrivateDir,
     cgroup: Option<Cgroup>,
     max_file_bytes: u64,
@@ -156,21 +158,28 @@ impl SandboxSetup {
         launcher: &Launcher,
         secrets: &crate::secrets::Grants,
     ) -> Result<Self> {
-        let mut setup = Self::start(mode, options, placement, conversation, launcher, secrets)?;
+        let setup = Self::start(mode, options, placement, conversation, launcher, secrets)?;
         setup.settle_check()?;
         Ok(setup)
     }
 
     /// Waits for the verdict of the sandbox's check, started by `start`: the report of
     /// what it enforces, or the error saying why it cannot work here (the cgroup made for
-    /// it is then removed). Nothing may run in the sandbox before this has said yes.
-    pub fn settle_check(&mut self) -> Result<()> {
-        let Some(checking) = self.checking.take() else {
+    /// it is then removed). Nothing starts in the sandbox before the check has said yes
+    /// (the sandbox itself waits for it), so this is needed only where its words are (the
+    /// header) or where a refusal must end things at once.
+    pub fn settle_check(&self) -> Result<()> {
+        let checking = self
+            .checking
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        let Some(checking) = checking else {
             return Ok(());
         };
         match checking.finish() {
             Ok(report) => {
-                self.report = Some(report);
+                let _ = self.report.set(report);
                 Ok(())
             }
             Err(err) => {
@@ -183,8 +192,8 @@ impl SandboxSetup {
     }
 
     /// The sandbox with its check started and not awaited, so that its launcher runs
-    /// while the caller does other work; `settle_check` must be called before anything
-    /// runs in it.
+    /// while the caller does other work; whatever starts in the sandbox waits for its yes
+    /// (see `wright_sandbox::Verdict`), and `settle_check` waits for its words.
     pub fn start(
         mode: SandboxMode,
         options: SandboxOptions,
@@ -220,8 +229,8 @@ impl SandboxSetup {
                 sandbox: Sandbox::unconfined(),
                 shell_env: secrets.add_to(&env)?,
                 env,
-                report: None,
-                checking: None,
+                report: std::sync::OnceLock::new(),
+                checking: std::sync::Mutex::new(None),
                 private,
                 cgroup: None,
                 max_file_bytes,
@@ -288,7 +297,12 @@ impl SandboxSetup {
             Sandbox::for_mode_checking(mode, launcher.path().to_path_buf(), &policy)
         };
         let (sandbox, checking) = match setup {
-            Ok(ok) => ok,
+            // Awaited on a thread of its own; the sandbox waits for its yes.
+            Ok((sandbox, Some(checking))) => {
+                let (check, verdict) = wright_sandbox::BackgroundCheck::in_background(checking);
+                (sandbox.awaiting(verdict), Some(check))
+            }
+            Ok((sandbox, None)) => (sandbox, None),
             Err(err) => {
                 if let Some(cgroup) = &cgroup {
                     cgroup.remove();
@@ -311,8 +325,8 @@ impl SandboxSetup {
             sandbox,
             shell_env,
             env,
-            report: None,
-            checking,
+            report: std::sync::OnceLock::new(),
+            checking: std::sync::Mutex::new(checking),
             private,
             cgroup,
             max_file_bytes,
@@ -370,13 +384,18 @@ impl SandboxSetup {
     /// Whether `describe` gave the short line of a confined sandbox, leaving out details
     /// a verbose description has.
     pub fn has_details(&self) -> bool {
-        self.report.is_some() && !self.verbose
+        let _ = self.settle_check();
+        self.report.get().is_some() && !self.verbose
     }
 
     /// What is enforced: one short line (level, network, what the agent may write), or
     /// verbose the launcher's whole report (which `wright doctor` also prints).
+    /// Waits for the check's verdict if it is not in yet.
     pub fn describe(&self) -> String {
-        let Some(report) = &self.report else {
+        if let Err(err) = self.settle_check() {
+            return format!("refused: {err}");
+        }
+        let Some(report) = self.report.get() else {
             return "none: commands run as you, in the workspace, with a scrubbed environment"
                 .into();
         };
@@ -415,8 +434,11 @@ impl SandboxSetup {
 
 impl Drop for SandboxSetup {
     fn drop(&mut self) {
-        // A check still running is killed first: its process is in the cgroup.
-        self.checking.take();
+        // A check still running ends first: its process is in the cgroup.
+        self.checking
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
         // Other clones of the sandbox (the terminal's) may still be alive: the container
         // goes now all the same.
         self.sandbox.shutdown();

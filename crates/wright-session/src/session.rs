@@ -134,6 +134,19 @@ impl Session {
         Ok(StartPoint::find(&requested, front))
     }
 
+    /// This session once its sandbox's check has said yes, for a front end about to say
+    /// what the sandbox enforces; its refusal is the error, and the conversation, started
+    /// by nothing yet, is removed as a failed `prepare` leaves it.
+    pub fn checked(self) -> Result<Self> {
+        if let Err(err) = self.tools.setup.settle_check() {
+            let (dir, id) = (self.conversation_dir.clone(), self.id.clone());
+            drop(self);
+            crate::working_copy::remove_unstarted(&dir, &id);
+            return Err(err);
+        }
+        Ok(self)
+    }
+
     /// Prepares a new conversation at `start`: the model's window, tool-calling mode and
     /// constraint, the conversation's directory and lock, the working copy and the tools.
     /// Nothing is left behind when it fails.
@@ -184,6 +197,14 @@ impl Session {
             snapshot: place.snapshot,
         };
         let (tool_names, tools_why) = choose_tools(&settings.tools, &client.config().model)?;
+        // The model server is asked what it is while the working copy is made and the
+        // sandbox checked (a clone checked out in the sandbox takes tens of
+        // milliseconds): on a task of its own, which takes the client and gives it back.
+        let asked = settings.clone();
+        let mut probing = tokio::spawn(async move {
+            let probed = crate::connect::ask_the_server(&mut client, &asked, replies).await;
+            (client, probed)
+        });
         let prepared = WorkingCopy::prepare(start, &conversation_dir, &id, options, front)
             .and_then(|working_copy| {
                 // Read from the user's repository at the start commit, before the agent
@@ -225,17 +246,25 @@ impl Session {
         let (working_copy, mut tools, teaching, hooks, (mcp, key), tools_why) = match prepared {
             Ok(prepared) => prepared,
             Err(err) => {
+                probing.abort();
                 // Nothing ran: leave no half-made conversation (or clone) behind.
                 crate::working_copy::remove_unstarted(&conversation_dir, &id);
                 return Err(err);
             }
         };
-        // The model server is asked what it is while the sandbox's check runs (its
-        // launcher is a process of its own); then the check's verdict is awaited.
-        let probed = match crate::connect::ask_the_server(&mut client, &settings, replies).await {
-            Ok(probed) => tools.settle().map(|()| probed),
-            Err(err) => Err(err),
+        let (mut client, probed) = match (&mut probing).await {
+            Ok(done) => done,
+            Err(err) => {
+                drop((tools, working_copy, locks));
+                crate::working_copy::remove_unstarted(&conversation_dir, &id);
+                return Err(anyhow::anyhow!(
+                    "asking the model server what it is stopped: {err}"
+                ));
+            }
         };
+        // The sandbox's check may still run: nothing starts in the sandbox before its yes,
+        // and the first request does not wait for it.
+        let probed = probed.and_then(|probed| tools.settle().map(|()| probed));
         let crate::connect::Probed {
             window,
             tool_calling,

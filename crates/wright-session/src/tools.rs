@@ -1,7 +1,8 @@
 //! The sandboxed tools of one conversation: its terminal, file editor and the others,
 //! built on its working copy inside its sandbox, with what they need to be cleaned up.
 //! `Tools::build` starts the sandbox's check without waiting for it; `Tools::settle`
-//! waits for its verdict and starts the shell — nothing runs in the sandbox before.
+//! starts the shell, which waits for the check's yes — nothing starts in the sandbox
+//! before it (the sandbox waits for it), and the first model request does not wait.
 
 use crate::sandbox_setup::SandboxSetup;
 use crate::session::SandboxChoice;
@@ -130,11 +131,16 @@ impl Tools {
         })
     }
 
-    /// Waits for the sandbox's check (fail closed: its error, and nothing has run), then
-    /// starts the shell, which comes up while the first request is prepared and sent.
-    /// Called once `build` is done and before anything runs in the sandbox.
+    /// Starts the shell, which comes up while the first request is prepared and sent, once
+    /// the sandbox's check has said yes: the check is not awaited here (the sandbox itself
+    /// waits for it before anything starts in it, and its refusal ends the run at the
+    /// first command), so the first request does not wait for it. A check that has
+    /// already refused is the error at once.
     pub fn settle(&mut self) -> Result<()> {
-        self.setup.settle_check()?;
+        if let Some(Err(err)) = self.setup.sandbox.verdict_if_in() {
+            self.setup.settle_check()?;
+            return Err(err.into());
+        }
         if self.warm_up.is_none() && self.toolbox.names().contains(&"terminal") {
             let warm = self.terminal.clone();
             self.warm_up = Some(tokio::spawn(async move {

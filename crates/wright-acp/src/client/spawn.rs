@@ -42,7 +42,10 @@ pub(super) fn start(session: &Session, agent: &AgentConfig) -> Result<tokio::pro
         None => (sandbox, program.clone()),
     };
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut command: tokio::process::Command = sandbox.command(cwd, &env, &program, &args).into();
+    let mut command: tokio::process::Command = sandbox
+        .command(cwd, &env, &program, &args)
+        .with_context(|| format!("cannot start the agent {}", agent.name))?
+        .into();
     command
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -122,7 +122,7 @@ pub async fn chat(
         crate::drive::prepare(&common, place, Replies::MayBeWords).await?;
     session.agent = Some(agent.name.clone());
     let mut conversation = session.begin_external()?;
-    crate::drive::print_external_header(&session, &agent, profile_lines);
+    crate::drive::print_external_header(&session, &agent, profile_lines)?;
     tell!("{HELP}\n");
     conversation.set_confirmer(std::sync::Arc::new(SessionConfirmer(
         crate::confirm::TerminalConfirmer::for_chat(),

@@ -447,7 +447,7 @@ impl<'a> AgentRepo<'a> {
             aside.map_or("", |a| a.aside.as_str()),
         ];
         full.extend_from_slice(HARDENED);
-        let mut command = self.sandbox.command(&self.dir, self.env, "bash", &full);
+        let mut command = self.sandbox.command(&self.dir, self.env, "bash", &full)?;
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

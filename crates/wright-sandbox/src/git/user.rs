@@ -51,6 +51,23 @@ impl TreeEntry {
     }
 }
 
+/// Whether git, started in `dir` without its locating variables (as `base_command`
+/// starts it), could find a repository: some directory from `dir` up holds a `.git`, or
+/// is itself shaped like a repository's directory (`HEAD`, `objects`, `refs`: a bare one
+/// may name a work tree). Where none does, git finds none either. A relative `dir`
+/// depends on the current directory: said to be possible, so git is asked.
+fn could_be_in_a_repository(dir: &Path) -> bool {
+    if !dir.is_absolute() {
+        return true;
+    }
+    dir.ancestors().any(|dir| {
+        dir.join(".git").symlink_metadata().is_ok()
+            || (dir.join("HEAD").is_file()
+                && dir.join("objects").is_dir()
+                && dir.join("refs").is_dir())
+    })
+}
+
 /// A branch of the user's repository, as `UserRepo::branches_under` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchTip {
@@ -72,6 +89,10 @@ pub struct UserRepo {
 impl UserRepo {
     /// The repository `dir` is in (its top level), if any.
     pub fn discover(dir: &Path) -> Option<Self> {
+        if !could_be_in_a_repository(dir) {
+            // git would find none: no process for it (a run's start waits for this).
+            return None;
+        }
         let output = base_command(dir, &Oid::empty_tree())
             .args(["rev-parse", "--show-toplevel"])
             .output()
@@ -545,5 +566,33 @@ mod tests {
         assert!(!repo.picked_into_head(&base, &base));
         assert_eq!(repo.branch_tip("wright/open"), Some(open));
         assert_eq!(repo.branch_tip("wright/none"), None);
+    }
+
+    #[test]
+    fn a_repository_is_found_as_git_finds_it_and_git_is_not_asked_where_there_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain/deep");
+        std::fs::create_dir_all(&plain).unwrap();
+        // /tmp is in no repository here, as on any machine the tests run on.
+        assert!(!could_be_in_a_repository(&plain));
+        assert!(UserRepo::discover(&plain).is_none());
+
+        let top = dir.path().join("repo");
+        let sub = top.join("src/deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        git(&top, &["init", "-q"]);
+        assert!(could_be_in_a_repository(&sub));
+        let found = UserRepo::discover(&sub).unwrap();
+        assert_eq!(
+            found.top().canonicalize().unwrap(),
+            top.canonicalize().unwrap()
+        );
+
+        // A bare repository naming a work tree: only git knows, so git is asked.
+        let bare = dir.path().join("bare");
+        git(dir.path(), &["init", "-q", "--bare", "bare"]);
+        assert!(could_be_in_a_repository(&bare.join("refs")));
+        // A relative directory depends on where this runs: git is asked.
+        assert!(could_be_in_a_repository(Path::new("relative")));
     }
 }

@@ -67,7 +67,15 @@ impl ShellSession {
         masker: Option<Arc<Masker>>,
     ) -> Result<Self, ToolError> {
         let nonce = nonce();
-        let (program, args) = sandbox.wrap("bash", &["--noprofile", "--norc", "--noediting", "-i"]);
+        // The sandbox's check may still be under way: waited for here without blocking
+        // the runtime; its refusal ends the run (fail closed).
+        sandbox
+            .ready()
+            .await
+            .map_err(|err| ToolError::Fatal(err.to_string()))?;
+        let (program, args) = sandbox
+            .wrap("bash", &["--noprofile", "--norc", "--noediting", "-i"])
+            .map_err(|err| ToolError::Fatal(err.to_string()))?;
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let pty = PtyProcess::spawn(&program, &args, env, workspace.root())
             .map_err(|err| ToolError::Fatal(err.to_string()))?;
