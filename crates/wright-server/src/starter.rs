@@ -29,21 +29,25 @@ pub trait Starter: Send + Sync + 'static {
     fn check(&self, settings: &api::Settings) -> Result<(), BadFlag>;
     /// A new conversation's session, under `id`, on `workspace` (the request's, or the
     /// clone of its repository URL), with the profiles its conversation falls back to
-    /// (`Session::profiles`, given to the conversation when it starts).
+    /// (`Session::profiles`, given to the conversation when it starts). `secrets`: its
+    /// shell's, given (a user's own), else the program's own (`None`: the admin's).
     async fn prepare(
         &self,
         id: String,
         request: &NewConversation,
         workspace: &Path,
+        secrets: Option<Vec<(String, String)>>,
         front: &dyn Front,
     ) -> Result<Session, SessionError>;
     /// An existing conversation's session, locked, and the conversation read back;
-    /// `takes`: whether an external agent's is taken (to go on in the agent's session).
+    /// `takes`: whether an external agent's is taken (to go on in the agent's session);
+    /// `secrets` as for `prepare`.
     async fn reopen(
         &self,
         dir: &Path,
         settings: &api::Settings,
         takes: Takes,
+        secrets: Option<Vec<(String, String)>>,
         front: &dyn Front,
     ) -> Result<Reopened, SessionError>;
     /// The model server the settings name (else the local one that answers), and its
@@ -138,9 +142,11 @@ impl Starter for SettingsStarter {
         id: String,
         request: &NewConversation,
         workspace: &Path,
+        secrets: Option<Vec<(String, String)>>,
         front: &dyn Front,
     ) -> Result<Session, SessionError> {
-        let args = self.args(&request.settings);
+        let mut args = self.args(&request.settings);
+        args.given_secrets = secrets;
         // The server asks before risky actions unless told otherwise.
         unattended::prepare(
             &args,
@@ -158,14 +164,17 @@ impl Starter for SettingsStarter {
         dir: &Path,
         settings: &api::Settings,
         takes: Takes,
+        secrets: Option<Vec<(String, String)>>,
         front: &dyn Front,
     ) -> Result<Reopened, SessionError> {
         // The request's settings (over the server's record of the conversation's) name
         // the model it goes on with, or nothing does.
         let named =
             settings.model.is_some() || settings.base_url.is_some() || settings.profile.is_some();
+        let mut args = self.args(settings);
+        args.given_secrets = secrets;
         unattended::reopen(
-            &self.args(settings),
+            &args,
             dir,
             Some(ConfirmMode::Risky),
             Naming::Request { named },
