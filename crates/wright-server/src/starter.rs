@@ -89,6 +89,8 @@ pub type DoctorReport = Arc<
 pub struct SettingsStarter {
     defaults: CommonArgs,
     doctor: DoctorReport,
+    /// The server's secrets users' conversations get too (`wright serve --share-secret`).
+    shared: Vec<String>,
 }
 
 impl SettingsStarter {
@@ -97,7 +99,41 @@ impl SettingsStarter {
     pub fn new(mut defaults: CommonArgs, doctor: DoctorReport) -> Result<Self> {
         defaults.json = true;
         defaults.check()?;
-        Ok(Self { defaults, doctor })
+        Ok(Self {
+            defaults,
+            doctor,
+            shared: Vec::new(),
+        })
+    }
+
+    /// Gives users' conversations the server's secrets `names` too, beside their own
+    /// (theirs first: a name both have is theirs); each must be stored now.
+    pub fn sharing(mut self, names: Vec<String>) -> Result<Self> {
+        wright_config::secrets::SecretStore::default_location().values(&names)?;
+        self.shared = names;
+        Ok(self)
+    }
+
+    /// The secrets a conversation is given: `None` (the admin's) the server's own as
+    /// configured; a user's own, with those the server shares.
+    fn given(
+        &self,
+        secrets: Option<Vec<(String, String)>>,
+    ) -> Result<Option<Vec<(String, String)>>, SessionError> {
+        let Some(mut given) = secrets else {
+            return Ok(None);
+        };
+        let missing: Vec<String> = self
+            .shared
+            .iter()
+            .filter(|name| !given.iter().any(|(own, _)| own == *name))
+            .cloned()
+            .collect();
+        let shared = wright_config::secrets::SecretStore::default_location()
+            .values(&missing)
+            .map_err(|err| SessionError::Other(err.into()))?;
+        given.extend(shared);
+        Ok(Some(given))
     }
 
     /// The defaults with what the request's settings change.
@@ -146,7 +182,7 @@ impl Starter for SettingsStarter {
         front: &dyn Front,
     ) -> Result<Session, SessionError> {
         let mut args = self.args(&request.settings);
-        args.given_secrets = secrets;
+        args.given_secrets = self.given(secrets)?;
         // The server asks before risky actions unless told otherwise.
         unattended::prepare(
             &args,
@@ -172,7 +208,7 @@ impl Starter for SettingsStarter {
         let named =
             settings.model.is_some() || settings.base_url.is_some() || settings.profile.is_some();
         let mut args = self.args(settings);
-        args.given_secrets = secrets;
+        args.given_secrets = self.given(secrets)?;
         unattended::reopen(
             &args,
             dir,

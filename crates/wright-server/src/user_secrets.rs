@@ -3,7 +3,8 @@
 //! removes one. Every call acts on the caller's own (the key says whose); no route
 //! returns a value. Their values go to the shells of that user's conversations only,
 //! masked in everything logged, shown or sent (`secrets_for`), and a user's conversation
-//! gets none of the server's own secrets (`wright serve --secret`, the configuration's).
+//! gets none of the server's own secrets (`wright serve --secret`, the configuration's)
+//! but those the admin shares (`wright serve --share-secret NAME`, `SettingsStarter`).
 //!
 //! The server key's secrets are the server's store (`wright secrets`, on the server):
 //! these routes answer the admin 403 `users_only`, and 404 `no_database` without users.

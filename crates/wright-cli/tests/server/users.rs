@@ -2,7 +2,7 @@
 //! user works on directories under the roots the admin allowed them, and a path anywhere
 //! else — outside, missing, through a link or `..`, another user's root — is answered the
 //! same; their secrets are theirs (set, listed, removed with their key, given to their
-//! conversations only, never the server's own); an "always" answer to a confirmation
+//! conversations only, never the server's own unless it shares one); an "always" answer to a confirmation
 //! holds in its conversation only. Without a database, the server has one user, as before.
 
 use super::database::database;
@@ -238,9 +238,15 @@ async fn a_users_secrets_are_theirs_alone_and_the_servers_are_not_given_them() {
         .wright_with_input(&["secrets", "set", "SERVER_TOKEN"], b"server-value-9876")
         .await;
     assert!(stored.status.success(), "{}", stderr(&stored));
+    // And one it shares with users' conversations.
+    let stored = h
+        .wright_with_input(&["secrets", "set", "SHARED_TOKEN"], b"shared-value-2468")
+        .await;
+    assert!(stored.status.success(), "{}", stderr(&stored));
     let look = "case \"$ALICE_TOKEN\" in alice-*) echo ALICE-GIVEN;; esac; \
                 [ -z \"$BOB_TOKEN\" ] && echo BOB-ABSENT; \
                 [ -z \"$SERVER_TOKEN\" ] && echo SERVER-ABSENT; \
+                [ -n \"$SHARED_TOKEN\" ] && echo SHARED-GIVEN; \
                 echo \"shown: $ALICE_TOKEN\"";
     let model = ScriptedServer::start(vec![
         reply().call("terminal", json!({"command": look})),
@@ -257,6 +263,8 @@ async fn a_users_secrets_are_theirs_alone_and_the_servers_are_not_given_them() {
             &model.url(),
             "--secret",
             "SERVER_TOKEN",
+            "--share-secret",
+            "SHARED_TOKEN",
         ],
         &ENV,
     )
@@ -351,10 +359,21 @@ async fn a_users_secrets_are_theirs_alone_and_the_servers_are_not_given_them() {
     let id = created["id"].as_str().unwrap().to_string();
     served.wait_for(&id, &["finished"]).await;
     let events = serde_json::to_string(&served.events(&id, 1000).await).unwrap();
-    for said in ["ALICE-GIVEN", "BOB-ABSENT", "SERVER-ABSENT", "shown: "] {
+    for said in [
+        "ALICE-GIVEN",
+        "BOB-ABSENT",
+        "SERVER-ABSENT",
+        "SHARED-GIVEN",
+        "shown: ",
+    ] {
         assert!(events.contains(said), "{said}: {events}");
     }
-    for value in ["alice-secret-4321", "bob-secret-5678", "server-value-9876"] {
+    for value in [
+        "alice-secret-4321",
+        "bob-secret-5678",
+        "server-value-9876",
+        "shared-value-2468",
+    ] {
         assert!(!events.contains(value), "{value} in the events");
     }
     let log = h
