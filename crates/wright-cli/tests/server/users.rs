@@ -126,6 +126,21 @@ async fn a_user_works_under_their_roots_only_and_any_other_path_looks_the_same()
     served.wait_for(&id, &["finished"]).await;
     let events = serde_json::to_string(&served.events(&id, 1000).await).unwrap();
     assert!(events.contains("IN-THE-ROOT"), "{events}");
+    // Her fork is hers: she reads it, bob does not, and it runs as hers.
+    let (status, forked) = as_user(
+        &served,
+        &alice,
+        reqwest::Method::POST,
+        &format!("/api/conversations/{id}/fork"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 202, "{forked}");
+    let fork = format!("/api/conversations/{}", forked["id"].as_str().unwrap());
+    let (status, body) = as_user(&served, &alice, reqwest::Method::GET, &fork, json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = as_user(&served, &bob, reqwest::Method::GET, &fork, json!({})).await;
+    assert_eq!(status, 404, "{body}");
 
     // Outside, missing, a file, through a link, by `..`, relative: one and the same
     // answer, so nothing is learnt of what exists on the server.

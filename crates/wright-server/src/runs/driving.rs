@@ -259,7 +259,8 @@ impl Runs {
                 let keeper = match held {
                     Some(keeper) => keeper,
                     None => {
-                        store.add_conversation(id, owner).await?;
+                        // As the database recorded it first (a user's fork, say).
+                        let owner = store.add_conversation(id, owner).await?;
                         let lease = self.admit(store, id, owner).await?;
                         self.keep(store, lease)
                     }
