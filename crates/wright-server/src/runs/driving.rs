@@ -56,7 +56,7 @@ impl Runs {
                     (Some(workspace), _) => {
                         // A user's: still under their roots, still the same path.
                         if let (Some(store), Some(Owner::User(user))) =
-                            (&self.store, self.job_owner(id))
+                            (&self.store, self.owner_of(id).await?)
                         {
                             crate::rights::recheck(store, user, workspace).await?;
                         }
@@ -311,11 +311,17 @@ impl Runs {
     /// The secrets a run of `id` is given: its owner's own when a user's (`None`: the
     /// server's, the admin's).
     pub(crate) async fn secrets_of(&self, id: &str) -> Result<Option<Vec<(String, String)>>> {
-        let owner = match &self.store {
+        let owner = self.owner_of(id).await?;
+        crate::user_secrets::secrets_for(self.store.as_ref(), owner.unwrap_or(Owner::Admin)).await
+    }
+
+    /// The owner of `id` as the database recorded it (a queued run restored after a
+    /// restart included), else as this replica's runs know it; `None` without users.
+    async fn owner_of(&self, id: &str) -> Result<Option<Owner>> {
+        Ok(match &self.store {
             Some(store) => store.owner(id).await?.or_else(|| self.job_owner(id)),
             None => None,
-        };
-        crate::user_secrets::secrets_for(self.store.as_ref(), owner.unwrap_or(Owner::Admin)).await
+        })
     }
 
     /// How the run of `id`, ended, lets its lease go: handed over when this replica
