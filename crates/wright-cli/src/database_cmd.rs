@@ -1,6 +1,7 @@
 //! The database store from the command line: where it is (`--database URL`, the password
 //! from `PGPASSWORD` or `--database-password-file`, never in the URL), its users
-//! (`wright user add NAME` prints a new key once), and conversations moved between their
+//! (`wright user add NAME` prints a new key once; `allow`, `disallow`, `limit` set what
+//! the admin lets them, `show` says it), and conversations moved between their
 //! log files and the database (`wright database import|export ID`).
 
 use anyhow::Context;
@@ -79,7 +80,41 @@ pub enum UserCommand {
         database: DatabaseArgs,
     },
     /// List the users.
+    #[command(alias = "list")]
     Ls {
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// Show a user: their roots and their run limit.
+    Show {
+        name: String,
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// Let a user's conversations work in directories under DIR on this server (made
+    /// absolute and canonical now: a symbolic link is followed once, here).
+    Allow {
+        name: String,
+        #[arg(long, value_name = "DIR", required = true)]
+        root: Vec<PathBuf>,
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// Take roots from a user (as `wright user show` lists them); their conversations
+    /// made there stay theirs, no new one is made there.
+    Disallow {
+        name: String,
+        #[arg(long, value_name = "DIR", required = true)]
+        root: Vec<String>,
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// Limit how many of a user's conversations run at once, across every replica.
+    Limit {
+        name: String,
+        /// At most N at once (0: none may run); `none` lifts the limit.
+        #[arg(long, value_name = "N|none")]
+        max_running: String,
         #[command(flatten)]
         database: DatabaseArgs,
     },
@@ -99,6 +134,79 @@ pub async fn user(command: UserCommand) -> Result<()> {
             for user in database.required().await?.users().await? {
                 say!("{}", user.name);
             }
+        }
+        UserCommand::Show { name, database } => {
+            let rights = database.required().await?.rights(&name).await?;
+            say!("{}", rights.user.name);
+            match rights.max_running {
+                Some(limit) => say!("  runs at once: at most {limit}"),
+                None => say!("  runs at once: no limit"),
+            }
+            if rights.roots.is_empty() {
+                say!("  roots: none (repository_url only)");
+            }
+            for root in rights.roots {
+                say!("  root: {root}");
+            }
+        }
+        UserCommand::Allow {
+            name,
+            root,
+            database,
+        } => {
+            let store = database.required().await?;
+            for dir in root {
+                let canonical = std::fs::canonicalize(&dir)
+                    .with_context(|| format!("the root {}", dir.display()))?;
+                if !canonical.is_dir() {
+                    anyhow::bail!("the root {} is not a directory", dir.display());
+                }
+                let text = canonical
+                    .to_str()
+                    .with_context(|| format!("the root {} is not UTF-8", canonical.display()))?;
+                store.allow_root(&name, text).await?;
+                tell!("wright: {name} may work under {text}");
+            }
+        }
+        UserCommand::Disallow {
+            name,
+            root,
+            database,
+        } => {
+            let store = database.required().await?;
+            for dir in root {
+                // As listed; else the path as it resolves now.
+                let mut removed = store.disallow_root(&name, &dir).await?;
+                if !removed {
+                    if let Some(text) = std::fs::canonicalize(&dir)
+                        .ok()
+                        .and_then(|path| path.to_str().map(str::to_string))
+                    {
+                        removed = store.disallow_root(&name, &text).await?;
+                    }
+                }
+                if !removed {
+                    anyhow::bail!("{dir} is not a root of {name}'s (wright user show {name})");
+                }
+                tell!("wright: {name} may no longer start work under {dir}");
+            }
+        }
+        UserCommand::Limit {
+            name,
+            max_running,
+            database,
+        } => {
+            let limit = match max_running.as_str() {
+                "none" => None,
+                text => Some(text.parse::<i32>().ok().filter(|n| *n >= 0).with_context(
+                    || format!("--max-running is a number of runs (0 or more) or `none`, not {text:?}"),
+                )?),
+            };
+            database
+                .required()
+                .await?
+                .set_max_running(&name, limit)
+                .await?;
         }
     }
     Ok(())

@@ -148,7 +148,8 @@ enum Command {
         #[command(flatten)]
         database: database_cmd::DatabaseArgs,
     },
-    /// The server's users, in its database: `add NAME` (prints the new key, once), `ls`.
+    /// The server's users, in its database: `add NAME` (prints the new key, once), `ls`,
+    /// `show NAME`, `allow`/`disallow NAME --root DIR`, `limit NAME --max-running N`.
     User {
         #[command(subcommand)]
         command: database_cmd::UserCommand,

@@ -39,6 +39,11 @@ pub struct ServeArgs {
     /// server.git_store of the configuration, else none.
     #[arg(long, value_name = "DIR")]
     git_store: Option<std::path::PathBuf>,
+    /// With --database: give users' conversations this secret of the server's (stored
+    /// with `wright secrets set NAME`) beside their own; repeatable. Without it a user's
+    /// conversation gets only the user's own secrets.
+    #[arg(long = "share-secret", value_name = "NAME")]
+    share_secrets: Vec<String>,
     /// The settings of every conversation, as for `wright run` (a request may set its
     /// model, server, profile, sandbox, limits, tool calling and tools).
     #[command(flatten)]
@@ -53,7 +58,8 @@ pub async fn serve(args: ServeArgs) -> Result<u8> {
     let doctor: wright_server::DoctorReport = Arc::new(|args: CommonArgs| {
         Box::pin(async move { crate::doctor::json_report(&args).await })
     });
-    let starter = wright_server::SettingsStarter::new(args.common.clone(), doctor)?;
+    let starter = wright_server::SettingsStarter::new(args.common.clone(), doctor)?
+        .sharing(args.share_secrets.clone())?;
     // An embedded engine gives each run at once a cache of its own, and one more for
     // side requests (summaries, questions asked aside).
     wright_session::embedded::set_conversations(args.max_runs + 1);

@@ -29,6 +29,8 @@ mod review;
 mod runs;
 mod security;
 mod settings_change;
+pub(crate) mod users;
+mod users_quota;
 mod widening;
 
 use crate::common::of_kind;

@@ -75,6 +75,9 @@ pub async fn fork(
     let id = path_id(path)?;
     let Json(request) = body?;
     crate::tenancy::may_set(&state, caller.as_deref(), &request.settings)?;
+    if request.message.is_some() {
+        crate::rights::may_run(&state, caller.as_deref(), "").await?;
+    }
     let source = logged(&id)?;
     if let Some(message) = &request.message {
         if message.trim().is_empty() {
@@ -102,6 +105,13 @@ pub async fn fork(
         ForkError::Refused(refused) => ApiError::bad_request(refused.to_string()),
         ForkError::Failed(err) => ApiError::internal(&err),
     })?;
+    // A user's fork is theirs, recorded before anything of it runs (else the admin's).
+    if let (Some(caller), Some(store)) = (caller.as_deref(), state.runs.store()) {
+        store
+            .add_conversation(&forked.id, caller.owner())
+            .await
+            .map_err(|err| ApiError::internal(&err.into()))?;
+    }
     // The fork goes on with the original's model and server unless the request names
     // others, as the server recorded them (never as the log says).
     let record = ModelRecord::read(&id)

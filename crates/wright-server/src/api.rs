@@ -14,7 +14,8 @@ use wright_protocol::Event;
 #[serde(deny_unknown_fields)]
 pub struct NewConversation {
     /// A local directory (a git repository's is worked on in a clone on a new branch);
-    /// or give `repository_url`.
+    /// or give `repository_url`. A user's must lie under one of their roots
+    /// (`wright user allow NAME --root DIR`).
     #[serde(default)]
     pub workspace: Option<String>,
     /// A git repository to clone (https://, http://, ssh://, git:// or user@host:path):

@@ -101,6 +101,9 @@ impl Runs {
                 &dir,
                 &crate::api::Settings::default(),
                 wright_session::Takes::OwnOnly,
+                self.secrets_of(id)
+                    .await
+                    .map_err(|err| ApiError::internal(&err))?,
                 &front,
             )
             .await

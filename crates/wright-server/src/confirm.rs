@@ -163,10 +163,13 @@ pub fn pending_view(pending: &Pending) -> api::PendingAction {
 pub async fn confirm(
     State(state): State<Arc<AppState>>,
     path: Result<Path<String>, PathRejection>,
+    caller: Option<axum::Extension<crate::tenancy::Caller>>,
     body: Result<Json<api::Confirm>, JsonRejection>,
 ) -> Result<(StatusCode, Json<api::Conversation>), ApiError> {
     let id = path_id(path)?;
     let Json(body) = body?;
+    // Going on after the answer is a run: within a user's limit.
+    crate::rights::may_run(&state, caller.as_deref(), &id).await?;
     state.runs.confirm(&id, body)?;
     let info = state
         .runs

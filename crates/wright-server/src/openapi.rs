@@ -45,6 +45,9 @@ use utoipa::OpenApi;
         crate::openai::completions,
         crate::socket::events,
         crate::automations::list,
+        crate::user_secrets::list,
+        crate::user_secrets::set,
+        crate::user_secrets::remove,
     ),
     components(schemas(
         api::NewConversation,
@@ -81,6 +84,8 @@ use utoipa::OpenApi;
         crate::settings_view::Change,
         crate::agents_view::Agents,
         crate::agents_view::Agent,
+        crate::user_secrets::SecretNames,
+        crate::user_secrets::SecretValue,
     )),
     modifiers(&Keys),
     security(("bearer" = []), ("session_api_key" = []))

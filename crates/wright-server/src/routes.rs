@@ -44,6 +44,11 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/api/conversations/{id}",
             get(get_conversation).delete(delete_conversation),
         )
+        .route("/api/secrets", get(crate::user_secrets::list))
+        .route(
+            "/api/secrets/{name}",
+            axum::routing::put(crate::user_secrets::set).delete(crate::user_secrets::remove),
+        )
         .route("/api/conversations/{id}/events", get(conversation_events))
         .route("/api/conversations/{id}/interrupt", post(interrupt))
         // OpenHands' agent server calls it so.
@@ -124,9 +129,11 @@ pub fn path_id(path: Result<Path<String>, PathRejection>) -> Result<String, ApiE
 }
 
 /// Creates a conversation and starts it in the background (queued while `--max-runs`
-/// others run).
+/// others run). A user's (with `--database`): on a `repository_url`, or a workspace under
+/// their roots (any other path: 400, the same answer whether it exists or not); 429
+/// `quota_exceeded` while their limit of runs at once is reached.
 #[utoipa::path(post, path = "/api/conversations", request_body = api::NewConversation,
-    responses((status = 202, body = api::Conversation), (status = 400, body = crate::error::ErrorBody)))]
+    responses((status = 202, body = api::Conversation), (status = 400, body = crate::error::ErrorBody), (status = 429, body = crate::error::ErrorBody)))]
 pub async fn create_conversation(
     State(state): Shared,
     caller: Option<axum::Extension<crate::tenancy::Caller>>,
@@ -253,6 +260,7 @@ pub async fn send_message(
     let id = path_id(path)?;
     let Json(message) = body?;
     crate::tenancy::may_set(&state, caller.as_deref(), &message.settings)?;
+    crate::rights::may_run(&state, caller.as_deref(), &id).await?;
     state.runs.message(&id, message)?;
     let info = state
         .runs
@@ -275,6 +283,7 @@ pub async fn run(
     // No body at all: the server's settings.
     let settings = body?.map(|Json(run)| run.settings).unwrap_or_default();
     crate::tenancy::may_set(&state, caller.as_deref(), &settings)?;
+    crate::rights::may_run(&state, caller.as_deref(), &id).await?;
     state.runs.run(&id, settings, false)?;
     let info = state
         .runs
@@ -296,6 +305,7 @@ pub async fn condense(
     let id = path_id(path)?;
     let request = body?.map(|Json(request)| request).unwrap_or_default();
     crate::tenancy::may_set(&state, caller.as_deref(), &request.settings)?;
+    crate::rights::may_run(&state, caller.as_deref(), &id).await?;
     match request.message {
         Some(text) => state.runs.message(
             &id,

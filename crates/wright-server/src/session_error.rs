@@ -43,6 +43,20 @@ pub struct RunFailed {
     pub remedy: Option<Remedy>,
 }
 
+/// A run's error as the API words it, with its code, when it is one of the typed ones:
+/// the session's, the run's own end, a user's run limit.
+pub fn typed(err: &anyhow::Error) -> Option<ApiError> {
+    if let Some(session) = err.downcast_ref::<wright_session::SessionError>() {
+        return Some(ApiError::from(session));
+    }
+    err.downcast_ref::<RunFailed>()
+        .map(ApiError::from)
+        .or_else(|| {
+            err.downcast_ref::<crate::rights::QuotaFull>()
+                .map(ApiError::from)
+        })
+}
+
 impl From<&RunFailed> for ApiError {
     fn from(failed: &RunFailed) -> Self {
         let (status, code) = match failed.stop {

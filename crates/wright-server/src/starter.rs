@@ -29,21 +29,25 @@ pub trait Starter: Send + Sync + 'static {
     fn check(&self, settings: &api::Settings) -> Result<(), BadFlag>;
     /// A new conversation's session, under `id`, on `workspace` (the request's, or the
     /// clone of its repository URL), with the profiles its conversation falls back to
-    /// (`Session::profiles`, given to the conversation when it starts).
+    /// (`Session::profiles`, given to the conversation when it starts). `secrets`: its
+    /// shell's, given (a user's own), else the program's own (`None`: the admin's).
     async fn prepare(
         &self,
         id: String,
         request: &NewConversation,
         workspace: &Path,
+        secrets: Option<Vec<(String, String)>>,
         front: &dyn Front,
     ) -> Result<Session, SessionError>;
     /// An existing conversation's session, locked, and the conversation read back;
-    /// `takes`: whether an external agent's is taken (to go on in the agent's session).
+    /// `takes`: whether an external agent's is taken (to go on in the agent's session);
+    /// `secrets` as for `prepare`.
     async fn reopen(
         &self,
         dir: &Path,
         settings: &api::Settings,
         takes: Takes,
+        secrets: Option<Vec<(String, String)>>,
         front: &dyn Front,
     ) -> Result<Reopened, SessionError>;
     /// The model server the settings name (else the local one that answers), and its
@@ -85,6 +89,8 @@ pub type DoctorReport = Arc<
 pub struct SettingsStarter {
     defaults: CommonArgs,
     doctor: DoctorReport,
+    /// The server's secrets users' conversations get too (`wright serve --share-secret`).
+    shared: Vec<String>,
 }
 
 impl SettingsStarter {
@@ -93,7 +99,41 @@ impl SettingsStarter {
     pub fn new(mut defaults: CommonArgs, doctor: DoctorReport) -> Result<Self> {
         defaults.json = true;
         defaults.check()?;
-        Ok(Self { defaults, doctor })
+        Ok(Self {
+            defaults,
+            doctor,
+            shared: Vec::new(),
+        })
+    }
+
+    /// Gives users' conversations the server's secrets `names` too, beside their own
+    /// (theirs first: a name both have is theirs); each must be stored now.
+    pub fn sharing(mut self, names: Vec<String>) -> Result<Self> {
+        wright_config::secrets::SecretStore::default_location().values(&names)?;
+        self.shared = names;
+        Ok(self)
+    }
+
+    /// The secrets a conversation is given: `None` (the admin's) the server's own as
+    /// configured; a user's own, with those the server shares.
+    fn given(
+        &self,
+        secrets: Option<Vec<(String, String)>>,
+    ) -> Result<Option<Vec<(String, String)>>, SessionError> {
+        let Some(mut given) = secrets else {
+            return Ok(None);
+        };
+        let missing: Vec<String> = self
+            .shared
+            .iter()
+            .filter(|name| !given.iter().any(|(own, _)| own == *name))
+            .cloned()
+            .collect();
+        let shared = wright_config::secrets::SecretStore::default_location()
+            .values(&missing)
+            .map_err(|err| SessionError::Other(err.into()))?;
+        given.extend(shared);
+        Ok(Some(given))
     }
 
     /// The defaults with what the request's settings change.
@@ -138,9 +178,11 @@ impl Starter for SettingsStarter {
         id: String,
         request: &NewConversation,
         workspace: &Path,
+        secrets: Option<Vec<(String, String)>>,
         front: &dyn Front,
     ) -> Result<Session, SessionError> {
-        let args = self.args(&request.settings);
+        let mut args = self.args(&request.settings);
+        args.given_secrets = self.given(secrets)?;
         // The server asks before risky actions unless told otherwise.
         unattended::prepare(
             &args,
@@ -158,14 +200,17 @@ impl Starter for SettingsStarter {
         dir: &Path,
         settings: &api::Settings,
         takes: Takes,
+        secrets: Option<Vec<(String, String)>>,
         front: &dyn Front,
     ) -> Result<Reopened, SessionError> {
         // The request's settings (over the server's record of the conversation's) name
         // the model it goes on with, or nothing does.
         let named =
             settings.model.is_some() || settings.base_url.is_some() || settings.profile.is_some();
+        let mut args = self.args(settings);
+        args.given_secrets = self.given(secrets)?;
         unattended::reopen(
-            &self.args(settings),
+            &args,
             dir,
             Some(ConfirmMode::Risky),
             Naming::Request { named },

@@ -6,8 +6,9 @@
 //! any route under `/api/conversations/{id}` and on `/sockets/events/{id}` — is answered
 //! exactly as an unknown id is (404 `not_found`, the same body), before any handler runs,
 //! so nothing of it is read, changed or confirmed to exist; the list holds theirs only;
-//! what they create is theirs, and clones a `repository_url` (a directory on the server
-//! is the admin's to name). Every other route is the admin's (403), so a route added
+//! what they create is theirs, on a `repository_url`'s clone or a directory under the
+//! roots the admin allowed them (`crate::rights`), never elsewhere. Their secrets are
+//! theirs (`crate::user_secrets`). Every other route is the admin's (403), so a route added
 //! later is closed to users until it is made theirs.
 
 use crate::error::ApiError;
@@ -34,7 +35,13 @@ impl Caller {
 
 /// Routes a user may take besides their conversations': the static UI, the API's
 /// description, the models.
-const OPEN_TO_USERS: &[&str] = &["/", "/openapi.json", "/api/models", "/api/conversations"];
+const OPEN_TO_USERS: &[&str] = &[
+    "/",
+    "/openapi.json",
+    "/api/models",
+    "/api/conversations",
+    "/api/secrets",
+];
 
 /// The one key a request carries (headers, or a WebSocket's query), when the server
 /// key check refused it as a wrong key (host and origin were right): a user's, maybe.
@@ -96,7 +103,9 @@ pub async fn run_as(
             Ok(false) => return ApiError::not_found(id).into_response(),
             Err(err) => return err.into_response(),
         },
-        None if OPEN_TO_USERS.contains(&path.as_str()) || path.starts_with("/ui/") => {}
+        None if OPEN_TO_USERS.contains(&path.as_str())
+            || path.starts_with("/ui/")
+            || path.starts_with("/api/secrets/") => {}
         None => {
             return ApiError::forbidden(
                 "admin_only",
@@ -154,20 +163,19 @@ pub fn may_set(
     }
 }
 
-/// Creates a conversation of the caller's: it must clone a `repository_url`; its owner
-/// is recorded in the database before anything of it runs.
+/// Creates a conversation of the caller's: on a `repository_url`'s clone, or a workspace
+/// under one of their roots (`crate::rights`, taken as its canonical path); its owner is
+/// recorded in the database before anything of it runs.
 pub async fn create(
     state: &AppState,
     caller: &Caller,
-    request: crate::api::NewConversation,
+    mut request: crate::api::NewConversation,
 ) -> Result<String, ApiError> {
     may_set(state, Some(caller), &request.settings)?;
-    if request.workspace.is_some() {
-        return Err(ApiError::forbidden(
-            "admin_only",
-            "a user's conversation clones a repository_url: directories on the server are the admin's to name",
-        ));
+    if let Some(given) = &request.workspace {
+        request.workspace = Some(crate::rights::workspace_of(state, caller, given).await?);
     }
+    crate::rights::may_run(state, Some(caller), "").await?;
     let id = state.runs.create_as(request, caller.owner())?;
     if let Some(store) = state.runs.store() {
         store

@@ -61,6 +61,20 @@ impl Grants {
         })
     }
 
+    /// Exactly the secrets `given` (a server's user's own, from its database), each
+    /// masked as stored ones are.
+    pub fn given(given: &[(String, String)]) -> Result<Self> {
+        if given.is_empty() {
+            return Ok(Self::none());
+        }
+        let masker = Masker::new(given).context("cannot mask the granted secrets")?;
+        Ok(Self {
+            names: given.iter().map(|(name, _)| name.clone()).collect(),
+            env: given.to_vec(),
+            masker: Arc::new(masker),
+        })
+    }
+
     /// The names granted (what the log's start records).
     pub fn names(&self) -> &[String] {
         &self.names

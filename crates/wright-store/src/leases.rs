@@ -33,7 +33,18 @@ pub enum Renewal {
     Lost,
 }
 
-fn millis(length: Duration) -> f64 {
+/// Takes a run's lease (`$1` the conversation, `$2` the holder, `$3` the length in
+/// milliseconds): free, released or expired, else no row.
+pub(crate) const TAKE_LEASE: &str =
+    "INSERT INTO leases AS l (conversation_id, holder, epoch, expires_at, running)
+         VALUES ($1, $2, 1, now() + $3 * interval '1 millisecond', true)
+         ON CONFLICT (conversation_id) DO UPDATE
+           SET holder = EXCLUDED.holder, epoch = l.epoch + 1,
+               expires_at = EXCLUDED.expires_at, running = true, importing = false
+           WHERE (NOT l.running AND NOT l.importing) OR l.expires_at <= now()
+         RETURNING epoch";
+
+pub(crate) fn millis(length: Duration) -> f64 {
     length.as_secs_f64() * 1000.0
 }
 
@@ -47,19 +58,7 @@ impl Store {
         holder: &str,
         length: Duration,
     ) -> Result<Option<Lease>, StoreError> {
-        self.claim(
-            "INSERT INTO leases AS l (conversation_id, holder, epoch, expires_at, running)
-                 VALUES ($1, $2, 1, now() + $3 * interval '1 millisecond', true)
-                 ON CONFLICT (conversation_id) DO UPDATE
-                   SET holder = EXCLUDED.holder, epoch = l.epoch + 1,
-                       expires_at = EXCLUDED.expires_at, running = true, importing = false
-                   WHERE (NOT l.running AND NOT l.importing) OR l.expires_at <= now()
-                 RETURNING epoch",
-            id,
-            holder,
-            length,
-        )
-        .await
+        self.claim(TAKE_LEASE, id, holder, length).await
     }
 
     /// Runs one of the lease-taking statements (`$1` the conversation, `$2` the holder,

@@ -1,6 +1,7 @@
 //! wright's PostgreSQL store, for `wright serve --database`: conversations and their
 //! events (one row per event, in the log's own JSON, append-only and unique per
-//! conversation by the database's own constraints), users and their keys (SHA-256 only).
+//! conversation by the database's own constraints), users and their keys (SHA-256 only),
+//! what the admin lets each user (roots, a run quota) and users' own secrets.
 //! The schema is in `migrations/`, applied at connect under an advisory lock, so replicas
 //! starting together on an empty database apply it once.
 //!
@@ -13,6 +14,9 @@ mod firings;
 mod leases;
 mod listen;
 mod migrate;
+mod quota;
+mod rights;
+mod user_secrets;
 mod users;
 
 pub use appender::Appender;
@@ -23,6 +27,9 @@ pub use leases::Lease;
 pub use leases::Renewal;
 pub use leases::Renewer;
 pub use listen::Notice;
+pub use quota::Admission;
+pub use rights::Rights;
+pub use user_secrets::valid_secret_name;
 pub use users::NewUser;
 pub use users::User;
 
@@ -74,6 +81,14 @@ pub enum StoreError {
     BadUserName(String),
     #[error("a user named {0} exists already")]
     UserExists(String),
+    #[error("there is no user named {0}")]
+    NoUser(String),
+    #[error("a root is an absolute directory: {0:?} is not")]
+    BadRoot(String),
+    #[error("a secret's name is an environment variable's (letters, digits, underscores, not a digit first, at most 128): {0:?} is not")]
+    BadSecretName(String),
+    #[error("there is no secret named {name}; stored: {}", if stored.is_empty() { "none".to_string() } else { stored.join(", ") })]
+    NoSecret { name: String, stored: Vec<String> },
     #[error("cannot make a random key: {0}")]
     Random(std::io::Error),
     #[error("cannot encode an event: {0}")]

@@ -11,6 +11,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (2, include_str!("../migrations/0002_leases.sql")),
     (3, include_str!("../migrations/0003_firings.sql")),
     (4, include_str!("../migrations/0004_import_leases.sql")),
+    (5, include_str!("../migrations/0005_user_rights.sql")),
 ];
 
 /// The advisory lock's key: "wright" in ASCII, so no other program's lock is taken.

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use wright_acp::client::Opening;
 use wright_session::agent_session::AgentSession;
+use wright_session::database::Admission;
 use wright_session::database::Lease;
 use wright_session::database::Owner;
 use wright_session::database::Store;
@@ -52,7 +53,15 @@ impl Runs {
                     None => None,
                 };
                 let workspace = match (&request.workspace, &request.repository_url) {
-                    (Some(workspace), _) => std::path::PathBuf::from(workspace),
+                    (Some(workspace), _) => {
+                        // A user's: still under their roots, still the same path.
+                        if let (Some(store), Some(Owner::User(user))) =
+                            (&self.store, self.owner_of(id).await?)
+                        {
+                            crate::rights::recheck(store, user, workspace).await?;
+                        }
+                        std::path::PathBuf::from(workspace)
+                    }
                     (None, Some(url)) => {
                         crate::repository::clone_for(id, url, request.repository_branch.as_deref())
                             .await?
@@ -61,7 +70,13 @@ impl Runs {
                 };
                 let mut session = self
                     .starter
-                    .prepare(id.to_string(), &request, &workspace, front.as_ref())
+                    .prepare(
+                        id.to_string(),
+                        &request,
+                        &workspace,
+                        self.secrets_of(id).await?,
+                        front.as_ref(),
+                    )
                     .await?;
                 // The model it was asked for, for its later runs (a restart included).
                 if let Err(err) = ModelRecord::of(&request.settings).write(id) {
@@ -101,7 +116,13 @@ impl Runs {
                     ..
                 } = self
                     .starter
-                    .reopen(&dir, &settings, Takes::OwnOnly, front.as_ref())
+                    .reopen(
+                        &dir,
+                        &settings,
+                        Takes::OwnOnly,
+                        self.secrets_of(id).await?,
+                        front.as_ref(),
+                    )
                     .await?;
                 crate::queue::take(id);
                 self.drive(id, session, conversation, None, cancel, None)
@@ -120,7 +141,13 @@ impl Runs {
                     ..
                 } = self
                     .starter
-                    .reopen(&dir, &settings, Takes::OwnOnly, front.as_ref())
+                    .reopen(
+                        &dir,
+                        &settings,
+                        Takes::OwnOnly,
+                        self.secrets_of(id).await?,
+                        front.as_ref(),
+                    )
                     .await?;
                 super::files::tell(&restored, &front, &mut conversation)?;
                 self.drive(id, session, conversation, None, cancel, Some(*keeper))
@@ -153,7 +180,13 @@ impl Runs {
                     torn_line,
                 } = self
                     .starter
-                    .reopen(&dir, &settings, takes, front.as_ref())
+                    .reopen(
+                        &dir,
+                        &settings,
+                        takes,
+                        self.secrets_of(id).await?,
+                        front.as_ref(),
+                    )
                     .await?;
                 if chosen != recorded {
                     if let Err(err) = chosen.write(id) {
@@ -226,13 +259,9 @@ impl Runs {
                 let keeper = match held {
                     Some(keeper) => keeper,
                     None => {
-                        store.add_conversation(id, owner).await?;
-                        let lease = store
-                            .take_lease(id, &self.replica.name, self.replica.lease)
-                            .await?
-                            .ok_or_else(|| {
-                                anyhow::anyhow!("conversation {id} is being run by another replica")
-                            })?;
+                        // As the database recorded it first (a user's fork, say).
+                        let owner = store.add_conversation(id, owner).await?;
+                        let lease = self.admit(store, id, owner).await?;
                         self.keep(store, lease)
                     }
                 };
@@ -255,6 +284,44 @@ impl Runs {
             keeper.finish(self.letting_go(id)).await;
         }
         ran
+    }
+
+    /// Takes the lease of `id` for a run of `owner`'s: a user's within their run limit,
+    /// the database deciding across replicas (`Store::admit`).
+    async fn admit(&self, store: &Store, id: &str, owner: Owner) -> Result<Lease> {
+        let held = || anyhow::anyhow!("conversation {id} is being run by another replica");
+        let Owner::User(user) = owner else {
+            return store
+                .take_lease(id, &self.replica.name, self.replica.lease)
+                .await?
+                .ok_or_else(held);
+        };
+        match store
+            .admit(id, user, &self.replica.name, self.replica.lease)
+            .await?
+        {
+            Admission::Taken(lease) => Ok(lease),
+            Admission::Held => Err(held()),
+            Admission::Full { limit, running } => {
+                Err(crate::rights::QuotaFull { limit, running }.into())
+            }
+        }
+    }
+
+    /// The secrets a run of `id` is given: its owner's own when a user's (`None`: the
+    /// server's, the admin's).
+    pub(crate) async fn secrets_of(&self, id: &str) -> Result<Option<Vec<(String, String)>>> {
+        let owner = self.owner_of(id).await?;
+        crate::user_secrets::secrets_for(self.store.as_ref(), owner.unwrap_or(Owner::Admin)).await
+    }
+
+    /// The owner of `id` as the database recorded it (a queued run restored after a
+    /// restart included), else as this replica's runs know it; `None` without users.
+    async fn owner_of(&self, id: &str) -> Result<Option<Owner>> {
+        Ok(match &self.store {
+            Some(store) => store.owner(id).await?.or_else(|| self.job_owner(id)),
+            None => None,
+        })
     }
 
     /// How the run of `id`, ended, lets its lease go: handed over when this replica

@@ -504,13 +504,7 @@ impl Runs {
                     Ok(()) => (None, None),
                     Err(err) => {
                         // Worded in the request's fields, with its code.
-                        let typed = match err.downcast_ref::<wright_session::SessionError>() {
-                            Some(session) => Some(ApiError::from(session)),
-                            None => err
-                                .downcast_ref::<crate::session_error::RunFailed>()
-                                .map(ApiError::from),
-                        };
-                        match typed {
+                        match crate::session_error::typed(&err) {
                             Some(answer) => (Some(answer.message), Some(answer.code)),
                             None => (Some(format!("{err:#}")), None),
                         }

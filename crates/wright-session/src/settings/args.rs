@@ -200,6 +200,10 @@ pub struct CommonArgs {
     /// environment variable NAME, masked in everything logged, shown or sent; repeatable.
     #[cfg_attr(feature = "clap", arg(long = "secret", value_name = "NAME"))]
     pub secrets: Vec<String>,
+    /// Not a flag: the secrets a server gives one user's conversation, in place of the
+    /// program's own (`--secret`, the configuration's grants), which it then never gets.
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub given_secrets: Option<Vec<(String, String)>>,
 }
 
 /// A flag whose value its key's type or range refuses: the flag, then what is wrong

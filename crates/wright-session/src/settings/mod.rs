@@ -302,11 +302,14 @@ impl SessionSettings {
     /// `--secret` and those your configuration grants on this repository): a secret not
     /// stored is an error here, before anything starts.
     pub fn sandbox_choice(&self) -> Result<crate::SandboxChoice> {
-        let secrets = crate::Grants::resolve(
-            &self.args.secrets,
-            &self.values.secrets,
-            &wright_config::secrets::SecretStore::default_location(),
-        )?;
+        let secrets = match &self.args.given_secrets {
+            Some(given) => crate::Grants::given(given)?,
+            None => crate::Grants::resolve(
+                &self.args.secrets,
+                &self.values.secrets,
+                &wright_config::secrets::SecretStore::default_location(),
+            )?,
+        };
         Ok(crate::SandboxChoice {
             mode: self.sandbox_mode()?,
             options: self.sandbox_options(),
