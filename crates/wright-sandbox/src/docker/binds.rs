@@ -257,8 +257,13 @@ pub(super) fn exec_in(
         .output()
         .map_err(|e| refused(format!("cannot run {}: {e}", cli.display())))?;
     if !output.status.success() {
+        let what = if args.first().is_some_and(|a| a == "stat") {
+            "cannot check the container's mounts with the image's `stat` (wright cannot see into the container as this user, and the image needs stat for it)".to_string()
+        } else {
+            format!("`{}` in the container {name} failed", args.join(" "))
+        };
         return Err(refused(format!(
-            "cannot check the container's mounts with the image's `stat` (wright cannot see into the container as this user, and the image needs stat for it): {} {}",
+            "{what}: {} {}",
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
         )));
