@@ -20,7 +20,14 @@ use wright_testkit::SecondDockerd;
 
 /// The second engine with the test image in it, or `None` after saying loudly why not.
 fn second_engine_or_skip(test: &str) -> Option<SecondDockerd> {
-    let engine = match SecondDockerd::start() {
+    engine_or_skip(test, SecondDockerd::start)
+}
+
+fn engine_or_skip(
+    test: &str,
+    start: fn() -> Result<SecondDockerd, String>,
+) -> Option<SecondDockerd> {
+    let engine = match start() {
         Ok(engine) => engine,
         Err(why) => {
             let _ = writeln!(
@@ -186,4 +193,130 @@ async fn a_sandbox_on_another_engine_works_on_a_copy_and_its_work_comes_back() {
         "",
         "its volumes outlived it"
     );
+}
+
+/// An engine on a Unix socket of its own that sees this machine's files: bind mode is
+/// the default there, the work is written in place, and the terminal's `docker` client
+/// reaches that engine (nothing answers on the usual socket's address in its place).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_on_another_socket_binds_the_workspace() {
+    let test = "an_engine_on_another_socket_binds_the_workspace";
+    let Some(engine) = engine_or_skip(test, SecondDockerd::start_seeing_files) else {
+        return;
+    };
+    let h = Harness::new();
+    let root = h.repo().canonicalize().unwrap();
+    let server = ScriptedServer::start(vec![
+        reply().call(
+            "terminal",
+            json!({"command": "echo bound > bound.txt; pwd"}),
+        ),
+        reply().call("finish", json!({"message": "done"})),
+    ])
+    .await
+    .unwrap();
+    let unix = engine.unix();
+    let args = [
+        "run",
+        "--base-url",
+        &server.url(),
+        "--model",
+        "test-model",
+        "--sandbox",
+        "docker",
+        "--docker-image",
+        IMAGE,
+        "--docker-host",
+        &unix,
+        "--verbose",
+        "bind",
+    ];
+    let output = h.wright(&args, &[]).await;
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}\n{}", stdout(&output));
+    assert!(err.contains("bind-mounted at the same path"), "{err}");
+    let obs = observations(&h.events());
+    assert_eq!(
+        obs[0]["output"].as_str().unwrap(),
+        root.display().to_string()
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("bound.txt")).unwrap(),
+        "bound\n"
+    );
+}
+
+/// The figures of docs/sandbox.md: the same run (a copy of wright's `crates/`, 740 files,
+/// 7.6 MB; five commands that change nothing (`echo N`), then one that writes a file) on an engine
+/// that sees the files (bind) and on one that does not (copy). Run by hand:
+/// `cargo test --test all -- --ignored --nocapture docker_remote::costs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, run by hand"]
+async fn costs_of_the_copy() {
+    let Some(hidden) = second_engine_or_skip("costs_of_the_copy") else {
+        return;
+    };
+    let Some(seeing) = engine_or_skip("costs_of_the_copy", SecondDockerd::start_seeing_files)
+    else {
+        return;
+    };
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (engine, address) in [(&seeing, seeing.unix()), (&hidden, hidden.tcp())] {
+        let _ = engine;
+        let h = Harness::new();
+        let copied = Command::new("cp")
+            .arg("-r")
+            .arg(&crates)
+            .arg(h.repo().join("crates"))
+            .status()
+            .unwrap();
+        assert!(copied.success());
+        let mut script: Vec<_> = (0..5)
+            .map(|i| reply().call("terminal", json!({"command": format!("echo {i}")})))
+            .collect();
+        script.push(reply().call("terminal", json!({"command": "echo x > crates/new.txt"})));
+        script.push(reply().call("finish", json!({"message": "done"})));
+        let server = ScriptedServer::start(script).await.unwrap();
+        let args = [
+            "run",
+            "--base-url",
+            &server.url(),
+            "--model",
+            "test-model",
+            "--sandbox",
+            "docker",
+            "--docker-image",
+            IMAGE,
+            "--docker-host",
+            &address,
+            "measure",
+        ];
+        let started = std::time::Instant::now();
+        let output = h.wright(&args, &[]).await;
+        let whole = started.elapsed();
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(h.repo().join("crates/new.txt").exists());
+        let events: Vec<serde_json::Value> = h
+            .events()
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect();
+        let ms = |v: &serde_json::Value| {
+            let ts = v["ts"].as_str().unwrap();
+            let time = ts.split('T').nth(1).unwrap().trim_end_matches('Z');
+            let parts: Vec<f64> = time.split(':').map(|p| p.parse().unwrap()).collect();
+            (parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]) * 1000.0
+        };
+        let mut commands = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            if e["kind"] == "action" && e["tool"] == "terminal" {
+                let done = events[i..]
+                    .iter()
+                    .find(|o| o["kind"] == "observation")
+                    .unwrap();
+                commands.push(ms(done) - ms(e));
+            }
+        }
+        eprintln!("{address}: whole run {whole:?}, each command (ms): {commands:?}");
+    }
 }

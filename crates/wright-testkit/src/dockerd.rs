@@ -25,6 +25,16 @@ impl SecondDockerd {
     /// Starts the engine and waits (at most a minute) until it answers on its TCP port;
     /// `Err` says why it cannot run here.
     pub fn start() -> Result<Self, String> {
+        Self::start_with(true)
+    }
+
+    /// The same engine, but seeing this machine's files (its temporary directory is not
+    /// hidden): an engine on a Unix socket other than the usual one, where binds work.
+    pub fn start_seeing_files() -> Result<Self, String> {
+        Self::start_with(false)
+    }
+
+    fn start_with(hide: bool) -> Result<Self, String> {
         let uid = Command::new("id").arg("-u").output().map(|out| out.stdout);
         if !uid.is_ok_and(|uid| uid.trim_ascii() == b"0") {
             return Err("a second dockerd needs root".into());
@@ -58,12 +68,16 @@ impl SecondDockerd {
         let log = std::fs::File::create(dir.join("dockerd.log")).map_err(|e| e.to_string())?;
         let d = dir.display();
         // `unshare` execs the shell, which execs dockerd: the child's pid is dockerd's.
+        let hiding = if hide {
+            format!("mount -t tmpfs wright-hidden {} && ", hidden.display())
+        } else {
+            String::new()
+        };
         let script = format!(
-            "mount -t tmpfs wright-hidden {hidden} && exec dockerd \
+            "{hiding}exec dockerd \
              --data-root {d}/data --exec-root {d}/exec --pidfile {d}/dockerd.pid \
              -H unix://{d}/docker.sock -H tcp://127.0.0.1:{port} \
-             --bridge=none --iptables=false --ip6tables=false --cgroup-parent=wright-dockerd2",
-            hidden = hidden.display()
+             --bridge=none --iptables=false --ip6tables=false --cgroup-parent=wright-dockerd2"
         );
         let child = Command::new("unshare")
             .args(["-m", "--propagation", "private", "sh", "-c", &script])
