@@ -242,6 +242,17 @@ pub(super) fn exec_in(
     name: &str,
     args: &[String],
 ) -> Result<String, SandboxError> {
+    exec_bytes(cli, host, user, name, args).map(|out| String::from_utf8_lossy(&out).into_owned())
+}
+
+/// `exec_in`, its standard output as bytes (names that are not UTF-8 stay whole).
+pub(super) fn exec_bytes(
+    cli: &Path,
+    host: &[String; 2],
+    user: &str,
+    name: &str,
+    args: &[String],
+) -> Result<Vec<u8>, SandboxError> {
     let output = Command::new(cli)
         .args(host)
         .args(["exec", "-u", user, "-w", "/"])
@@ -268,7 +279,7 @@ pub(super) fn exec_in(
             String::from_utf8_lossy(&output.stderr).trim()
         )));
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok(output.stdout)
 }
 
 #[cfg(test)]

@@ -11,20 +11,25 @@
 //!   changed since the last sync (a stat walk against the manifest of that sync: size,
 //!   mtime and ctime in nanoseconds, inode, mode, link target) goes in as one archive; what
 //!   they deleted is removed in the container.
-//! - after a command (`pull`): the container's. The workspace comes out as one archive
-//!   and is unpacked here as hostile input (see `unpack`); files are compared by content,
-//!   so only what changed is written; what the manifest had and the container no longer
-//!   has is deleted here, unless it changed here meanwhile. Read-only trees never come
-//!   back, nor protected paths.
+//! - after a command (`pull`): the container's. The container lists what changed since
+//!   the last pull (see `listing`), and those paths come out one archive each (past
+//!   `PER_PATH_MAX` of them, on the first pull, or where the image's `find` cannot list,
+//!   the whole workspace as one archive); everything is unpacked here as hostile input
+//!   (see `unpack`), files compared by content so only what changed is written. What the
+//!   manifest had and the container no longer lists is deleted here, unless it changed
+//!   here meanwhile. Read-only trees never come back, nor protected paths.
 //!
-//! Cost: a push is a stat walk of each tree and an archive of what changed; a pull moves
-//! the whole workspace out of the engine each time (see docs/sandbox.md for figures).
+//! Cost: a push is a stat walk of each tree and an archive of what changed; a pull is a
+//! listing (one `docker exec`) and one request per changed path (see docs/sandbox.md for
+//! figures).
 
 use super::engine;
 use super::engine::refused;
 use super::host::DockerHost;
+use super::listing;
 use super::tar::Writer;
 use super::unpack;
+use super::unpack::Names;
 use crate::mode::SandboxError;
 use std::collections::BTreeMap;
 use std::io::Seek;
@@ -32,6 +37,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::path::PathBuf;
+
+/// Most changed paths fetched one by one; past this, the whole tree in one archive.
+const PER_PATH_MAX: usize = 64;
 
 /// What a path was at the last sync, on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +86,11 @@ pub(super) struct Tree {
     /// Relative paths never brought back (a protected `.git`, …).
     protected: Vec<PathBuf>,
     manifest: BTreeMap<PathBuf, Stat>,
+    /// When the last pull's listing started, here and by the container's clock; `None`
+    /// before the first pull.
+    last_listed: Option<(std::time::Instant, i64)>,
+    /// Whether the image's `find` can list changes (else the whole tree comes out).
+    listing_works: bool,
 }
 
 /// What a sync did.
@@ -104,6 +117,8 @@ impl Tree {
             pull,
             protected,
             manifest: BTreeMap::new(),
+            last_listed: None,
+            listing_works: true,
         }
     }
 
@@ -151,21 +166,17 @@ impl Tree {
     }
 
     /// Brings back what the container changed in the tree (nothing for a read-only one).
+    /// `exec` runs a command in the container as its user (the listing of what changed;
+    /// without a listing, the whole tree comes out).
     pub(super) fn pull(
         &mut self,
         host: &DockerHost,
         container: &str,
+        exec: impl FnOnce(&[String]) -> Result<Vec<u8>, SandboxError>,
     ) -> Result<Synced, SandboxError> {
         if !self.pull {
             return Ok(Synced::default());
         }
-        let mut archive = tempfile::tempfile()?;
-        let (name, path) = (container.to_string(), self.path.display().to_string());
-        let out = &mut archive;
-        engine::with_docker(host, |docker| async move {
-            engine::download(&docker, &name, &path, out).await
-        })?;
-        archive.rewind()?;
         let root = crate::pinned::pin(&self.path).map_err(|e| {
             refused(format!(
                 "the workspace {} cannot be opened: {e}",
@@ -174,31 +185,120 @@ impl Tree {
         })?;
         // As a bind mount would: what the container made belongs to the workspace's owner.
         let owner = nix::unistd::geteuid().is_root().then_some(self.owner);
-        let done = unpack::unpack(
-            std::io::BufReader::new(archive),
-            &root,
-            &self.protected,
-            owner,
-        )
-        .map_err(|e| refused(format!("the workspace from the container {container}: {e}")))?;
-        let mut synced = Synced {
+        let started = std::time::Instant::now();
+        let listing = if self.listing_works {
+            // The first time, everything is new: the listing only sets the clock.
+            let (since, elapsed) = self
+                .last_listed
+                .map_or((0, std::time::Duration::MAX), |(at, now)| {
+                    (now, at.elapsed())
+                });
+            let listed = exec(&listing::command(&self.path, since, elapsed))
+                .ok()
+                .and_then(|out| listing::parse(&out, &self.path));
+            // An image whose `find` cannot do it: the whole tree each time.
+            self.listing_works = listed.is_some();
+            listed
+        } else {
+            None
+        };
+        let clock = listing.as_ref().map(|listing| (started, listing.now));
+        let (mut synced, names) = match listing {
+            Some(listing)
+                if self.last_listed.is_some() && listing.changed.len() <= PER_PATH_MAX =>
+            {
+                match self.pull_paths(host, container, &root, owner, &listing)? {
+                    Some(synced) => (synced, listing.all),
+                    None => self.pull_whole(host, container, &root, owner)?,
+                }
+            }
+            _ => self.pull_whole(host, container, &root, owner)?,
+        };
+        self.last_listed = clock;
+        synced.removed_here = self.remove_gone(&root, &names)?;
+        self.manifest = walk(&self.path)?;
+        Ok(synced)
+    }
+
+    /// The whole tree out of the container, unpacked here; with every name it holds.
+    fn pull_whole(
+        &self,
+        host: &DockerHost,
+        container: &str,
+        root: &crate::pinned::Pinned,
+        owner: Option<(u32, u32)>,
+    ) -> Result<(Synced, Vec<PathBuf>), SandboxError> {
+        let archive = download(host, container, &self.path)?;
+        let done = unpack::unpack(archive, Names::BelowTop, root, &self.protected, owner)
+            .map_err(|e| refused(format!("the workspace from the container {container}: {e}")))?;
+        let synced = Synced {
             written_here: done.written,
-            skipped: done
-                .skipped
-                .iter()
-                .map(|(name, why)| format!("{name} ({why:?})"))
-                .collect(),
+            skipped: skipped_words(&done.skipped),
             ..Synced::default()
         };
-        let there: std::collections::HashSet<&PathBuf> = done.names.iter().collect();
-        // Deepest first; only what is here as the last sync left it (a change made here
-        // since wins), never a protected path.
+        Ok((synced, done.names))
+    }
+
+    /// Only what the listing says changed, one path at a time; the directories it lists
+    /// made here where missing. `None` when a path cannot be had (gone since the
+    /// listing): the caller takes the whole tree instead.
+    fn pull_paths(
+        &self,
+        host: &DockerHost,
+        container: &str,
+        root: &crate::pinned::Pinned,
+        owner: Option<(u32, u32)>,
+        listing: &listing::Listing,
+    ) -> Result<Option<Synced>, SandboxError> {
+        let mut synced = Synced::default();
+        let protected = |path: &Path| self.protected.iter().any(|p| path.starts_with(p));
+        for dir in listing.dirs.iter().filter(|dir| !protected(dir)) {
+            if root.pin_below(dir).is_err() {
+                match unpack::directory(root, dir, owner) {
+                    Ok(_) => synced.written_here += 1,
+                    Err(why) => synced.skipped.push(format!("{} ({why:?})", dir.display())),
+                }
+            }
+        }
+        for path in &listing.changed {
+            if protected(path) {
+                synced
+                    .skipped
+                    .push(format!("{} (Protected)", path.display()));
+                continue;
+            }
+            let Ok(archive) = download(host, container, &self.path.join(path)) else {
+                return Ok(None);
+            };
+            let parent = path.parent().unwrap_or(Path::new(""));
+            let done = unpack::unpack(archive, Names::In(parent), root, &self.protected, owner)
+                .map_err(|e| {
+                    refused(format!(
+                        "{} from the container {container}: {e}",
+                        path.display()
+                    ))
+                })?;
+            synced.written_here += done.written;
+            synced.skipped.extend(skipped_words(&done.skipped));
+        }
+        Ok(Some(synced))
+    }
+
+    /// Removes here what the last sync had and the container no longer has, deepest
+    /// first; only what is here as the last sync left it (a change made here since wins),
+    /// never a protected path, never through a link.
+    fn remove_gone(
+        &self,
+        root: &crate::pinned::Pinned,
+        there: &[PathBuf],
+    ) -> Result<usize, SandboxError> {
+        let there: std::collections::HashSet<&PathBuf> = there.iter().collect();
+        let mut removed = 0;
         for (path, stat) in self.manifest.iter().rev() {
             if there.contains(path) || self.protected.iter().any(|p| path.starts_with(p)) {
                 continue;
             }
-            let here = self.path.join(path);
-            let unchanged = std::fs::symlink_metadata(&here)
+            let unchanged = std::fs::symlink_metadata(self.path.join(path))
                 .ok()
                 .and_then(|meta| Stat::of(&meta))
                 .is_some_and(|now| now == *stat);
@@ -208,14 +308,12 @@ impl Tree {
             if !unchanged {
                 continue;
             }
-            // Through the pinned parent: no link on the way is followed.
             if let Ok(dir) = root.pin_below(parent) {
                 unpack::remove(&dir.proc_path(Path::new("/proc")).join(file))?;
-                synced.removed_here += 1;
+                removed += 1;
             }
         }
-        self.manifest = walk(&self.path)?;
-        Ok(synced)
+        Ok(removed)
     }
 
     /// An archive of `paths` (relative, parents first), in a temporary file read from its
@@ -257,6 +355,29 @@ impl Tree {
         file.rewind()?;
         Ok(file)
     }
+}
+
+/// The archive of `path` in the container, in a temporary file read from its start.
+fn download(
+    host: &DockerHost,
+    container: &str,
+    path: &Path,
+) -> Result<std::io::BufReader<std::fs::File>, SandboxError> {
+    let mut archive = tempfile::tempfile()?;
+    let (name, path) = (container.to_string(), path.display().to_string());
+    let out = &mut archive;
+    engine::with_docker(host, |docker| async move {
+        engine::download(&docker, &name, &path, out).await
+    })?;
+    archive.rewind()?;
+    Ok(std::io::BufReader::new(archive))
+}
+
+fn skipped_words(skipped: &[(String, unpack::Skip)]) -> Vec<String> {
+    skipped
+        .iter()
+        .map(|(name, why)| format!("{name} ({why:?})"))
+        .collect()
 }
 
 /// Every directory, file and link below `root` (not `root` itself), by relative path;

@@ -22,6 +22,7 @@ mod binds;
 mod copy;
 mod engine;
 mod host;
+mod listing;
 mod orphans;
 mod probe;
 mod seccomp;
@@ -316,7 +317,9 @@ impl Container {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut all = Synced::default();
         for tree in trees.iter_mut() {
-            let synced = tree.pull(&self.host, &self.name)?;
+            let synced = tree.pull(&self.host, &self.name, |args| {
+                binds::exec_bytes(&self.cli, &self.cli_prefix(), &self.user, &self.name, args)
+            })?;
             all.written_here += synced.written_here;
             all.removed_here += synced.removed_here;
             all.skipped.extend(synced.skipped);

@@ -77,11 +77,36 @@ pub(crate) fn plain_below_top(name: &[u8]) -> Result<Option<PathBuf>, Skip> {
     Ok((!out.as_os_str().is_empty()).then_some(out))
 }
 
-/// Unpacks `archive` (taken of the workspace directory: its names start with that
-/// directory's name) into `root`. `protected` are relative paths never touched; `owner`
+/// Where an archive's names are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Names<'a> {
+    /// Below a top directory: the archive was taken of the workspace itself.
+    BelowTop,
+    /// In this directory of the workspace: the archive was taken of one path in it.
+    In(&'a Path),
+}
+
+/// `name` as a relative path of plain components, else why not.
+pub(crate) fn plain_relative(name: &[u8]) -> Result<PathBuf, Skip> {
+    let mut out = PathBuf::new();
+    for component in Path::new(OsStr::from_bytes(name)).components() {
+        match component {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            _ => return Err(Skip::NotPlain),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        return Err(Skip::NotPlain);
+    }
+    Ok(out)
+}
+
+/// Unpacks `archive` into `root`. `protected` are relative paths never touched; `owner`
 /// is given to what is created when wright runs as root.
 pub(crate) fn unpack(
     archive: impl Read,
+    names: Names<'_>,
     root: &Pinned,
     protected: &[PathBuf],
     owner: Option<(u32, u32)>,
@@ -90,7 +115,11 @@ pub(crate) fn unpack(
     let mut done = Unpacked::default();
     while let Some(header) = reader.next()? {
         let shown = String::from_utf8_lossy(&header.path).into_owned();
-        let relative = match plain_below_top(&header.path) {
+        let plain = match names {
+            Names::BelowTop => plain_below_top(&header.path),
+            Names::In(dir) => plain_relative(&header.path).map(|p| Some(dir.join(p))),
+        };
+        let relative = match plain {
             Ok(Some(relative)) => relative,
             // The top: the workspace itself, which stays as it is.
             Ok(None) => continue,
@@ -219,7 +248,11 @@ fn write_entry(
 }
 
 /// The directory `relative` below `root`, made where missing, no component a link.
-fn directory(root: &Pinned, relative: &Path, owner: Option<(u32, u32)>) -> Result<Pinned, Skip> {
+pub(crate) fn directory(
+    root: &Pinned,
+    relative: &Path,
+    owner: Option<(u32, u32)>,
+) -> Result<Pinned, Skip> {
     match root.pin_below(relative) {
         Ok(dir) => return Ok(dir),
         Err(PinError::Missing { .. }) => {}
@@ -337,7 +370,14 @@ mod tests {
         let tar = special(tar, "ws/dev-null", b'3');
         let tar = special(tar, "ws/hard", b'1');
         let root = crate::pinned::pin(&ws).unwrap();
-        let done = unpack(&tar[..], &root, &[PathBuf::from(".git")], None).unwrap();
+        let done = unpack(
+            &tar[..],
+            Names::BelowTop,
+            &root,
+            &[PathBuf::from(".git")],
+            None,
+        )
+        .unwrap();
 
         assert_eq!(std::fs::read_to_string(ws.join("ok.txt")).unwrap(), "fine");
         assert_eq!(
@@ -378,7 +418,7 @@ mod tests {
 
         // A later archive puts a file where the link is: the link goes, not its target.
         let tar = archive(&[("ws/out", Kind::File, b"now a file")]);
-        unpack(&tar[..], &root, &[], None).unwrap();
+        unpack(&tar[..], Names::BelowTop, &root, &[], None).unwrap();
         assert_eq!(
             std::fs::read_to_string(ws.join("out")).unwrap(),
             "now a file"
@@ -388,7 +428,7 @@ mod tests {
         std::fs::write(outside.join("target"), "safe").unwrap();
         std::os::unix::fs::symlink(outside.join("target"), ws.join("ln")).unwrap();
         let tar = archive(&[("ws/ln", Kind::File, b"through?")]);
-        unpack(&tar[..], &root, &[], None).unwrap();
+        unpack(&tar[..], Names::BelowTop, &root, &[], None).unwrap();
         assert_eq!(
             std::fs::read_to_string(outside.join("target")).unwrap(),
             "safe"
@@ -405,5 +445,8 @@ mod tests {
         assert_eq!(plain("ws/a/../../x"), Err(Skip::NotPlain));
         assert_eq!(plain("/ws/a"), Err(Skip::NotPlain));
         assert_eq!(plain(""), Err(Skip::NotPlain));
+        assert_eq!(plain_relative(b"a/./b"), Ok(PathBuf::from("a/b")));
+        assert_eq!(plain_relative(b"a/../b"), Err(Skip::NotPlain));
+        assert_eq!(plain_relative(b"/a"), Err(Skip::NotPlain));
     }
 }
