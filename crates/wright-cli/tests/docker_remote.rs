@@ -11,6 +11,7 @@ use crate::common::Harness;
 use crate::docker::IMAGE;
 use serde_json::json;
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 use std::process::Stdio;
@@ -88,6 +89,17 @@ async fn a_sandbox_on_another_engine_works_on_a_copy_and_its_work_comes_back() {
     std::fs::write(root.join("notes.txt"), "old\n").unwrap();
     std::fs::create_dir(root.join("sub")).unwrap();
     std::fs::write(root.join("sub/gone.txt"), "to delete\n").unwrap();
+    // As root, hand the workspace to an ordinary uid: the container, and what comes back,
+    // must take it on, as a bind mount would.
+    if nix::unistd::geteuid().is_root() {
+        let chowned = Command::new("chown")
+            .args(["-R", "4242:4242"])
+            .arg(&root)
+            .status()
+            .unwrap();
+        assert!(chowned.success());
+    }
+    let owner = std::fs::metadata(&root).unwrap().uid();
 
     // That engine does not see this machine's workspace: a bind of it fails there.
     let bind = engine
@@ -115,7 +127,7 @@ async fn a_sandbox_on_another_engine_works_on_a_copy_and_its_work_comes_back() {
 
     let term = |command: &str| reply().call("terminal", json!({ "command": command }));
     let server = ScriptedServer::start(vec![
-        term("cat notes.txt; echo made > made.txt; mkdir deep; echo x > deep/y; pwd"),
+        term("cat notes.txt; echo made > made.txt; mkdir deep; echo x > deep/y; id -u; pwd"),
         reply().call(
             "file_editor",
             json!({"command": "str_replace", "path": "notes.txt", "old_str": "old", "new_str": "edited by the tool"}),
@@ -152,7 +164,7 @@ async fn a_sandbox_on_another_engine_works_on_a_copy_and_its_work_comes_back() {
     let obs = observations(&h.events());
     let text = |i: usize| obs[i]["output"].as_str().unwrap().to_string();
     // The container had the workspace, at the same path.
-    assert_eq!(text(0), format!("old\n{}", root.display()));
+    assert_eq!(text(0), format!("old\n{owner}\n{}", root.display()));
     // The tool's edit, made on this machine, was in the container for the next command.
     assert!(text(2).starts_with("edited by the tool\n"), "{}", text(2));
 
@@ -162,6 +174,13 @@ async fn a_sandbox_on_another_engine_works_on_a_copy_and_its_work_comes_back() {
         "made\n"
     );
     assert_eq!(std::fs::read_to_string(root.join("deep/y")).unwrap(), "x\n");
+    for made in ["made.txt", "deep", "deep/y"] {
+        assert_eq!(
+            std::fs::metadata(root.join(made)).unwrap().uid(),
+            owner,
+            "{made}"
+        );
+    }
     assert_eq!(
         std::fs::read_to_string(root.join("notes.txt")).unwrap(),
         "edited by the tool\n"

@@ -3,9 +3,9 @@
 //! made, and kept in step around each command.
 //!
 //! Each tree (the workspace, and the read-only paths such as wright's scratch directory)
-//! lives in the container in a volume of its own at the same path as here (the archive
-//! API may write a volume although the image is read-only; the volume goes with the
-//! container). Who is authoritative when:
+//! has the same path in the container as here, in a volume (the archive API may write a
+//! volume although the image is read-only; the volume goes with the container): at the
+//! tree itself when root owns it, else at its parent (see `Tree::volume`). Who is authoritative when:
 //!
 //! - before a command (`push`): this machine's copy. What wright's in-process tools
 //!   changed since the last sync (a stat walk against the manifest of that sync: size,
@@ -122,9 +122,28 @@ impl Tree {
         }
     }
 
-    /// Where it is, here and in the container (where a volume is mounted there).
-    pub(super) fn path(&self) -> &Path {
-        &self.path
+    /// Where its volume is mounted in the container: its own path when it belongs to
+    /// root, else its parent directory, so that the archive makes the tree's top with its
+    /// owner (the archive API never changes the owner of the directory it unpacks into,
+    /// and a container without capabilities cannot either). A volume at a directory the
+    /// image has starts with its content and mode (`/tmp` stays writable by all).
+    pub(super) fn volume(&self) -> Result<&Path, SandboxError> {
+        if !self.at_parent() {
+            return Ok(&self.path);
+        }
+        self.path
+            .parent()
+            .filter(|parent| *parent != Path::new("/"))
+            .ok_or_else(|| {
+                refused(format!(
+                    "{} is directly below /, and a copied workspace that root does not own is put in a volume at its parent directory: use a workspace one level deeper",
+                    self.path.display()
+                ))
+            })
+    }
+
+    fn at_parent(&self) -> bool {
+        self.owner.0 != 0
     }
 
     /// Sends what changed here since the last sync (all of it the first time), and removes
@@ -148,16 +167,19 @@ impl Tree {
             .map(|path| self.path.join(path))
             .collect();
         let mut synced = Synced::default();
-        if !changed.is_empty() {
-            let archive = self.archive(&changed)?;
-            let dest = self.path.display().to_string();
+        let first = self.manifest.is_empty();
+        if first || !changed.is_empty() {
+            let archive = self.archive(&changed, first)?;
+            let dest = self.volume()?.display().to_string();
             let name = container.to_string();
             engine::with_docker(host, |docker| async move {
                 engine::upload(&docker, &name, &dest, archive).await
             })?;
             synced.sent = changed.len();
         }
-        if !gone.is_empty() {
+        // A read-only tree's files belong to root there, beyond the container user's
+        // reach: what wright removed here (its old command files) stays there, unread.
+        if !gone.is_empty() && self.pull {
             remove_there(&gone)?;
             synced.removed_there = gone.len();
         }
@@ -316,17 +338,28 @@ impl Tree {
         Ok(removed)
     }
 
-    /// An archive of `paths` (relative, parents first), in a temporary file read from its
-    /// start.
-    fn archive(&self, paths: &[&PathBuf]) -> Result<std::fs::File, SandboxError> {
+    /// An archive of `paths` (relative, parents first), named as `volume` needs, and of
+    /// the tree's top when `top`; in a temporary file read from its start.
+    fn archive(&self, paths: &[&PathBuf], top: bool) -> Result<std::fs::File, SandboxError> {
         let (uid, gid) = self.owner;
         let mut writer = Writer::new(std::io::BufWriter::new(tempfile::tempfile()?), uid, gid);
         let tar_error = |e: super::tar::TarError| {
             refused(format!("cannot archive {}: {e}", self.path.display()))
         };
+        let base = match (self.at_parent(), self.path.file_name()) {
+            (true, Some(name)) => PathBuf::from(name),
+            _ => PathBuf::new(),
+        };
+        if top && self.at_parent() {
+            let meta = std::fs::metadata(&self.path)?;
+            writer
+                .dir(base.as_os_str().as_bytes(), meta.mode(), meta.mtime())
+                .map_err(tar_error)?;
+        }
         for relative in paths {
             let here = self.path.join(relative);
-            let name = relative.as_os_str().as_bytes();
+            let name = base.join(relative);
+            let name = name.as_os_str().as_bytes();
             // Gone or changed since the walk: the next push sends it.
             let Ok(meta) = std::fs::symlink_metadata(&here) else {
                 continue;

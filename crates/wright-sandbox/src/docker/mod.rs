@@ -156,11 +156,13 @@ impl Container {
                 Some(copy_trees(&settings, &workspace, policy, &meta)?),
             ),
         };
-        let volumes: Vec<PathBuf> = copies
-            .iter()
-            .flatten()
-            .map(|tree| tree.path().to_path_buf())
-            .collect();
+        let mut volumes: Vec<PathBuf> = Vec::new();
+        for tree in copies.iter().flatten() {
+            let at = tree.volume()?.to_path_buf();
+            if !volumes.contains(&at) {
+                volumes.push(at);
+            }
+        }
         let placed = match &bound {
             Some(bound) => spec::Placed::Bound(bound),
             None => spec::Placed::Volumes(&volumes),
@@ -208,15 +210,6 @@ impl Container {
                 container.still_runs(pid)?;
             }
             None => {
-                // A new volume's top belongs to root: the workspace's owner gets it, as
-                // the bind mount it stands for would show it.
-                if !container.user.starts_with("0:") {
-                    container.exec_as_root(&[
-                        "chown".into(),
-                        container.user.clone(),
-                        container.workspace.display().to_string(),
-                    ])?;
-                }
                 container.push()?;
             }
         }
@@ -325,30 +318,6 @@ impl Container {
             all.skipped.extend(synced.skipped);
         }
         Ok(all)
-    }
-
-    /// Runs `args` in the container as root with the capabilities the container lacks
-    /// (`--privileged`): only wright's own commands, before any of the agent's.
-    fn exec_as_root(&self, args: &[String]) -> Result<(), SandboxError> {
-        let output = std::process::Command::new(&self.cli)
-            .args(self.cli_prefix())
-            .args(["exec", "--privileged", "-u", "0", "-w", "/", &self.name])
-            .args(args)
-            .env_clear()
-            .envs(std::env::vars().filter(|(k, _)| k == "PATH" || k == "HOME"))
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| refused(format!("cannot run {}: {e}", self.cli.display())))?;
-        if output.status.success() {
-            return Ok(());
-        }
-        Err(refused(format!(
-            "`{}` in the container {} failed (the image needs it): {} {}",
-            args.join(" "),
-            self.name,
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        )))
     }
 
     /// Removes `paths` in the container, as its user (what was deleted on this machine).

@@ -86,7 +86,7 @@ pub(super) fn run(container: &Container) -> Result<Report, SandboxError> {
         ),
         landlock: if container.copies() {
             format!(
-                "read-write {} only (a copy, at the same path, on the engine at {}: sent in before each command, brought back after it); private tmpfs /tmp",
+                "read-write {} only (a copy, at the same path, on the engine at {}: sent in before each command, brought back after it); a private /tmp",
                 container.workspace.display(),
                 container.host
             )

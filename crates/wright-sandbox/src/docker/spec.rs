@@ -63,6 +63,13 @@ pub(super) fn container_body(
     container_body_rest(settings, mounts, policy, user, workspace)
 }
 
+/// Whether a mount is at `/tmp` (then it is the container's /tmp, not a tmpfs).
+fn mounted_at_tmp(mounts: &[Mount]) -> bool {
+    mounts
+        .iter()
+        .any(|mount| mount.target.as_deref() == Some("/tmp"))
+}
+
 fn bind_mounts(settings: &DockerSettings, binds: &Binds, policy: &Policy) -> Vec<Mount> {
     let mut mounts: Vec<_> = binds
         .all()
@@ -90,8 +97,9 @@ fn container_body_rest(
     user: &str,
     workspace: String,
 ) -> ContainerCreateBody {
-    // With the workspace at /tmp itself, the workspace is the container's /tmp.
-    let tmpfs = (settings.workspace != Path::new("/tmp")).then(|| {
+    // With the workspace at /tmp itself (or a copied workspace's volume there), that is
+    // the container's /tmp.
+    let tmpfs = (settings.workspace != Path::new("/tmp") && !mounted_at_tmp(&mounts)).then(|| {
         HashMap::from([(
             "/tmp".to_string(),
             "rw,nosuid,nodev,exec,mode=1777".to_string(),
