@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the small image the Docker sandbox tests run in, without any registry: a rootfs
 # made from this machine's files (busybox-static for the usual commands; the host's bash,
-# and git when there is one, with the libraries ldd says they need), imported with
+# GNU find and git when there are, with the libraries ldd says they need), imported with
 # `docker import`. Takes a second or two; does nothing when the image already exists.
 # Usage: docker-test-image.sh [IMAGE]   (default $WRIGHT_DOCKER_TEST_IMAGE, else
 # wright-sandbox-test:latest). With WRIGHT_DOCKER_TEST_NO_GIT=1 the image has no git.
@@ -33,6 +33,13 @@ for applet in $("$busybox" --list); do
 done
 programs=("$bash_bin")
 cp "$bash_bin" "$root/bin/bash"
+# GNU find, where there is one: the copied workspace's sync lists changes to the second
+# with it (busybox's find does minutes).
+if find_bin="$(readlink -f "$(command -v find)")" && "$find_bin" --version 2>/dev/null | grep -q GNU; then
+  mkdir -p "$root/usr/bin"
+  cp "$find_bin" "$root/usr/bin/find"
+  programs+=("$find_bin")
+fi
 if [ "${WRIGHT_DOCKER_TEST_NO_GIT:-}" != 1 ] && git_bin="$(command -v git)"; then
   git_bin="$(readlink -f "$git_bin")"
   cp "$git_bin" "$root/bin/git"

@@ -23,6 +23,7 @@ mod constrain;
 mod context;
 mod direct;
 mod docker;
+mod docker_remote;
 mod doctor;
 mod e2e_fix;
 mod egress;

@@ -14,6 +14,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("OPENAI_API_KEY", "api_key"),
     ("WRIGHT_PROFILE", "profile"),
     ("WRIGHT_DOCKER_IMAGE", "sandbox.docker_image"),
+    ("DOCKER_HOST", "sandbox.docker_host"),
 ];
 
 /// `OLLAMA_HOST` as a client reaches it: the scheme and Ollama's port when not given, and

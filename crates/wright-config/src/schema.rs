@@ -60,6 +60,7 @@ pub struct Key {
 const TOOL_CALLING: &[&str] = &["auto", "native", "text"];
 const CONSTRAIN: &[&str] = &["auto", "off"];
 const SANDBOX: &[&str] = &["auto", "landlock", "namespaces", "docker", "none"];
+const DOCKER_WORKSPACE: &[&str] = &["bind", "copy"];
 const EGRESS: &[&str] = &["local_only", "ask", "any"];
 const CONFIRM: &[&str] = &["never", "risky", "always"];
 const AUTOMATION_ON: &[&str] = &["webhook", "schedule"];
@@ -123,6 +124,8 @@ pub const KEYS: &[Key] = &[
     Key { path: "sandbox.network", kind: Kind::Bool, repo: RepoRule::NeedsApproval, doc: "let the model's commands use the network (--network); default false" },
     Key { path: "sandbox.allow_hosts", kind: Kind::Strings, repo: RepoRule::NeedsApproval, doc: "hosts the model's commands may reach through wright's proxy, with the network otherwise off (--allow-host, repeatable): HOST (ports 80 and 443), HOST:PORT, or globs such as \"*.pythonhosted.org\"; needs a network namespace (sandbox auto or namespaces); default none" },
     Key { path: "sandbox.docker_image", kind: Kind::Str, repo: RepoRule::NeedsApproval, doc: "image for the docker level (--docker-image, WRIGHT_DOCKER_IMAGE)" },
+    Key { path: "sandbox.docker_host", kind: Kind::Str, repo: RepoRule::UserOnly, doc: "the Docker engine of the docker level (--docker-host, DOCKER_HOST): unix:///PATH or tcp://HOST:PORT; default unix:///var/run/docker.sock (the user's file only: the workspace goes to that engine)" },
+    Key { path: "sandbox.docker_workspace", kind: Kind::OneOf(DOCKER_WORKSPACE), repo: RepoRule::NeedsApproval, doc: "how the workspace reaches the docker level's container (--docker-workspace): bind (mounted; the engine must see this machine's files) or copy (through the engine's archive API, kept in step around each command); default bind for a unix:// engine, copy for any other" },
     Key { path: "sandbox.max_processes", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "most processes at once (--max-processes); default 512" },
     Key { path: "sandbox.max_memory", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "MiB of memory for all commands (--max-memory); default half the RAM, at most 16 GiB" },
     Key { path: "sandbox.max_file_size", kind: Kind::Int { min: 1 }, repo: RepoRule::Lower, doc: "MiB, the largest file a command may write (--max-file-size); default 4096" },

@@ -145,6 +145,10 @@ pub struct Settings {
     /// Hosts the commands may reach through wright's proxy (`sandbox.allow_hosts`).
     pub allow_hosts: Vec<String>,
     pub docker_image: Option<String>,
+    /// The Docker engine's address (`sandbox.docker_host`).
+    pub docker_host: Option<String>,
+    /// `bind` or `copy` (`sandbox.docker_workspace`); `None`: by the engine's address.
+    pub docker_workspace: Option<String>,
     pub max_processes: u64,
     pub max_memory: Option<u64>,
     pub max_file_size: u64,
@@ -270,6 +274,8 @@ impl Settings {
                 .filter_map(|host| host.as_str().map(str::to_string))
                 .collect(),
             docker_image: string("sandbox.docker_image"),
+            docker_host: string("sandbox.docker_host"),
+            docker_workspace: string("sandbox.docker_workspace"),
             max_processes: uint("sandbox.max_processes").unwrap_or(512),
             max_memory: uint("sandbox.max_memory"),
             max_file_size: uint("sandbox.max_file_size").unwrap_or(4096),

@@ -104,10 +104,14 @@ impl Sandbox {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // A copied workspace: the program sees what wright wrote, and wright what it wrote.
+        self.before_command()?;
         let child = command
             .spawn()
             .map_err(|e| SandboxError::Spawn(format!("{program}: {e}")))?;
-        finish(child, stdin.to_vec(), limits)
+        let captured = finish(child, stdin.to_vec(), limits)?;
+        self.after_command()?;
+        Ok(captured)
     }
 }
 

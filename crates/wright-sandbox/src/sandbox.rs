@@ -79,9 +79,36 @@ impl Sandbox {
     pub fn stop_leftovers(&self) -> Result<(), SandboxError> {
         if let Level::Docker(container) = &self.level {
             container.stop_processes()?;
+            // A copied workspace: what the stopped processes wrote last comes back.
+            container.pull()?;
         }
         crate::reap::kill_leftovers();
         Ok(())
+    }
+
+    /// Whether the workspace is a copy kept in step around commands (a Docker engine
+    /// that does not see this machine's files): then `before_command` and
+    /// `after_command` must bracket every program run in the sandbox.
+    pub fn copies_workspace(&self) -> bool {
+        matches!(&self.level, Level::Docker(container) if container.copies())
+    }
+
+    /// Before a command: what wright's own tools changed in the workspace goes into the
+    /// sandbox's copy of it. Nothing to do unless the workspace is copied.
+    pub fn before_command(&self) -> Result<(), SandboxError> {
+        match &self.level {
+            Level::Docker(container) => container.push().map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+
+    /// After a command: what it changed in the sandbox's copy of the workspace comes back
+    /// to this machine. Nothing to do unless the workspace is copied.
+    pub fn after_command(&self) -> Result<crate::docker::Synced, SandboxError> {
+        match &self.level {
+            Level::Docker(container) => container.pull(),
+            _ => Ok(crate::docker::Synced::default()),
+        }
     }
 
     /// Ends what the sandbox keeps running: the Docker container, with every process in
@@ -140,6 +167,8 @@ impl Sandbox {
                     read_only: Vec::new(),
                     needs_git: false,
                     env: container_environment(std::env::vars()),
+                    host: None,
+                    workspace_mode: None,
                 };
                 let (sandbox, report) = Self::docker(&settings, policy)?;
                 Ok((sandbox, Some(Checking::Done(report))))

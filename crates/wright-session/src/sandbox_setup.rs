@@ -93,6 +93,10 @@ pub struct SandboxOptions {
     pub max_file_mb: u64,
     /// `--docker-image` (default: `$WRIGHT_DOCKER_IMAGE`, else Debian's slim image).
     pub docker_image: Option<String>,
+    /// `--docker-host`: the engine (default: `$DOCKER_HOST`, else this machine's socket).
+    pub docker_host: Option<String>,
+    /// `--docker-workspace`: bind or copy (default: by the engine's address).
+    pub docker_workspace: Option<String>,
     /// The header gives the sandbox's whole description, not one short line.
     pub verbose: bool,
     /// TCP on the sandbox's own loopback (where it has a network namespace of its own),
@@ -110,6 +114,8 @@ impl SandboxOptions {
             max_memory_mb: settings.max_memory,
             max_file_mb: settings.max_file_size,
             docker_image: settings.docker_image.clone(),
+            docker_host: settings.docker_host.clone(),
+            docker_workspace: settings.docker_workspace.clone(),
             verbose,
             local_servers: false,
         }
@@ -290,6 +296,12 @@ impl SandboxSetup {
                     .collect(),
                 needs_git: placement.needs_git,
                 env: secrets.add_to(&container_environment(std::env::vars()))?,
+                host: options.docker_host.clone(),
+                workspace_mode: options
+                    .docker_workspace
+                    .as_deref()
+                    .map(str::parse)
+                    .transpose()?,
             };
             Sandbox::docker(&settings, &policy)
                 .map(|(sandbox, report)| (sandbox, Some(wright_sandbox::Checking::Done(report))))

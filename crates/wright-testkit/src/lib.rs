@@ -6,6 +6,7 @@
 //! conversation it scripts and can assert on exactly what the agent sent.
 
 mod constrain;
+mod dockerd;
 mod fixtures;
 mod forge;
 mod ollama;
@@ -17,6 +18,7 @@ pub mod tiny_gguf;
 
 pub use constrain::Constraints;
 pub use constrain::Enforce;
+pub use dockerd::SecondDockerd;
 pub use fixtures::failing_python_repo;
 pub use fixtures::fix_a_test_script;
 pub use fixtures::git;

@@ -242,6 +242,17 @@ pub(super) fn exec_in(
     name: &str,
     args: &[String],
 ) -> Result<String, SandboxError> {
+    exec_bytes(cli, host, user, name, args).map(|out| String::from_utf8_lossy(&out).into_owned())
+}
+
+/// `exec_in`, its standard output as bytes (names that are not UTF-8 stay whole).
+pub(super) fn exec_bytes(
+    cli: &Path,
+    host: &[String; 2],
+    user: &str,
+    name: &str,
+    args: &[String],
+) -> Result<Vec<u8>, SandboxError> {
     let output = Command::new(cli)
         .args(host)
         .args(["exec", "-u", user, "-w", "/"])
@@ -257,13 +268,18 @@ pub(super) fn exec_in(
         .output()
         .map_err(|e| refused(format!("cannot run {}: {e}", cli.display())))?;
     if !output.status.success() {
+        let what = if args.first().is_some_and(|a| a == "stat") {
+            "cannot check the container's mounts with the image's `stat` (wright cannot see into the container as this user, and the image needs stat for it)".to_string()
+        } else {
+            format!("`{}` in the container {name} failed", args.join(" "))
+        };
         return Err(refused(format!(
-            "cannot check the container's mounts with the image's `stat` (wright cannot see into the container as this user, and the image needs stat for it): {} {}",
+            "{what}: {} {}",
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
         )));
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok(output.stdout)
 }
 
 #[cfg(test)]

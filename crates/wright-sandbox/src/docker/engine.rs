@@ -1,21 +1,28 @@
-//! The container's lifecycle through the Docker Engine API (bollard): find the daemon,
-//! check the image is here, create and start the container, remove it. Every failure is
+//! The container's lifecycle through the Docker Engine API (bollard): reach the engine
+//! (see `host`), check the image is here, create and start the container, copy archives
+//! in and out of it (see `copy`), remove it. Every failure is
 //! one sentence that says how to fix it, wrapped as `SandboxError::Refused`.
 //!
 //! Callers are synchronous (sandbox setup, `Drop`) and may run inside wright's async
 //! runtime, where blocking on a future is not allowed; so each operation runs on a thread
 //! of its own with a runtime and a client of its own, and the caller waits for it.
 
+use super::host::DockerHost;
 use crate::mode::SandboxError;
 use bollard::errors::Error as DockerError;
 use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::CreateContainerOptionsBuilder;
+use bollard::query_parameters::DownloadFromContainerOptionsBuilder;
 use bollard::query_parameters::ListContainersOptionsBuilder;
 use bollard::query_parameters::RemoveContainerOptionsBuilder;
+use bollard::query_parameters::UploadToContainerOptionsBuilder;
 use bollard::Docker;
 use std::future::Future;
-use std::path::Path;
-use std::path::PathBuf;
+use std::io::Read;
+use std::io::Write;
+
+/// Bytes of an archive sent to the engine at a time.
+const UPLOAD_CHUNK: usize = 1 << 20;
 
 /// Seconds a request to the daemon may take (creating a container can be slow on a busy
 /// machine; a stuck daemon must not hang wright forever).
@@ -25,22 +32,8 @@ pub(super) fn refused(reason: String) -> SandboxError {
     SandboxError::Refused(reason)
 }
 
-/// The daemon's Unix socket: `DOCKER_HOST` when it names one, else the usual path. A
-/// remote daemon cannot work: the workspace is bind-mounted from this machine.
-pub(super) fn socket() -> Result<PathBuf, SandboxError> {
-    match std::env::var("DOCKER_HOST") {
-        Ok(host) if !host.is_empty() => match host.strip_prefix("unix://") {
-            Some(path) => Ok(PathBuf::from(path)),
-            None => Err(refused(format!(
-                "DOCKER_HOST is {host}, but --sandbox docker needs the Docker daemon of this machine on a Unix socket (unix://PATH), since the workspace is bind-mounted into the container"
-            ))),
-        },
-        _ => Ok(PathBuf::from("/var/run/docker.sock")),
-    }
-}
-
 /// Runs `work` with a connected client on a thread of its own, and waits for its result.
-pub(super) fn with_docker<T, F, Fut>(socket: &Path, work: F) -> Result<T, SandboxError>
+pub(super) fn with_docker<T, F, Fut>(host: &DockerHost, work: F) -> Result<T, SandboxError>
 where
     T: Send,
     F: FnOnce(Docker) -> Fut + Send,
@@ -52,7 +45,7 @@ where
                 .enable_all()
                 .build()?;
             runtime.block_on(async {
-                let docker = connect(socket).await?;
+                let docker = connect(host).await?;
                 work(docker).await
             })
         });
@@ -62,25 +55,34 @@ where
     })
 }
 
-async fn connect(socket: &Path) -> Result<Docker, SandboxError> {
+async fn connect(host: &DockerHost) -> Result<Docker, SandboxError> {
     let unreachable = |why: String| {
         let advice = if why.contains("ermission denied") {
             "add your user to the docker group (then log in again), or run wright as a user who may use Docker"
+        } else if host.is_local() {
+            "start it (`sudo systemctl start docker`, or `sudo dockerd &`), or point DOCKER_HOST (or --docker-host) at its socket"
         } else {
-            "start it (`sudo systemctl start docker`, or `sudo dockerd &`), or point DOCKER_HOST at its socket"
+            "check that the engine runs there and listens on that address (dockerd -H tcp://ADDRESS:PORT), and that this machine may reach it"
         };
         refused(format!(
-            "the Docker daemon is not reachable at unix://{} ({why}): {advice}",
-            socket.display()
+            "the Docker daemon is not reachable at {host} ({why}): {advice}"
         ))
     };
-    if !socket.exists() {
-        return Err(unreachable("no such socket".into()));
+    let docker = match host {
+        DockerHost::Unix(socket) => {
+            if !socket.exists() {
+                return Err(unreachable("no such socket".into()));
+            }
+            let path = socket.to_string_lossy();
+            Docker::connect_with_unix(&path, REQUEST_TIMEOUT_SECS, bollard::API_DEFAULT_VERSION)
+        }
+        DockerHost::Tcp(address) => Docker::connect_with_http(
+            &format!("tcp://{address}"),
+            REQUEST_TIMEOUT_SECS,
+            bollard::API_DEFAULT_VERSION,
+        ),
     }
-    let path = socket.to_string_lossy();
-    let docker =
-        Docker::connect_with_unix(&path, REQUEST_TIMEOUT_SECS, bollard::API_DEFAULT_VERSION)
-            .map_err(|e| unreachable(e.to_string()))?;
+    .map_err(|e| unreachable(e.to_string()))?;
     // Older daemons (Debian's 20.10 speaks API 1.41) refuse newer API versions.
     docker
         .negotiate_version()
@@ -227,4 +229,62 @@ pub(super) async fn remove(docker: &Docker, name: &str) -> Result<(), SandboxErr
             cause(&error)
         ))),
     }
+}
+
+/// Unpacks the tar archive in `archive` (read from its start) into the directory `dest`
+/// of the container `name`, through the archive API (the engine does the unpacking).
+pub(super) async fn upload(
+    docker: &Docker,
+    name: &str,
+    dest: &str,
+    archive: std::fs::File,
+) -> Result<(), SandboxError> {
+    // Sent as read, a chunk at a time: a workspace may be larger than wright's memory.
+    let chunks = futures_util::stream::unfold(Some(archive), |file| async move {
+        let mut file = file?;
+        let mut chunk = vec![0u8; UPLOAD_CHUNK];
+        match file.read(&mut chunk) {
+            Ok(0) => None,
+            Ok(n) => {
+                chunk.truncate(n);
+                Some((Ok(bytes::Bytes::from(chunk)), Some(file)))
+            }
+            Err(e) => Some((Err(e), None)),
+        }
+    });
+    let options = UploadToContainerOptionsBuilder::new().path(dest).build();
+    docker
+        .upload_to_container(name, Some(options), bollard::body_try_stream(chunks))
+        .await
+        .map_err(|e| {
+            refused(format!(
+                "cannot copy the workspace into the container {name} (at {dest}): {}",
+                cause(&e)
+            ))
+        })
+}
+
+/// Writes the tar archive of `path` in the container `name` to `out`.
+pub(super) async fn download(
+    docker: &Docker,
+    name: &str,
+    path: &str,
+    out: &mut std::fs::File,
+) -> Result<(), SandboxError> {
+    use futures_util::StreamExt;
+    let options = DownloadFromContainerOptionsBuilder::new()
+        .path(path)
+        .build();
+    let mut stream = docker.download_from_container(name, Some(options));
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            refused(format!(
+                "cannot copy {path} out of the container {name}: {}",
+                cause(&e)
+            ))
+        })?;
+        out.write_all(&chunk)?;
+    }
+    out.flush()?;
+    Ok(())
 }

@@ -10,18 +10,31 @@
 //! the PTY sees through the client). The commands' environment is the container's, set at
 //! creation from the scrubbed environment: the client's own environment never enters.
 //!
+//! The engine may be another machine's (`host`): then nothing is bind-mounted, and the
+//! workspace is copied in when the container is made and kept in step around each
+//! command (`copy`, through the archive API; hostile archives are unpacked by `unpack`).
+//!
 //! A run that ends without unwinding (SIGKILL, a second Ctrl-C, a panic in a release
 //! build, which aborts) leaves its container behind, labelled with its conversation:
 //! `docker rm -f $(docker ps -aq --filter label=wright.conversation)` removes them all.
 
 mod binds;
+mod copy;
 mod engine;
+mod host;
+mod listing;
 mod orphans;
 mod probe;
 mod seccomp;
 mod seccomp_allowed;
 mod spec;
+mod tar;
+mod unpack;
 
+pub use copy::Synced;
+pub use host::DockerHost;
+pub use host::WorkspaceMode;
+pub use host::HOST_VAR;
 pub use spec::CONVERSATION_LABEL;
 
 use crate::confine::Policy;
@@ -34,6 +47,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 
 /// The image when none is chosen: Debian's, small, with bash, and one `docker pull` away.
 /// Most projects want their toolchain's image instead (`--docker-image rust:1`, …).
@@ -57,6 +71,12 @@ pub struct DockerSettings {
     pub needs_git: bool,
     /// The container's environment: scrubbed, never the host's (`container_environment`).
     pub env: Vec<(String, String)>,
+    /// The engine's address (`--docker-host`); `None`: `DOCKER_HOST`, else this
+    /// machine's socket.
+    pub host: Option<String>,
+    /// How the workspace reaches the container (`--docker-workspace`); `None`: bind for
+    /// an engine on a Unix socket, copy for any other.
+    pub workspace_mode: Option<WorkspaceMode>,
 }
 
 impl DockerSettings {
@@ -74,7 +94,7 @@ impl DockerSettings {
 pub(crate) struct Container {
     name: String,
     image: String,
-    socket: PathBuf,
+    host: DockerHost,
     /// The `docker` client the terminal's shell goes through.
     cli: PathBuf,
     /// `UID:GID`, the workspace's owner.
@@ -87,6 +107,8 @@ pub(crate) struct Container {
     /// The workspace is the user's own tree: the container has wright's seccomp profile,
     /// which refuses Unix sockets (see `seccomp`).
     users_tree: bool,
+    /// The copied trees, when the workspace is copied rather than bound (see `copy`).
+    copies: Option<Mutex<Vec<copy::Tree>>>,
     removed: AtomicBool,
 }
 
@@ -110,22 +132,43 @@ impl Container {
         let meta = std::fs::metadata(&workspace)?;
         let user = format!("{}:{}", meta.uid(), meta.gid());
         let cli = find_cli()?;
-        let socket = engine::socket()?;
-        // The daemon takes names: each is resolved here without a link, and checked
-        // in the container once it runs (see `binds`).
-        let bound = binds::Binds::resolve(
-            &workspace,
-            &settings.workspace,
-            &settings.read_only,
-            &policy.protected,
-        )?;
+        let host = DockerHost::resolve(settings.host.as_deref())?;
+        let mode = WorkspaceMode::for_host(settings.workspace_mode, &host);
         let settings = DockerSettings {
             workspace: workspace.clone(),
             ..settings.clone()
         };
         let name = format!("wright-{}", settings.conversation);
-        let body = spec::container_body(&settings, &bound, policy, &user);
-        let pid = engine::with_docker(&socket, |docker| {
+        let (bound, copies) = match mode {
+            WorkspaceMode::Bind => {
+                // The daemon takes names: each is resolved here without a link, and
+                // checked in the container once it runs (see `binds`).
+                let bound = binds::Binds::resolve(
+                    &workspace,
+                    &settings.workspace,
+                    &settings.read_only,
+                    &policy.protected,
+                )?;
+                (Some(bound), None)
+            }
+            WorkspaceMode::Copy => (
+                None,
+                Some(copy_trees(&settings, &workspace, policy, &meta)?),
+            ),
+        };
+        let mut volumes: Vec<PathBuf> = Vec::new();
+        for tree in copies.iter().flatten() {
+            let at = tree.volume()?.to_path_buf();
+            if !volumes.contains(&at) {
+                volumes.push(at);
+            }
+        }
+        let placed = match &bound {
+            Some(bound) => spec::Placed::Bound(bound),
+            None => spec::Placed::Volumes(&volumes),
+        };
+        let body = spec::container_body(&settings, placed, policy, &user);
+        let pid = engine::with_docker(&host, |docker| {
             let (name, image) = (name.clone(), settings.image.clone());
             async move {
                 engine::reap_orphans(&docker).await;
@@ -141,27 +184,35 @@ impl Container {
         let container = Self {
             name,
             image: settings.image,
-            socket,
+            host,
             cli,
             user,
             workspace,
             network: policy.network,
             needs_git: settings.needs_git,
             users_tree: policy.users_tree,
+            copies: copies.map(Mutex::new),
             removed: AtomicBool::new(false),
         };
         // On failure `container` is dropped here, which removes it. Nothing of the
-        // agent's has run in it yet: the mounts are checked first.
-        bound.verify(&container.name, pid, |args| {
-            binds::exec_in(
-                &container.cli,
-                &container.cli_prefix(),
-                &container.user,
-                &container.name,
-                args,
-            )
-        })?;
-        container.still_runs(pid)?;
+        // agent's has run in it yet: the mounts are checked first, the copies made.
+        match &bound {
+            Some(bound) => {
+                bound.verify(&container.name, pid, |args| {
+                    binds::exec_in(
+                        &container.cli,
+                        &container.cli_prefix(),
+                        &container.user,
+                        &container.name,
+                        args,
+                    )
+                })?;
+                container.still_runs(pid)?;
+            }
+            None => {
+                container.push()?;
+            }
+        }
         let report = container.check()?;
         Ok((container, report))
     }
@@ -170,7 +221,7 @@ impl Container {
     /// process whose root the mounts were checked in).
     fn still_runs(&self, pid: i64) -> Result<(), SandboxError> {
         let name = self.name.clone();
-        let now = engine::with_docker(&self.socket, |docker| async move {
+        let now = engine::with_docker(&self.host, |docker| async move {
             engine::init_pid(&docker, &name).await
         })?;
         if now == pid {
@@ -188,10 +239,11 @@ impl Container {
         probe::run(self)
     }
 
-    /// `-H unix://SOCKET`: the client talks to the same daemon as wright, whatever its
-    /// environment (the terminal gives it the scrubbed one).
+    /// `-H ADDRESS`: the client talks to the same daemon as wright, whatever its
+    /// environment (the terminal gives it the scrubbed one) or configuration (a context
+    /// is never used: `-H` overrides it).
     fn cli_prefix(&self) -> [String; 2] {
-        ["-H".into(), format!("unix://{}", self.socket.display())]
+        ["-H".into(), self.host.cli_address()]
     }
 
     /// The program and arguments that run `program args` in the container, in the
@@ -220,9 +272,59 @@ impl Container {
     /// Kills every process in the container (the agent's leftovers); it runs on, empty.
     pub(crate) fn stop_processes(&self) -> Result<(), SandboxError> {
         let name = self.name.clone();
-        engine::with_docker(&self.socket, |docker| async move {
+        engine::with_docker(&self.host, |docker| async move {
             engine::restart(&docker, &name).await
         })
+    }
+
+    /// Whether the workspace is copied (and so needs `push` and `pull` around commands).
+    pub(crate) fn copies(&self) -> bool {
+        self.copies.is_some()
+    }
+
+    /// Before a command: sends what changed on this machine into the container (see
+    /// `copy`). Nothing to do when the workspace is bound.
+    pub(crate) fn push(&self) -> Result<Synced, SandboxError> {
+        let Some(trees) = &self.copies else {
+            return Ok(Synced::default());
+        };
+        let mut trees = trees
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all = Synced::default();
+        for tree in trees.iter_mut() {
+            let synced = tree.push(&self.host, &self.name, |gone| self.remove_there(gone))?;
+            all.sent += synced.sent;
+            all.removed_there += synced.removed_there;
+        }
+        Ok(all)
+    }
+
+    /// After a command: brings what the container changed back (see `copy`).
+    pub(crate) fn pull(&self) -> Result<Synced, SandboxError> {
+        let Some(trees) = &self.copies else {
+            return Ok(Synced::default());
+        };
+        let mut trees = trees
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all = Synced::default();
+        for tree in trees.iter_mut() {
+            let synced = tree.pull(&self.host, &self.name, |args| {
+                binds::exec_bytes(&self.cli, &self.cli_prefix(), &self.user, &self.name, args)
+            })?;
+            all.written_here += synced.written_here;
+            all.removed_here += synced.removed_here;
+            all.skipped.extend(synced.skipped);
+        }
+        Ok(all)
+    }
+
+    /// Removes `paths` in the container, as its user (what was deleted on this machine).
+    fn remove_there(&self, paths: &[PathBuf]) -> Result<(), SandboxError> {
+        let mut args: Vec<String> = ["rm", "-rf", "--"].map(String::from).to_vec();
+        args.extend(paths.iter().map(|p| p.display().to_string()));
+        binds::exec_in(&self.cli, &self.cli_prefix(), &self.user, &self.name, &args).map(|_| ())
     }
 
     /// Stops and removes the container (and so every process in it). Idempotent.
@@ -231,7 +333,7 @@ impl Container {
             return;
         }
         let name = self.name.clone();
-        if let Err(err) = engine::with_docker(&self.socket, |docker| async move {
+        if let Err(err) = engine::with_docker(&self.host, |docker| async move {
             engine::remove(&docker, &name).await
         }) {
             // Called from Drop, with nothing to return the error to; the text is the
@@ -251,6 +353,42 @@ impl Drop for Container {
     fn drop(&mut self) {
         self.remove();
     }
+}
+
+/// The trees a copied workspace is made of: the workspace (brought back after each
+/// command, but for its protected paths), then the read-only paths that exist (sent in
+/// only), each with the owner a bind mount would show.
+fn copy_trees(
+    settings: &DockerSettings,
+    workspace: &std::path::Path,
+    policy: &Policy,
+    meta: &std::fs::Metadata,
+) -> Result<Vec<copy::Tree>, SandboxError> {
+    let protected = policy
+        .protected
+        .iter()
+        .filter_map(|path| {
+            path.strip_prefix(workspace)
+                .or_else(|_| path.strip_prefix(&settings.workspace))
+                .ok()
+                .map(PathBuf::from)
+        })
+        .collect();
+    let mut trees = vec![copy::Tree::new(
+        workspace.to_path_buf(),
+        (meta.uid(), meta.gid()),
+        true,
+        protected,
+    )];
+    for path in &settings.read_only {
+        let Ok(real) = path.canonicalize() else {
+            continue;
+        };
+        if real.is_dir() && !real.starts_with(workspace) {
+            trees.push(copy::Tree::new(real, (0, 0), false, Vec::new()));
+        }
+    }
+    Ok(trees)
 }
 
 /// A token no other shell of this machine has: pid, a counter, the clock.

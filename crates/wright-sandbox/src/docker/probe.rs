@@ -84,10 +84,18 @@ pub(super) fn run(container: &Container) -> Result<Report, SandboxError> {
             "docker: container {} from {}, own pid/mount/ipc/uts namespaces, image read-only",
             container.name, container.image
         ),
-        landlock: format!(
-            "read-write {} only (bind-mounted at the same path); private tmpfs /tmp",
-            container.workspace.display()
-        ),
+        landlock: if container.copies() {
+            format!(
+                "read-write {} only (a copy, at the same path, on the engine at {}: sent in before each command, brought back after it); a private /tmp",
+                container.workspace.display(),
+                container.host
+            )
+        } else {
+            format!(
+                "read-write {} only (bind-mounted at the same path); private tmpfs /tmp",
+                container.workspace.display()
+            )
+        },
         network: if container.network {
             "allowed (Docker's bridge network)".into()
         } else {

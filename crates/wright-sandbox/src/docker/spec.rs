@@ -32,13 +32,45 @@ pub const CONVERSATION_LABEL: &str = "wright.conversation";
 /// blocked reading a stdin that stays open and silent (`open_stdin`).
 const KEEP_ALIVE: &[&str] = &["bash", "-c", "read -r _"];
 
+/// How the workspace is in the container.
+pub(super) enum Placed<'a> {
+    /// Bind-mounted, as `binds` resolved them.
+    Bound(&'a Binds),
+    /// Copied (see `copy`): an empty volume at each of these directories, which the
+    /// copies go into.
+    Volumes(&'a [std::path::PathBuf]),
+}
+
 pub(super) fn container_body(
     settings: &DockerSettings,
-    binds: &Binds,
+    placed: Placed<'_>,
     policy: &Policy,
     user: &str,
 ) -> ContainerCreateBody {
     let workspace = settings.workspace.display().to_string();
+    let mounts = match placed {
+        Placed::Bound(binds) => bind_mounts(settings, binds, policy),
+        // Anonymous: removed with the container (`remove` asks for its volumes too).
+        Placed::Volumes(dirs) => dirs
+            .iter()
+            .map(|dir| Mount {
+                target: Some(dir.display().to_string()),
+                typ: Some(MountType::VOLUME),
+                ..Default::default()
+            })
+            .collect(),
+    };
+    container_body_rest(settings, mounts, policy, user, workspace)
+}
+
+/// Whether a mount is at `/tmp` (then it is the container's /tmp, not a tmpfs).
+fn mounted_at_tmp(mounts: &[Mount]) -> bool {
+    mounts
+        .iter()
+        .any(|mount| mount.target.as_deref() == Some("/tmp"))
+}
+
+fn bind_mounts(settings: &DockerSettings, binds: &Binds, policy: &Policy) -> Vec<Mount> {
     let mut mounts: Vec<_> = binds
         .all()
         .iter()
@@ -55,8 +87,19 @@ pub(super) fn container_body(
             })
             .map(|path| bind(path, false)),
     );
-    // With the workspace at /tmp itself, the workspace is the container's /tmp.
-    let tmpfs = (settings.workspace != Path::new("/tmp")).then(|| {
+    mounts
+}
+
+fn container_body_rest(
+    settings: &DockerSettings,
+    mounts: Vec<Mount>,
+    policy: &Policy,
+    user: &str,
+    workspace: String,
+) -> ContainerCreateBody {
+    // With the workspace at /tmp itself (or a copied workspace's volume there), that is
+    // the container's /tmp.
+    let tmpfs = (settings.workspace != Path::new("/tmp") && !mounted_at_tmp(&mounts)).then(|| {
         HashMap::from([(
             "/tmp".to_string(),
             "rw,nosuid,nodev,exec,mode=1777".to_string(),
@@ -154,12 +197,14 @@ mod tests {
             read_only: vec![PathBuf::from("/nonexistent/objects")],
             needs_git: true,
             env: vec![("TERM".into(), "dumb".into())],
+            host: None,
+            workspace_mode: None,
         };
         let private = crate::PrivateDir::create(base.path(), "c1").unwrap();
         let mut policy = Policy::for_workspace(&repo, &private, None);
         policy.max_memory_bytes = 1 << 30;
         let binds = Binds::resolve(&repo, &repo, &settings.read_only, &[]).unwrap();
-        let body = container_body(&settings, &binds, &policy, "1000:1000");
+        let body = container_body(&settings, Placed::Bound(&binds), &policy, "1000:1000");
         let host = body.host_config.unwrap();
         assert_eq!(host.network_mode.as_deref(), Some("none"));
         assert_eq!(host.cap_drop, Some(vec!["ALL".to_string()]));
@@ -184,7 +229,7 @@ mod tests {
 
         // The user's own tree: Unix sockets refused by the container's seccomp profile.
         policy.users_tree = true;
-        let body = container_body(&settings, &binds, &policy, "1000:1000");
+        let body = container_body(&settings, Placed::Bound(&binds), &policy, "1000:1000");
         let options = body.host_config.unwrap().security_opt.unwrap();
         assert_eq!(options[0], "no-new-privileges");
         assert_eq!(options[1], super::super::seccomp::security_opt());

@@ -448,6 +448,8 @@ impl<'a> AgentRepo<'a> {
         ];
         full.extend_from_slice(HARDENED);
         let mut command = self.sandbox.command(&self.dir, self.env, "bash", &full)?;
+        // A copied workspace: the sandbox's copy is what wright's last writes made it.
+        self.sandbox.before_command()?;
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

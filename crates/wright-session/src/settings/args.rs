@@ -64,6 +64,16 @@ pub struct CommonArgs {
     /// or python:3.12).
     #[cfg_attr(feature = "clap", arg(long))]
     pub docker_image: Option<String>,
+    /// The Docker engine for --sandbox docker: unix:///PATH or tcp://HOST:PORT (default:
+    /// $DOCKER_HOST, else unix:///var/run/docker.sock). The docker client the terminal
+    /// runs is given the same address.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "ADDRESS"))]
+    pub docker_host: Option<String>,
+    /// How the workspace reaches the container: bind (mounted: the engine must run on
+    /// this machine) or copy (sent through the engine, brought back after each command);
+    /// default bind for a unix:// engine, copy for any other.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "bind|copy"))]
+    pub docker_workspace: Option<String>,
     /// Let the model's commands use the network (off by default).
     #[cfg_attr(feature = "clap", arg(long))]
     pub network: bool,
@@ -318,6 +328,16 @@ impl CommonArgs {
                 "sandbox.docker_image",
                 text(&self.docker_image),
                 "--docker-image",
+            ),
+            (
+                "sandbox.docker_host",
+                text(&self.docker_host),
+                "--docker-host",
+            ),
+            (
+                "sandbox.docker_workspace",
+                text(&self.docker_workspace),
+                "--docker-workspace",
             ),
             (
                 "sandbox.network",

@@ -166,6 +166,27 @@ impl TerminalTool {
         Ok(session)
     }
 
+    /// Runs a sync of a copied workspace off the async threads (it waits for the Docker
+    /// engine); `None` when the workspace is not copied.
+    async fn sync<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Sandbox) -> Result<T, wright_sandbox::SandboxError> + Send + 'static,
+    ) -> Result<Option<T>, ToolError> {
+        if !self.sandbox.copies_workspace() {
+            return Ok(None);
+        }
+        let sandbox = self.sandbox.clone();
+        tokio::task::spawn_blocking(move || work(&sandbox))
+            .await
+            .map_err(|e| ToolError::Fatal(format!("the workspace's sync stopped: {e}")))?
+            .map(Some)
+            .map_err(|e| {
+                ToolError::Fatal(format!(
+                    "cannot keep the sandbox's copy of the workspace in step: {e}"
+                ))
+            })
+    }
+
     /// Changes the tracked state of the shell (a poisoned lock is taken over: the state
     /// is plain data, whole after any change).
     fn set_shell_state(&self, change: impl FnOnce(&mut ShellState)) {
@@ -305,6 +326,15 @@ impl TerminalTool {
         timeout_secs: f64,
         mut notes: Vec<String>,
     ) -> Result<ToolOutput, ToolError> {
+        let synced = self.sync(|sandbox| sandbox.after_command()).await?;
+        if let Some(synced) = synced.filter(|s| !s.skipped.is_empty()) {
+            let shown: Vec<&str> = synced.skipped.iter().take(5).map(String::as_str).collect();
+            notes.push(format!(
+                "[Not copied back from the sandbox (a path out of the workspace or through a link, a device, a hard link, or a protected path): {}{}]",
+                shown.join(", "),
+                if synced.skipped.len() > 5 { ", …" } else { "" }
+            ));
+        }
         let text = clean_terminal_output(&result.output.bytes);
         // Again after cleaning: erasing and overwriting (`\r`, backspaces) can put a
         // value together that the raw stream only held in pieces.

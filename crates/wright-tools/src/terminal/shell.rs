@@ -56,6 +56,8 @@ pub struct ShellSession {
     /// The last raw bytes read, where the prompt marker is looked for (the masked
     /// stream holds some back).
     raw_tail: Vec<u8>,
+    /// The sandbox the shell runs in: a copied workspace is sent in before each command.
+    sandbox: Sandbox,
 }
 
 impl ShellSession {
@@ -88,6 +90,7 @@ impl ShellSession {
             busy: false,
             masker,
             raw_tail: Vec::new(),
+            sandbox: sandbox.clone(),
         };
         let init = format!(
             "stty -echo -onlcr 2>/dev/null; unset HISTFILE; PROMPT_COMMAND=''; PS2=''; PS1='__WRIGHT_{nonce}_$?__'\n"
@@ -151,6 +154,19 @@ impl ShellSession {
         // The path is wright's own (a private directory it made), so quoting it is safe.
         let line = format!(". '{}'\n", file.path.display());
         self.command_file = Some(file.name);
+        if self.sandbox.copies_workspace() {
+            // A copied workspace (a remote Docker engine): the command, its file among
+            // them, sees what wright wrote; the terminal brings back what it wrote.
+            let sandbox = self.sandbox.clone();
+            tokio::task::spawn_blocking(move || sandbox.before_command())
+                .await
+                .map_err(|e| ToolError::Fatal(format!("the workspace's sync stopped: {e}")))?
+                .map_err(|e| {
+                    ToolError::Fatal(format!(
+                        "cannot send the workspace to the sandbox's copy of it: {e}"
+                    ))
+                })?;
+        }
         self.write(line.as_bytes())?;
         self.busy = true;
         self.wait(timeout, true, output).await
