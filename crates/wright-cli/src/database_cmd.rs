@@ -87,6 +87,7 @@ pub enum UserCommand {
     },
     /// Show a user: their roots and their run limit.
     Show {
+        /// The user's name.
         name: String,
         #[command(flatten)]
         database: DatabaseArgs,
@@ -94,7 +95,9 @@ pub enum UserCommand {
     /// Let a user's conversations work in directories under DIR on this server (made
     /// absolute and canonical now: a symbolic link is followed once, here).
     Allow {
+        /// The user's name.
         name: String,
+        /// A directory their conversations may work under (again for more).
         #[arg(long, value_name = "DIR", required = true)]
         root: Vec<PathBuf>,
         #[command(flatten)]
@@ -103,7 +106,9 @@ pub enum UserCommand {
     /// Take roots from a user (as `wright user show` lists them); their conversations
     /// made there stay theirs, no new one is made there.
     Disallow {
+        /// The user's name.
         name: String,
+        /// A root to take away, as `wright user show` lists it (again for more).
         #[arg(long, value_name = "DIR", required = true)]
         root: Vec<String>,
         #[command(flatten)]
@@ -111,6 +116,7 @@ pub enum UserCommand {
     },
     /// Limit how many of a user's conversations run at once, across every replica.
     Limit {
+        /// The user's name.
         name: String,
         /// At most N at once (0: none may run); `none` lifts the limit.
         #[arg(long, value_name = "N|none")]
