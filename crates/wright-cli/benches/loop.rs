@@ -307,8 +307,12 @@ async fn start_only(data: &Path) {
         for round in 0..16 {
             let repo = tempfile::tempdir().unwrap();
             if git {
-                // A git repository: the run works in a clone checked out in the sandbox.
-                failing_python_repo(repo.path());
+                // A git repository (no tests, so nothing of the first look runs before
+                // the first request): the run works in a clone checked out in the sandbox.
+                std::fs::write(repo.path().join("README.md"), "notes\n").unwrap();
+                wright_testkit::git(repo.path(), &["init", "-q"]);
+                wright_testkit::git(repo.path(), &["add", "."]);
+                wright_testkit::git(repo.path(), &["commit", "-q", "-m", "notes"]);
             }
             let script = vec![
                 reply().call("terminal", json!({"command": "echo hi"})),

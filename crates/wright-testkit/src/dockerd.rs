@@ -1,8 +1,11 @@
 //! A second Docker engine on this machine, standing in for a remote host: its own mount
 //! namespace (`unshare -m --propagation private`) in which the temporary directory (where
 //! the tests' workspaces live) is an empty tmpfs, its own data root, exec root and pid
-//! file, no bridge and no iptables, listening on a Unix socket under a directory of its
-//! own and on a loopback TCP port. A bind mount of one of the server's files fails there:
+//! file, a bridge of its own and no iptables, listening on a Unix socket under a directory
+//! of its own and on a loopback TCP port. It shares this machine's network namespace (the
+//! TCP port must be reachable), so it must not touch `docker0`: with `--bridge=none`
+//! dockerd deletes that interface at start, which breaks the first engine's default
+//! network; it gets a bridge made for it instead, deleted when it stops. A bind mount of one of the server's files fails there:
 //! only a real copy reaches it. Needs root (dockerd and unshare); `start` says why not
 //! otherwise, and the caller skips loudly. Stopped (and its directory removed) on drop.
 
@@ -19,6 +22,8 @@ pub struct SecondDockerd {
     child: Child,
     dir: PathBuf,
     port: u16,
+    /// The bridge made for it (not `docker0`, the first engine's).
+    bridge: String,
 }
 
 impl SecondDockerd {
@@ -39,7 +44,7 @@ impl SecondDockerd {
         if !uid.is_ok_and(|uid| uid.trim_ascii() == b"0") {
             return Err("a second dockerd needs root".into());
         }
-        for program in ["dockerd", "unshare", "docker"] {
+        for program in ["dockerd", "unshare", "docker", "ip"] {
             let found = Command::new("sh")
                 .args(["-c", &format!("command -v {program}")])
                 .output()
@@ -66,6 +71,7 @@ impl SecondDockerd {
             .map_err(|e| format!("no free loopback port: {e}"))?
             .port();
         let log = std::fs::File::create(dir.join("dockerd.log")).map_err(|e| e.to_string())?;
+        let log_too = log.try_clone().map_err(|e| e.to_string())?;
         let d = dir.display();
         // `unshare` execs the shell, which execs dockerd: the child's pid is dockerd's.
         let hiding = if hide {
@@ -73,20 +79,43 @@ impl SecondDockerd {
         } else {
             String::new()
         };
+        // At most 15 characters, as a network interface's name must be.
+        let bridge = format!(
+            "wrd2-{:x}",
+            (std::process::id() ^ clock_nanos()) & 0xff_ffff
+        );
+        let made = Command::new("ip")
+            .args(["link", "add", &bridge, "type", "bridge"])
+            .output()
+            .map_err(|e| format!("cannot run ip: {e}"))?;
+        if !made.status.success() {
+            return Err(format!(
+                "cannot make a bridge for it: {}",
+                String::from_utf8_lossy(&made.stderr).trim()
+            ));
+        }
         let script = format!(
             "{hiding}exec dockerd \
              --data-root {d}/data --exec-root {d}/exec --pidfile {d}/dockerd.pid \
              -H unix://{d}/docker.sock -H tcp://127.0.0.1:{port} \
-             --bridge=none --iptables=false --ip6tables=false --cgroup-parent=wright-dockerd2"
+             --bridge={bridge} --iptables=false --ip6tables=false --cgroup-parent=wright-dockerd2"
         );
         let child = Command::new("unshare")
             .args(["-m", "--propagation", "private", "sh", "-c", &script])
             .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stdout(log_too)
             .stderr(log)
             .spawn()
-            .map_err(|e| format!("cannot start unshare: {e}"))?;
-        let mut engine = Self { child, dir, port };
+            .map_err(|e| {
+                let _ = Command::new("ip").args(["link", "del", &bridge]).output();
+                format!("cannot start unshare: {e}")
+            })?;
+        let mut engine = Self {
+            child,
+            dir,
+            port,
+            bridge,
+        };
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if engine.answers() {
@@ -144,6 +173,9 @@ impl Drop for SecondDockerd {
         let _ = self.child.wait();
         // Its mounts were in its own namespace, gone with it.
         let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.bridge])
+            .output();
     }
 }
 
