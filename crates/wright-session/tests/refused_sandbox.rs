@@ -1,6 +1,7 @@
 //! A sandbox whose check says no, through the session API: the check runs while the
-//! model server is asked what it is, and its verdict is awaited before anything runs.
-//! Refused, the session is not made, nothing is left of the conversation, and the model
+//! model server is asked what it is, and nothing starts in the sandbox before its yes. A
+//! front end that says what the sandbox enforces awaits the verdict (`Session::checked`):
+//! refused, the session is not made, nothing is left of the conversation, and the model
 //! was never asked to act. (A test binary of its own: it sets the process's environment.)
 
 mod common;
@@ -46,7 +47,10 @@ async fn a_sandbox_refused_by_its_check_leaves_nothing_and_asks_nothing() {
         Launcher::program(&launcher),
     )
     .await;
-    let refused = match Session::prepare(start, request, &front).await {
+    let prepared = Session::prepare(start, request, &front)
+        .await
+        .and_then(Session::checked);
+    let refused = match prepared {
         Ok(_) => panic!("a refused sandbox made a session"),
         Err(err) => format!("{err:#}"),
     };
