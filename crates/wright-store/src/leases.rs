@@ -138,13 +138,16 @@ impl Store {
     }
 
     /// Lets go of `lease` (the run ended): the conversation is free, and not cut off.
-    /// Nothing happens when it was lost meanwhile.
+    /// Nothing happens when it was lost or expired meanwhile: an expired run's lease is a
+    /// cut-off run, whoever holds it, and stays one for a replica to take over — its
+    /// holder may have stopped because it expired (an append refused), and letting it go
+    /// then would leave the conversation stopped with nobody to go on with it.
     pub async fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
         let client = self.client().await?;
         client
             .execute(
                 "UPDATE leases SET running = false, importing = false, expires_at = now()
-                 WHERE conversation_id = $1 AND epoch = $2",
+                 WHERE conversation_id = $1 AND epoch = $2 AND expires_at > now()",
                 &[&lease.conversation, &lease.epoch],
             )
             .await?;

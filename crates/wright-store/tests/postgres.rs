@@ -346,6 +346,10 @@ async fn a_lease_is_held_by_one_and_a_stale_epoch_cannot_append() {
     // the next epoch.
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
     assert_eq!(store.cut_off().await.unwrap(), vec!["c5".to_string()]);
+    // Its holder letting it go once expired (its run stopped by an append refused for
+    // it) leaves it cut off: released, nobody would go on with the run.
+    store.release_lease(&first).await.unwrap();
+    assert_eq!(store.cut_off().await.unwrap(), vec!["c5".to_string()]);
     let expired = store.append_leased(&first, &message(1, "late")).await;
     assert!(
         matches!(expired, Err(StoreError::LeaseLost { epoch, held: Some(held), .. }) if epoch == first.epoch && held == first.epoch),

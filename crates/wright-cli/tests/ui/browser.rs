@@ -12,6 +12,7 @@ use fantoccini::Locator;
 use serde_json::json;
 use serde_json::Value;
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::Duration;
 use std::time::Instant;
@@ -272,8 +273,11 @@ impl Browser {
             std::fs::create_dir_all(&dir)?;
             std::fs::write(dir.join(&name), &png).map(|()| dir.join(&name))
         };
+        // One directory a user: CI's users share the temporary directory, and the
+        // first to make it would own it.
+        let user = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
         save(screenshot_dir())
-            .or_else(|_| save(std::env::temp_dir().join("wright-ui-screenshots")))
+            .or_else(|_| save(std::env::temp_dir().join(format!("wright-ui-screenshots-{user}"))))
             .unwrap()
     }
 
