@@ -301,6 +301,19 @@ fn render_view<'a>(
                 }
                 on_the_way.clear();
             }
+            // A whole file's version kept with the tests passing and nothing checking the
+            // task: said as such, so the model looks before it finishes.
+            EventBody::Candidate(candidate)
+                if candidate.outcome == wright_protocol::CandidateOutcome::Unverified
+                    && environment_calls.iter().any(|(id, _)| *id == candidate.call_id) =>
+            {
+                if let (Some(ChatMessage::User { content }), Some(offer)) =
+                    (messages.last_mut(), unverified_version(candidate))
+                {
+                    content.push_str("\n\n");
+                    content.push_str(&offer);
+                }
+            }
             // The model's own reading of the first look's failure, asked apart: right after
             // that failure, in the same user message.
             EventBody::Reading(reading)
@@ -430,6 +443,17 @@ fn render_view<'a>(
 
 /// The versions wright kept, asked apart, as the model is shown them: the one that passed,
 /// after those that took the failure further on to the next function (last: `passed`).
+/// What the model is told of a whole file's version wright kept unchecked.
+fn unverified_version(kept: &wright_protocol::Candidate) -> Option<String> {
+    let new = kept.new_str.as_ref()?;
+    let fence = if new.contains("```") { "````" } else { "```" };
+    Some(format!(
+        "[Asked apart, you wrote {path} anew for the task; wright put that version in place: `{command}` still passes with it, but nothing has checked that it does what the task asks. {path} now has:\n{fence}\n{new}\n{fence}\nIf it does what the task asks, call finish now; if not, change {path}.]",
+        path = kept.path,
+        command = kept.command,
+    ))
+}
+
 fn offered_versions(kept: &[&wright_protocol::Candidate]) -> Option<String> {
     let passed = kept.last()?;
     let mut versions = Vec::new();

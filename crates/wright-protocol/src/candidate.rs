@@ -29,6 +29,21 @@ pub enum CandidateOutcome {
     Repeated,
     /// The request failed, or the version could not be put in place or taken out again.
     NotTried { why: String },
+    /// A version of a whole file for a task whose tests passed before any change: with it
+    /// in place the tests still pass, but no check of the task confirmed it (none failed
+    /// before the change, or none passed with any version). It stays, said as unchecked,
+    /// and the model goes on from it.
+    Unverified,
+}
+
+impl CandidateOutcome {
+    /// Whether the version stays in place (passed, or kept unverified).
+    pub fn stays(&self) -> bool {
+        matches!(
+            self,
+            CandidateOutcome::Passed | CandidateOutcome::Unverified
+        )
+    }
 }
 
 /// One version of a function the model wrote, asked apart, and how its check went.
@@ -108,6 +123,10 @@ impl Candidate {
             CandidateOutcome::Unchanged => format!("{what}: the answer left it as it is"),
             CandidateOutcome::Repeated => format!("{what}: the same as an earlier one"),
             CandidateOutcome::NotTried { why } => format!("{what}: not tried ({why})"),
+            CandidateOutcome::Unverified => format!(
+                "{what}: `{}` passes with it, but no check of the task confirmed it; it stays, unchecked",
+                self.command
+            ),
         }
     }
 }
@@ -131,6 +150,7 @@ mod tests {
             CandidateOutcome::NotTried {
                 why: "the server refused".into(),
             },
+            CandidateOutcome::Unverified,
         ] {
             let candidate = Candidate {
                 call_id: "first-look".into(),

@@ -36,8 +36,10 @@ use std::time::SystemTime;
 /// `start` (an external agent drives the conversation), the tool `reported` (what such an
 /// agent reported of its own tools, which wright did not run), and `handed_back` (what
 /// the server did with the result for the automation that started the run: a push, a
-/// pull request, a comment on the issue, or why one failed).
-pub const LOG_FORMAT_VERSION: u32 = 13;
+/// pull request, a comment on the issue, or why one failed). Version 14 added the
+/// candidate outcome `unverified` (a whole file's version kept with the tests passing but
+/// no check of the task confirming it).
+pub const LOG_FORMAT_VERSION: u32 = 14;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -147,6 +147,14 @@ impl Strategy for AccountAtFinish {
                     candidate.path, candidate.command,
                 ));
             }
+            EventBody::Candidate(candidate)
+                if candidate.outcome == CandidateOutcome::Unverified =>
+            {
+                self.kept.push(format!(
+                    "wright wrote {} anew with the model's version, asked apart: `{}` still passes with it, but no check confirmed that it does what the task asks",
+                    candidate.path, candidate.command,
+                ));
+            }
             EventBody::Candidate(candidate) if candidate.outcome == CandidateOutcome::Passed => {
                 self.kept.push(format!(
                     "wright put in place a version of `{}` in {} that the model wrote when asked apart, and `{}` passes with it",

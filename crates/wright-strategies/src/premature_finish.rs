@@ -12,7 +12,6 @@ use wright_core::strategy::BeforeCall;
 use wright_core::strategy::Call;
 use wright_core::strategy::Strategy;
 use wright_core::strategy::View;
-use wright_protocol::CandidateOutcome;
 use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Source;
@@ -59,7 +58,7 @@ impl Strategy for PrematureFinish {
                 }
             }
             EventBody::Candidate(candidate) => {
-                self.acted |= candidate.outcome == CandidateOutcome::Passed;
+                self.acted |= candidate.outcome.stays();
             }
             _ => {}
         }

@@ -26,7 +26,6 @@ use wright_core::strategy::Finish;
 use wright_core::strategy::Strategy;
 use wright_core::strategy::View;
 use wright_core::StoreError;
-use wright_protocol::CandidateOutcome;
 use wright_protocol::Check;
 use wright_protocol::CheckMoment;
 use wright_protocol::Event;
@@ -312,9 +311,7 @@ fn passes_now(events: &[Event]) -> bool {
         .rev()
         .find_map(|event| match &event.body {
             EventBody::Check(check) => Some(check.passed() || check.undone),
-            EventBody::Candidate(candidate) => {
-                (candidate.outcome == CandidateOutcome::Passed).then_some(true)
-            }
+            EventBody::Candidate(candidate) => candidate.outcome.stays().then_some(true),
             _ => None,
         })
         .unwrap_or(false)

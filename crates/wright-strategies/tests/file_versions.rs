@@ -185,29 +185,84 @@ async fn the_file_the_task_is_about_is_written_anew_and_kept_when_tests_and_chec
 }
 
 #[tokio::test]
-async fn a_check_that_passes_before_any_change_is_discarded_and_no_version_asked() {
+async fn without_a_check_that_fails_first_a_version_that_keeps_the_tests_passing_stays_unverified()
+{
     let finish = reply().call("finish", json!({"message": "done"}));
-    let view = reply().call(
-        "file_editor",
-        json!({"command": "view", "path": "config.py"}),
-    );
     let passes = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_nothing(self):\n        pass\n";
-    let mut h = Harness::run_mode(vec![python(passes), sh("true"), view, finish]).await;
+    let mut h =
+        Harness::run_mode(vec![python(passes), sh("true"), python(NEW_CONFIG), finish]).await;
     passing_repo(&h);
     equip(&mut h);
-    h.run(TASK).await;
+    let outcome = h.run(TASK).await;
 
     let tried = candidates(&h);
-    assert_eq!(tried.len(), 2, "{tried:?}");
-    for candidate in &tried {
+    assert_eq!(tried.len(), 3, "{tried:?}");
+    for candidate in &tried[..2] {
         assert!(
             matches!(&candidate.outcome, CandidateOutcome::NotTried { why } if why.contains("passes before any change")),
             "{candidate:?}"
         );
     }
-    assert_eq!(config(&h), CONFIG);
-    // Two checks asked for, then the model's own steps.
-    assert_eq!(h.server.chat_requests().len(), 4);
+    assert_eq!(tried[2].outcome, CandidateOutcome::Unverified);
+    assert_eq!(tried[2].check, None);
+    assert_eq!(config(&h), NEW_CONFIG);
+    // Two checks asked for, a version, then the model's own step, told that nothing
+    // checked the version: not the "work is done" of a checked one.
+    let requests = h.server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let first = requests[3].json().to_string();
+    assert!(
+        first.contains("wright put that version in place: `python3 -m unittest` still passes with it, but nothing has checked that it does what the task asks"),
+        "{first}"
+    );
+    assert!(!first.contains("The work is done"), "{first}");
+    assert_eq!(outcome.stop, StopReason::Finished);
+    let summary = outcome.summary.unwrap();
+    assert!(
+        summary.contains("no check confirmed that it does what the task asks"),
+        "{summary}"
+    );
+}
+
+#[tokio::test]
+async fn when_no_version_passes_a_check_the_first_that_kept_the_tests_passing_is_put_back_unverified(
+) {
+    // The only check expects a port nobody asked for: it fails before and with every
+    // version. The first version keeps the tests passing, the second breaks them.
+    let wrong = TEST_CHECK.replace("3000", "3001");
+    let breaks = "import os\n\nPORT = os.environ.get(\"PORT\", \"3000\")\n";
+    let finish = reply().call("finish", json!({"message": "done"}));
+    let mut h = Harness::run_mode(vec![
+        python(&wrong),
+        no_code(),
+        python(NEW_CONFIG),
+        python(breaks),
+        finish,
+    ])
+    .await;
+    passing_repo(&h);
+    equip(&mut h);
+    h.run(TASK).await;
+
+    let tried = candidates(&h);
+    let outcomes: Vec<_> = tried.iter().map(|c| c.outcome.clone()).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            CandidateOutcome::NotTried {
+                why: "the answer wrote no check".into()
+            },
+            CandidateOutcome::Failed { exit_code: Some(1) },
+            CandidateOutcome::Failed { exit_code: Some(1) },
+            CandidateOutcome::Unverified,
+        ]
+    );
+    // The version put back is the first one, logged again without asking again.
+    assert_eq!(tried[3].new_str.as_deref(), Some(NEW_CONFIG));
+    assert_eq!(tried[3].answer, "");
+    assert_eq!(config(&h), NEW_CONFIG);
+    assert!(!h.workspace.path().join("test_wright_check.py").exists());
+    assert_eq!(h.server.chat_requests().len(), 5);
 }
 
 #[tokio::test]

@@ -10,7 +10,9 @@
 //! own, for the file changed, whole. A check that already passes before any change is
 //! discarded. Each version is put in place through the `file_editor`, the repository's
 //! tests and the check are run in the sandbox, and the first version with which both pass
-//! stays; the others are taken out again.
+//! stays; the others are taken out again. When no check is left, or none passes with any
+//! version, the first version that changed the file and kept the tests passing stays,
+//! `unverified`: said so to the model and in the report.
 //!
 //! The check is wright's own: shown in the report as such (see `AccountAtFinish`), never
 //! counted as the repository's tests, and never written into the workspace, so never
@@ -142,9 +144,7 @@ impl Strategy for FileVersions {
             before: Vec::new(),
         };
         let checks = asking.checks(cx, &files[0], &mut placing).await?;
-        if !checks.is_empty() {
-            try_versions(cx, &asking, &files, &checks, &mut placing).await?;
-        }
+        try_versions(cx, &asking, &files, &checks, &mut placing).await?;
         if !placing.before.is_empty() {
             settled(&placing.record);
         }
@@ -153,7 +153,13 @@ impl Strategy for FileVersions {
 }
 
 /// Asks for versions of `files`, each whole, and tries each with `checks` until one
-/// passes or the time is spent.
+/// passes or the time is spent. Without a check (none the model wrote failed before the
+/// change), the first version that changes the file and keeps the tests passing stays,
+/// `unverified`; with checks and none passing with any version, so does the first one
+/// with which the tests passed. A small model's check rejects a right version about as
+/// often as it catches a wrong one, and leaving the file as it was leaves the model with
+/// the long view-edit loop it cannot drive: a version kept unchecked is said as such to
+/// the model and in the report, and the model goes on from it.
 async fn try_versions(
     cx: &mut Context<'_>,
     asking: &Asking<'_>,
@@ -161,14 +167,64 @@ async fn try_versions(
     checks: &[Check],
     placing: &mut Placing,
 ) -> Result<(), StoreError> {
+    let mut unchecked: Option<Candidate> = None;
+    let cancelled = try_each(cx, asking, files, checks, placing, &mut unchecked).await?;
+    if let (false, Some(event)) = (cancelled, unchecked) {
+        keep_unverified(cx, asking, event, placing).await?;
+    }
+    Ok(())
+}
+
+/// Puts back `event`'s version, tried and taken out again since the tests passed with it
+/// and no check did, and logs it `unverified` when the tests still pass with it.
+async fn keep_unverified(
+    cx: &mut Context<'_>,
+    asking: &Asking<'_>,
+    mut event: Candidate,
+    placing: &mut Placing,
+) -> Result<(), StoreError> {
+    let Some(new) = event.new_str.clone() else {
+        return Ok(());
+    };
+    event.question = String::new();
+    event.answer = String::new();
+    event.prompt_tokens = 0;
+    event.completion_tokens = 0;
+    event.cached_tokens = None;
+    event.check = None;
+    event.check_file = None;
+    let path = event.path.clone();
+    let old = event.old_str.clone();
+    // Without checks: in place and `unverified` when the tests still pass, else back.
+    event.outcome = asking
+        .try_in_place(cx, (&path, &old, &new), &[], placing)
+        .await?
+        .outcome;
+    cx.log(Source::Environment, EventBody::Candidate(event))?;
+    Ok(())
+}
+
+/// The tries of `try_versions`: true when the run was cancelled meanwhile. The first
+/// version with which the tests passed and no check did goes in `unchecked`.
+async fn try_each(
+    cx: &mut Context<'_>,
+    asking: &Asking<'_>,
+    files: &[(String, String)],
+    checks: &[Check],
+    placing: &mut Placing,
+    unchecked: &mut Option<Candidate>,
+) -> Result<bool, StoreError> {
     for (path, text) in files {
         for _ in 0..TRIES_PER_FILE {
+            if cx.run_token().is_cancelled() {
+                return Ok(true);
+            }
             if asking.out_of_time(cx) {
-                return Ok(());
+                return Ok(false);
             }
             let question = version_question(asking.task, path, text);
             let Some(answer) = asking.ask(cx, &question).await else {
-                return Ok(());
+                return Ok(true);
             };
             let new = answer
                 .failed
@@ -193,28 +249,36 @@ async fn try_versions(
                             why: format!("{path} could not be recorded as it was first"),
                         }
                     } else {
-                        let (outcome, by) = asking
+                        let tried = asking
                             .try_in_place(cx, (path, text, new), checks, placing)
                             .await?;
-                        if let Some(by) = by {
+                        if let Some(by) = tried.by {
                             event.check = Some(by.text().to_string());
                             event.check_file = by.path().map(str::to_string);
                         }
-                        outcome
+                        if tried.tests_passed && unchecked.is_none() {
+                            *unchecked = Some(event.clone());
+                        }
+                        tried.outcome
                     }
                 }
             };
             let stop = matches!(
                 event.outcome,
-                CandidateOutcome::Passed | CandidateOutcome::NotTried { .. }
+                CandidateOutcome::Passed
+                    | CandidateOutcome::Unverified
+                    | CandidateOutcome::NotTried { .. }
             ) && answer.failed.is_none();
+            if event.outcome.stays() {
+                *unchecked = None;
+            }
             cx.log(Source::Environment, EventBody::Candidate(event))?;
             if stop {
-                return Ok(());
+                return Ok(false);
             }
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// The first look's command, when it ran and passed: the repository's tests.
@@ -391,14 +455,15 @@ impl Asking<'_> {
 
     /// Puts `new` in place of `old` in `path`, runs the tests, then the checks until one
     /// passes: `Passed` and in place, with that check, when the tests and one check pass;
-    /// else put back.
+    /// `Unverified` and in place when the tests pass and there is no check; else put
+    /// back.
     async fn try_in_place<'c>(
         &self,
         cx: &mut Context<'_>,
         (path, old, new): (&str, &str, &str),
         checks: &'c [Check],
         placing: &mut Placing,
-    ) -> Result<(CandidateOutcome, Option<&'c Check>), StoreError> {
+    ) -> Result<Tried<'c>, StoreError> {
         let edit = match old.is_empty() {
             true => serde_json::json!({"command": "create", "path": path, "file_text": new}),
             false => serde_json::json!({
@@ -407,33 +472,51 @@ impl Asking<'_> {
         };
         if let Err(err) = self.editor.run(&edit).await {
             let why = format!("it could not be put in place: {err}");
-            return Ok((CandidateOutcome::NotTried { why }, None));
+            return Ok(Tried::just(CandidateOutcome::NotTried { why }));
         }
         let mut exit_code = match cx.run_in_root(self.tests).await {
             Some((_, Some(0))) => Some(0),
             Some((_, code)) => code.or(Some(-1)),
             None => None,
         };
-        if exit_code == Some(0) {
+        let tests_passed = exit_code == Some(0);
+        if tests_passed && checks.is_empty() {
+            return Ok(Tried::just(CandidateOutcome::Unverified));
+        }
+        if tests_passed {
             for check in checks {
                 match self.run_check(cx, check, placing).await? {
-                    Ran::Exited(0) => return Ok((CandidateOutcome::Passed, Some(check))),
+                    Ran::Exited(0) => {
+                        return Ok(Tried {
+                            outcome: CandidateOutcome::Passed,
+                            by: Some(check),
+                            tests_passed,
+                        })
+                    }
                     Ran::Exited(code) => exit_code = Some(code),
                     Ran::Unfinished | Ran::Cancelled => exit_code = None,
                     Ran::NotRemoved(why) => {
                         let outcome = put_back(self.editor, path, 1)
                             .await
                             .unwrap_or(CandidateOutcome::NotTried { why });
-                        return Ok((outcome, Some(check)));
+                        return Ok(Tried {
+                            outcome,
+                            by: Some(check),
+                            tests_passed: false,
+                        });
                     }
                 }
             }
         }
         if let Some(could_not) = put_back(self.editor, path, 1).await {
-            return Ok((could_not, None));
+            return Ok(Tried::just(could_not));
         }
         let exit_code = exit_code.filter(|code| *code != -1);
-        Ok((CandidateOutcome::Failed { exit_code }, None))
+        Ok(Tried {
+            outcome: CandidateOutcome::Failed { exit_code },
+            by: None,
+            tests_passed,
+        })
     }
 
     /// A try at `path` with nothing asked yet.
@@ -477,6 +560,25 @@ impl Asking<'_> {
             check: check.map(|check| check.text().to_string()),
             check_file: check.and_then(Check::path).map(str::to_string),
             ..self.untried(path)
+        }
+    }
+}
+
+/// What came of a version put in place.
+struct Tried<'c> {
+    outcome: CandidateOutcome,
+    /// The check it passed, or the one whose file could not be removed.
+    by: Option<&'c Check>,
+    /// The repository's tests passed with it (whatever the checks said).
+    tests_passed: bool,
+}
+
+impl Tried<'_> {
+    fn just(outcome: CandidateOutcome) -> Self {
+        Self {
+            outcome,
+            by: None,
+            tests_passed: false,
         }
     }
 }

@@ -264,7 +264,7 @@ pub(super) async fn put_back_unsettled(cx: &mut Context<'_>) -> Result<(), Store
     };
     let kept = cx.view().events().iter().any(|event| {
         matches!(&event.body, EventBody::Candidate(candidate)
-            if candidate.outcome == CandidateOutcome::Passed)
+            if candidate.outcome.stays())
     });
     let records: Vec<Before> = serde_json::from_slice(&json).unwrap_or_default();
     let (absent, records): (Vec<Before>, Vec<Before>) =
