@@ -401,3 +401,20 @@ async fn a_check_file_left_by_a_killed_wright_is_removed_when_the_run_resumes() 
         after[before]
     );
 }
+
+#[tokio::test]
+async fn a_python_version_that_uses_a_standard_module_it_never_imports_gets_the_import() {
+    let view = reply().call(
+        "file_editor",
+        json!({"command": "view", "path": "config.py"}),
+    );
+    let without = "PORT = int(os.environ.get(\"PORT\", \"3000\"))\n";
+    let mut h = Harness::run_mode(vec![python(TEST_CHECK), sh(CHECK), python(without), view]).await;
+    passing_repo(&h);
+    equip(&mut h);
+    h.run(TASK).await;
+    let tried = candidates(&h);
+    assert_eq!(tried.len(), 1, "{tried:?}");
+    assert_eq!(tried[0].outcome, CandidateOutcome::Passed);
+    assert_eq!(config(&h), format!("import os\n{without}"));
+}

@@ -140,30 +140,6 @@ pub(super) fn script_question(
     )
 }
 
-/// A Python check as it is written: the standard modules it uses without importing them
-/// imported first (the 1.5B's test of an environment override used `os.environ` and
-/// never imported `os`, so it could never pass). Other languages as they are.
-pub(super) fn with_std_imports(path: &str, text: &str) -> String {
-    if !path.ends_with(".py") {
-        return text.to_string();
-    }
-    let mut missing = Vec::new();
-    for module in ["os", "sys", "subprocess", "json", "re", "unittest"] {
-        let used = text.contains(&format!("{module}."));
-        let imported = text.lines().any(|line| {
-            let line = line.trim();
-            line == format!("import {module}")
-                || line.starts_with(&format!("import {module} "))
-                || line.starts_with(&format!("import {module},"))
-                || line.starts_with(&format!("from {module} import"))
-        });
-        if used && !imported {
-            missing.push(format!("import {module}\n"));
-        }
-    }
-    format!("{}{text}", missing.concat())
-}
-
 /// A Go check as it is written beside `example`: its test functions that the example
 /// declares too renamed (`TestWrap` → `TestWrapCheck`), since both files are one
 /// package and a name declared twice does not compile — the 1.5B copied the example's
@@ -257,17 +233,5 @@ mod tests {
             without_clashes("test_wright_check.py", check, example),
             check
         );
-    }
-
-    #[test]
-    fn a_python_check_gets_the_standard_modules_it_uses() {
-        let text = "import unittest\n\nclass T(unittest.TestCase):\n    def test(self):\n        os.environ['X'] = '1'\n";
-        assert_eq!(
-            with_std_imports("test_x.py", text),
-            format!("import os\n{text}")
-        );
-        assert_eq!(with_std_imports("x_test.go", "os.Getenv"), "os.Getenv");
-        let imported = "import os\nos.environ\n";
-        assert_eq!(with_std_imports("t.py", imported), imported);
     }
 }

@@ -26,11 +26,12 @@
 
 mod blocks;
 mod check;
+mod imports;
 mod localise;
+mod tries;
 
 use crate::first_look::version_try::put_back;
 use crate::first_look::version_try::record_absent;
-use crate::first_look::version_try::record_before;
 use crate::first_look::version_try::remove_check_file;
 use crate::first_look::version_try::settled;
 use crate::first_look::version_try::Before;
@@ -144,141 +145,12 @@ impl Strategy for FileVersions {
             before: Vec::new(),
         };
         let checks = asking.checks(cx, &files[0], &mut placing).await?;
-        try_versions(cx, &asking, &files, &checks, &mut placing).await?;
+        tries::try_versions(cx, &asking, &files, &checks, &mut placing).await?;
         if !placing.before.is_empty() {
             settled(&placing.record);
         }
         Ok(())
     }
-}
-
-/// Asks for versions of `files`, each whole, and tries each with `checks` until one
-/// passes or the time is spent. Without a check (none the model wrote failed before the
-/// change), the first version that changes the file and keeps the tests passing stays,
-/// `unverified`; with checks and none passing with any version, so does the first one
-/// with which the tests passed. A small model's check rejects a right version about as
-/// often as it catches a wrong one, and leaving the file as it was leaves the model with
-/// the long view-edit loop it cannot drive: a version kept unchecked is said as such to
-/// the model and in the report, and the model goes on from it.
-async fn try_versions(
-    cx: &mut Context<'_>,
-    asking: &Asking<'_>,
-    files: &[(String, String)],
-    checks: &[Check],
-    placing: &mut Placing,
-) -> Result<(), StoreError> {
-    let mut unchecked: Option<Candidate> = None;
-    let cancelled = try_each(cx, asking, files, checks, placing, &mut unchecked).await?;
-    if let (false, Some(event)) = (cancelled, unchecked) {
-        keep_unverified(cx, asking, event, placing).await?;
-    }
-    Ok(())
-}
-
-/// Puts back `event`'s version, tried and taken out again since the tests passed with it
-/// and no check did, and logs it `unverified` when the tests still pass with it.
-async fn keep_unverified(
-    cx: &mut Context<'_>,
-    asking: &Asking<'_>,
-    mut event: Candidate,
-    placing: &mut Placing,
-) -> Result<(), StoreError> {
-    let Some(new) = event.new_str.clone() else {
-        return Ok(());
-    };
-    event.question = String::new();
-    event.answer = String::new();
-    event.prompt_tokens = 0;
-    event.completion_tokens = 0;
-    event.cached_tokens = None;
-    event.check = None;
-    event.check_file = None;
-    let path = event.path.clone();
-    let old = event.old_str.clone();
-    // Without checks: in place and `unverified` when the tests still pass, else back.
-    event.outcome = asking
-        .try_in_place(cx, (&path, &old, &new), &[], placing)
-        .await?
-        .outcome;
-    cx.log(Source::Environment, EventBody::Candidate(event))?;
-    Ok(())
-}
-
-/// The tries of `try_versions`: true when the run was cancelled meanwhile. The first
-/// version with which the tests passed and no check did goes in `unchecked`.
-async fn try_each(
-    cx: &mut Context<'_>,
-    asking: &Asking<'_>,
-    files: &[(String, String)],
-    checks: &[Check],
-    placing: &mut Placing,
-    unchecked: &mut Option<Candidate>,
-) -> Result<bool, StoreError> {
-    for (path, text) in files {
-        for _ in 0..TRIES_PER_FILE {
-            if cx.run_token().is_cancelled() {
-                return Ok(true);
-            }
-            if asking.out_of_time(cx) {
-                return Ok(false);
-            }
-            let question = version_question(asking.task, path, text);
-            let Some(answer) = asking.ask(cx, &question).await else {
-                return Ok(true);
-            };
-            let new = answer
-                .failed
-                .is_none()
-                .then(|| fenced(&answer.text, &[lang(path)]))
-                .flatten()
-                .map(|code| with_ending(code, text));
-            let mut event = asking.event(path, text, &question, &answer, checks.first());
-            event.new_str = new.clone();
-            event.outcome = match (&answer.failed, &new) {
-                (Some(why), _) => CandidateOutcome::NotTried { why: why.clone() },
-                (None, None) => CandidateOutcome::NoCode,
-                (None, Some(new)) if new == text => CandidateOutcome::Unchanged,
-                (None, Some(new)) => {
-                    if !record_before(
-                        &placing.record,
-                        &placing.workspace,
-                        &mut placing.before,
-                        &event,
-                    ) {
-                        CandidateOutcome::NotTried {
-                            why: format!("{path} could not be recorded as it was first"),
-                        }
-                    } else {
-                        let tried = asking
-                            .try_in_place(cx, (path, text, new), checks, placing)
-                            .await?;
-                        if let Some(by) = tried.by {
-                            event.check = Some(by.text().to_string());
-                            event.check_file = by.path().map(str::to_string);
-                        }
-                        if tried.tests_passed && unchecked.is_none() {
-                            *unchecked = Some(event.clone());
-                        }
-                        tried.outcome
-                    }
-                }
-            };
-            let stop = matches!(
-                event.outcome,
-                CandidateOutcome::Passed
-                    | CandidateOutcome::Unverified
-                    | CandidateOutcome::NotTried { .. }
-            ) && answer.failed.is_none();
-            if event.outcome.stays() {
-                *unchecked = None;
-            }
-            cx.log(Source::Environment, EventBody::Candidate(event))?;
-            if stop {
-                return Ok(false);
-            }
-        }
-    }
-    Ok(false)
 }
 
 /// The first look's command, when it ran and passed: the repository's tests.
@@ -367,7 +239,7 @@ impl Asking<'_> {
                 Some((new, _, lang, example)) => {
                     fenced_as(&answer.text, lang).map(|text| Check::TestFile {
                         text: with_ending(
-                            check::with_std_imports(
+                            imports::with_std_imports(
                                 new,
                                 &check::without_clashes(new, &text, example),
                             ),
