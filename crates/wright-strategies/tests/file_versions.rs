@@ -11,6 +11,7 @@ mod harness;
 use harness::reply;
 use harness::Harness;
 use serde_json::json;
+use wright_core::Outcome;
 use wright_protocol::Candidate;
 use wright_protocol::CandidateOutcome;
 use wright_protocol::EventBody;
@@ -108,22 +109,40 @@ fn equip(h: &mut Harness) {
     h.conversation.stop_when_done(true);
 }
 
+/// The task run on the passing repository with the help on, the model answering
+/// `replies` in turn.
+async fn run_task(replies: Vec<Reply>) -> (Harness, Outcome) {
+    let mut h = Harness::run_mode(replies).await;
+    passing_repo(&h);
+    equip(&mut h);
+    let outcome = h.run(TASK).await;
+    (h, outcome)
+}
+
+/// The outcomes of a run whose first answer for a check held none, then `tries`.
+fn after_no_check(tries: Vec<CandidateOutcome>) -> Vec<CandidateOutcome> {
+    let none = CandidateOutcome::NotTried {
+        why: "the answer wrote no check".into(),
+    };
+    std::iter::once(none).chain(tries).collect()
+}
+
+/// A version that breaks the tests: the port read as text.
+const BREAKS: &str = "import os\n\nPORT = os.environ.get(\"PORT\", \"3000\")\n";
+
 #[tokio::test]
 async fn the_file_the_task_is_about_is_written_anew_and_kept_when_tests_and_check_pass() {
     let view = reply().call(
         "file_editor",
         json!({"command": "view", "path": "config.py"}),
     );
-    let mut h = Harness::run_mode(vec![
+    let (h, outcome) = run_task(vec![
         python(TEST_CHECK),
         sh(CHECK),
         python(NEW_CONFIG),
         view,
     ])
     .await;
-    passing_repo(&h);
-    equip(&mut h);
-    let outcome = h.run(TASK).await;
 
     let tried = candidates(&h);
     assert_eq!(tried.len(), 1, "{tried:?}");
@@ -230,32 +249,22 @@ async fn when_no_version_passes_a_check_the_first_that_kept_the_tests_passing_is
     // The only check expects a port nobody asked for: it fails before and with every
     // version. The first version keeps the tests passing, the second breaks them.
     let wrong = TEST_CHECK.replace("3000", "3001");
-    let breaks = "import os\n\nPORT = os.environ.get(\"PORT\", \"3000\")\n";
     let finish = reply().call("finish", json!({"message": "done"}));
-    let mut h = Harness::run_mode(vec![
+    let (h, _) = run_task(vec![
         python(&wrong),
         no_code(),
         python(NEW_CONFIG),
-        python(breaks),
+        python(BREAKS),
         finish,
     ])
     .await;
-    passing_repo(&h);
-    equip(&mut h);
-    h.run(TASK).await;
 
     let tried = candidates(&h);
     let outcomes: Vec<_> = tried.iter().map(|c| c.outcome.clone()).collect();
+    let failed = CandidateOutcome::Failed { exit_code: Some(1) };
     assert_eq!(
         outcomes,
-        vec![
-            CandidateOutcome::NotTried {
-                why: "the answer wrote no check".into()
-            },
-            CandidateOutcome::Failed { exit_code: Some(1) },
-            CandidateOutcome::Failed { exit_code: Some(1) },
-            CandidateOutcome::Unverified,
-        ]
+        after_no_check(vec![failed.clone(), failed, CandidateOutcome::Unverified])
     );
     // The version put back is the first one, logged again without asking again.
     assert_eq!(tried[3].new_str.as_deref(), Some(NEW_CONFIG));
@@ -271,29 +280,22 @@ async fn a_version_that_breaks_the_tests_is_put_back_and_the_next_one_kept() {
         "file_editor",
         json!({"command": "view", "path": "config.py"}),
     );
-    let breaks = "import os\n\nPORT = os.environ.get(\"PORT\", \"3000\")\n";
-    let mut h = Harness::run_mode(vec![
+    let (h, _) = run_task(vec![
         no_code(),
         sh(CHECK),
-        python(breaks),
+        python(BREAKS),
         python(NEW_CONFIG),
         view,
     ])
     .await;
-    passing_repo(&h);
-    equip(&mut h);
-    h.run(TASK).await;
 
     let outcomes: Vec<_> = candidates(&h).into_iter().map(|c| c.outcome).collect();
     assert_eq!(
         outcomes,
-        vec![
-            CandidateOutcome::NotTried {
-                why: "the answer wrote no check".into()
-            },
+        after_no_check(vec![
             CandidateOutcome::Failed { exit_code: Some(1) },
             CandidateOutcome::Passed
-        ]
+        ])
     );
     assert_eq!(config(&h), NEW_CONFIG);
 }
@@ -349,10 +351,7 @@ async fn a_version_is_kept_when_one_check_passes_though_the_other_never_does() {
         "file_editor",
         json!({"command": "view", "path": "config.py"}),
     );
-    let mut h = Harness::run_mode(vec![python(&wrong), sh(CHECK), python(NEW_CONFIG), view]).await;
-    passing_repo(&h);
-    equip(&mut h);
-    h.run(TASK).await;
+    let (h, _) = run_task(vec![python(&wrong), sh(CHECK), python(NEW_CONFIG), view]).await;
     let tried = candidates(&h);
     assert_eq!(tried.len(), 1, "{tried:?}");
     assert_eq!(tried[0].outcome, CandidateOutcome::Passed);
@@ -369,10 +368,7 @@ async fn a_check_file_left_by_a_killed_wright_is_removed_when_the_run_resumes() 
         "file_editor",
         json!({"command": "view", "path": "config.py"}),
     );
-    let mut h = Harness::run_mode(vec![no_code(), sh("true"), view, finish()]).await;
-    passing_repo(&h);
-    equip(&mut h);
-    h.run(TASK).await;
+    let (h, _) = run_task(vec![no_code(), sh("true"), view, finish()]).await;
     // As a wright killed while its check file was in place leaves it: the file, and the
     // record of it beside the log.
     let stray = h.workspace.path().join("test_wright_check.py");
@@ -409,10 +405,7 @@ async fn a_python_version_that_uses_a_standard_module_it_never_imports_gets_the_
         json!({"command": "view", "path": "config.py"}),
     );
     let without = "PORT = int(os.environ.get(\"PORT\", \"3000\"))\n";
-    let mut h = Harness::run_mode(vec![python(TEST_CHECK), sh(CHECK), python(without), view]).await;
-    passing_repo(&h);
-    equip(&mut h);
-    h.run(TASK).await;
+    let (h, _) = run_task(vec![python(TEST_CHECK), sh(CHECK), python(without), view]).await;
     let tried = candidates(&h);
     assert_eq!(tried.len(), 1, "{tried:?}");
     assert_eq!(tried[0].outcome, CandidateOutcome::Passed);
