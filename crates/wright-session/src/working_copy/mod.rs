@@ -280,13 +280,22 @@ impl StartPoint {
         }
     }
 
-    /// Where the repository's own configuration is read: at the start commit.
+    /// Where the repository's own configuration is read: at the start commit, whose
+    /// files read before the first request are listed here in one go (`prelist`).
     pub fn config_source(&self) -> RepoConfigSource {
         match (&self.repo, &self.head) {
-            (Some(repo), Some(head)) => RepoConfigSource::Commit {
-                repo: repo.clone(),
-                commit: head.clone(),
-            },
+            (Some(repo), Some(head)) => {
+                let source = RepoConfigSource::Commit {
+                    repo: repo.clone(),
+                    commit: head.clone(),
+                };
+                let sub = self
+                    .workspace
+                    .strip_prefix(repo.top())
+                    .unwrap_or(Path::new(""));
+                source.prelist(&sub.to_string_lossy());
+                source
+            }
             (Some(repo), None) => RepoConfigSource::Nothing {
                 top: repo.top().to_path_buf(),
             },
