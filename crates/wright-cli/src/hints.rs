@@ -17,6 +17,8 @@ const LARGER_WINDOW: &str = "Give the model a larger window: start the model ser
 pub fn stop_words(stop: &StopReason, remedy: Option<Remedy>, front: Front, id: &str) -> String {
     let fact = stop.to_string();
     let words = match stop {
+        // Its clone was never made: nothing to go on in (a new run makes a new one).
+        StopReason::ToolFailed { tool, .. } if tool == StopReason::WORKSPACE => fact,
         StopReason::MaxSteps { .. } => format!("{fact}; raise it with --max-steps"),
         StopReason::MaxTokens { .. } => format!("{fact}; raise it with --max-tokens"),
         StopReason::MaxCost { .. } => format!("{fact}; raise max_cost or pass --max-cost"),

@@ -14,6 +14,7 @@ mod browser;
 mod candidate_chains;
 mod candidates;
 mod chat;
+mod clone_start;
 mod common;
 mod condense;
 mod config;

@@ -6,6 +6,7 @@ mod calls;
 mod confirming;
 mod external;
 mod fallback;
+mod ready;
 mod restore;
 mod send;
 mod strategies;
@@ -67,6 +68,9 @@ pub struct Conversation {
     guards: Vec<Box<dyn StepGuard>>,
     /// The workspace, for quoting the lines a failure names when the model loops.
     pub(crate) workspace: Option<wright_tools::Workspace>,
+    /// What the workspace's making still waits for (see `ready`): awaited before anything
+    /// of the first reply runs.
+    workspace_ready: Option<ready::Pending>,
     /// The files kept after each step that may have changed them.
     snapshots: restore::Snapshots,
     /// When and how the user is asked before an action runs (see `confirming`).
@@ -206,6 +210,7 @@ impl Conversation {
             interrupt: Interrupt::default(),
             guards: Vec::new(),
             workspace: None,
+            workspace_ready: None,
             snapshots: restore::Snapshots::default(),
             confirmation: Confirmation::default(),
             teaching: Teaching::default(),
@@ -349,6 +354,9 @@ impl Conversation {
             Some(Ok(response)) => response,
         };
         self.record_usage(observer, step, &response)?;
+        if let Some(ended) = self.workspace_made(cancel, observer).await? {
+            return Ok(StepEnd::done(ended));
+        }
         if let Some(usage) = response.usage.as_ref().filter(|u| u.prompt_tokens > 0) {
             self.window.tokens_per_byte = usage.prompt_tokens as f64 / body_len.max(1) as f64;
         }

@@ -63,6 +63,10 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// The `tool` of a `ToolFailed` when the workspace itself could not be made (the
+    /// agent's clone not checked out): nothing ran, and there is nothing to resume in.
+    pub const WORKSPACE: &'static str = "workspace";
+
     /// The typed reason of a logged `state` event: its `stop`, else its words.
     pub fn logged(stop: Option<&StopReason>, reason: Option<&str>) -> Option<StopReason> {
         stop.cloned().or_else(|| {

@@ -19,25 +19,39 @@ use std::thread::JoinHandle;
 pub struct DiskUse {
     paths: Vec<PathBuf>,
     limit: u64,
-    /// Used bytes of each file system at the start, by device.
-    filesystems: Vec<(PathBuf, u64)>,
-    /// The directories' own size at the start, measured in the background.
-    measuring: Mutex<Option<JoinHandle<u64>>>,
+    /// Used bytes of each file system at the start, by device (measured at once, or
+    /// with the directories once the watch is ready).
+    filesystems: OnceLock<Vec<(PathBuf, u64)>>,
+    /// The directories' own size at the start (and the file systems', when not measured
+    /// at once), measured in the background.
+    measuring: Mutex<Option<JoinHandle<Measured>>>,
     baseline: OnceLock<u64>,
 }
+
+type Measured = (Option<Vec<(PathBuf, u64)>>, u64);
 
 impl DiskUse {
     /// Starts watching `paths` for growth past `limit` bytes.
     pub fn start(paths: Vec<PathBuf>, limit: u64) -> Self {
-        let mut seen = HashSet::new();
-        let filesystems = paths
-            .iter()
-            .filter(|path| std::fs::metadata(path).is_ok_and(|meta| seen.insert(meta.dev())))
-            .filter_map(|path| Some((path.clone(), used_bytes(path)?)))
-            .collect();
+        Self::start_after(paths, limit, None)
+    }
+
+    /// The same, the start measured once `ready` has answered (the agent's clone still
+    /// being checked out: its files are not the agent's growth).
+    pub fn start_after(paths: Vec<PathBuf>, limit: u64, ready: Option<crate::Verdict>) -> Self {
+        let filesystems = OnceLock::new();
+        if ready.is_none() {
+            let _ = filesystems.set(used_by_filesystem(&paths));
+        }
         let walked = paths.clone();
         // A large repository takes a moment to walk: not on the way to the first step.
-        let measuring = std::thread::spawn(move || size_of(&walked));
+        let measuring = std::thread::spawn(move || match ready {
+            Some(ready) => {
+                let _ = ready.wait();
+                (Some(used_by_filesystem(&walked)), size_of(&walked))
+            }
+            None => (None, size_of(&walked)),
+        });
         Self {
             paths,
             limit,
@@ -59,7 +73,14 @@ impl DiskUse {
 
     /// How much the watched directories grew, if more than the limit.
     pub fn exceeded(&self) -> Option<u64> {
-        let grew_enough = self.filesystems.iter().any(|(path, start)| {
+        let filesystems = match self.filesystems.get() {
+            Some(measured) => measured,
+            None => {
+                self.baseline();
+                self.filesystems.get_or_init(Vec::new)
+            }
+        };
+        let grew_enough = filesystems.iter().any(|(path, start)| {
             used_bytes(path).is_some_and(|now| now.saturating_sub(*start) > self.limit)
         });
         if !grew_enough {
@@ -79,9 +100,23 @@ impl DiskUse {
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .take();
-            handle.and_then(|h| h.join().ok()).unwrap_or(0)
+            let (filesystems, size) = handle.and_then(|h| h.join().ok()).unwrap_or_default();
+            if let Some(filesystems) = filesystems {
+                let _ = self.filesystems.set(filesystems);
+            }
+            size
         })
     }
+}
+
+/// Used bytes of the file systems holding `paths`, one each.
+fn used_by_filesystem(paths: &[PathBuf]) -> Vec<(PathBuf, u64)> {
+    let mut seen = HashSet::new();
+    paths
+        .iter()
+        .filter(|path| std::fs::metadata(path).is_ok_and(|meta| seen.insert(meta.dev())))
+        .filter_map(|path| Some((path.clone(), used_bytes(path)?)))
+        .collect()
 }
 
 /// Bytes in use on the file system holding `path`.

@@ -52,4 +52,5 @@ pub use sandbox::Checking;
 pub use sandbox::PendingCheck;
 pub use sandbox::Sandbox;
 pub use verdict::BackgroundCheck;
+pub use verdict::Settler;
 pub use verdict::Verdict;

@@ -242,6 +242,11 @@ impl Sandbox {
         self.verdict.wait_async().await
     }
 
+    /// `ready`, blocking the thread (for a thread of its own).
+    pub fn ready_blocking(&self) -> Result<(), SandboxError> {
+        self.verdict.wait()
+    }
+
     pub fn is_confined(&self) -> bool {
         !matches!(self.level, Level::Unconfined)
     }

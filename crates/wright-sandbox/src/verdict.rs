@@ -115,6 +115,38 @@ impl Verdict {
     }
 }
 
+impl Verdict {
+    /// A verdict that what holds the `Settler` gives later: for work the sandbox must wait
+    /// for besides its check (the agent's clone checked out in it). A `Settler` dropped
+    /// without a word settles it as a refusal (fail closed).
+    pub fn settled_later() -> (Self, Settler) {
+        let verdict = Self::pending();
+        let settler = Settler(Some(verdict.clone()));
+        (verdict, settler)
+    }
+}
+
+/// Gives a `Verdict::settled_later` its answer, once.
+#[derive(Debug)]
+pub struct Settler(Option<Verdict>);
+
+impl Settler {
+    /// Yes, or no and why (every later start in a sandbox awaiting it fails with `why`).
+    pub fn settle(mut self, outcome: Result<(), String>) {
+        if let Some(verdict) = self.0.take() {
+            verdict.settle(outcome);
+        }
+    }
+}
+
+impl Drop for Settler {
+    fn drop(&mut self) {
+        if let Some(verdict) = self.0.take() {
+            verdict.settle(Err("stopped before it was ready".to_string()));
+        }
+    }
+}
+
 /// A check whose verdict is awaited on a thread of its own (see the module's docs).
 #[derive(Debug)]
 pub struct BackgroundCheck {
@@ -213,6 +245,18 @@ mod tests {
         settles.settle(Ok(()));
         waiter.await.unwrap().unwrap();
         assert!(Verdict::yes().wait_async().await.is_ok());
+    }
+
+    #[test]
+    fn a_verdict_settled_later_holds_until_its_settler_speaks_or_is_dropped() {
+        let (verdict, settler) = Verdict::settled_later();
+        assert!(verdict.if_in().is_none());
+        settler.settle(Ok(()));
+        assert!(verdict.wait().is_ok());
+        let (verdict, settler) = Verdict::settled_later();
+        drop(settler);
+        let err = verdict.wait().unwrap_err();
+        assert!(err.to_string().contains("stopped before"), "{err}");
     }
 
     #[test]

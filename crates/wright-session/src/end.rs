@@ -115,6 +115,12 @@ impl Session {
             &self.tools.inspector(&self.working_copy),
             &self.tools.secrets,
         );
+        if let Some(ready) = self.tools.workspace_ready() {
+            // The clone's checkout may still run: nothing of the first reply runs before it.
+            conversation.wait_for_workspace(async move {
+                ready.wait_async().await.map_err(|err| err.to_string())
+            });
+        }
         conversation.add_step_guard(self.tools.disk_guard(self.settings.max_disk));
         conversation.set_workspace(self.tools.workspace.clone());
         if let Some(keeper) = crate::working_copy::steps::keeper(
@@ -215,6 +221,7 @@ impl Session {
         let Tools {
             terminal,
             workspace,
+            checkout,
             setup,
             warm_up,
             toolbox,
@@ -232,9 +239,12 @@ impl Session {
         let mut log = conversation.into_log();
         drop(toolbox);
         drop(terminal);
-        let changes = working_copy
-            .finish(&commit_message, &setup)
-            .masked(&secrets.masker());
+        let changes = match checkout.map(|mut checkout| checkout.finish()) {
+            // Never checked out: nothing ran in the clone, which goes (see `checkout`).
+            Some(Err(_)) => working_copy.remove_unmade(),
+            Some(Ok(())) | None => working_copy.finish(&commit_message, &setup),
+        }
+        .masked(&secrets.masker());
         drop(workspace);
         record_changes(&mut log, &changes, observer).await?;
         drop((ending.locks, locks));

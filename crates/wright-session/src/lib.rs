@@ -19,6 +19,7 @@
 
 pub mod agent_session;
 mod builder;
+mod checkout;
 mod clone_step;
 pub mod connect;
 pub mod constrain_mode;

@@ -7,6 +7,7 @@ use anyhow::Context;
 use anyhow::Result;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use wright_config::REPO_FILE;
 use wright_sandbox::git::Oid;
 use wright_sandbox::git::TreeEntry;
@@ -14,6 +15,63 @@ use wright_sandbox::git::UserRepo;
 
 /// The largest repository configuration file read.
 const MAX_REPO_FILE: usize = 64 << 10;
+
+/// The listing `RepoConfigSource::prelist` made: of which commit, of which paths.
+struct Prelisted {
+    top: PathBuf,
+    commit: Oid,
+    paths: Vec<String>,
+    entries: Vec<TreeEntry>,
+}
+
+/// The last start's listing (see `prelist`): what a commit holds never changes.
+static PRELISTED: Mutex<Option<Prelisted>> = Mutex::new(None);
+
+/// The entries of `commit` at `paths` and under them, taken from the start's listing when
+/// it was made of that commit and holds all of `paths`; `None` otherwise (list them).
+fn prelisted(repo: &UserRepo, commit: &Oid, paths: &[String]) -> Option<Vec<TreeEntry>> {
+    let slot = PRELISTED.lock().unwrap_or_else(|p| p.into_inner());
+    let listed = slot.as_ref()?;
+    let covered = listed.top == repo.top()
+        && listed.commit == *commit
+        && paths
+            .iter()
+            .all(|path| !path.ends_with('/') && listed.paths.contains(path));
+    if !covered {
+        return None;
+    }
+    // What `entries_at` of `paths` lists: each path itself, and what is under it.
+    Some(
+        listed
+            .entries
+            .iter()
+            .filter(|entry| {
+                paths.iter().any(|path| {
+                    entry.path == *path
+                        || entry
+                            .path
+                            .strip_prefix(path.as_str())
+                            .is_some_and(|rest| rest.starts_with('/'))
+                })
+            })
+            .cloned()
+            .collect(),
+    )
+}
+
+/// Every path a conversation starting in `sub` reads from its start commit before its
+/// first request: this configuration file, what teaches the agent (instructions, skills),
+/// the hooks and MCP files, and the web manifests.
+fn start_paths(sub: &str) -> Vec<String> {
+    let mut paths = vec![REPO_FILE.to_string()];
+    paths.extend(crate::teach::Teaching::paths(sub));
+    paths.extend(crate::hooks::paths());
+    paths.extend(crate::mcp::paths());
+    paths.extend(crate::web_work::manifest_paths(sub));
+    paths.sort();
+    paths.dedup();
+    paths
+}
 
 /// Where a repository's own configuration file is read from.
 #[derive(Debug, Clone)]
@@ -54,14 +112,44 @@ impl RepoConfigSource {
         }
     }
 
+    /// Lists at once, in one `ls-tree`, every file of the start commit a conversation
+    /// starting in `sub` reads before its first request (`start_paths`): the reads that
+    /// follow (`read`, `RepoFiles::list`) take their entries from it instead of a git
+    /// process each. A listing that fails is not kept: each read then lists for itself.
+    pub fn prelist(&self, sub: &str) {
+        let RepoConfigSource::Commit { repo, commit } = self else {
+            return;
+        };
+        let paths = start_paths(sub);
+        if prelisted(repo, commit, &paths).is_some() {
+            return;
+        }
+        if let Ok(entries) = repo.entries_at(commit, &paths) {
+            *PRELISTED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Prelisted {
+                top: repo.top().to_path_buf(),
+                commit: commit.clone(),
+                paths,
+                entries,
+            });
+        }
+    }
+
     pub fn read(&self) -> Result<Option<RepoFile>> {
         let (bytes, name) = match self {
             RepoConfigSource::Commit { repo, commit } => {
-                let bytes = repo
-                    .file_at(commit, REPO_FILE, MAX_REPO_FILE)
-                    .with_context(|| {
-                        format!("cannot read {REPO_FILE} of {}", repo.top().display())
-                    })?;
+                let listed = prelisted(repo, commit, &[REPO_FILE.to_string()]);
+                let bytes = match listed {
+                    // As `file_at` reads it: a regular file, or nothing.
+                    Some(entries) => match entries.iter().find(|e| e.path == REPO_FILE) {
+                        Some(entry) if entry.is_regular_file() => {
+                            Some(repo.blob(&entry.object, REPO_FILE, MAX_REPO_FILE))
+                        }
+                        _ => None,
+                    }
+                    .transpose(),
+                    None => repo.file_at(commit, REPO_FILE, MAX_REPO_FILE),
+                }
+                .with_context(|| format!("cannot read {REPO_FILE} of {}", repo.top().display()))?;
                 let short: String = commit.as_str().chars().take(12).collect();
                 (
                     bytes,
@@ -131,9 +219,8 @@ impl<'a> RepoFiles<'a> {
     /// The files of `source` at `paths` and under them.
     pub fn list(source: &'a RepoConfigSource, paths: &[String]) -> Self {
         let listed = match source {
-            RepoConfigSource::Commit { repo, commit } => {
-                repo.entries_at(commit, paths).unwrap_or_default()
-            }
+            RepoConfigSource::Commit { repo, commit } => prelisted(repo, commit, paths)
+                .unwrap_or_else(|| repo.entries_at(commit, paths).unwrap_or_default()),
             RepoConfigSource::Directory(_) | RepoConfigSource::Nothing { .. } => Vec::new(),
         };
         Self { source, listed }
@@ -256,5 +343,82 @@ fn walk(
                 found,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let output = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// The start's one listing answers every read as the reads' own listings would: the
+    /// configuration file, files and directories asked for, a directory named like a file
+    /// asked for, links as links; a path it did not list is listed apart.
+    #[test]
+    fn the_start_listing_answers_as_each_listing_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        for (path, text) in [
+            (".wright/config.toml", "max_steps = 3\n"),
+            ("AGENTS.md", "top\n"),
+            ("web/AGENTS.md", "web\n"),
+            ("web/package.json", "{}\n"),
+            (".agents/skills/fix/SKILL.md", "skill\n"),
+            (".agents/skillset/other.md", "not under skills\n"),
+            ("CLAUDE.md/inside", "a directory\n"),
+            ("elsewhere.md", "x\n"),
+        ] {
+            let path = top.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        std::os::unix::fs::symlink("/etc/passwd", top.join(".cursorrules")).unwrap();
+        git(top, &["init", "-q"]);
+        git(top, &["add", "-A"]);
+        git(top, &["commit", "-qm", "x"]);
+        let repo = UserRepo::at(top);
+        let commit = Oid::parse(&git(top, &["rev-parse", "HEAD"])).unwrap();
+        let source = RepoConfigSource::Commit {
+            repo: repo.clone(),
+            commit: commit.clone(),
+        };
+        source.prelist("web");
+        let asked: Vec<Vec<String>> = vec![
+            crate::teach::Teaching::paths("web"),
+            crate::web_work::manifest_paths("web"),
+            crate::hooks::paths(),
+            vec![REPO_FILE.to_string()],
+            vec![".agents/skills".to_string(), "CLAUDE.md".to_string()],
+        ];
+        for paths in &asked {
+            let apart = repo.entries_at(&commit, paths).unwrap();
+            assert_eq!(prelisted(&repo, &commit, paths), Some(apart), "{paths:?}");
+        }
+        let listed = prelisted(&repo, &commit, &crate::teach::Teaching::paths("web")).unwrap();
+        assert!(listed
+            .iter()
+            .any(|e| e.path == ".cursorrules" && e.is_link()));
+        assert!(!listed
+            .iter()
+            .any(|e| e.path.starts_with(".agents/skillset")));
+        // Not among the start's paths, or another commit: listed apart.
+        assert_eq!(
+            prelisted(&repo, &commit, &["elsewhere.md".to_string()]),
+            None
+        );
+        let other = Oid::parse(&"0".repeat(40)).unwrap();
+        assert_eq!(prelisted(&repo, &other, &[REPO_FILE.to_string()]), None);
+        let read = source.read().unwrap().unwrap();
+        assert_eq!(read.text, "max_steps = 3\n");
     }
 }

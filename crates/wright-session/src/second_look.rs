@@ -126,7 +126,15 @@ impl FreshReviewer {
         let WorkingCopy::Clone(clone) = &session.working_copy else {
             bail!("the reviewer did not get a clone of its own");
         };
-        if let Err(err) = give_files(&self.sandbox, &self.writer_root, clone, &session.id) {
+        // The writer's files go over the clone once its checkout (in the background) is
+        // done: never beside it.
+        let checked_out = match session.tools.workspace_ready() {
+            Some(ready) => ready.wait_async().await.map_err(anyhow::Error::from),
+            None => Ok(()),
+        };
+        let given = checked_out
+            .and_then(|()| give_files(&self.sandbox, &self.writer_root, clone, &session.id));
+        if let Err(err) = given {
             let (dir, id) = (session.conversation_dir.clone(), session.id.clone());
             drop(session);
             crate::working_copy::remove_unstarted(&dir, &id);

@@ -28,6 +28,9 @@ pub struct Tools {
     pub terminal: Arc<TerminalTool>,
     pub editor: Arc<FileEditorTool>,
     pub workspace: Workspace,
+    /// The clone's checkout under way (before `setup`: dropped, it waits for the
+    /// checkout, which runs in `setup`'s sandbox).
+    pub checkout: Option<crate::checkout::CheckingOut>,
     pub setup: SandboxSetup,
     /// The shell coming up (started by `settle`).
     pub warm_up: Option<tokio::task::JoinHandle<()>>,
@@ -71,9 +74,10 @@ impl Tools {
             &sandbox.launcher,
             &sandbox.secrets,
         )?;
-        if readiness == Readiness::Start {
-            working_copy.start(&mut setup)?;
-        }
+        let checkout = match readiness {
+            Readiness::Start => working_copy.start(&mut setup)?,
+            Readiness::Reopen => None,
+        };
         // Opened once it exists, and never through a link the agent made; what the sandbox
         // keeps read-only, wright's own tools leave alone too (the same list).
         let workspace = working_copy
@@ -124,6 +128,7 @@ impl Tools {
             terminal,
             editor,
             workspace,
+            checkout,
             setup,
             warm_up: None,
             secrets: sandbox.secrets.clone(),
@@ -204,7 +209,17 @@ impl Tools {
         });
         // What wright saves of the commands' outputs counts against the same limit.
         self.terminal.scratch().bound_outputs(limit);
-        Box::new(DiskGuard(wright_sandbox::DiskUse::start(paths, limit)))
+        // The clone's checkout is not the agent's growth: measured from after it.
+        let ready = self.checkout.as_ref().map(|checkout| checkout.ready());
+        Box::new(DiskGuard(wright_sandbox::DiskUse::start_after(
+            paths, limit, ready,
+        )))
+    }
+
+    /// What a conversation of these tools waits for before anything of its first reply
+    /// runs: the clone's checkout, when it is under way (see `crate::checkout`).
+    pub fn workspace_ready(&self) -> Option<wright_sandbox::Verdict> {
+        self.checkout.as_ref().map(|checkout| checkout.ready())
     }
 
     /// The reviewer of the working copy's changes, when it is a git repository.

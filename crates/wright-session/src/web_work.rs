@@ -80,11 +80,7 @@ pub fn sign(source: &RepoConfigSource, sub: &str) -> Option<WebSign> {
         _ => format!("{level}/{name}"),
     };
     // The small files first: a large `public/` never costs their listing.
-    let manifests: Vec<String> = levels
-        .iter()
-        .flat_map(|level| [at(level, "package.json"), at(level, "index.html")])
-        .collect();
-    let files = RepoFiles::list(source, &manifests);
+    let files = RepoFiles::list(source, &manifest_paths(sub));
     for level in &levels {
         if let Read::Text(text) = files.read_text(&at(level, "package.json"), MAX_MANIFEST) {
             if let Some(server) = dev_server(&text) {
@@ -148,6 +144,20 @@ pub fn with_browser(
     names.push(ToolName::Browser);
     names.sort();
     (names, format!("{why}; browser: {sign}"))
+}
+
+/// The manifests `sign` reads first: `package.json` and `index.html` at the top and in
+/// `sub`.
+pub(crate) fn manifest_paths(sub: &str) -> Vec<String> {
+    levels(sub)
+        .iter()
+        .flat_map(|level| {
+            ["package.json", "index.html"].map(|name| match level.as_str() {
+                "" => name.to_string(),
+                _ => format!("{level}/{name}"),
+            })
+        })
+        .collect()
 }
 
 /// The top, and `sub` if the task is in a subdirectory (a monorepo's `web/`).

@@ -19,6 +19,7 @@ mod listing;
 mod push;
 mod remote;
 mod snapshot;
+mod start;
 mod store;
 mod take;
 mod touched;

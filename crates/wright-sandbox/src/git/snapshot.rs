@@ -34,21 +34,26 @@ impl UserRepo {
     /// The paths whose work-tree state differs from HEAD (staged or not, deletions
     /// included) and the untracked files that are not ignored, relative to the top.
     pub fn uncommitted_paths(&self) -> Result<Vec<String>, GitError> {
-        let mut paths = split_z(&self.run(&[
-            "diff-index",
-            "-z",
-            "--name-only",
-            "--no-renames",
-            "HEAD",
-            "--",
-        ])?);
-        paths.extend(split_z(&self.run(&[
-            "ls-files",
-            "-z",
-            "--others",
-            "--exclude-standard",
-            "--",
-        ])?));
+        // Side by side (both only read the repository): a run's first request waits for
+        // them.
+        let (tracked, untracked) = std::thread::scope(|scope| {
+            let untracked = scope
+                .spawn(|| self.run(&["ls-files", "-z", "--others", "--exclude-standard", "--"]));
+            let tracked = self.run(&[
+                "diff-index",
+                "-z",
+                "--name-only",
+                "--no-renames",
+                "HEAD",
+                "--",
+            ]);
+            let untracked = untracked
+                .join()
+                .unwrap_or_else(|_| Err(GitError::Spawn("the listing stopped".to_string())));
+            (tracked, untracked)
+        });
+        let mut paths = split_z(&tracked?);
+        paths.extend(split_z(&untracked?));
         paths.sort();
         paths.dedup();
         Ok(paths)

@@ -56,7 +56,7 @@ impl TreeEntry {
 /// is itself shaped like a repository's directory (`HEAD`, `objects`, `refs`: a bare one
 /// may name a work tree). Where none does, git finds none either. A relative `dir`
 /// depends on the current directory: said to be possible, so git is asked.
-fn could_be_in_a_repository(dir: &Path) -> bool {
+pub(super) fn could_be_in_a_repository(dir: &Path) -> bool {
     if !dir.is_absolute() {
         return true;
     }
@@ -83,7 +83,7 @@ pub struct UserRepo {
     top: PathBuf,
     /// The empty tree of the repository's object format, once known: where its git reads
     /// attributes from (see `command`).
-    empty_tree: OnceLock<Oid>,
+    pub(super) empty_tree: OnceLock<Oid>,
 }
 
 impl UserRepo {

@@ -80,6 +80,23 @@ impl WorkingCopy {
     /// Reads the agent's changes and commits them: for a clone, on its branch, handed to
     /// the user's repository; in place, on the current branch when the tree was clean at
     /// the start. Every git command over what the agent wrote runs in a sandbox.
+    /// The end of a clone whose checkout failed (see `crate::checkout`): nothing of the
+    /// agent's ran in it, so it goes, with its record of steps; nothing was made.
+    pub(crate) fn remove_unmade(&self) -> Outcome {
+        if let WorkingCopy::Clone(clone) = self {
+            if let Err(err) = std::fs::remove_dir_all(&clone.clone_root) {
+                return Outcome::Failed {
+                    reason: format!(
+                        "the agent's clone was never checked out, and cannot be removed: {err}"
+                    ),
+                    kept: clone.clone_root.clone(),
+                };
+            }
+            crate::clone_step::forget(&clone.clone_root);
+        }
+        Outcome::NoChanges
+    }
+
     pub fn finish(&self, message: &str, setup: &SandboxSetup) -> Outcome {
         // Nothing of the agent's may change the work while it is read and committed.
         if let Err(err) = setup.stop_leftovers() {

@@ -6,7 +6,35 @@
 
 use super::WorkingCopy;
 use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use wright_sandbox::git::Oid;
+use wright_sandbox::git::UserRepo;
 use wright_strategies::map::MapInput;
+
+/// The last map input read from a commit, by repository, commit and directory: a run asks
+/// for it twice before its first request (the map, then the first look's command), and
+/// what a commit holds never changes, so the second ask reads no git.
+type Remembered = ((PathBuf, Oid, String), MapInput);
+static LAST_READ: Mutex<Option<Remembered>> = Mutex::new(None);
+
+/// `from_git`, remembered for the next ask about the same commit.
+fn from_commit(repo: &UserRepo, commit: &Oid, sub: &str) -> MapInput {
+    let key = (repo.top().to_path_buf(), commit.clone(), sub.to_string());
+    let remembered = |slot: &Option<Remembered>| {
+        slot.as_ref()
+            .filter(|(known, _)| *known == key)
+            .map(|(_, input)| input.clone())
+    };
+    // A plain value: a panic elsewhere cannot leave it half-written.
+    let lock = || LAST_READ.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(input) = remembered(&lock()) {
+        return input;
+    }
+    let input = wright_strategies::map::from_git(repo, commit, sub);
+    *lock() = Some((key, input.clone()));
+    input
+}
 
 impl WorkingCopy {
     /// What the map of this working copy is made from, as it is at the start.
@@ -20,12 +48,12 @@ impl WorkingCopy {
         };
         match self {
             WorkingCopy::Direct { .. } => wright_strategies::map::from_directory(workspace),
-            WorkingCopy::InPlace(in_place) => wright_strategies::map::from_git(
+            WorkingCopy::InPlace(in_place) => from_commit(
                 &in_place.repo,
                 &in_place.base,
                 &sub(&in_place.workspace, in_place.repo.top()),
             ),
-            WorkingCopy::Clone(clone) => wright_strategies::map::from_git(
+            WorkingCopy::Clone(clone) => from_commit(
                 &clone.repo,
                 &clone.base,
                 &sub(&clone.workspace, &clone.clone_root),

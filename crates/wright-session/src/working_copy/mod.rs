@@ -269,8 +269,10 @@ pub struct StartPoint {
 impl StartPoint {
     pub fn find(workspace: &Path, front: &dyn Front) -> Self {
         settle_earlier_runs(workspace, Path::new(""), front);
-        let repo = UserRepo::discover(workspace);
-        let head = repo.as_ref().and_then(|repo| repo.head().ok());
+        let (repo, head) = match UserRepo::discover_with_head(workspace) {
+            Some((repo, head)) => (Some(repo), head),
+            None => (None, None),
+        };
         Self {
             workspace: workspace.to_path_buf(),
             repo,
@@ -278,13 +280,22 @@ impl StartPoint {
         }
     }
 
-    /// Where the repository's own configuration is read: at the start commit.
+    /// Where the repository's own configuration is read: at the start commit, whose
+    /// files read before the first request are listed here in one go (`prelist`).
     pub fn config_source(&self) -> RepoConfigSource {
         match (&self.repo, &self.head) {
-            (Some(repo), Some(head)) => RepoConfigSource::Commit {
-                repo: repo.clone(),
-                commit: head.clone(),
-            },
+            (Some(repo), Some(head)) => {
+                let source = RepoConfigSource::Commit {
+                    repo: repo.clone(),
+                    commit: head.clone(),
+                };
+                let sub = self
+                    .workspace
+                    .strip_prefix(repo.top())
+                    .unwrap_or(Path::new(""));
+                source.prelist(&sub.to_string_lossy());
+                source
+            }
             (Some(repo), None) => RepoConfigSource::Nothing {
                 top: repo.top().to_path_buf(),
             },
@@ -395,27 +406,38 @@ impl WorkingCopy {
     }
 
     /// Readies the working copy once the sandbox exists: a clone's work tree is checked
-    /// out (in the sandbox); an in-place checkout must be clean unless forced.
-    pub fn start(&self, setup: &mut SandboxSetup) -> Result<()> {
+    /// out (in the sandbox); an in-place checkout must be clean unless forced. A clone
+    /// worked in at its top is checked out in the background (`CheckingOut`: the sandbox
+    /// and the conversation wait for it); one worked in a subdirectory is checked out
+    /// here, as the tools open that directory, which only the checkout makes.
+    pub(crate) fn start(
+        &self,
+        setup: &mut SandboxSetup,
+    ) -> Result<Option<crate::checkout::CheckingOut>> {
         if matches!(self, WorkingCopy::Direct { .. }) {
-            return Ok(());
+            return Ok(None);
+        }
+        if let WorkingCopy::Clone(clone) = self {
+            if clone.workspace == clone.clone_root {
+                return crate::checkout::CheckingOut::start(clone, setup).map(Some);
+            }
         }
         // git runs in the sandbox: not before its check has said yes.
         setup.settle_check()?;
         match self {
-            WorkingCopy::Direct { .. } => Ok(()),
+            WorkingCopy::Direct { .. } => Ok(None),
             WorkingCopy::InPlace(in_place) => {
                 let git = AgentRepo::new(&setup.sandbox, &setup.env, &in_place.workspace);
                 if !in_place.forced && !git.is_clean()? {
                     bail!("--in-place refuses to work in a tree with uncommitted changes (commit or stash them, or add --force)");
                 }
-                Ok(())
+                Ok(None)
             }
             WorkingCopy::Clone(clone) => {
                 AgentRepo::new(&setup.sandbox, &setup.env, &clone.clone_root)
                     .check_out_new_branch(&clone.branch, &clone.base)
                     .context("cannot check out the agent's clone")?;
-                Ok(())
+                Ok(None)
             }
         }
     }

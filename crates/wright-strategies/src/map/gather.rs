@@ -55,6 +55,20 @@ const SKIPPED_DIRS: &[&str] = &[
 /// The map's input for the workspace `sub` (relative to the top, `""` for the top) of the
 /// user's repository at `commit`.
 pub fn from_git(repo: &UserRepo, commit: &Oid, sub: &str) -> MapInput {
+    // The recent commits are read beside the listing: a run's first request waits for both.
+    std::thread::scope(|scope| {
+        let commits = scope.spawn(|| {
+            repo.recent_commits(commit, super::COMMITS)
+                .unwrap_or_default()
+        });
+        let mut input = from_git_listing(repo, commit, sub);
+        input.commits = commits.join().unwrap_or_default();
+        input
+    })
+}
+
+/// `from_git` but the commits: the files and the project files read.
+fn from_git_listing(repo: &UserRepo, commit: &Oid, sub: &str) -> MapInput {
     let listing = repo
         .tracked_files(commit, sub, MAX_LISTING_BYTES)
         .unwrap_or_default();
@@ -80,9 +94,7 @@ pub fn from_git(repo: &UserRepo, commit: &Oid, sub: &str) -> MapInput {
         files: listing.paths,
         more_files: listing.cut,
         project_files,
-        commits: repo
-            .recent_commits(commit, super::COMMITS)
-            .unwrap_or_default(),
+        commits: Vec::new(),
         source: Source::Commit,
     }
 }
