@@ -6,7 +6,6 @@ mod calls;
 mod confirming;
 mod external;
 mod fallback;
-mod ready;
 mod restore;
 mod send;
 mod strategies;
@@ -70,7 +69,7 @@ pub struct Conversation {
     pub(crate) workspace: Option<wright_tools::Workspace>,
     /// What the workspace's making still waits for (see `ready`): awaited before anything
     /// of the first reply runs.
-    workspace_ready: Option<ready::Pending>,
+    workspace_ready: Option<send::Pending>,
     /// The files kept after each step that may have changed them.
     snapshots: restore::Snapshots,
     /// When and how the user is asked before an action runs (see `confirming`).
