@@ -88,10 +88,12 @@ async fn start_an_agent(test: &str, viewport: Viewport) {
             "return location.hash.startsWith('#/c/');",
         )
         .await;
+    // Interrupted too: an agent whose sandbox is refused here (no network namespace for
+    // its allowed hosts) ends the run before its first event of its own.
     browser
         .until(
             "the run ended",
-            "const s = document.querySelector('#state'); return !!s && ['finished', 'failed', 'stopped'].includes(s.dataset.state);",
+            "const s = document.querySelector('#state'); return !!s && ['finished', 'failed', 'stopped', 'interrupted'].includes(s.dataset.state);",
         )
         .await;
     let id = browser
