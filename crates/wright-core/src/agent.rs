@@ -337,16 +337,9 @@ impl Conversation {
                     self.switch_model(observer, step, reason, err.to_string())?;
                     return Ok(StepEnd::Continue);
                 }
-                let message = err.to_string();
-                self.append(
-                    observer,
-                    Source::Environment,
-                    EventBody::Error {
-                        message: message.clone(),
-                    },
-                )?;
-                let stop = StopReason::ModelError { message };
-                let mut outcome = self.end(observer, AgentState::Failed, stop, None)?;
+                let mut outcome = self.fail(observer, err.to_string(), |message| {
+                    StopReason::ModelError { message }
+                })?;
                 outcome.remedy = err.remedy();
                 return Ok(StepEnd::done(outcome));
             }

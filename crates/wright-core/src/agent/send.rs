@@ -464,6 +464,21 @@ impl Conversation {
         let Err(message) = made else {
             return Ok(None);
         };
+        self.fail(observer, message, |message| StopReason::ToolFailed {
+            tool: StopReason::WORKSPACE.to_string(),
+            message,
+        })
+        .map(Some)
+    }
+
+    /// Ends the run as failed: `message` logged as an error first, then the end, with
+    /// the stop reason `stop` makes of it.
+    pub(super) fn fail(
+        &mut self,
+        observer: &mut dyn Observer,
+        message: String,
+        stop: impl FnOnce(String) -> StopReason,
+    ) -> Result<Outcome, StoreError> {
         self.append(
             observer,
             Source::Environment,
@@ -471,10 +486,6 @@ impl Conversation {
                 message: message.clone(),
             },
         )?;
-        let stop = StopReason::ToolFailed {
-            tool: StopReason::WORKSPACE.to_string(),
-            message,
-        };
-        self.end(observer, AgentState::Failed, stop, None).map(Some)
+        self.end(observer, AgentState::Failed, stop(message), None)
     }
 }

@@ -120,6 +120,21 @@ const LOCATING_VARIABLES: &[&str] = &[
     "GIT_PROXY_COMMAND",
 ];
 
+/// Runs git in `dir` for a test (a committer named, `main` the first branch): what it
+/// printed; a failure fails the test.
+#[cfg(test)]
+pub(crate) fn test_git(dir: &std::path::Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(["-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,16 +70,7 @@ impl UserRepo {
 mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) {
-        let output = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
-            .args(["-c", "init.defaultBranch=main"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "git {args:?}: {output:?}");
-    }
+    use crate::git::test_git as git;
 
     /// What the separate calls say, to compare with.
     fn apart(dir: &Path) -> Option<(std::path::PathBuf, Option<Oid>, Oid)> {

@@ -500,17 +500,7 @@ fn copy_bounded(from: &mut impl Read, to: &mut impl Write, max_bytes: u64) -> Re
 mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let output = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
-            .args(["-c", "init.defaultBranch=main"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "git {args:?}: {output:?}");
-        String::from_utf8(output.stdout).unwrap()
-    }
+    use crate::git::test_git as git;
 
     fn commit(dir: &Path, file: &str, text: &str) -> Oid {
         std::fs::write(dir.join(file), text).unwrap();
