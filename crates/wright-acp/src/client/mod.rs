@@ -210,7 +210,15 @@ async fn run(
     {
         return Ok(refused);
     }
-    let mut child = spawn::start(session, agent)?;
+    let mut child = match spawn::start(session, agent) {
+        Ok(child) => child,
+        // An agent that cannot be started (its sandbox refused here, its program
+        // missing) fails the run, logged, as one that breaks mid-turn does.
+        Err(err) => {
+            let message = format!("the agent {} could not start: {err:#}", agent.name);
+            return fail(conversation, observer, message).await;
+        }
+    };
     let stdin = child.stdin.take().context("the agent's stdin")?;
     let stdout = child.stdout.take().context("the agent's stdout")?;
     let stderr_tail = Arc::new(Mutex::new(String::new()));
@@ -280,23 +288,32 @@ async fn run(
             // The run fails, logged, and the session is still finished: the clone is
             // handed over with whatever the agent did before it broke.
             let message = format!("the agent {} failed: {err}{said}", agent.name);
-            conversation.log_external(
-                observer,
-                wright_protocol::Source::Environment,
-                wright_protocol::EventBody::Error {
-                    message: message.clone(),
-                },
-            )?;
-            conversation
-                .end_external(
-                    observer,
-                    AgentState::Failed,
-                    StopReason::Other { text: message },
-                    None,
-                )
-                .await
+            fail(conversation, observer, message).await
         }
     }
+}
+
+/// Ends the run as failed: `message` logged as an error, then as the stop reason.
+async fn fail(
+    conversation: &mut Conversation,
+    observer: &mut dyn Observer,
+    message: String,
+) -> Result<Ended> {
+    conversation.log_external(
+        observer,
+        wright_protocol::Source::Environment,
+        wright_protocol::EventBody::Error {
+            message: message.clone(),
+        },
+    )?;
+    conversation
+        .end_external(
+            observer,
+            AgentState::Failed,
+            StopReason::Other { text: message },
+            None,
+        )
+        .await
 }
 
 /// What the run works with while the agent's prompt is in flight.

@@ -93,7 +93,7 @@ async fn start_an_agent(test: &str, viewport: Viewport) {
     browser
         .until(
             "the run ended",
-            "const s = document.querySelector('#state'); return !!s && ['finished', 'failed', 'stopped', 'interrupted'].includes(s.dataset.state);",
+            "const s = document.querySelector('#state'); return !!s && ['finished', 'failed', 'stopped'].includes(s.dataset.state);",
         )
         .await;
     let id = browser

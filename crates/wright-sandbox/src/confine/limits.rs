@@ -43,9 +43,13 @@ pub fn apply_rlimits(policy: &Policy, in_own_user_namespace: bool) -> Result<Str
             wanted.min(hard).saturating_sub(others)
         )
     };
+    // A limit under a GiB (`--max-file-size 16`) is said in MiB, not as "0 GiB".
+    let files = match policy.max_file_bytes {
+        bytes if bytes >= 1 << 30 => format!("{} GiB", bytes >> 30),
+        bytes => format!("{} MiB", bytes >> 20),
+    };
     Ok(format!(
-        "files up to {} GiB, {} open files{processes}",
-        policy.max_file_bytes >> 30,
+        "files up to {files}, {} open files{processes}",
         policy.max_open_files,
     ))
 }
