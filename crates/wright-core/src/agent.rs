@@ -4,23 +4,22 @@
 
 mod calls;
 mod confirming;
-mod external;
 mod fallback;
-mod restore;
+mod lifecycle;
 mod send;
 mod strategies;
 mod teach;
 mod types;
 
-pub(crate) use calls::run_watched;
-pub use external::Permitted;
-pub use external::Served;
 pub use fallback::switch_reason;
 pub use fallback::Alternate;
-pub use restore::StepSnapshot;
+pub use lifecycle::Permitted;
+pub use lifecycle::Served;
+pub use lifecycle::StepSnapshot;
 pub use send::Aside;
 pub use send::AsideSender;
 pub use send::ASIDE;
+pub(crate) use types::run_watched;
 use types::Confirmation;
 use types::Interrupt;
 pub use types::Limits;
@@ -71,7 +70,7 @@ pub struct Conversation {
     /// of the first reply runs.
     workspace_ready: Option<send::Pending>,
     /// The files kept after each step that may have changed them.
-    snapshots: restore::Snapshots,
+    snapshots: lifecycle::Snapshots,
     /// When and how the user is asked before an action runs (see `confirming`).
     confirmation: Confirmation,
     /// What the repository teaches the agent: its instructions, hooks and setup script (see `teach`).
@@ -210,7 +209,7 @@ impl Conversation {
             guards: Vec::new(),
             workspace: None,
             workspace_ready: None,
-            snapshots: restore::Snapshots::default(),
+            snapshots: lifecycle::Snapshots::default(),
             confirmation: Confirmation::default(),
             teaching: Teaching::default(),
             fallback: fallback::Chain::default(),

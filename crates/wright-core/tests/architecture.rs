@@ -129,3 +129,23 @@ fn the_front_ends_depend_on_the_session_not_the_loop() {
         assert!(!on_core, "{front} depends on wright-core");
     }
 }
+
+/// The loop stays small enough to read: at most eight files under `agent/`, none of them
+/// reaching into the loop's fields wholesale with `use super::*` (tests aside), and no
+/// file of the loop over 600 lines.
+#[test]
+fn the_loop_is_eight_files_that_name_what_they_use() {
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/agent");
+    let files: Vec<_> = std::fs::read_dir(&agent)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert!(files.len() <= 8, "agent/ has {} files", files.len());
+    for file in files.iter().chain([&agent.with_extension("rs")]) {
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        assert!(!code.contains("use super::*"), "{}", file.display());
+        let lines = text.lines().count();
+        assert!(lines <= 600, "{} has {lines} lines", file.display());
+    }
+}

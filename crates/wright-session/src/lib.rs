@@ -38,6 +38,7 @@ pub mod inspect;
 mod launcher;
 pub mod mcp;
 mod mcp_caches;
+mod mcp_config;
 mod mcp_packages;
 pub mod mcp_program;
 mod mcp_registry;

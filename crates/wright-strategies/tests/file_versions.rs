@@ -411,3 +411,62 @@ async fn a_python_version_that_uses_a_standard_module_it_never_imports_gets_the_
     assert_eq!(tried[0].outcome, CandidateOutcome::Passed);
     assert_eq!(config(&h), format!("import os\n{without}"));
 }
+
+#[tokio::test]
+async fn a_version_of_the_second_file_is_asked_and_tried_on_top_of_the_first_ones() {
+    // The port is read in app.py: the task needs config.py's default and app.py's
+    // override. The first file's version keeps the tests passing, but the check fails
+    // until the second file is changed too.
+    let app = "import config\n\n\ndef port():\n    return config.PORT\n";
+    let new_app = "import os\n\nimport config\n\n\ndef port():\n    return int(os.environ.get(\"PORT\", config.PORT))\n";
+    let check = "python3 -c 'import app; assert app.port() == 3000' && PORT=4000 python3 -c 'import app; assert app.port() == 4000'";
+    let default_only = "PORT = 3000\n";
+    let finish = reply().call("finish", json!({"message": "done"}));
+    let mut h = Harness::run_mode(vec![
+        no_code(),
+        sh(check),
+        python(default_only),
+        python(BREAKS),
+        python(new_app),
+        finish,
+    ])
+    .await;
+    h.write("app.py", app);
+    passing_repo(&h);
+    equip(&mut h);
+    let outcome = h.run(TASK).await;
+
+    let tried = candidates(&h);
+    let outcomes: Vec<_> = tried.iter().map(|c| c.outcome.clone()).collect();
+    let failed = CandidateOutcome::Failed { exit_code: Some(1) };
+    assert_eq!(
+        outcomes,
+        after_no_check(vec![
+            failed.clone(),
+            failed,
+            CandidateOutcome::Unverified,
+            CandidateOutcome::Passed
+        ])
+    );
+    assert_eq!(tried[3].path, "config.py");
+    assert_eq!(tried[4].path, "app.py");
+    assert_eq!(config(&h), default_only);
+    let written = std::fs::read_to_string(h.workspace.path().join("app.py")).unwrap();
+    assert_eq!(written, new_app);
+    // The second file's version was asked with the first one shown, for the rest.
+    let requests = h.server.chat_requests();
+    let asked = requests[4].json()["messages"][0]["content"].to_string();
+    assert!(
+        asked.contains("config.py is already changed for the task")
+            && asked.contains("PORT = 3000")
+            && asked.contains("Write app.py changed what the task still needs, whole"),
+        "{asked}"
+    );
+    assert_eq!(requests.len(), 6);
+    let summary = outcome.summary.unwrap();
+    assert!(
+        summary.contains("wright wrote config.py anew")
+            && summary.contains("wright wrote app.py anew"),
+        "{summary}"
+    );
+}

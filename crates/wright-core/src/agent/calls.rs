@@ -1,6 +1,7 @@
 //! Running one tool call: logged before it runs, arguments checked and coerced, `finish`
 //! guarded (the strategies, the check, the review), the observation logged after.
 
+use super::types::run_kept;
 use super::Conversation;
 use super::Observer;
 use super::Outcome;
@@ -566,67 +567,5 @@ impl Conversation {
                 _ => None,
             })
             .unwrap_or_default()
-    }
-}
-
-/// Runs `tool`, handing what it prints to the observer as it comes; `None` when the run
-/// was cancelled first.
-pub(crate) async fn run_watched(
-    tool: &dyn wright_tools::Tool,
-    arguments: &Value,
-    cancel: &CancellationToken,
-    observer: &mut dyn Observer,
-    masker: Option<Arc<wright_tools::Masker>>,
-) -> Option<Result<ToolOutput, ToolError>> {
-    run_kept(tool, arguments, cancel, observer, masker).await.0
-}
-
-/// `run_watched`, with what the tool printed (as shown) kept: the observation of a call
-/// that does not finish says it.
-pub(super) async fn run_kept(
-    tool: &dyn wright_tools::Tool,
-    arguments: &Value,
-    cancel: &CancellationToken,
-    observer: &mut dyn Observer,
-    masker: Option<Arc<wright_tools::Masker>>,
-) -> (Option<Result<ToolOutput, ToolError>>, super::types::Printed) {
-    let mut kept = super::types::Printed::default();
-    let mut pass = |bytes: &[u8], observer: &mut dyn Observer| {
-        kept.push(bytes);
-        show(bytes, observer);
-    };
-    let (sender, mut printed) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
-    let sink = move |bytes: &[u8]| {
-        let _ = sender.send(bytes.to_vec());
-    };
-    // What is shown as it comes is masked too, a secret split across chunks included.
-    let mut stream = wright_tools::MaskStream::new(masker);
-    let running = tool.run_watched(arguments, &sink);
-    tokio::pin!(running);
-    loop {
-        tokio::select! {
-            result = &mut running => {
-                while let Ok(bytes) = printed.try_recv() {
-                    pass(&stream.push(&bytes), observer);
-                }
-                pass(&stream.finish(), observer);
-                return (Some(result), kept);
-            }
-            Some(bytes) = printed.recv() => pass(&stream.push(&bytes), observer),
-            _ = cancel.cancelled() => {
-                // What came before the interruption, shown and kept.
-                while let Ok(bytes) = printed.try_recv() {
-                    pass(&stream.push(&bytes), observer);
-                }
-                pass(&stream.finish(), observer);
-                return (None, kept);
-            }
-        }
-    }
-}
-
-fn show(bytes: &[u8], observer: &mut dyn Observer) {
-    if !bytes.is_empty() {
-        observer.command_output(bytes);
     }
 }

@@ -6,8 +6,8 @@
 //! answer, or the run is cancelled while it waits, the run ends with the call still
 //! waiting; the next run asks again (`settle_pending`), never runs it by itself.
 
-use super::calls::run_kept;
 use super::calls::Begun;
+use super::types::run_kept;
 use super::Conversation;
 use super::Observer;
 use super::Outcome;

@@ -3,7 +3,7 @@
 //! strategies are taken out of the conversation while they are asked, so that they can
 //! be given a narrow view of it.
 
-use super::calls::run_watched;
+use super::types::run_watched;
 use super::Conversation;
 use super::Observer;
 use super::StepEnd;

@@ -12,12 +12,15 @@
 //! What a call printed while it ran, kept for when it does not finish (Ctrl-C, the time
 //! limit): the observation of an interrupted call says what the command had printed, not
 //! only that it stopped. Bounded: the first and the last bytes, with the whole counted.
+//! A tool runs with what it prints shown as it comes (masked) and kept so.
 
 use super::Conversation;
 use crate::store::EventLog;
 use crate::store::StoreError;
 use serde_json::Value;
 use std::path::Path;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 use wright_llm::Client;
 use wright_llm::StreamDelta;
 use wright_protocol::count;
@@ -26,6 +29,8 @@ use wright_protocol::Event;
 use wright_protocol::EventBody;
 use wright_protocol::Review;
 use wright_protocol::Source;
+use wright_tools::ToolError;
+use wright_tools::ToolOutput;
 
 /// Sees the conversation as it happens (front ends print from here).
 pub trait Observer: Send {
@@ -479,6 +484,68 @@ impl Printed {
         };
         let text = text.trim_end();
         (!text.trim().is_empty()).then(|| text.to_string())
+    }
+}
+
+/// Runs `tool`, handing what it prints to the observer as it comes; `None` when the run
+/// was cancelled first.
+pub(crate) async fn run_watched(
+    tool: &dyn wright_tools::Tool,
+    arguments: &Value,
+    cancel: &CancellationToken,
+    observer: &mut dyn Observer,
+    masker: Option<Arc<wright_tools::Masker>>,
+) -> Option<Result<ToolOutput, ToolError>> {
+    run_kept(tool, arguments, cancel, observer, masker).await.0
+}
+
+/// `run_watched`, with what the tool printed (as shown) kept: the observation of a call
+/// that does not finish says it.
+pub(super) async fn run_kept(
+    tool: &dyn wright_tools::Tool,
+    arguments: &Value,
+    cancel: &CancellationToken,
+    observer: &mut dyn Observer,
+    masker: Option<Arc<wright_tools::Masker>>,
+) -> (Option<Result<ToolOutput, ToolError>>, Printed) {
+    let mut kept = Printed::default();
+    let mut pass = |bytes: &[u8], observer: &mut dyn Observer| {
+        kept.push(bytes);
+        show(bytes, observer);
+    };
+    let (sender, mut printed) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let sink = move |bytes: &[u8]| {
+        let _ = sender.send(bytes.to_vec());
+    };
+    // What is shown as it comes is masked too, a secret split across chunks included.
+    let mut stream = wright_tools::MaskStream::new(masker);
+    let running = tool.run_watched(arguments, &sink);
+    tokio::pin!(running);
+    loop {
+        tokio::select! {
+            result = &mut running => {
+                while let Ok(bytes) = printed.try_recv() {
+                    pass(&stream.push(&bytes), observer);
+                }
+                pass(&stream.finish(), observer);
+                return (Some(result), kept);
+            }
+            Some(bytes) = printed.recv() => pass(&stream.push(&bytes), observer),
+            _ = cancel.cancelled() => {
+                // What came before the interruption, shown and kept.
+                while let Ok(bytes) = printed.try_recv() {
+                    pass(&stream.push(&bytes), observer);
+                }
+                pass(&stream.finish(), observer);
+                return (None, kept);
+            }
+        }
+    }
+}
+
+fn show(bytes: &[u8], observer: &mut dyn Observer) {
+    if !bytes.is_empty() {
+        observer.command_output(bytes);
     }
 }
 

@@ -12,7 +12,8 @@
 //!
 //! - `<function_calls><invoke name="NAME"><parameter name="K">V</parameter></invoke></function_calls>`
 //!   without a namespace (Anthropic's published tool-use prompt format, which models
-//!   trained on its transcripts write); values are raw strings.
+//!   trained on its transcripts write), and with the `antml:` namespace on every tag, as
+//!   they also write it; values are raw strings.
 //!
 //! A block or invoke left open at the end of the reply runs to the end.
 
@@ -75,6 +76,23 @@ const FUNCTION_CALLS: Dialect = Dialect {
     after_value: &["<parameter", "</invoke>", "</function_calls>"],
 };
 
+/// The same markup with the `antml:` namespace on every tag, as models trained on
+/// transcripts of Anthropic's own tool use write it.
+const NAMESPACED: Dialect = Dialect {
+    form: "<antml:function_calls><antml:invoke name=\"NAME\"><antml:parameter name=\"KEY\">VALUE</antml:parameter></antml:invoke></antml:function_calls>",
+    invoke: "<antml:invoke",
+    invoke_close: "</antml:invoke>",
+    parameter: "<antml:parameter",
+    parameter_close: "</antml:parameter>",
+    block_close: &["</antml:function_calls>"],
+    after_value: &["<antml:parameter", "</antml:invoke>", "</antml:function_calls>"],
+};
+
+/// The opening tag of [`NAMESPACED`]'s block.
+pub(super) const NAMESPACED_OPEN: &str = "<antml:function_calls>";
+/// Its closing tag.
+pub(super) const NAMESPACED_CLOSE: &str = "</antml:function_calls>";
+
 const DSML_ASCII: Dialect = Dialect {
     form: DSML.form,
     invoke: "<|DSML|invoke",
@@ -96,6 +114,8 @@ pub(crate) fn parse(src: &mut Src, at: usize, marker: &str, out: &mut Out) -> us
         &MINIMAX
     } else if marker == "<function_calls>" {
         &FUNCTION_CALLS
+    } else if marker == NAMESPACED_OPEN {
+        &NAMESPACED
     } else if marker.starts_with("<｜") {
         &DSML
     } else {

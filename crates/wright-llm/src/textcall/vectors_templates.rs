@@ -145,6 +145,14 @@ pub(super) const INVOKE_FAMILY: &[Vector] = &[
         ..BLANK
     },
     Vector {
+        name: "function_calls with a namespace on every tag, thinking before",
+        doc: INVOKE_DOC,
+        text: "Let me look first.\n\n<antml:function_calls>\n<antml:invoke name=\"read_file\">\n<antml:parameter name=\"path\">src/lib.rs</antml:parameter>\n<antml:parameter name=\"limit\">40</antml:parameter>\n</antml:invoke>\n</antml:function_calls>",
+        calls: &[("read_file", r#"{"path": "src/lib.rs", "limit": "40"}"#)],
+        content: "Let me look first.",
+        ..BLANK
+    },
+    Vector {
         name: "minimax m3: prefixed tags, parameters as their own tags",
         doc: INVOKE_DOC,
         text: "<mm:think>Two lookups.</mm:think>]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<city>Bern]<]minimax[>[</city>]<]minimax[>[</invoke>\n]<]minimax[>[<invoke name=\"search\">]<]minimax[>[<query>bern trams]<]minimax[>[</query>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",

@@ -14,6 +14,7 @@ mod files;
 mod join;
 mod launcher;
 mod limits;
+mod mounts;
 mod namespaces;
 mod pid;
 mod policy;

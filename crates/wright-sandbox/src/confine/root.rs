@@ -27,12 +27,17 @@
 //! Mounts that come read-only get every flag their source had (a user namespace may not
 //! drop nosuid, nodev, noexec or the atime flags), submounts included.
 
+use super::mounts::fs;
+use super::mounts::kept_vfs_flags;
+use super::mounts::make_dir;
+use super::mounts::make_mount_point;
+use super::mounts::mount_flags;
+use super::mounts::mounts;
+use super::mounts::remount;
 use crate::pinned::PinError;
-use nix::mount::mount;
 use nix::mount::umount2;
 use nix::mount::MntFlags;
 use nix::mount::MsFlags;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -420,22 +425,6 @@ fn outside(path: &Path) -> PathBuf {
         .map_or_else(|_| path.to_path_buf(), |inner| Path::new("/").join(inner))
 }
 
-/// `kept_flags` from what `statvfs` says of a mount.
-fn kept_vfs_flags(flags: nix::sys::statvfs::FsFlags) -> MsFlags {
-    use nix::sys::statvfs::FsFlags;
-    [
-        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
-        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
-        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
-        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
-        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
-        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
-    ]
-    .into_iter()
-    .filter(|(vfs, _)| flags.contains(*vfs))
-    .fold(MsFlags::empty(), |all, (_, ms)| all | ms)
-}
-
 /// An overlay of `lower` (read-only) with its upper layer in `layer`, at `target`.
 fn overlay(lower: &Path, layer: &Path, target: &Path) -> Result<(), String> {
     let (upper, work) = (layer.join("upper"), layer.join("work"));
@@ -559,7 +548,7 @@ fn finish_special(layout: &Layout<'_>) -> Result<(), String> {
 /// flags each had: a mount belongs to the deepest entry whose path holds it. (One read of
 /// mountinfo for all of them: this is most of the cost of starting a confined command.)
 fn seal(entries: &[Entry]) -> Result<(), String> {
-    for (point, kept) in mounts()? {
+    for (point, kept) in mounts(Path::new(OLD))? {
         let Ok(inner) = point.strip_prefix(NEW) else {
             continue;
         };
@@ -587,7 +576,7 @@ fn seal(entries: &[Entry]) -> Result<(), String> {
 /// Makes the mount at `target` and every mount below it read-only, keeping the flags
 /// each had.
 fn read_only_below(target: &Path) -> Result<(), String> {
-    for (point, kept) in mounts()? {
+    for (point, kept) in mounts(Path::new(OLD))? {
         if point == target || point.starts_with(target) {
             remount(
                 &point,
@@ -596,91 +585,4 @@ fn read_only_below(target: &Path) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn remount(target: &Path, flags: MsFlags) -> Result<(), String> {
-    mount(None::<&str>, target, None::<&str>, flags, None::<&str>)
-        .map_err(|e| format!("remount {}: {e}", target.display()))
-}
-
-fn mount_flags(
-    source: Option<&Path>,
-    target: impl AsRef<Path>,
-    fstype: Option<&str>,
-    flags: MsFlags,
-    data: Option<&str>,
-) -> Result<(), String> {
-    let target = target.as_ref();
-    mount(source, target, fstype, flags, data)
-        .map_err(|e| format!("mount {}: {e}", target.display()))
-}
-
-/// A pseudo file system's source name (`tmpfs`, `proc`, `devpts`).
-fn fs(name: &str) -> Option<&Path> {
-    Some(Path::new(name))
-}
-
-fn make_dir(path: &Path) -> Result<(), String> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o755)
-        .create(path)
-        .map_err(|e| format!("mkdir {}: {e}", path.display()))
-}
-
-/// A directory, or an empty file, to mount over (parents made as needed).
-fn make_mount_point(target: &Path, is_dir: bool) -> Result<(), String> {
-    if target.exists() {
-        return Ok(());
-    }
-    if is_dir {
-        return make_dir(target);
-    }
-    if let Some(parent) = target.parent() {
-        make_dir(parent)?;
-    }
-    std::fs::File::create(target)
-        .map(drop)
-        .map_err(|e| format!("create {}: {e}", target.display()))
-}
-
-/// Per-mount flags that must be kept when remounting (a user namespace may not drop them).
-fn kept_flags(options: &str) -> MsFlags {
-    let mut flags = MsFlags::empty();
-    for option in options.split(',') {
-        flags |= match option {
-            "nosuid" => MsFlags::MS_NOSUID,
-            "nodev" => MsFlags::MS_NODEV,
-            "noexec" => MsFlags::MS_NOEXEC,
-            "noatime" => MsFlags::MS_NOATIME,
-            "nodiratime" => MsFlags::MS_NODIRATIME,
-            "relatime" => MsFlags::MS_RELATIME,
-            _ => MsFlags::empty(),
-        };
-    }
-    flags
-}
-
-/// Mount points and their per-mount options, from mountinfo (the host's /proc, reached
-/// through the old root while the new root is built).
-fn mounts() -> Result<Vec<(PathBuf, MsFlags)>, String> {
-    let info = std::fs::read_to_string(Path::new(OLD).join("proc/self/mountinfo"))
-        .map_err(|e| format!("mountinfo: {e}"))?;
-    Ok(info
-        .lines()
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split(' ').collect();
-            let point = unescape(fields.get(4)?);
-            Some((PathBuf::from(point), kept_flags(fields.get(5)?)))
-        })
-        .collect())
-}
-
-/// mountinfo escapes spaces and a few other bytes as \\ooo.
-fn unescape(field: &str) -> String {
-    field
-        .replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\012", "\n")
-        .replace("\\134", "\\")
 }

@@ -474,10 +474,24 @@ struct Placing {
     before: Vec<Before>,
 }
 
-fn version_question(task: &str, path: &str, text: &str) -> String {
+/// The request for a version of `path` (now `text`), whole; `earlier`, a file already
+/// changed for the task (its path and new text), shown first so the version does the
+/// rest of the task.
+fn version_question(task: &str, path: &str, text: &str, earlier: Option<(&str, &str)>) -> String {
+    let done = match earlier {
+        Some((earlier, new)) => format!(
+            "{earlier} is already changed for the task:\n```{}\n{new}\n```\n\n",
+            lang(earlier)
+        ),
+        None => String::new(),
+    };
+    let rest = match earlier {
+        Some(_) => "what the task still needs",
+        None => "as the task asks",
+    };
     let lang = lang(path);
     format!(
-        "Task: {task}\n\n{path}:\n```{lang}\n{text}\n```\n\nWrite {path} changed as the task asks, whole, in one ```{lang} block. Change nothing else."
+        "Task: {task}\n\n{done}{path}:\n```{lang}\n{text}\n```\n\nWrite {path} changed {rest}, whole, in one ```{lang} block. Change nothing else."
     )
 }
 

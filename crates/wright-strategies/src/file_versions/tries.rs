@@ -2,6 +2,11 @@
 //! place and tried with the checks; the first one with which the tests and a check pass
 //! stays. Failing that, the first one that kept the tests passing stays, `unverified`.
 //!
+//! A task often spans two files (a default in a settings module, its override where the
+//! program reads it): when a version of the first file kept the tests passing but no
+//! check passed, it is put back in place, `unverified`, before the next file is asked
+//! for, and that file's versions are asked with it shown and tried on top of it.
+//!
 //! Guarantees: every try is one `candidate` event, logged after its version was put in
 //! place and tried (and put back unless it stays); a version kept unverified is logged
 //! again as its own event, without asking again, after it was put back in place and the
@@ -48,15 +53,16 @@ pub(super) async fn try_versions(
 }
 
 /// Puts back `event`'s version, tried and taken out again since the tests passed with it
-/// and no check did, and logs it `unverified` when the tests still pass with it.
+/// and no check did, and logs it `unverified` when the tests still pass with it; its
+/// path and text when it stays.
 async fn keep_unverified(
     cx: &mut Context<'_>,
     asking: &Asking<'_>,
     mut event: Candidate,
     placing: &mut Placing,
-) -> Result<(), StoreError> {
+) -> Result<Option<(String, String)>, StoreError> {
     let Some(new) = event.new_str.clone() else {
-        return Ok(());
+        return Ok(None);
     };
     event.question = String::new();
     event.answer = String::new();
@@ -72,8 +78,9 @@ async fn keep_unverified(
         .try_in_place(cx, (&path, &old, &new), &[], placing)
         .await?
         .outcome;
+    let stays = event.outcome.stays();
     cx.log(Source::Environment, EventBody::Candidate(event))?;
-    Ok(())
+    Ok(stays.then_some((path, new)))
 }
 
 /// The tries of `try_versions`: true when the run was cancelled meanwhile. The first
@@ -86,7 +93,17 @@ async fn try_each(
     placing: &mut Placing,
     unchecked: &mut Option<Candidate>,
 ) -> Result<bool, StoreError> {
-    for (path, text) in files {
+    // A version of an earlier file kept, unverified, for this one to go on from.
+    let mut earlier: Option<(String, String)> = None;
+    for (index, (path, text)) in files.iter().enumerate() {
+        if index > 0 && !checks.is_empty() && earlier.is_none() {
+            if let Some(event) = unchecked.take() {
+                if cx.run_token().is_cancelled() {
+                    return Ok(true);
+                }
+                earlier = keep_unverified(cx, asking, event, placing).await?;
+            }
+        }
         for _ in 0..TRIES_PER_FILE {
             if cx.run_token().is_cancelled() {
                 return Ok(true);
@@ -94,7 +111,8 @@ async fn try_each(
             if asking.out_of_time(cx) {
                 return Ok(false);
             }
-            let question = version_question(asking.task, path, text);
+            let shown = earlier.as_ref().map(|(p, t)| (p.as_str(), t.as_str()));
+            let question = version_question(asking.task, path, text, shown);
             let Some(answer) = asking.ask(cx, &question).await else {
                 return Ok(true);
             };
@@ -128,7 +146,8 @@ async fn try_each(
                             event.check = Some(by.text().to_string());
                             event.check_file = by.path().map(str::to_string);
                         }
-                        if tried.tests_passed && unchecked.is_none() {
+                        // On top of a kept version, the first one still stays alone.
+                        if tried.tests_passed && unchecked.is_none() && earlier.is_none() {
                             *unchecked = Some(event.clone());
                         }
                         tried.outcome
