@@ -23,7 +23,13 @@ use wright_tools::TerminalTool;
 use wright_tools::Tool;
 use wright_tools::Workspace;
 
-const WRIGHT: &str = env!("CARGO_BIN_EXE_wright");
+const BUILT: &str = env!("CARGO_BIN_EXE_wright");
+
+/// The wright measured: the one built with the bench, or `WRIGHT_BENCH_BINARY` (another
+/// build, to compare two side by side on the same machine).
+fn wright() -> String {
+    std::env::var("WRIGHT_BENCH_BINARY").unwrap_or_else(|_| BUILT.to_string())
+}
 
 struct RunStats {
     spawn_to_first_request: Duration,
@@ -44,7 +50,7 @@ async fn run_wright(
 ) -> (RunStats, ScriptedServer) {
     let server = ScriptedServer::start(script).await.unwrap();
     let started = Instant::now();
-    let mut child = tokio::process::Command::new(WRIGHT)
+    let mut child = tokio::process::Command::new(wright())
         .args([
             "run",
             "--sandbox",
@@ -231,7 +237,7 @@ async fn main() {
     let private = wright_sandbox::PrivateDir::create(&std::env::temp_dir(), "bench-echo").unwrap();
     let ws = tempfile::tempdir().unwrap();
     let policy = wright_sandbox::confine::Policy::for_workspace(ws.path(), &private, None);
-    let confined = wright_sandbox::Sandbox::confined(WRIGHT.into(), &policy).unwrap();
+    let confined = wright_sandbox::Sandbox::confined(wright().into(), &policy).unwrap();
     let median_confined_echo = echo_round_trip(confined, Some((ws.path(), &private))).await;
     drop(private);
 
@@ -400,7 +406,7 @@ fn spawn_costs() -> Vec<(&'static str, Duration)> {
         policy.namespaces = namespaces;
         let json = serde_json::to_string(&policy).unwrap();
         time(level, &mut || {
-            std::process::Command::new(WRIGHT)
+            std::process::Command::new(wright())
                 .args(["__sandbox-exec", &json, "--", "true"])
                 .current_dir(ws.path())
                 .status()

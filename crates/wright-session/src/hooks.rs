@@ -217,22 +217,42 @@ fn allowed(
     choice: RepoHooksChoice,
     front: &dyn Front,
 ) -> Result<bool> {
-    if choice == RepoHooksChoice::AllowOnce {
-        return Ok(true);
-    }
-    let hash = subject(files);
-    let mut record = Consent::open(&Consent::default_path())?;
-    if record.allows(consent::Kind::RepoHooks, repo, &hash) {
-        return Ok(true);
-    }
     let question = wright_protocol::Question::RunRepoHooks {
         repo: repo.to_path_buf(),
         files: files.to_vec(),
     };
+    consented(
+        consent::Kind::RepoHooks,
+        repo,
+        &subject(files),
+        question,
+        choice,
+        front,
+    )
+}
+
+/// Whether the repository's files that `subject` hashes may be followed: for this run
+/// by the front end's choice, by the consent store (allowed before, these exact bytes),
+/// or by the person asked `question` now — their yes recorded for next time.
+pub(crate) fn consented(
+    kind: consent::Kind,
+    repo: &Path,
+    subject: &str,
+    question: wright_protocol::Question,
+    choice: RepoHooksChoice,
+    front: &dyn Front,
+) -> Result<bool> {
+    if choice == RepoHooksChoice::AllowOnce {
+        return Ok(true);
+    }
+    let mut record = Consent::open(&Consent::default_path())?;
+    if record.allows(kind, repo, subject) {
+        return Ok(true);
+    }
     if !front.confirm(&question) {
         return Ok(false);
     }
-    record.allow(consent::Kind::RepoHooks, repo, &hash)?;
+    record.allow(kind, repo, subject)?;
     Ok(true)
 }
 

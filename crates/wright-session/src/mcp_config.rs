@@ -14,7 +14,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::path::PathBuf;
 use wright_config::consent;
-use wright_config::consent::Consent;
 use wright_mcp::ServerConfig;
 
 /// The repository's files that name MCP servers, in the order they are read.
@@ -169,21 +168,10 @@ fn allowed(
     choice: RepoHooksChoice,
     front: &dyn Front,
 ) -> Result<bool> {
-    if choice == RepoHooksChoice::AllowOnce {
-        return Ok(true);
-    }
-    let hash = subject(files);
-    let mut record = Consent::open(&Consent::default_path())?;
-    if record.allows(consent::Kind::RepoMcp, repo, &hash) {
-        return Ok(true);
-    }
     let question = wright_protocol::Question::RunRepoMcp {
         repo: repo.to_path_buf(),
         files: files.to_vec(),
     };
-    if !front.confirm(&question) {
-        return Ok(false);
-    }
-    record.allow(consent::Kind::RepoMcp, repo, &hash)?;
-    Ok(true)
+    let kind = consent::Kind::RepoMcp;
+    crate::hooks::consented(kind, repo, &subject(files), question, choice, front)
 }

@@ -182,6 +182,8 @@ impl Session {
         if !crate::stored::is_plain_id(&id) {
             anyhow::bail!("a conversation's id is letters, digits and dashes, not {id:?}");
         }
+        // Refused before anything is made: nothing to leave behind.
+        let (tool_names, tools_why) = choose_tools(&settings.tools, &client.config().model)?;
         let conversation_dir = wright_core::conversations_dir().join(&id);
         if conversation_dir.symlink_metadata().is_ok() {
             anyhow::bail!("a conversation {id} exists already");
@@ -189,14 +191,12 @@ impl Session {
         std::fs::create_dir_all(&conversation_dir)
             .with_context(|| format!("cannot create {}", conversation_dir.display()))?;
         locks.push(wright_core::RunLock::conversation(&conversation_dir, &id)?);
-        crate::sandbox_setup::reap_dead_runs(&id);
         let options = crate::working_copy::Options {
             in_place,
             force: place.force,
             uncommitted: place.uncommitted,
             snapshot: place.snapshot,
         };
-        let (tool_names, tools_why) = choose_tools(&settings.tools, &client.config().model)?;
         // The model server is asked what it is while the working copy is made and the
         // sandbox checked (a clone checked out in the sandbox takes tens of
         // milliseconds): on a task of its own, which takes the client and gives it back.
@@ -205,44 +205,51 @@ impl Session {
             let probed = crate::connect::ask_the_server(&mut client, &asked, replies).await;
             (client, probed)
         });
-        let prepared = WorkingCopy::prepare(start, &conversation_dir, &id, options, front)
-            .and_then(|working_copy| {
-                // Read from the user's repository at the start commit, before the agent
-                // has a shell.
-                let source = working_copy.config_source();
-                let sub = working_copy.sub_directory();
-                let (tool_names, tools_why) = crate::web_work::with_browser(
-                    (tool_names, tools_why),
-                    &settings.tools,
-                    &source,
-                    &sub,
-                    &sandbox,
-                    working_copy.placement().users_tree,
-                );
-                let files = crate::repo_config::RepoFiles::list(
-                    &source,
-                    &[
-                        crate::teach::Teaching::paths(&sub),
-                        crate::hooks::paths(),
-                        crate::mcp::paths(),
-                    ]
-                    .concat(),
-                );
-                let teaching =
-                    crate::teach::Teaching::read(&files, &sub, user_skills_dir().as_deref());
-                let hooks = crate::hooks::SessionHooks::load(&files, sandbox.repo_hooks, front)?;
-                let mcp = crate::mcp::McpConfig::load(&files, sandbox.repo_mcp, front)?;
-                let key = source.key().to_path_buf();
-                let tools = Tools::build(
-                    &sandbox,
-                    &working_copy,
-                    &id,
-                    Readiness::Start,
-                    &tool_names,
-                    &teaching.skills,
-                )?;
-                Ok((working_copy, tools, teaching, hooks, (mcp, key), tools_why))
-            });
+        // Blocking work (git, the file system): the probe goes on meanwhile.
+        let prepared = blocking(|| {
+            // What dead runs left goes before this run's sandbox is made.
+            crate::sandbox_setup::reap_dead_runs(&id);
+            WorkingCopy::prepare(start, &conversation_dir, &id, options, front).and_then(
+                |working_copy| {
+                    // Read from the user's repository at the start commit, before the agent
+                    // has a shell.
+                    let source = working_copy.config_source();
+                    let sub = working_copy.sub_directory();
+                    let (tool_names, tools_why) = crate::web_work::with_browser(
+                        (tool_names, tools_why),
+                        &settings.tools,
+                        &source,
+                        &sub,
+                        &sandbox,
+                        working_copy.placement().users_tree,
+                    );
+                    let files = crate::repo_config::RepoFiles::list(
+                        &source,
+                        &[
+                            crate::teach::Teaching::paths(&sub),
+                            crate::hooks::paths(),
+                            crate::mcp::paths(),
+                        ]
+                        .concat(),
+                    );
+                    let teaching =
+                        crate::teach::Teaching::read(&files, &sub, user_skills_dir().as_deref());
+                    let hooks =
+                        crate::hooks::SessionHooks::load(&files, sandbox.repo_hooks, front)?;
+                    let mcp = crate::mcp::McpConfig::load(&files, sandbox.repo_mcp, front)?;
+                    let key = source.key().to_path_buf();
+                    let tools = Tools::build(
+                        &sandbox,
+                        &working_copy,
+                        &id,
+                        Readiness::Start,
+                        &tool_names,
+                        &teaching.skills,
+                    )?;
+                    Ok((working_copy, tools, teaching, hooks, (mcp, key), tools_why))
+                },
+            )
+        });
         let (working_copy, mut tools, teaching, hooks, (mcp, key), tools_why) = match prepared {
             Ok(prepared) => prepared,
             Err(err) => {
@@ -449,5 +456,16 @@ pub fn configure(
     conversation.stop_when_done(settings.assist.at_start(Piece::StopWhenDone, &everyone));
     if let Some(inspector) = inspector {
         conversation.set_inspector(Box::new(inspector.clone()));
+    }
+}
+
+/// Runs `work`, which blocks (git, the file system), so that the tasks spawned before it
+/// go on meanwhile: on a runtime of several threads this one's tasks are handed to
+/// another for the time (a task just spawned waits in this thread's own slot, which no
+/// other thread takes from otherwise); on a one-thread runtime it simply runs.
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|handle| handle.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
     }
 }
