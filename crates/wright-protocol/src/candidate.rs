@@ -34,6 +34,10 @@ pub enum CandidateOutcome {
     /// before the change, or none passed with any version). It stays, said as unchecked,
     /// and the model goes on from it.
     Unverified,
+    /// A version of a whole file with which the tests (and maybe a check) pass, but which
+    /// leaves out `words` the task names and the code lacks (an option, a variable): put
+    /// back, and kept unverified only when no version holds more of them (version 15 on).
+    LeavesOut { words: Vec<String> },
 }
 
 impl CandidateOutcome {
@@ -127,6 +131,11 @@ impl Candidate {
                 "{what}: `{}` passes with it, but no check of the task confirmed it; it stays, unchecked",
                 self.command
             ),
+            CandidateOutcome::LeavesOut { words } => format!(
+                "{what}: `{}` passes with it, but it leaves out what the task names ({})",
+                self.command,
+                words.join(", ")
+            ),
         }
     }
 }
@@ -151,6 +160,9 @@ mod tests {
                 why: "the server refused".into(),
             },
             CandidateOutcome::Unverified,
+            CandidateOutcome::LeavesOut {
+                words: vec!["--top".into(), "HTTP_TIMEOUT".into()],
+            },
         ] {
             let candidate = Candidate {
                 call_id: "first-look".into(),

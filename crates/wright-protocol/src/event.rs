@@ -39,7 +39,7 @@ use std::time::SystemTime;
 /// pull request, a comment on the issue, or why one failed). Version 14 added the
 /// candidate outcome `unverified` (a whole file's version kept with the tests passing but
 /// no check of the task confirming it).
-pub const LOG_FORMAT_VERSION: u32 = 14;
+pub const LOG_FORMAT_VERSION: u32 = 15;
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,6 +8,15 @@
 //! times in a run); the next one ends the run as stopped (`ChecksFail`), never as
 //! finished.
 //!
+//! When the first look passed (a task with no failing test), the repository's tests are
+//! what must keep passing: a `finish` while they fail is sent back the same way, and once
+//! wright kept a version of a file for the task (see `file_versions`), they run after each
+//! edit of the code too, and an edit that makes them fail is undone. The 1.5B, handed a
+//! settings module that did the task, renamed its constant in place, broke the module
+//! that read it, and went in circles until it was stuck with the tests failing. Before a
+//! version is kept, edits are not followed: a change may break the tests on its way
+//! (a function renamed before its callers).
+//!
 //! Guarantees: each run of the check is logged as a `check` event, and everything the
 //! strategy decides from is a fold over the log (the command: the first look's, when it
 //! failed; the `finish` calls sent back since the run started; whether the check passes
@@ -76,9 +85,19 @@ impl Retest {
         self.on
     }
 
-    /// The command checked, when one is: the first look's, when it failed.
+    /// The command checked at `finish`, when one is: the first look's.
     fn command(&self, events: &[Event]) -> Option<String> {
-        self.on.then(|| failed_first_look(events)).flatten()
+        self.on
+            .then(|| first_look(events))
+            .flatten()
+            .map(|(command, _)| command)
+    }
+
+    /// The command run again after each edit of the code: the first look's when it
+    /// failed, or when it passed and wright has kept a version for the task since.
+    fn command_after_edits(&self, events: &[Event]) -> Option<String> {
+        let (command, failed) = self.on.then(|| first_look(events)).flatten()?;
+        (failed || kept_a_version(events)).then_some(command)
     }
 
     /// Runs the check and logs it; `None` when there is none to run, or it was cancelled
@@ -184,7 +203,7 @@ impl Strategy for Retest {
         if !undo || !edits_code(call.tool, call.arguments) || !passes_now(view.events()) {
             return;
         }
-        if self.command(view.events()).is_none() {
+        if self.command_after_edits(view.events()).is_none() {
             return;
         }
         let text = view.workspace().and_then(|workspace| {
@@ -207,7 +226,7 @@ impl Strategy for Retest {
             return Ok(());
         }
         let was_passing = passes_now(cx.view().events());
-        let Some(command) = self.command(cx.view().events()) else {
+        let Some(command) = self.command_after_edits(cx.view().events()) else {
             return Ok(());
         };
         let Some((output, exit_code)) = cx.run_in_root(&command).await else {
@@ -277,10 +296,11 @@ impl Strategy for Retest {
                 stop,
             });
         }
-        Ok(AtFinish::SendBack(format!(
-            "{}\nThe task is not done: fix the code so that it passes (do not weaken the tests), then call finish.",
-            check.shown
-        )))
+        let fix = match failed_first_look(cx.view().events()) {
+            Some(_) => "The task is not done: fix the code so that it passes (do not weaken the tests), then call finish.",
+            None => "The tests passed when the work began: the task is not done while they fail. Fix the code so that they pass again (do not weaken the tests), then call finish.",
+        };
+        Ok(AtFinish::SendBack(format!("{}\n{fix}", check.shown)))
     }
 }
 
@@ -304,7 +324,7 @@ fn passes_now_note(events: &[Event]) -> Option<String> {
 }
 
 /// Whether the check passed last: its last run passed, or, since it last ran, a version
-/// wright tried passed and stayed. False before either (the first look failed).
+/// wright tried passed and stayed. Before either, whether the first look passed.
 fn passes_now(events: &[Event]) -> bool {
     events
         .iter()
@@ -314,7 +334,14 @@ fn passes_now(events: &[Event]) -> bool {
             EventBody::Candidate(candidate) => candidate.outcome.stays().then_some(true),
             _ => None,
         })
-        .unwrap_or(false)
+        .unwrap_or_else(|| first_look(events).is_some_and(|(_, failed)| !failed))
+}
+
+/// Whether wright kept a version for the task (it passed, or stayed unverified).
+fn kept_a_version(events: &[Event]) -> bool {
+    events.iter().any(
+        |event| matches!(&event.body, EventBody::Candidate(candidate) if candidate.outcome.stays()),
+    )
 }
 
 /// `command` run again after wright put a file back: what came of it, in words.
@@ -352,7 +379,12 @@ fn verdict(
                 Some(workspace) => wright_tools::failure::excerpt(output, workspace),
                 None => clip(output, 2000),
             };
-            format!("[wright ran `{command}` {when}: it still fails (exit {code}):]\n{excerpt}")
+            // Tests that passed when the work began do not "still" fail.
+            let fails = match failed_first_look(view.events()) {
+                Some(_) => "it still fails",
+                None => "it fails",
+            };
+            format!("[wright ran `{command}` {when}: {fails} (exit {code}):]\n{excerpt}")
         }
         None => format!(
             "[wright ran `{command}` {when}: it did not finish:]\n{}",
@@ -363,6 +395,13 @@ fn verdict(
 
 /// The first look's command, when it ran and failed (exit code not 0).
 fn failed_first_look(events: &[Event]) -> Option<String> {
+    first_look(events)
+        .filter(|(_, failed)| *failed)
+        .map(|(command, _)| command)
+}
+
+/// The first look's command, when it ran to an end, and whether it failed.
+fn first_look(events: &[Event]) -> Option<(String, bool)> {
     let command = events.iter().find_map(|e| match &e.body {
         EventBody::Action {
             call_id, arguments, ..
@@ -371,11 +410,15 @@ fn failed_first_look(events: &[Event]) -> Option<String> {
         }
         _ => None,
     })?;
-    let failed = events.iter().any(|e| {
-        matches!(&e.body, EventBody::Observation { call_id, exit_code: Some(code), .. }
-            if call_id == FIRST_LOOK_CALL && *code != 0)
-    });
-    failed.then_some(command)
+    let exit_code = events.iter().find_map(|e| match &e.body {
+        EventBody::Observation {
+            call_id, exit_code, ..
+        } if call_id == FIRST_LOOK_CALL => Some(*exit_code),
+        _ => None,
+    })?;
+    // One that did not finish (a timeout) shows neither a failure to fix nor tests to
+    // keep passing.
+    exit_code.map(|code| (command, code != 0))
 }
 
 /// Whether a call of `tool` with `arguments` changes a file of the code: an edit (not a

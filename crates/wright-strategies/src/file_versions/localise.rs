@@ -1,8 +1,10 @@
 //! Which files a task with no failing test is about: names and identifiers of the task
 //! in the files' names and texts; configuration files (JSON, TOML, YAML, `.env`, config
 //! modules) are files like others, and count more when the task speaks of a default, a
-//! setting or the environment. Test files are never the change's.
+//! setting or the environment. Test files are never the change's. What the task names
+//! that none of those files has yet (see `words`) is read on the way.
 
+use super::words::NewWords;
 use super::MAX_BYTES;
 use super::MAX_LINES;
 use wright_tools::Workspace;
@@ -23,12 +25,20 @@ const STOP_WORDS: &[&str] = &[
     "und", "mit", "con", "para", "por", "una", "per", "che", "del", "add",
 ];
 
+/// The files a task is about, and what it names that the code lacks.
+pub(super) struct Localised {
+    /// At most `FILES`, likeliest first, with their texts.
+    pub files: Vec<(String, String)>,
+    /// The task's words that no source or configuration file has (tests aside).
+    pub new_words: NewWords,
+}
+
 /// The files the task is likeliest about, with their texts: at most `FILES`, best first.
 /// A file scores for its name or stem in the task, for the task's words in its text (more
 /// for words that look like identifiers: `--limit`, `PORT`, `max_rows`), and, when the
 /// task speaks of a default, a setting or the environment, for being a configuration
 /// file. Test files are the check's business, not the change's.
-pub(super) fn localise(workspace: &Workspace, task: &str) -> Vec<(String, String)> {
+pub(super) fn localise(workspace: &Workspace, task: &str) -> Localised {
     let input = crate::map::from_directory(workspace);
     let lower_task = task.to_lowercase();
     let words = task_words(task);
@@ -44,6 +54,7 @@ pub(super) fn localise(workspace: &Workspace, task: &str) -> Vec<(String, String
     .iter()
     .any(|word| lower_task.contains(word));
     let mut scored: Vec<(u32, String, String)> = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
     for path in &input.files {
         if !is_candidate(path) {
             continue;
@@ -51,6 +62,7 @@ pub(super) fn localise(workspace: &Workspace, task: &str) -> Vec<(String, String
         let Some(text) = wright_tools::editable_text(workspace, path) else {
             continue;
         };
+        texts.push(text.clone());
         if text.len() > MAX_BYTES || text.lines().count() > MAX_LINES {
             continue;
         }
@@ -68,7 +80,7 @@ pub(super) fn localise(workspace: &Workspace, task: &str) -> Vec<(String, String
                 score += if *identifier { 3 } else { 1 };
             }
         }
-        if about_settings && is_config(&name) {
+        if about_settings && is_config(&name) && !is_manifest(&name) {
             score += 3;
         }
         if score >= MIN_SCORE {
@@ -76,11 +88,42 @@ pub(super) fn localise(workspace: &Workspace, task: &str) -> Vec<(String, String
         }
     }
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.len().cmp(&b.1.len())));
-    scored
-        .into_iter()
-        .take(FILES)
-        .map(|(_, path, text)| (path, text))
-        .collect()
+    // A task that spans two files is mostly a value and the code that reads it: after a
+    // data file (TOML, JSON, `.env`…), the next is code, since data cannot read the
+    // environment or take an option (the 1.5B was asked for config.toml, then
+    // Cargo.toml, for a port an environment variable must override).
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut rest = scored.into_iter().map(|(_, path, text)| (path, text));
+    if let Some(first) = rest.next() {
+        let data = is_data(&first.0);
+        files.push(first);
+        let mut rest = rest.filter(|(path, _)| !data || !is_data(path));
+        files.extend(rest.by_ref().take(FILES - 1));
+    }
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    Localised {
+        files,
+        new_words: NewWords::of(task, &texts),
+    }
+}
+
+/// A file of values, not code: what it says is read by code elsewhere.
+fn is_data(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    name.starts_with(".env")
+        || [
+            ".json", ".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".env",
+        ]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+}
+
+/// A package's manifest: its name, version and dependencies, not the program's settings.
+fn is_manifest(name: &str) -> bool {
+    matches!(
+        name,
+        "cargo.toml" | "package.json" | "go.mod" | "pyproject.toml" | "setup.cfg" | "tsconfig.json"
+    )
 }
 
 /// The task's words of three letters or more, lowercased, each once, and whether it looks
@@ -149,14 +192,34 @@ mod tests {
         write("settings.json", "{\"port\": 8080}\n");
         write("README.md", "port limit rows\n");
         let workspace = Workspace::new(dir.path()).unwrap();
-        let found = localise(&workspace, "Add an option --rows N to report.py, default 5");
+        let found = localise(&workspace, "Add an option --rows N to report.py, default 5").files;
         assert_eq!(found[0].0, "report.py");
         assert!(found.iter().all(|(path, _)| path != "test_report.py"));
         let found = localise(
             &workspace,
             "The default port must be 3000, overridable by PORT",
-        );
+        )
+        .files;
         assert_eq!(found[0].0, "settings.json");
-        assert!(localise(&workspace, "zzz qqq").is_empty());
+        assert!(localise(&workspace, "zzz qqq").files.is_empty());
+
+        // After a data file, code: the value's reader, not another file of values.
+        write("Cargo.toml", "[package]\nname = \"server\"\n");
+        write("config.toml", "[server]\nport = 8000\n");
+        write(
+            "src/main.rs",
+            "fn main() { let port = server::read(\"config.toml\"); }\n",
+        );
+        let found = localise(
+            &workspace,
+            "The server must listen on port 8443 by default; APP_PORT overrides it",
+        )
+        .files;
+        let paths: Vec<&str> = found.iter().map(|(path, _)| path.as_str()).collect();
+        assert_eq!(paths[0], "config.toml", "{paths:?}");
+        assert!(
+            paths[1].ends_with(".rs") || paths[1].ends_with(".py"),
+            "{paths:?}"
+        );
     }
 }

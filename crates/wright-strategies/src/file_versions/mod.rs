@@ -29,6 +29,7 @@ mod check;
 mod imports;
 mod localise;
 mod tries;
+mod words;
 
 use crate::first_look::version_try::put_back;
 use crate::first_look::version_try::record_absent;
@@ -127,7 +128,8 @@ impl Strategy for FileVersions {
         let (Some(workspace), Some(editor)) = (workspace, editor) else {
             return Ok(());
         };
-        let files = localise(&workspace, &task);
+        let localised = localise(&workspace, &task);
+        let files = localised.files;
         if files.is_empty() {
             return Ok(());
         }
@@ -138,6 +140,7 @@ impl Strategy for FileVersions {
             editor: editor.as_ref(),
             task: &task,
             until: run.max_time.map(|max_time| run.started + max_time / 2),
+            new_words: localised.new_words,
         };
         let mut placing = Placing {
             workspace: workspace.clone(),
@@ -180,6 +183,9 @@ struct Asking<'a> {
     editor: &'a dyn Tool,
     task: &'a str,
     until: Option<Instant>,
+    /// What the task names that the code lacks: a version that leaves it out most
+    /// likely does not do the task (see `words`).
+    new_words: words::NewWords,
 }
 
 /// One answer to a request asked apart.
@@ -326,15 +332,17 @@ impl Asking<'_> {
     }
 
     /// Puts `new` in place of `old` in `path`, runs the tests, then the checks until one
-    /// passes: `Passed` and in place, with that check, when the tests and one check pass;
-    /// `Unverified` and in place when the tests pass and there is no check; else put
-    /// back.
+    /// passes. It stays `Passed`, with that check, when the tests and a check pass and it
+    /// leaves out no required word of the task; `Unverified` when the tests pass, no check
+    /// does and `keep.unchecked` says it may; else it is put back (`LeavesOut` when the
+    /// tests passed but the task's words kept it from staying).
     async fn try_in_place<'c>(
         &self,
         cx: &mut Context<'_>,
         (path, old, new): (&str, &str, &str),
         checks: &'c [Check],
         placing: &mut Placing,
+        keep: &Keep,
     ) -> Result<Tried<'c>, StoreError> {
         let edit = match old.is_empty() {
             true => serde_json::json!({"command": "create", "path": path, "file_text": new}),
@@ -352,18 +360,13 @@ impl Asking<'_> {
             None => None,
         };
         let tests_passed = exit_code == Some(0);
-        if tests_passed && checks.is_empty() {
-            return Ok(Tried::just(CandidateOutcome::Unverified));
-        }
+        let mut passed_by = None;
         if tests_passed {
             for check in checks {
                 match self.run_check(cx, check, placing).await? {
                     Ran::Exited(0) => {
-                        return Ok(Tried {
-                            outcome: CandidateOutcome::Passed,
-                            by: Some(check),
-                            tests_passed,
-                        })
+                        passed_by = Some(check);
+                        break;
                     }
                     Ran::Exited(code) => exit_code = Some(code),
                     Ran::Unfinished | Ran::Cancelled => exit_code = None,
@@ -380,13 +383,37 @@ impl Asking<'_> {
                 }
             }
         }
+        let stays = match (tests_passed, passed_by) {
+            (true, Some(_)) if keep.coverage.missing_required.is_empty() => {
+                Some(CandidateOutcome::Passed)
+            }
+            (true, None) if keep.unchecked => Some(CandidateOutcome::Unverified),
+            _ => None,
+        };
+        if let Some(outcome) = stays {
+            return Ok(Tried {
+                outcome,
+                by: passed_by,
+                tests_passed,
+            });
+        }
         if let Some(could_not) = put_back(self.editor, path, 1).await {
             return Ok(Tried::just(could_not));
         }
-        let exit_code = exit_code.filter(|code| *code != -1);
+        let outcome = match (tests_passed, passed_by) {
+            (true, Some(_)) => CandidateOutcome::LeavesOut {
+                words: keep.coverage.missing_required.clone(),
+            },
+            (true, None) if checks.is_empty() => CandidateOutcome::LeavesOut {
+                words: keep.coverage.missing.clone(),
+            },
+            _ => CandidateOutcome::Failed {
+                exit_code: exit_code.filter(|code| *code != -1),
+            },
+        };
         Ok(Tried {
-            outcome: CandidateOutcome::Failed { exit_code },
-            by: None,
+            outcome,
+            by: passed_by,
             tests_passed,
         })
     }
@@ -434,6 +461,14 @@ impl Asking<'_> {
             ..self.untried(path)
         }
     }
+}
+
+/// What a version needs to stay besides the tests passing (see `try_in_place`).
+struct Keep {
+    /// What the files hold of the task's new words with it in place.
+    coverage: words::Coverage,
+    /// It stays, unverified, when the tests pass and no check does.
+    unchecked: bool,
 }
 
 /// What came of a version put in place.
