@@ -476,13 +476,23 @@ const APP_TASK: &str =
     "The default port must be 3000, overridable by the APP_PORT environment variable.";
 const APP_CONFIG: &str = "import os\n\nPORT = int(os.environ.get(\"APP_PORT\", \"3000\"))\n";
 
+/// `APP_TASK` run on the passing repository with the help on, the model answering
+/// `replies` in turn.
+async fn run_app_task(replies: Vec<Reply>) -> (Harness, Outcome) {
+    let mut h = Harness::run_mode(replies).await;
+    passing_repo(&h);
+    equip(&mut h);
+    let outcome = h.run(APP_TASK).await;
+    (h, outcome)
+}
+
 #[tokio::test]
 async fn a_version_that_leaves_out_what_the_task_names_does_not_stay_when_one_holds_it() {
     // No check is left (both pass before any change). The first version keeps the tests
     // passing but has no APP_PORT: it is put back, and the next one, which reads it, stays.
     let passes = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_nothing(self):\n        pass\n";
     let finish = reply().call("finish", json!({"message": "done"}));
-    let mut h = Harness::run_mode(vec![
+    let (h, _) = run_app_task(vec![
         python(passes),
         sh("true"),
         python("PORT = 3000\n"),
@@ -490,9 +500,6 @@ async fn a_version_that_leaves_out_what_the_task_names_does_not_stay_when_one_ho
         finish,
     ])
     .await;
-    passing_repo(&h);
-    equip(&mut h);
-    h.run(APP_TASK).await;
 
     let tried = candidates(&h);
     let outcomes: Vec<_> = tried[2..].iter().map(|c| c.outcome.clone()).collect();
@@ -508,7 +515,7 @@ async fn a_version_that_leaves_out_what_the_task_names_does_not_stay_when_one_ho
     // When no version holds it, the one that holds most of the task's words stays in
     // the end: the new default, not the version that changed nothing the task names.
     let finish = reply().call("finish", json!({"message": "done"}));
-    let mut h = Harness::run_mode(vec![
+    let (h, _) = run_app_task(vec![
         python(passes),
         sh("true"),
         python("PORT = 8080  # the port\n"),
@@ -516,9 +523,6 @@ async fn a_version_that_leaves_out_what_the_task_names_does_not_stay_when_one_ho
         finish,
     ])
     .await;
-    passing_repo(&h);
-    equip(&mut h);
-    h.run(APP_TASK).await;
     let tried = candidates(&h);
     assert_eq!(tried.len(), 5, "{tried:?}");
     assert_eq!(tried[4].outcome, CandidateOutcome::Unverified);
@@ -535,7 +539,7 @@ async fn a_version_a_check_passes_that_leaves_out_what_the_task_names_is_not_tak
         "file_editor",
         json!({"command": "view", "path": "config.py"}),
     );
-    let mut h = Harness::run_mode(vec![
+    let (h, _) = run_app_task(vec![
         no_code(),
         sh(default_only),
         python("PORT = 3000\n"),
@@ -543,9 +547,6 @@ async fn a_version_a_check_passes_that_leaves_out_what_the_task_names_is_not_tak
         view,
     ])
     .await;
-    passing_repo(&h);
-    equip(&mut h);
-    h.run(APP_TASK).await;
 
     let outcomes: Vec<_> = candidates(&h).into_iter().map(|c| c.outcome).collect();
     assert_eq!(
@@ -569,7 +570,7 @@ async fn an_edit_that_breaks_the_tests_a_kept_version_passed_is_undone_and_a_fin
         json!({"command": "str_replace", "path": "config.py", "old_str": "PORT = int", "new_str": "APP_PORT = int"}),
     );
     let finish = reply().call("finish", json!({"message": "done"}));
-    let mut h = Harness::run_mode(vec![
+    let (h, outcome) = run_app_task(vec![
         no_code(),
         no_code(),
         python(APP_CONFIG),
@@ -577,9 +578,6 @@ async fn an_edit_that_breaks_the_tests_a_kept_version_passed_is_undone_and_a_fin
         finish,
     ])
     .await;
-    passing_repo(&h);
-    equip(&mut h);
-    let outcome = h.run(APP_TASK).await;
     assert_eq!(outcome.stop, StopReason::Finished);
     assert_eq!(config(&h), APP_CONFIG);
     let checks: Vec<_> = h
