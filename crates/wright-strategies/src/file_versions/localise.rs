@@ -54,7 +54,7 @@ pub(super) fn localise(workspace: &Workspace, task: &str) -> Localised {
     .iter()
     .any(|word| lower_task.contains(word));
     let mut scored: Vec<(u32, String, String)> = Vec::new();
-    let mut texts: Vec<String> = Vec::new();
+    let mut texts: Vec<(String, String)> = Vec::new();
     for path in &input.files {
         if !is_candidate(path) {
             continue;
@@ -62,7 +62,7 @@ pub(super) fn localise(workspace: &Workspace, task: &str) -> Localised {
         let Some(text) = wright_tools::editable_text(workspace, path) else {
             continue;
         };
-        texts.push(text.clone());
+        texts.push((path.clone(), text.clone()));
         if text.len() > MAX_BYTES || text.lines().count() > MAX_LINES {
             continue;
         }
@@ -100,7 +100,10 @@ pub(super) fn localise(workspace: &Workspace, task: &str) -> Localised {
         let mut rest = rest.filter(|(path, _)| !data || !is_data(path));
         files.extend(rest.by_ref().take(FILES - 1));
     }
-    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let texts: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
     Localised {
         files,
         new_words: NewWords::of(task, &texts),
@@ -108,7 +111,7 @@ pub(super) fn localise(workspace: &Workspace, task: &str) -> Localised {
 }
 
 /// A file of values, not code: what it says is read by code elsewhere.
-fn is_data(path: &str) -> bool {
+pub(super) fn is_data(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
     name.starts_with(".env")
         || [

@@ -333,7 +333,7 @@ impl Asking<'_> {
 
     /// Puts `new` in place of `old` in `path`, runs the tests, then the checks until one
     /// passes. It stays `Passed`, with that check, when the tests and a check pass and it
-    /// leaves out no required word of the task; `Unverified` when the tests pass, no check
+    /// leaves out no needed word of the task; `Unverified` when the tests pass, no check
     /// does and `keep.unchecked` says it may; else it is put back (`LeavesOut` when the
     /// tests passed but the task's words kept it from staying).
     async fn try_in_place<'c>(
@@ -384,7 +384,7 @@ impl Asking<'_> {
             }
         }
         let stays = match (tests_passed, passed_by) {
-            (true, Some(_)) if keep.coverage.missing_required.is_empty() => {
+            (true, Some(_)) if keep.coverage.missing_needed.is_empty() => {
                 Some(CandidateOutcome::Passed)
             }
             (true, None) if keep.unchecked => Some(CandidateOutcome::Unverified),
@@ -402,10 +402,10 @@ impl Asking<'_> {
         }
         let outcome = match (tests_passed, passed_by) {
             (true, Some(_)) => CandidateOutcome::LeavesOut {
-                words: keep.coverage.missing_required.clone(),
+                words: keep.coverage.missing_needed.clone(),
             },
             (true, None) if checks.is_empty() => CandidateOutcome::LeavesOut {
-                words: keep.coverage.missing.clone(),
+                words: keep.coverage.missing_needed.clone(),
             },
             _ => CandidateOutcome::Failed {
                 exit_code: exit_code.filter(|code| *code != -1),

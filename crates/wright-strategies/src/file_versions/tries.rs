@@ -34,8 +34,8 @@ use wright_protocol::Source;
 
 /// Asks for versions of `files`, each whole, and tries each with `checks` until one
 /// passes or the time is spent. With no check (none the model wrote failed before the
-/// change), a version that keeps the tests passing and holds every new word of the task
-/// stays at once, `unverified`; otherwise the one with which the tests passed and that
+/// change), a version that keeps the tests passing and holds every needed new word of
+/// the task stays at once, `unverified`; otherwise the one with which the tests passed and that
 /// holds most of those words (the first of equals; one a check passed first) stays in
 /// the end. A small model's check rejects a right version about as often as it catches
 /// a wrong one, and leaving the file as it was leaves the model with the long view-edit
@@ -87,7 +87,7 @@ async fn keep_unverified(
     let old = event.old_str.clone();
     // Without checks: in place and `unverified` when the tests still pass, else back.
     let keep = Keep {
-        coverage: asking.new_words.coverage(&[&new]),
+        coverage: asking.new_words.coverage(&[(&path, &new)]),
         unchecked: true,
     };
     event.outcome = asking
@@ -159,15 +159,15 @@ async fn try_each(
                             why: format!("{path} could not be recorded as it was first"),
                         }
                     } else {
-                        let mut texts = vec![new.as_str()];
-                        texts.extend(earlier.as_ref().map(|(_, t, _)| t.as_str()));
+                        let mut texts = vec![(path.as_str(), new.as_str())];
+                        texts.extend(earlier.as_ref().map(|(p, t, _)| (p.as_str(), t.as_str())));
                         let coverage = asking.new_words.coverage(&texts);
                         // On top of a kept version, one stays that brings in more of
                         // what the task names; alone, one that holds it all, when there
                         // is no check to pass.
                         let unchecked = match &earlier {
                             Some((_, _, score)) => coverage.score > *score,
-                            None => checks.is_empty() && coverage.complete(),
+                            None => checks.is_empty() && coverage.missing_needed.is_empty(),
                         };
                         let score = coverage.score;
                         let keep = Keep {

@@ -3,13 +3,18 @@
 //! the task almost always brings those words into the code; a version that leaves them
 //! out most likely does not do it. The 1.5B's versions of "add an option --top N" include
 //! one that changed a comment and kept the tests passing, and its checks of the task
-//! rejected right versions as often as wrong ones: the task's own words are a signal that
-//! does not depend on the model.
+//! passed versions that did not do it (one set the variable to the new default, so a
+//! default with no override passed): the task's own words are a signal that does not
+//! depend on the model.
 //!
-//! Two strengths: an option and a name with `_` or in camelCase are `required` (a
-//! change that does the task has them); a word in capitals without `_` (`PORT`, but also
-//! `API`, `JSON`) and a number (the new default, but also an example value) only rank
-//! versions, since the task may use them without meaning them to be in the code.
+//! Three strengths: an option and a name with `_` or in camelCase are `Required` (a
+//! change that does the task has them); a number is a `Value` (the new default, needed
+//! too, though it may be an example the task gives); a word in capitals without `_`
+//! (`PORT`, but also `API`, `JSON`) is a `Hint` that only ranks versions. Where the task
+//! speaks of the environment, a name in capitals counts as held only where code reads it
+//! from there — quoted (`os.getenv("HTTP_TIMEOUT")`, `env::var("APP_PORT")`), after
+//! `env.` (`process.env.PORT`), or set at the start of a line (`.env`) — not as a
+//! constant of that name (`HTTP_TIMEOUT = 60`).
 //!
 //! Guarantees: a word counts as new only when no source or configuration file of the
 //! repository (tests aside) has it before the change, so what is already there is never
@@ -22,6 +27,9 @@ enum Word {
     Option(String),
     /// An identifier, matched whole and case-sensitively.
     Name(String),
+    /// A name in capitals where the task speaks of the environment: held where code
+    /// reads it from there (see the module's doc).
+    EnvName(String),
     /// A number, matched whole.
     Number(String),
 }
@@ -32,13 +40,16 @@ impl Word {
         match self {
             Word::Option(name) if name.chars().count() == 1 => format!("-{name}"),
             Word::Option(name) => format!("--{name}"),
-            Word::Name(name) | Word::Number(name) => name.clone(),
+            Word::Name(name) | Word::EnvName(name) | Word::Number(name) => name.clone(),
         }
     }
 
-    /// Whether `text` has it: an option as `-name`/`--name` or quoted (Go's
-    /// `flag.Int("width", …)`), a name or a number as a whole word.
-    fn is_in(&self, text: &str) -> bool {
+    /// Whether `text`, the file at `path`, has it: an option as `-name`/`--name` or
+    /// quoted (Go's `flag.Int("width", …)`), a name or a number as a whole word; a
+    /// variable of the environment where code reads it, or in a file of values, where a
+    /// line sets it (a TOML or JSON file cannot read the environment: a quoted name in
+    /// it reads nothing).
+    fn is_in(&self, (path, text): (&str, &str)) -> bool {
         match self {
             Word::Option(name) => {
                 ["\"", "'", "`"]
@@ -47,6 +58,22 @@ impl Word {
                     || whole(text, &format!("-{name}"), |c| is_ident(c) || c == '-')
             }
             Word::Name(name) => whole(text, name, is_ident),
+            Word::EnvName(name) => {
+                let reads = !super::localise::is_data(path)
+                    && (["\"", "'", "`"]
+                        .iter()
+                        .any(|quote| text.contains(&format!("{quote}{name}{quote}")))
+                        || ["env.", "environ."]
+                            .iter()
+                            .any(|read| whole(text, &format!("{read}{name}"), is_ident)));
+                reads
+                    || text.lines().any(|line| {
+                        let line = line.trim_start().trim_start_matches("export ");
+                        line.strip_prefix(name.as_str())
+                            .is_some_and(|rest| rest.trim_start().starts_with('='))
+                            && !line.contains(" = ")
+                    })
+            }
             Word::Number(number) => whole(text, number, |c| c.is_ascii_digit() || c == '.'),
         }
     }
@@ -72,74 +99,84 @@ fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// The task's words the code does not have yet, `required` or only ranking.
+/// How much a word of the task weighs (see the module's doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strength {
+    Required,
+    Value,
+    Hint,
+}
+
+impl Strength {
+    fn weight(self) -> usize {
+        match self {
+            Strength::Required => 2,
+            Strength::Value | Strength::Hint => 1,
+        }
+    }
+
+    /// A version that does the task has it.
+    fn needed(self) -> bool {
+        self != Strength::Hint
+    }
+}
+
+/// The task's words the code does not have yet, with their strengths.
 #[derive(Debug, Default, Clone)]
 pub(super) struct NewWords {
-    required: Vec<Word>,
-    ranking: Vec<Word>,
+    words: Vec<(Word, Strength)>,
 }
 
 /// How much of the task's new words a set of texts holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Coverage {
-    /// Required words none of the texts has, as the task writes them.
-    pub missing_required: Vec<String>,
-    /// Every new word none of the texts has.
-    pub missing: Vec<String>,
-    /// Words held, a required one counting twice: versions compare by it.
+    /// Words a version that does the task has (options, names, values) that none of
+    /// the texts has, as the task writes them.
+    pub missing_needed: Vec<String>,
+    /// Words held, weighed: versions compare by it.
     pub score: usize,
 }
 
-impl Coverage {
-    /// Every new word is there (none when the task named none).
-    pub fn complete(&self) -> bool {
-        self.missing.is_empty()
-    }
-}
-
 impl NewWords {
-    /// The words of `task` that none of `texts` (the repository's files as they are) has.
-    pub fn of(task: &str, texts: &[&str]) -> Self {
+    /// The words of `task` that none of `files` (the repository's, as they are: path and
+    /// text) has.
+    pub fn of(task: &str, files: &[(&str, &str)]) -> Self {
         let mut new = NewWords::default();
-        for (word, required) in task_words(task) {
-            if texts.iter().any(|text| word.is_in(text)) {
+        for (word, strength) in task_words(task) {
+            if files.iter().any(|file| word.is_in(*file)) {
                 continue;
             }
-            let list = match required {
-                true => &mut new.required,
-                false => &mut new.ranking,
-            };
-            if !list.contains(&word) {
-                list.push(word);
+            if !new.words.iter().any(|(known, _)| *known == word) {
+                new.words.push((word, strength));
             }
         }
         new
     }
 
-    /// What `texts` (the files as a version leaves them) hold of the new words.
-    pub fn coverage(&self, texts: &[&str]) -> Coverage {
-        let held = |word: &Word| texts.iter().any(|text| word.is_in(text));
-        let missing_required: Vec<String> = self
-            .required
-            .iter()
-            .filter(|word| !held(word))
-            .map(Word::shown)
-            .collect();
-        let missing_ranking = self.ranking.iter().filter(|word| !held(word));
-        let score = (self.required.len() - missing_required.len()) * 2
-            + (self.ranking.len() - missing_ranking.clone().count());
-        let mut missing = missing_required.clone();
-        missing.extend(missing_ranking.map(Word::shown));
-        Coverage {
-            missing_required,
-            missing,
-            score,
+    /// What `files` (path and text, as a version leaves them) hold of the new words.
+    pub fn coverage(&self, files: &[(&str, &str)]) -> Coverage {
+        let mut coverage = Coverage {
+            missing_needed: Vec::new(),
+            score: 0,
+        };
+        for (word, strength) in &self.words {
+            if files.iter().any(|file| word.is_in(*file)) {
+                coverage.score += strength.weight();
+            } else if strength.needed() {
+                coverage.missing_needed.push(word.shown());
+            }
         }
+        coverage
     }
 }
 
-/// The task's words that name something in code, each with whether it is required.
-fn task_words(task: &str) -> Vec<(Word, bool)> {
+/// The task's words that name something in code, each with its strength.
+fn task_words(task: &str) -> Vec<(Word, Strength)> {
+    let lower = task.to_lowercase();
+    // "environment", "env", "Umgebungsvariable", "variabile d'ambiente", "entorno".
+    let environment = ["env", "variab", "ambiente", "entorno"]
+        .iter()
+        .any(|word| lower.contains(word));
     let mut words = Vec::new();
     let raw_words = task
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.' || c == ','));
@@ -154,7 +191,7 @@ fn task_words(task: &str) -> Vec<(Word, bool)> {
             let dashes = raw.len() - name.len();
             let short_or_long = dashes == 2 || (dashes == 1 && !name.contains('.'));
             if short_or_long && name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                words.push((Word::Option(name.to_string()), true));
+                words.push((Word::Option(name.to_string()), Strength::Required));
                 continue;
             }
         }
@@ -166,7 +203,7 @@ fn task_words(task: &str) -> Vec<(Word, bool)> {
         }
         if raw.chars().all(|c| c.is_ascii_digit() || c == '.') {
             if raw.chars().any(|c| c.is_ascii_digit()) && !raw.starts_with('.') {
-                words.push((Word::Number(raw.to_string()), false));
+                words.push((Word::Number(raw.to_string()), Strength::Value));
             }
             continue;
         }
@@ -178,10 +215,14 @@ fn task_words(task: &str) -> Vec<(Word, bool)> {
         let snake = raw.contains('_') && raw.chars().any(char::is_alphabetic);
         let camel = raw.starts_with(|c: char| c.is_lowercase()) && has_upper;
         let capitals = !has_lower && raw.chars().filter(|c| c.is_alphabetic()).count() >= 3;
+        let name = match (capitals || (snake && !has_lower)) && environment {
+            true => Word::EnvName(raw.to_string()),
+            false => Word::Name(raw.to_string()),
+        };
         if snake || camel {
-            words.push((Word::Name(raw.to_string()), true));
+            words.push((name, Strength::Required));
         } else if capitals {
-            words.push((Word::Name(raw.to_string()), false));
+            words.push((name, Strength::Hint));
         }
     }
     words
@@ -195,21 +236,56 @@ mod tests {
     fn options_names_and_values_the_code_lacks_are_new() {
         let code = "import sys\nTIMEOUT = 30\ndef top_words(text, count):\n    pass\n";
         let task = "Add an option --top N: default 3. The HTTP_TIMEOUT variable overrides it, 60 s. The API uses maxRows.";
-        let new = NewWords::of(task, &[code]);
-        let none = new.coverage(&[code]);
-        // `top_words` does not hold the option `--top`; `3`... is not in the code either.
-        assert_eq!(none.missing_required, ["--top", "HTTP_TIMEOUT", "maxRows"]);
+        let new = NewWords::of(task, &[("a.py", code)]);
+        let none = new.coverage(&[("a.py", code)]);
+        // `top_words` does not hold the option `--top`; `API` is only a hint.
         assert_eq!(
-            none.missing,
-            ["--top", "HTTP_TIMEOUT", "maxRows", "3", "60", "API"]
+            none.missing_needed,
+            ["--top", "3", "HTTP_TIMEOUT", "60", "maxRows"]
         );
-        assert!(!none.complete());
         assert_eq!(none.score, 0);
         let version = "p.add_argument(\"--top\", type=int, default=3)\nTIMEOUT = int(os.environ.get(\"HTTP_TIMEOUT\", 60))\nmaxRows = 1\n";
-        let all_but_api = new.coverage(&[version]);
-        assert!(all_but_api.missing_required.is_empty());
-        assert_eq!(all_but_api.missing, ["API"]);
-        assert_eq!(all_but_api.score, 3 * 2 + 2);
+        let all = new.coverage(&[("a.py", version)]);
+        assert!(all.missing_needed.is_empty());
+        assert_eq!(all.score, 3 * 2 + 2);
+        // A constant named as the variable does not read it.
+        let constant = "HTTP_TIMEOUT = 60\n";
+        assert!(new
+            .coverage(&[("a.py", constant)])
+            .missing_needed
+            .contains(&"HTTP_TIMEOUT".to_string()));
+    }
+
+    #[test]
+    fn a_variable_counts_where_code_reads_it_from_the_environment() {
+        let new = NewWords::of(
+            "Change the default port to 8080, and let a PORT environment variable override it; CACHE_TTL too",
+            &[("a.py", "")],
+        );
+        for code in [
+            "const port = process.env.PORT || 8080; const ttl = process.env[\"CACHE_TTL\"];",
+            "port := os.Getenv(\"PORT\") // 8080\nttl := os.Getenv(\"CACHE_TTL\")",
+            "PORT=8080\nexport CACHE_TTL=600\n",
+        ] {
+            let coverage = new.coverage(&[("a.py", code)]);
+            assert!(coverage.missing_needed.is_empty(), "{code}: {coverage:?}");
+            assert_eq!(coverage.score, 1 + 1 + 2, "{code}");
+        }
+        assert_eq!(
+            new.coverage(&[("a.py", "PORT = 8080\nCACHE_TTL = 600\n")])
+                .missing_needed,
+            ["CACHE_TTL"]
+        );
+        // A file of values sets a variable on a line of its own, and reads none.
+        let toml = "port = os.getenv(\"CACHE_TTL\", 8080)\n";
+        assert_eq!(
+            new.coverage(&[("config.toml", toml)]).missing_needed,
+            ["CACHE_TTL"]
+        );
+        assert!(new
+            .coverage(&[(".env", "CACHE_TTL=600\n"), ("a.js", "x = 8080")])
+            .missing_needed
+            .is_empty());
     }
 
     #[test]
@@ -217,35 +293,50 @@ mod tests {
         let code = "const port = process.env.PORT || 3000;\nflag.Int(\"width\", 40, \"\")\n";
         let new = NewWords::of(
             "Change the default port to 8080, PORT overrides it; add a -width flag",
-            &[code],
+            &[("a.py", code)],
         );
-        assert_eq!(new.coverage(&[code]).missing, ["8080"]);
+        assert_eq!(new.coverage(&[("a.py", code)]).missing_needed, ["8080"]);
         // The whole word only: 80800 and 8080.5 do not hold 8080.
-        assert!(!new.coverage(&["x = 80800; y = 8080.5"]).complete());
-        assert!(new.coverage(&["port: 8080,"]).complete());
+        assert!(!new
+            .coverage(&[("a.py", "x = 80800; y = 8080.5")])
+            .missing_needed
+            .is_empty());
+        assert!(new
+            .coverage(&[("a.py", "port: 8080,")])
+            .missing_needed
+            .is_empty());
     }
 
     #[test]
     fn options_are_found_however_the_code_parses_them() {
-        let new = NewWords::of("Add a --skip-blank option and a -d flag", &[""]);
-        assert_eq!(new.coverage(&[""]).missing_required, ["--skip-blank", "-d"]);
+        let new = NewWords::of("Add a --skip-blank option and a -d flag", &[("a.py", "")]);
+        assert_eq!(
+            new.coverage(&[("a.py", "")]).missing_needed,
+            ["--skip-blank", "-d"]
+        );
         for code in [
             "if arg == \"--skip-blank\" { }\nflag.String(\"d\", \",\", \"\")",
             "parser.add_argument('--skip-blank'); parser.add_argument('-d')",
         ] {
-            assert!(new.coverage(&[code]).complete(), "{code}");
+            assert!(
+                new.coverage(&[("a.py", code)]).missing_needed.is_empty(),
+                "{code}"
+            );
         }
         // A word that merely contains the name does not.
-        assert!(!new.coverage(&["skip_blank_lines(d)"]).complete());
+        assert!(!new
+            .coverage(&[("a.py", "skip_blank_lines(d)")])
+            .missing_needed
+            .is_empty());
     }
 
     #[test]
     fn prose_dashes_and_file_names_are_not_words_of_code() {
         let new = NewWords::of(
             "Fix wordfreq.py - it is slow, and re-run it. Use JSON",
-            &[""],
+            &[("a.py", "")],
         );
-        assert!(new.required.is_empty(), "{new:?}");
-        assert_eq!(new.coverage(&[""]).missing, ["JSON"]);
+        assert_eq!(new.words, [(Word::Name("JSON".into()), Strength::Hint)]);
+        assert!(new.coverage(&[("a.py", "")]).missing_needed.is_empty());
     }
 }
